@@ -1,0 +1,204 @@
+//! Communicators in the Rust API: point-to-point and barrier.
+
+use std::marker::PhantomData;
+
+use super::datatype::{as_bytes, as_bytes_mut, Equivalence};
+use super::request::{Request, Scope};
+use super::status::Status;
+use crate::comm as table;
+use crate::error::{Error, ErrorClass, Result};
+use crate::pml;
+use crate::runtime;
+
+/// Where a receive takes its message from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Rank(i32),
+    Any,
+}
+
+impl From<i32> for Source {
+    fn from(r: i32) -> Source {
+        Source::Rank(r)
+    }
+}
+
+impl Source {
+    fn raw(self) -> i32 {
+        match self {
+            Source::Rank(r) => r,
+            Source::Any => pml::ANY_SOURCE,
+        }
+    }
+}
+
+/// Which tags a receive accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    Is(i32),
+    Any,
+}
+
+impl From<i32> for Tag {
+    fn from(t: i32) -> Tag {
+        Tag::Is(t)
+    }
+}
+
+impl Tag {
+    fn raw(self) -> i32 {
+        match self {
+            Tag::Is(t) => t,
+            Tag::Any => pml::ANY_TAG,
+        }
+    }
+}
+
+/// Sender rank for "no process": sends to it and receives from it complete at once.
+pub const PROC_NULL: i32 = runtime::PROC_NULL;
+
+/// Turn a status carrying an error (truncation) into an `Err`.
+pub(crate) fn check(st: pml::Status) -> Result<Status> {
+    match ErrorClass::from_code(st.error) {
+        None => Ok(Status(st)),
+        Some(ErrorClass::Truncate) => Err(Error::new(
+            ErrorClass::Truncate,
+            format!("message from rank {} with tag {} is larger than the receive buffer", st.source, st.tag),
+        )),
+        Some(c) => Err(Error::new(c, c.description())),
+    }
+}
+
+/// A communicator handle. Not `Send`: MPI is used from the thread that initialised it.
+#[derive(Clone, Copy, Debug)]
+pub struct Communicator {
+    pub(crate) id: usize,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Communicator {
+    pub(crate) fn new(id: usize) -> Communicator {
+        Communicator { id, _not_send: PhantomData }
+    }
+
+    pub fn rank(&self) -> i32 {
+        runtime::with(|rt| Ok(rt.comm(self.id)?.rank)).expect("a live communicator has a rank")
+    }
+
+    pub fn size(&self) -> i32 {
+        runtime::with(|rt| Ok(rt.comm(self.id)?.size())).expect("a live communicator has a size")
+    }
+
+    /// Blocking send of `buf` to rank `dest`.
+    pub fn send<T: Equivalence>(&self, buf: &[T], dest: i32, tag: i32) -> Result<()> {
+        let b = as_bytes(buf);
+        runtime::with(|rt| {
+            // SAFETY: `b` is borrowed for this whole call, which returns only once sent.
+            let s = unsafe { rt.start_send(self.id, b.as_ptr(), b.len(), dest, tag)? };
+            rt.finish(s).map(|_| ())
+        })
+    }
+
+    /// Blocking receive into `buf`; a larger message is an `MPI_ERR_TRUNCATE` error.
+    pub fn recv<T: Equivalence>(&self, buf: &mut [T], source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Status> {
+        let b = as_bytes_mut(buf);
+        let (src, tag) = (source.into().raw(), tag.into().raw());
+        let st = runtime::with(|rt| {
+            // SAFETY: `b` is exclusively borrowed for this whole call, which returns only once
+            // the receive has completed.
+            let s = unsafe { rt.start_recv(self.id, b.as_mut_ptr(), b.len(), src, tag)? };
+            rt.finish(s)
+        })?;
+        check(st)
+    }
+
+    /// Send `sendbuf` to `dest` and receive into `recvbuf` from `source` at the same time.
+    pub fn sendrecv<S: Equivalence, R: Equivalence>(
+        &self,
+        sendbuf: &[S],
+        dest: i32,
+        sendtag: i32,
+        recvbuf: &mut [R],
+        source: impl Into<Source>,
+        recvtag: impl Into<Tag>,
+    ) -> Result<Status> {
+        let sb = as_bytes(sendbuf);
+        let rb = as_bytes_mut(recvbuf);
+        let (src, rtag) = (source.into().raw(), recvtag.into().raw());
+        let st = runtime::with(|rt| {
+            // SAFETY: both buffers are borrowed for this whole call, which completes both operations.
+            let r = unsafe { rt.start_recv(self.id, rb.as_mut_ptr(), rb.len(), src, rtag)? };
+            // SAFETY: as above.
+            let s = unsafe { rt.start_send(self.id, sb.as_ptr(), sb.len(), dest, sendtag) };
+            let rs = rt.finish(r);
+            rt.finish(s?)?;
+            rs
+        })?;
+        check(st)
+    }
+
+    /// Start a send; `buf` stays borrowed until the request completes.
+    pub fn isend<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        buf: &'scope [T],
+        dest: i32,
+        tag: i32,
+    ) -> Result<Request<'scope>> {
+        let b = as_bytes(buf);
+        let req = runtime::with(|rt| {
+            // SAFETY: `buf` is borrowed for 'scope, and the scope completes the request before
+            // 'scope ends (Request and Scope wait in their Drop).
+            let s = unsafe { rt.start_send(self.id, b.as_ptr(), b.len(), dest, tag)? };
+            Ok(into_req(rt, s))
+        })?;
+        Ok(scope.register(req))
+    }
+
+    /// Start a receive; `buf` stays exclusively borrowed until the request completes.
+    pub fn irecv<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        buf: &'scope mut [T],
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Request<'scope>> {
+        let b = as_bytes_mut(buf);
+        let (src, tag) = (source.into().raw(), tag.into().raw());
+        let req = runtime::with(|rt| {
+            // SAFETY: as in `isend`, with the buffer borrowed mutably for 'scope.
+            let s = unsafe { rt.start_recv(self.id, b.as_mut_ptr(), b.len(), src, tag)? };
+            Ok(into_req(rt, s))
+        })?;
+        Ok(scope.register(req))
+    }
+
+    /// Block until every rank of the communicator has entered the barrier.
+    pub fn barrier(&self) -> Result<()> {
+        runtime::with(|rt| rt.barrier(self.id))
+    }
+
+    /// Abort the whole job with `code` (MPI_Abort).
+    pub fn abort(&self, code: i32) -> ! {
+        let msg = format!("MPI_Abort called with error code {code}");
+        let r = runtime::with(|rt| -> Result<()> { rt.abort(code, &msg) });
+        // Only reached when the runtime is gone (wrong thread or finalized).
+        let _ = r;
+        runtime::abort_without_runtime(code, &msg)
+    }
+}
+
+fn into_req(rt: &mut runtime::Runtime, s: pml::Started) -> pml::ReqId {
+    match s {
+        pml::Started::Done(st) => rt.pml.completed(st),
+        pml::Started::Pending(r) => r,
+    }
+}
+
+pub(crate) fn world() -> Communicator {
+    Communicator::new(table::WORLD)
+}
+
+pub(crate) fn self_comm() -> Communicator {
+    Communicator::new(table::SELF)
+}

@@ -1,0 +1,67 @@
+//! The safe Rust API, in the spirit of rsmpi.
+//!
+//! ```no_run
+//! let universe = mpi::initialize().unwrap();
+//! let world = universe.world();
+//! if world.rank() == 0 {
+//!     world.send(&[1u32, 2, 3], 1, 0).unwrap();
+//! } else if world.rank() == 1 {
+//!     let mut buf = [0u32; 3];
+//!     world.recv(&mut buf, 0, 0).unwrap();
+//! }
+//! ```
+
+pub mod comm;
+pub mod datatype;
+pub mod request;
+pub mod status;
+
+use std::marker::PhantomData;
+
+use crate::error::Result;
+use crate::runtime;
+
+/// MPI, initialised. Dropping it finalises MPI.
+pub struct Universe {
+    _not_send: PhantomData<*const ()>,
+}
+
+/// Initialise MPI (MPI_Init). Fails if MPI was already initialised in this process.
+pub fn initialize() -> Result<Universe> {
+    runtime::init()?;
+    Ok(Universe { _not_send: PhantomData })
+}
+
+impl Universe {
+    pub fn world(&self) -> comm::Communicator {
+        comm::world()
+    }
+
+    /// MPI_COMM_SELF: this process alone.
+    pub fn self_comm(&self) -> comm::Communicator {
+        comm::self_comm()
+    }
+
+    /// Seconds since an arbitrary point in the past (MPI_Wtime).
+    pub fn wtime(&self) -> f64 {
+        runtime::with(|rt| Ok(rt.wtime())).unwrap_or(0.0)
+    }
+
+    pub fn processor_name(&self) -> String {
+        runtime::with(|rt| Ok(rt.processor_name.clone())).unwrap_or_default()
+    }
+
+    /// Finalise explicitly, seeing any error (dropping does the same and ignores errors).
+    pub fn finalize(self) -> Result<()> {
+        std::mem::forget(self);
+        runtime::finalize()
+    }
+}
+
+impl Drop for Universe {
+    fn drop(&mut self) {
+        if let Err(e) = runtime::finalize() {
+            eprintln!("rmpi: MPI_Finalize: {e}");
+        }
+    }
+}

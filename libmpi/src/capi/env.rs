@@ -1,0 +1,285 @@
+//! Environment calls of the C ABI: start-up, shut-down, ranks, time, errors, versions.
+
+use std::ffi::{c_char, c_int};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use super::*;
+
+const THREAD_FUNNELED: c_int = 1024;
+const MAX_PROCESSOR_NAME: usize = 256;
+const MAX_ERROR_STRING: usize = 512;
+const MAX_LIBRARY_VERSION_STRING: usize = 8192;
+
+/// Copy `s` into a C buffer of `cap` bytes, NUL-terminated and cut to fit; returns its length.
+///
+/// # Safety
+/// `out` points to at least `cap` writable bytes.
+unsafe fn copy_cstr(s: &str, out: *mut c_char, cap: usize) -> c_int {
+    let n = s.len().min(cap - 1);
+    // SAFETY: the caller guarantees `cap` writable bytes; n + 1 <= cap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr(), out.cast(), n);
+        *out.add(n) = 0;
+    }
+    n as c_int
+}
+
+fn init_or_fail(call: &str) -> c_int {
+    match runtime::init() {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => {
+            if runtime::is_initialized() {
+                // Initialised already: the runtime's own error handler applies.
+                return fail(call, crate::comm::WORLD, e);
+            }
+            let msg = format!("{call}: {e}");
+            eprintln!("rmpi: {msg}");
+            runtime::abort_without_runtime(e.code(), &msg)
+        }
+    }
+}
+
+mpi_fn! {
+    fn MPI_Init / PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
+        init_or_fail("MPI_Init")
+    }
+}
+
+mpi_fn! {
+    fn MPI_Init_thread / PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
+        let rc = init_or_fail("MPI_Init_thread");
+        if rc == MPI_SUCCESS && !provided.is_null() {
+            // SAFETY: checked non-NULL; the caller passes a writable int.
+            unsafe { *provided = required.min(THREAD_FUNNELED) };
+        }
+        rc
+    }
+}
+
+mpi_fn! {
+    fn MPI_Query_thread / PMPI_Query_thread(provided: *mut c_int) -> c_int {
+        if !provided.is_null() {
+            // SAFETY: checked non-NULL.
+            unsafe { *provided = THREAD_FUNNELED };
+        }
+        MPI_SUCCESS
+    }
+}
+
+mpi_fn! {
+    fn MPI_Finalize / PMPI_Finalize() -> c_int {
+        match runtime::finalize() {
+            Ok(()) => MPI_SUCCESS,
+            Err(e) => {
+                eprintln!("rmpi: MPI_Finalize: {e}");
+                e.code()
+            }
+        }
+    }
+}
+
+mpi_fn! {
+    fn MPI_Initialized / PMPI_Initialized(flag: *mut c_int) -> c_int {
+        if flag.is_null() {
+            return ErrorClass::Arg as c_int;
+        }
+        // SAFETY: checked non-NULL.
+        unsafe { *flag = runtime::is_initialized() as c_int };
+        MPI_SUCCESS
+    }
+}
+
+mpi_fn! {
+    fn MPI_Finalized / PMPI_Finalized(flag: *mut c_int) -> c_int {
+        if flag.is_null() {
+            return ErrorClass::Arg as c_int;
+        }
+        // SAFETY: checked non-NULL.
+        unsafe { *flag = runtime::is_finalized() as c_int };
+        MPI_SUCCESS
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_rank / PMPI_Comm_rank(comm: Handle, rank: *mut c_int) -> c_int {
+        call("MPI_Comm_rank", crate::comm::WORLD, |rt| {
+            let r = rt.comm(comm_index(comm)?)?.rank;
+            if rank.is_null() {
+                return Err(Error::new(ErrorClass::Arg, "rank pointer is NULL"));
+            }
+            // SAFETY: checked non-NULL.
+            unsafe { *rank = r };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_size / PMPI_Comm_size(comm: Handle, size: *mut c_int) -> c_int {
+        call("MPI_Comm_size", crate::comm::WORLD, |rt| {
+            let s = rt.comm(comm_index(comm)?)?.size();
+            if size.is_null() {
+                return Err(Error::new(ErrorClass::Arg, "size pointer is NULL"));
+            }
+            // SAFETY: checked non-NULL.
+            unsafe { *size = s };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Abort / PMPI_Abort(comm: Handle, errorcode: c_int) -> c_int {
+        let _ = comm;
+        let msg = format!("MPI_Abort called with error code {errorcode}");
+        let _ = runtime::with(|rt| -> Result<()> { rt.abort(errorcode, &msg) });
+        runtime::abort_without_runtime(errorcode, &msg)
+    }
+}
+
+fn clock_start() -> &'static Instant {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now)
+}
+
+/// MPI_Wtime: seconds on a monotonic clock.
+#[no_mangle]
+pub extern "C" fn PMPI_Wtime() -> f64 {
+    clock_start().elapsed().as_secs_f64()
+}
+
+/// MPI_Wtime: seconds on a monotonic clock.
+#[no_mangle]
+pub extern "C" fn MPI_Wtime() -> f64 {
+    PMPI_Wtime()
+}
+
+/// MPI_Wtick: the clock's resolution (nanoseconds).
+#[no_mangle]
+pub extern "C" fn PMPI_Wtick() -> f64 {
+    1e-9
+}
+
+/// MPI_Wtick: the clock's resolution (nanoseconds).
+#[no_mangle]
+pub extern "C" fn MPI_Wtick() -> f64 {
+    PMPI_Wtick()
+}
+
+mpi_fn! {
+    fn MPI_Get_processor_name / PMPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+        call("MPI_Get_processor_name", crate::comm::WORLD, |rt| {
+            if name.is_null() || resultlen.is_null() {
+                return Err(Error::new(ErrorClass::Arg, "name or resultlen pointer is NULL"));
+            }
+            // SAFETY: the standard requires MPI_MAX_PROCESSOR_NAME bytes at `name`; resultlen checked.
+            unsafe { *resultlen = copy_cstr(&rt.processor_name, name, MAX_PROCESSOR_NAME) };
+            Ok(())
+        })
+    }
+}
+
+fn errhandler_of(h: Handle) -> Result<ErrHandler> {
+    match h as usize {
+        ERRORS_ARE_FATAL => Ok(ErrHandler::Fatal),
+        ERRORS_RETURN => Ok(ErrHandler::Return),
+        ERRORS_ABORT => Ok(ErrHandler::Abort),
+        v => Err(Error::new(ErrorClass::Arg, format!("{v:#x} is not an error handler (user handlers come later)"))),
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_set_errhandler / PMPI_Comm_set_errhandler(comm: Handle, errhandler: Handle) -> c_int {
+        call("MPI_Comm_set_errhandler", crate::comm::WORLD, |rt| {
+            let h = errhandler_of(errhandler)?;
+            rt.comm_mut(comm_index(comm)?)?.errhandler = h;
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_get_errhandler / PMPI_Comm_get_errhandler(comm: Handle, errhandler: *mut Handle) -> c_int {
+        call("MPI_Comm_get_errhandler", crate::comm::WORLD, |rt| {
+            let h = match rt.comm(comm_index(comm)?)?.errhandler {
+                ErrHandler::Fatal => ERRORS_ARE_FATAL,
+                ErrHandler::Return => ERRORS_RETURN,
+                ErrHandler::Abort => ERRORS_ABORT,
+            };
+            if errhandler.is_null() {
+                return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));
+            }
+            // SAFETY: checked non-NULL.
+            unsafe { *errhandler = h as Handle };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Error_class / PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
+        if errorclass.is_null() {
+            return ErrorClass::Arg as c_int;
+        }
+        let valid = errorcode == MPI_SUCCESS || ErrorClass::from_code(errorcode).is_some();
+        // SAFETY: checked non-NULL.
+        unsafe { *errorclass = if valid { errorcode } else { ErrorClass::Unknown as c_int } };
+        MPI_SUCCESS
+    }
+}
+
+mpi_fn! {
+    fn MPI_Error_string / PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
+        if string.is_null() || resultlen.is_null() {
+            return ErrorClass::Arg as c_int;
+        }
+        let text = match ErrorClass::from_code(errorcode) {
+            _ if errorcode == MPI_SUCCESS => "MPI_SUCCESS: no errors".to_string(),
+            Some(c) => format!("{}: {}", c.name(), c.description()),
+            None => format!("unknown error code {errorcode}"),
+        };
+        // SAFETY: the standard requires MPI_MAX_ERROR_STRING bytes at `string`; resultlen checked.
+        unsafe { *resultlen = copy_cstr(&text, string, MAX_ERROR_STRING) };
+        MPI_SUCCESS
+    }
+}
+
+mpi_fn! {
+    fn MPI_Get_version / PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+        if version.is_null() || subversion.is_null() {
+            return ErrorClass::Arg as c_int;
+        }
+        // SAFETY: both checked non-NULL.
+        unsafe {
+            *version = 5;
+            *subversion = 0;
+        }
+        MPI_SUCCESS
+    }
+}
+
+mpi_fn! {
+    fn MPI_Get_library_version / PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+        if version.is_null() || resultlen.is_null() {
+            return ErrorClass::Arg as c_int;
+        }
+        // SAFETY: the standard requires MPI_MAX_LIBRARY_VERSION_STRING bytes; resultlen checked.
+        unsafe { *resultlen = copy_cstr(crate::LIBRARY_VERSION, version, MAX_LIBRARY_VERSION_STRING) };
+        MPI_SUCCESS
+    }
+}
+
+mpi_fn! {
+    fn MPI_Abi_get_version / PMPI_Abi_get_version(abi_major: *mut c_int, abi_minor: *mut c_int) -> c_int {
+        if abi_major.is_null() || abi_minor.is_null() {
+            return ErrorClass::Arg as c_int;
+        }
+        // SAFETY: both checked non-NULL.
+        unsafe {
+            *abi_major = 1;
+            *abi_minor = 0;
+        }
+        MPI_SUCCESS
+    }
+}

@@ -1,0 +1,169 @@
+//! The MPI 5.0 standard-ABI C interface exported from libmpi.so. Handles are the ABI's integer
+//! values cast to pointers: predefined ones as the ABI fixes them, ours above `DYNAMIC_BASE`.
+//! Every function exists twice, `PMPI_x` (the implementation) and `MPI_x` (calling it), so
+//! profiling tools can interpose on `MPI_x`.
+
+mod env;
+mod p2p;
+
+use std::ffi::c_int;
+
+use crate::comm::ErrHandler;
+use crate::error::{Error, ErrorClass, Result};
+use crate::pml;
+use crate::runtime::{self, Runtime};
+
+pub const MPI_SUCCESS: c_int = 0;
+pub const MPI_UNDEFINED: c_int = -32766;
+pub const MPI_ANY_SOURCE: c_int = -1;
+pub const MPI_ANY_TAG: c_int = -2;
+
+const COMM_NULL: usize = 0x100;
+const COMM_WORLD: usize = 0x101;
+const COMM_SELF: usize = 0x102;
+const REQUEST_NULL: usize = 0x180;
+const ERRORS_ARE_FATAL: usize = 0x141;
+const ERRORS_ABORT: usize = 0x142;
+const ERRORS_RETURN: usize = 0x143;
+/// Handles we create (requests, later communicators) start here, clear of the ABI's constants.
+const DYNAMIC_BASE: usize = 0x10000;
+
+pub type Handle = *mut std::ffi::c_void;
+
+/// MPI_Status as the ABI lays it out; `internal` holds the byte count and the cancelled flag.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MpiStatus {
+    pub source: c_int,
+    pub tag: c_int,
+    pub error: c_int,
+    pub internal: [c_int; 5],
+}
+
+impl MpiStatus {
+    fn count(&self) -> usize {
+        (self.internal[0] as u32 as usize) | ((self.internal[1] as u32 as usize) << 32)
+    }
+}
+
+/// Write `st` through `out` unless it is MPI_STATUS_IGNORE (NULL).
+///
+/// # Safety
+/// `out` is NULL or points to a writable MPI_Status.
+unsafe fn store_status(out: *mut MpiStatus, st: &pml::Status) {
+    if out.is_null() {
+        return;
+    }
+    let s = MpiStatus {
+        source: st.source,
+        tag: st.tag,
+        error: st.error,
+        internal: [st.count as u32 as c_int, (st.count >> 32) as u32 as c_int, st.cancelled as c_int, 0, 0],
+    };
+    // SAFETY: the caller guarantees `out` points to a writable MPI_Status.
+    unsafe { out.write(s) };
+}
+
+/// The status of a request that was MPI_REQUEST_NULL or a PROC_NULL operation.
+fn empty_status() -> pml::Status {
+    pml::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }
+}
+
+fn comm_index(h: Handle) -> Result<usize> {
+    match h as usize {
+        COMM_WORLD => Ok(crate::comm::WORLD),
+        COMM_SELF => Ok(crate::comm::SELF),
+        COMM_NULL => Err(Error::new(ErrorClass::Comm, "MPI_COMM_NULL is not a valid communicator here")),
+        v if v >= DYNAMIC_BASE => Ok(v - DYNAMIC_BASE),
+        v => Err(Error::new(ErrorClass::Comm, format!("{v:#x} is not a communicator handle"))),
+    }
+}
+
+fn request_handle(id: pml::ReqId) -> Handle {
+    (DYNAMIC_BASE + id as usize) as Handle
+}
+
+/// The request id behind a handle; None for MPI_REQUEST_NULL.
+fn request_id(h: Handle) -> Result<Option<pml::ReqId>> {
+    match h as usize {
+        REQUEST_NULL => Ok(None),
+        v if v >= DYNAMIC_BASE && v - DYNAMIC_BASE <= u32::MAX as usize => Ok(Some((v - DYNAMIC_BASE) as pml::ReqId)),
+        v => Err(Error::new(ErrorClass::Request, format!("{v:#x} is not a request handle"))),
+    }
+}
+
+/// Bytes of `count` elements of `datatype`, checking both.
+fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
+    if count < 0 {
+        return Err(Error::new(ErrorClass::Count, format!("count {count} is negative")));
+    }
+    let dt = crate::datatype::lookup(datatype as usize)
+        .ok_or_else(|| Error::new(ErrorClass::Type, format!("{:#x} is not a valid datatype", datatype as usize)))?;
+    Ok(count as usize * dt.size)
+}
+
+/// Apply the communicator's error handler to a failed call: return the code (MPI_ERRORS_RETURN)
+/// or report and abort the job (MPI_ERRORS_ARE_FATAL, the default).
+#[cold]
+fn fail(call: &str, comm: usize, e: Error) -> c_int {
+    let handler = runtime::with(|rt| Ok(rt.comm(comm)?.errhandler)).unwrap_or(ErrHandler::Fatal);
+    if handler == ErrHandler::Return {
+        return e.code();
+    }
+    let msg = format!("{call}: {e}");
+    eprintln!("rmpi: {msg} (error handler MPI_ERRORS_ARE_FATAL: aborting the job)");
+    let code = e.code();
+    let _ = runtime::with(|rt| -> Result<()> { rt.abort(code, &msg) });
+    runtime::abort_without_runtime(code, &msg)
+}
+
+/// Run `f` on the runtime; errors go through `comm`'s error handler.
+#[inline]
+fn call(name: &str, comm: usize, f: impl FnOnce(&mut Runtime) -> Result<()>) -> c_int {
+    match runtime::with(f) {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => fail(name, comm, e),
+    }
+}
+
+/// Export `PMPI_name` with the body and `MPI_name` forwarding to it.
+macro_rules! mpi_fn {
+    ($(#[$doc:meta])* fn $name:ident / $pname:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty $body:block) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The caller passes arguments as the MPI standard requires for this function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> $ret $body
+
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As for the PMPI_ function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            // SAFETY: same contract, forwarded unchanged.
+            unsafe { $pname($($arg),*) }
+        }
+    };
+}
+pub(crate) use mpi_fn;
+
+/// A completed operation's status error as the call's result.
+fn status_error(st: &pml::Status) -> Result<()> {
+    match ErrorClass::from_code(st.error) {
+        None => Ok(()),
+        Some(ErrorClass::Truncate) => Err(Error::new(
+            ErrorClass::Truncate,
+            format!("message from rank {} with tag {} ({} bytes kept) is larger than the receive buffer", st.source, st.tag, st.count),
+        )),
+        Some(c) => Err(Error::new(c, c.description())),
+    }
+}
+
+fn into_request(rt: &mut Runtime, s: pml::Started) -> pml::ReqId {
+    match s {
+        pml::Started::Done(st) => rt.pml.completed(st),
+        pml::Started::Pending(r) => r,
+    }
+}

@@ -1,0 +1,226 @@
+//! Point-to-point calls of the C ABI.
+
+use std::ffi::{c_int, c_void};
+
+use super::*;
+
+/// World-comm index of a comm handle for error reporting, before it is known to be valid.
+fn err_comm(comm: Handle) -> usize {
+    comm_index(comm).unwrap_or(crate::comm::WORLD)
+}
+
+fn check_buf(buf: *const c_void, bytes: usize) -> Result<()> {
+    if buf.is_null() && bytes > 0 {
+        return Err(Error::new(ErrorClass::Buffer, "buffer is NULL but the count is not zero"));
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    fn MPI_Send / PMPI_Send(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
+        call("MPI_Send", err_comm(comm), |rt| {
+            let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
+            check_buf(buf, n)?;
+            // SAFETY: MPI_Send's contract: buf holds count elements; the call returns only once sent.
+            let s = unsafe { rt.start_send(c, buf.cast(), n, dest, tag)? };
+            rt.finish(s).map(|_| ())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Recv / PMPI_Recv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, status: *mut MpiStatus) -> c_int {
+        call("MPI_Recv", err_comm(comm), |rt| {
+            let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
+            check_buf(buf, n)?;
+            // SAFETY: MPI_Recv's contract: buf has room for count elements; completes before return.
+            let s = unsafe { rt.start_recv(c, buf.cast(), n, source, tag)? };
+            let st = rt.finish(s)?;
+            // SAFETY: status is MPI_STATUS_IGNORE or writable, per the standard.
+            unsafe { store_status(status, &st) };
+            super::status_error(&st)
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Isend / PMPI_Isend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
+        call("MPI_Isend", err_comm(comm), |rt| {
+            let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
+            check_buf(buf, n)?;
+            if request.is_null() {
+                return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
+            }
+            // SAFETY: MPI_Isend's contract: buf stays valid and unmodified until the request completes.
+            let s = unsafe { rt.start_send(c, buf.cast(), n, dest, tag)? };
+            let id = super::into_request(rt, s);
+            // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
+            unsafe { request.write(request_handle(id)) };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Irecv / PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
+        call("MPI_Irecv", err_comm(comm), |rt| {
+            let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
+            check_buf(buf, n)?;
+            if request.is_null() {
+                return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
+            }
+            // SAFETY: MPI_Irecv's contract: buf stays valid and untouched until the request completes.
+            let s = unsafe { rt.start_recv(c, buf.cast(), n, source, tag)? };
+            let id = super::into_request(rt, s);
+            // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
+            unsafe { request.write(request_handle(id)) };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Wait / PMPI_Wait(request: *mut Handle, status: *mut MpiStatus) -> c_int {
+        call("MPI_Wait", crate::comm::WORLD, |rt| {
+            if request.is_null() {
+                return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
+            }
+            // SAFETY: checked non-NULL; points to the caller's MPI_Request.
+            let st = match request_id(unsafe { *request })? {
+                None => empty_status(),
+                Some(id) => {
+                    let st = rt.wait(id)?;
+                    // SAFETY: as above.
+                    unsafe { *request = REQUEST_NULL as Handle };
+                    st
+                }
+            };
+            // SAFETY: status is MPI_STATUS_IGNORE or writable.
+            unsafe { store_status(status, &st) };
+            super::status_error(&st)
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Test / PMPI_Test(request: *mut Handle, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+        call("MPI_Test", crate::comm::WORLD, |rt| {
+            if request.is_null() || flag.is_null() {
+                return Err(Error::new(ErrorClass::Arg, "request or flag pointer is NULL"));
+            }
+            // SAFETY: checked non-NULL; the caller's MPI_Request.
+            let st = match request_id(unsafe { *request })? {
+                None => Some(empty_status()),
+                Some(id) => {
+                    if !rt.pml.is_valid(id) {
+                        return Err(Error::new(ErrorClass::Request, "invalid request"));
+                    }
+                    rt.pml.progress();
+                    let done = if rt.pml.is_complete(id) { rt.pml.take(id) } else { None };
+                    if done.is_some() {
+                        // SAFETY: as above.
+                        unsafe { *request = REQUEST_NULL as Handle };
+                    }
+                    done
+                }
+            };
+            // SAFETY: flag checked non-NULL; status NULL or writable.
+            unsafe {
+                *flag = st.is_some() as c_int;
+                if let Some(st) = &st {
+                    store_status(status, st);
+                }
+            }
+            st.map_or(Ok(()), |s| super::status_error(&s))
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Waitall / PMPI_Waitall(count: c_int, requests: *mut Handle, statuses: *mut MpiStatus) -> c_int {
+        call("MPI_Waitall", crate::comm::WORLD, |rt| {
+            if count < 0 {
+                return Err(Error::new(ErrorClass::Count, format!("count {count} is negative")));
+            }
+            if requests.is_null() && count > 0 {
+                return Err(Error::new(ErrorClass::Request, "array of requests is NULL"));
+            }
+            let mut failed = false;
+            for i in 0..count as usize {
+                // SAFETY: the caller passes `count` requests (and statuses unless IGNORE).
+                let slot = unsafe { &mut *requests.add(i) };
+                let st = match request_id(*slot)? {
+                    None => empty_status(),
+                    Some(id) => {
+                        let st = rt.wait(id)?;
+                        *slot = REQUEST_NULL as Handle;
+                        st
+                    }
+                };
+                failed |= st.error != 0;
+                if !statuses.is_null() {
+                    // SAFETY: as above: `count` writable statuses.
+                    unsafe { store_status(statuses.add(i), &st) };
+                }
+            }
+            if failed {
+                return Err(Error::new(ErrorClass::InStatus, "one or more requests failed; see the statuses' MPI_ERROR"));
+            }
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Sendrecv / PMPI_Sendrecv(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, dest: c_int, sendtag: c_int,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, source: c_int, recvtag: c_int,
+        comm: Handle, status: *mut MpiStatus
+    ) -> c_int {
+        call("MPI_Sendrecv", err_comm(comm), |rt| {
+            let c = comm_index(comm)?;
+            let (sn, rn) = (message_bytes(sendcount, sendtype)?, message_bytes(recvcount, recvtype)?);
+            check_buf(sendbuf, sn)?;
+            check_buf(recvbuf, rn)?;
+            // SAFETY: both buffers valid per MPI_Sendrecv's contract; both complete before return.
+            let r = unsafe { rt.start_recv(c, recvbuf.cast(), rn, source, recvtag)? };
+            // SAFETY: as above.
+            let s = unsafe { rt.start_send(c, sendbuf.cast(), sn, dest, sendtag) };
+            let st = rt.finish(r);
+            rt.finish(s?)?;
+            let st = st?;
+            // SAFETY: status is MPI_STATUS_IGNORE or writable.
+            unsafe { store_status(status, &st) };
+            super::status_error(&st)
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Get_count / PMPI_Get_count(status: *const MpiStatus, datatype: Handle, count: *mut c_int) -> c_int {
+        if status.is_null() || count.is_null() {
+            return fail("MPI_Get_count", crate::comm::WORLD, Error::new(ErrorClass::Arg, "status or count pointer is NULL"));
+        }
+        let Some(dt) = crate::datatype::lookup(datatype as usize) else {
+            return fail("MPI_Get_count", crate::comm::WORLD, Error::new(ErrorClass::Type, "invalid datatype"));
+        };
+        // SAFETY: both checked non-NULL; the caller passes a status and an int.
+        unsafe {
+            let bytes = (*status).count();
+            *count = if dt.size == 0 {
+                0
+            } else if bytes % dt.size != 0 || bytes / dt.size > c_int::MAX as usize {
+                MPI_UNDEFINED
+            } else {
+                (bytes / dt.size) as c_int
+            };
+        }
+        MPI_SUCCESS
+    }
+}
+
+mpi_fn! {
+    fn MPI_Barrier / PMPI_Barrier(comm: Handle) -> c_int {
+        call("MPI_Barrier", err_comm(comm), |rt| rt.barrier(comm_index(comm)?))
+    }
+}

@@ -1,0 +1,126 @@
+//! MPI error classes and the library's error type.
+
+use std::fmt;
+
+/// MPI error classes (values from the MPI 5.0 ABI).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum ErrorClass {
+    Buffer = 1,
+    Count = 2,
+    Type = 3,
+    Tag = 4,
+    Comm = 5,
+    Rank = 6,
+    Request = 7,
+    Root = 8,
+    Group = 9,
+    Op = 10,
+    Arg = 13,
+    Unknown = 14,
+    Truncate = 15,
+    Other = 16,
+    Intern = 17,
+    Pending = 18,
+    InStatus = 19,
+    NoMem = 39,
+    ProcAborted = 58,
+    Errhandler = 61,
+}
+
+impl ErrorClass {
+    /// The class's name as MPI spells it.
+    pub fn name(self) -> &'static str {
+        use ErrorClass::*;
+        match self {
+            Buffer => "MPI_ERR_BUFFER",
+            Count => "MPI_ERR_COUNT",
+            Type => "MPI_ERR_TYPE",
+            Tag => "MPI_ERR_TAG",
+            Comm => "MPI_ERR_COMM",
+            Rank => "MPI_ERR_RANK",
+            Request => "MPI_ERR_REQUEST",
+            Root => "MPI_ERR_ROOT",
+            Group => "MPI_ERR_GROUP",
+            Op => "MPI_ERR_OP",
+            Arg => "MPI_ERR_ARG",
+            Unknown => "MPI_ERR_UNKNOWN",
+            Truncate => "MPI_ERR_TRUNCATE",
+            Other => "MPI_ERR_OTHER",
+            Intern => "MPI_ERR_INTERN",
+            Pending => "MPI_ERR_PENDING",
+            InStatus => "MPI_ERR_IN_STATUS",
+            NoMem => "MPI_ERR_NO_MEM",
+            ProcAborted => "MPI_ERR_PROC_ABORTED",
+            Errhandler => "MPI_ERR_ERRHANDLER",
+        }
+    }
+
+    /// A one-line description, as MPI_Error_string gives it.
+    pub fn description(self) -> &'static str {
+        use ErrorClass::*;
+        match self {
+            Buffer => "invalid buffer pointer",
+            Count => "invalid count argument",
+            Type => "invalid datatype",
+            Tag => "invalid tag",
+            Comm => "invalid communicator",
+            Rank => "invalid rank",
+            Request => "invalid request",
+            Root => "invalid root",
+            Group => "invalid group",
+            Op => "invalid reduce operation",
+            Arg => "invalid argument of some other kind",
+            Unknown => "unknown error",
+            Truncate => "message truncated",
+            Other => "known error not in this list",
+            Intern => "internal error",
+            Pending => "pending request",
+            InStatus => "error code is in status",
+            NoMem => "out of memory",
+            ProcAborted => "a process in the job has aborted",
+            Errhandler => "invalid error handler",
+        }
+    }
+
+    pub fn from_code(code: i32) -> Option<ErrorClass> {
+        use ErrorClass::*;
+        const ALL: [ErrorClass; 20] = [
+            Buffer, Count, Type, Tag, Comm, Rank, Request, Root, Group, Op, Arg, Unknown, Truncate,
+            Other, Intern, Pending, InStatus, NoMem, ProcAborted, Errhandler,
+        ];
+        ALL.into_iter().find(|c| *c as i32 == code)
+    }
+}
+
+/// An MPI error: its class and a message naming what went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub class: ErrorClass,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> Error {
+        Error { class, message: message.into() }
+    }
+    /// The MPI error code (equal to the class: this library has no codes beyond the classes).
+    pub fn code(&self) -> i32 {
+        self.class as i32
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.class.name(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Shorthand for building an `Err`.
+pub(crate) fn err<T>(class: ErrorClass, message: impl Into<String>) -> Result<T> {
+    Err(Error::new(class, message))
+}

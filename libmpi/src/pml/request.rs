@@ -1,0 +1,125 @@
+//! The request table: every pending send and receive, addressed by a small integer id.
+
+use crate::error::ErrorClass;
+
+pub type ReqId = u32;
+
+/// What a completed operation reports (MPI_Status's content).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    pub source: i32,
+    pub tag: i32,
+    /// MPI_SUCCESS (0) or an error class.
+    pub error: i32,
+    /// Bytes received (sends: 0).
+    pub count: usize,
+    pub cancelled: bool,
+}
+
+/// A rendezvous this receive is taking part in: whom to read from and how.
+#[derive(Clone, Copy, Debug)]
+pub struct Rndv {
+    pub peer: usize,
+    pub addr: u64,
+    pub sreq: u64,
+    pub total: usize,
+    /// Bytes streamed in so far (fallback path).
+    pub got: usize,
+    /// The match header it arrived with (source and tag for the status).
+    pub hdr: super::wire::MatchHdr,
+}
+
+#[derive(Debug)]
+pub enum Kind {
+    Send {
+        buf: *const u8,
+        len: usize,
+    },
+    Recv {
+        buf: *mut u8,
+        cap: usize,
+        ctx: u32,
+        /// Rank in the communicator, or ANY_SOURCE.
+        src: i32,
+        /// Tag, or ANY_TAG.
+        tag: i32,
+        rndv: Option<Rndv>,
+    },
+}
+
+#[derive(Debug)]
+pub struct Request {
+    pub kind: Kind,
+    pub complete: bool,
+    pub status: Status,
+}
+
+impl Request {
+    pub fn set_error(&mut self, class: ErrorClass) {
+        self.status.error = class as i32;
+    }
+}
+
+/// A slab of requests with a free list; ids are reused after `free`.
+#[derive(Default)]
+pub struct Requests {
+    slots: Vec<Option<Request>>,
+    free: Vec<ReqId>,
+    live: usize,
+}
+
+impl Requests {
+    pub fn insert(&mut self, r: Request) -> ReqId {
+        self.live += 1;
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = Some(r);
+            id
+        } else {
+            self.slots.push(Some(r));
+            (self.slots.len() - 1) as ReqId
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, id: ReqId) -> Option<&Request> {
+        self.slots.get(id as usize).and_then(|s| s.as_ref())
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: ReqId) -> Option<&mut Request> {
+        self.slots.get_mut(id as usize).and_then(|s| s.as_mut())
+    }
+
+    pub fn remove(&mut self, id: ReqId) -> Option<Request> {
+        let r = self.slots.get_mut(id as usize)?.take()?;
+        self.free.push(id);
+        self.live -= 1;
+        Some(r)
+    }
+
+    /// How many requests exist (pending or completed but not yet freed).
+    pub fn live(&self) -> usize {
+        self.live
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send() -> Request {
+        Request { kind: Kind::Send { buf: std::ptr::null(), len: 0 }, complete: false, status: Status::default() }
+    }
+
+    #[test]
+    fn ids_are_reused() {
+        let mut t = Requests::default();
+        let a = t.insert(send());
+        let b = t.insert(send());
+        assert_ne!(a, b);
+        assert!(t.remove(a).is_some());
+        assert!(t.remove(a).is_none());
+        assert_eq!(t.insert(send()), a);
+        assert_eq!(t.live(), 2);
+    }
+}

@@ -1,0 +1,114 @@
+//! Fragment headers on the wire, little-endian and packed. The btl tag byte says which one.
+
+/// First fragment of an eager message: header, then the first bytes of the payload.
+pub const MATCH: u8 = 1;
+/// Further fragments of the eager message in flight from that peer: payload only.
+pub const CONT: u8 = 2;
+/// Rendezvous request to send: the receiver reads the data with a single-copy get.
+pub const RTS: u8 = 3;
+/// Receiver done reading a rendezvous buffer: the send completes.
+pub const FIN: u8 = 4;
+/// Receiver could not read (no single copy): the sender is asked to stream the data.
+pub const CTS: u8 = 5;
+/// A streamed piece of rendezvous data at an offset.
+pub const DATA: u8 = 6;
+
+/// Match header: context, source rank in the communicator, tag, total payload bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatchHdr {
+    pub ctx: u32,
+    pub src: i32,
+    pub tag: i32,
+    pub total: u64,
+}
+
+pub const MATCH_LEN: usize = 20;
+pub const RTS_LEN: usize = MATCH_LEN + 16;
+pub const FIN_LEN: usize = 8;
+pub const CTS_LEN: usize = 16;
+pub const DATA_LEN: usize = 16;
+
+#[inline]
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+#[inline]
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+impl MatchHdr {
+    #[inline]
+    pub fn encode(&self) -> [u8; MATCH_LEN] {
+        let mut b = [0u8; MATCH_LEN];
+        b[0..4].copy_from_slice(&self.ctx.to_le_bytes());
+        b[4..8].copy_from_slice(&self.src.to_le_bytes());
+        b[8..12].copy_from_slice(&self.tag.to_le_bytes());
+        b[12..20].copy_from_slice(&self.total.to_le_bytes());
+        b
+    }
+
+    #[inline]
+    pub fn decode(b: &[u8]) -> MatchHdr {
+        MatchHdr { ctx: u32_at(b, 0), src: u32_at(b, 4) as i32, tag: u32_at(b, 8) as i32, total: u64_at(b, 12) }
+    }
+}
+
+/// Rendezvous header: the match header, the sender's buffer address and its request id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RtsHdr {
+    pub m: MatchHdr,
+    pub addr: u64,
+    pub sreq: u64,
+}
+
+impl RtsHdr {
+    pub fn encode(&self) -> [u8; RTS_LEN] {
+        let mut b = [0u8; RTS_LEN];
+        b[..MATCH_LEN].copy_from_slice(&self.m.encode());
+        b[20..28].copy_from_slice(&self.addr.to_le_bytes());
+        b[28..36].copy_from_slice(&self.sreq.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> RtsHdr {
+        RtsHdr { m: MatchHdr::decode(b), addr: u64_at(b, 20), sreq: u64_at(b, 28) }
+    }
+}
+
+/// Two u64 words: FIN carries (sreq), CTS (sreq, rreq), DATA (rreq, offset).
+pub fn encode_words<const N: usize>(words: [u64; N]) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    for (i, w) in words.iter().enumerate() {
+        b[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    b
+}
+
+pub fn word(b: &[u8], i: usize) -> u64 {
+    u64_at(b, i * 8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn match_roundtrip() {
+        let h = MatchHdr { ctx: 7, src: -1, tag: i32::MAX, total: 1 << 40 };
+        assert_eq!(MatchHdr::decode(&h.encode()), h);
+    }
+
+    #[test]
+    fn rts_roundtrip() {
+        let h = RtsHdr { m: MatchHdr { ctx: 1, src: 3, tag: 0, total: 99 }, addr: 0xdead_beef, sreq: 42 };
+        assert_eq!(RtsHdr::decode(&h.encode()), h);
+    }
+
+    #[test]
+    fn words_roundtrip() {
+        let b = encode_words([5, u64::MAX]);
+        assert_eq!((word(&b, 0), word(&b, 1)), (5, u64::MAX));
+    }
+}

@@ -1,0 +1,374 @@
+//! The process-wide MPI state: start-up (PMI, transports), the progress loop that waiting calls
+//! spin in, and shut-down. One `Runtime` per process, owned by the thread that initialised MPI
+//! (MPI_THREAD_FUNNELED): other threads get a clear error instead of a data race.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Instant;
+
+use crate::btl::{self_btl::SelfBtl, sm::SmBtl, Btl};
+use crate::comm::{self, Comm};
+use crate::error::{err, Error, ErrorClass, Result};
+use crate::pmi::{self, Pmi};
+use crate::pml::{Endpoint, Pml, ReqId, Started, Status};
+
+pub const PROC_NULL: i32 = -3;
+pub const TAG_UB: i32 = i32::MAX;
+
+const NOT_STARTED: u8 = 0;
+const RUNNING: u8 = 1;
+const FINALIZED: u8 = 2;
+static STATE: AtomicU8 = AtomicU8::new(NOT_STARTED);
+
+thread_local! {
+    static RT: RefCell<Option<Runtime>> = const { RefCell::new(None) };
+}
+
+pub fn is_initialized() -> bool {
+    STATE.load(Ordering::Acquire) != NOT_STARTED
+}
+
+pub fn is_finalized() -> bool {
+    STATE.load(Ordering::Acquire) == FINALIZED
+}
+
+/// Run `f` on this process's runtime.
+#[inline]
+pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
+    RT.with(|cell| {
+        let Ok(mut guard) = cell.try_borrow_mut() else {
+            return err(ErrorClass::Other, "MPI called re-entrantly (from inside an MPI callback)");
+        };
+        match guard.as_mut() {
+            Some(rt) => f(rt),
+            None => err(ErrorClass::Other, not_running_reason()),
+        }
+    })
+}
+
+fn not_running_reason() -> &'static str {
+    match STATE.load(Ordering::Acquire) {
+        NOT_STARTED => "MPI has not been initialized",
+        FINALIZED => "MPI has already been finalized",
+        _ => "MPI was initialized by another thread (thread level MPI_THREAD_FUNNELED)",
+    }
+}
+
+pub struct Runtime {
+    pub world_rank: i32,
+    pub world_size: i32,
+    pmi: Option<Pmi>,
+    pub pml: Pml,
+    pub comms: Vec<Option<Comm>>,
+    yield_when_idle: bool,
+    pub processor_name: String,
+    start: Instant,
+}
+
+fn mca(name: &str) -> Option<String> {
+    std::env::var(format!("RMPI_MCA_{name}")).ok()
+}
+
+fn other(msg: impl Into<String>) -> Error {
+    Error::new(ErrorClass::Other, msg)
+}
+
+/// MPI_Init: connect to the launcher, set up the transports, publish the runtime.
+pub fn init() -> Result<()> {
+    if STATE.compare_exchange(NOT_STARTED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return err(ErrorClass::Other, "MPI_Init called more than once (MPI can be initialized once per process)");
+    }
+    match Runtime::start() {
+        Ok(rt) => {
+            RT.with(|cell| *cell.borrow_mut() = Some(rt));
+            Ok(())
+        }
+        Err(e) => {
+            STATE.store(NOT_STARTED, Ordering::Release);
+            Err(e)
+        }
+    }
+}
+
+impl Runtime {
+    fn start() -> Result<Runtime> {
+        let mut pmi = Pmi::from_env()?;
+        let (rank, size) = pmi.as_ref().map_or((0, 1), |p| (p.rank, p.size));
+        if !(0..size).contains(&rank) {
+            return err(ErrorClass::Other, format!("PMI gave rank {rank} outside a job of size {size}"));
+        }
+        let local = match pmi.as_mut() {
+            Some(p) => local_ranks(p)?,
+            None => vec![0],
+        };
+        let me_local = local.iter().position(|&r| r == rank).ok_or_else(|| other("this rank is missing from its node"))?;
+
+        let mut btls: Vec<Box<dyn Btl>> = vec![Box::new(SelfBtl::default())];
+        let params = btl_sm::Params::from_env(local.len()).map_err(|e| other(e.to_string()))?;
+        let seg = match pmi.as_mut() {
+            Some(p) => attach_segment(p, &local, me_local, &params)?,
+            None => None,
+        };
+        if let Some(seg) = seg {
+            let transport = btl_sm::SmTransport::new(seg, me_local).map_err(|e| other(e.to_string()))?;
+            btls.push(Box::new(SmBtl::new(transport, params.single_copy == btl_sm::SingleCopy::Cma)));
+        }
+        let mut endpoints = Vec::with_capacity(size as usize);
+        for r in 0..size {
+            let ep = if r == rank {
+                Endpoint { btl: 0, peer: 0 }
+            } else if let Some(i) = local.iter().position(|&l| l == r) {
+                Endpoint { btl: 1, peer: i }
+            } else {
+                return err(
+                    ErrorClass::Other,
+                    format!("no transport reaches rank {r} from rank {rank}: it is on another node and btl-ib is not available ({})", btl_ib::unavailable_reason()),
+                );
+            };
+            endpoints.push(ep);
+        }
+
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let yield_when_idle = std::env::var("RMPI_YIELD").is_ok_and(|v| v == "1")
+            || mca("mpi_yield_when_idle").is_some_and(|v| v == "1" || v == "true")
+            || local.len() > cores;
+        let processor_name = nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_else(|| "localhost".into());
+        Ok(Runtime {
+            world_rank: rank,
+            world_size: size,
+            pmi,
+            pml: Pml::new(btls, endpoints, params.eager_limit),
+            comms: comm::initial(rank, size),
+            yield_when_idle,
+            processor_name,
+            start: Instant::now(),
+        })
+    }
+
+    pub fn wtime(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    #[inline]
+    pub fn comm(&self, id: usize) -> Result<&Comm> {
+        match self.comms.get(id) {
+            Some(Some(c)) => Ok(c),
+            _ => err(ErrorClass::Comm, "invalid communicator"),
+        }
+    }
+
+    pub fn comm_mut(&mut self, id: usize) -> Result<&mut Comm> {
+        match self.comms.get_mut(id) {
+            Some(Some(c)) => Ok(c),
+            _ => err(ErrorClass::Comm, "invalid communicator"),
+        }
+    }
+
+    /// Spin on progress until `done`; back off to yielding the CPU when idle.
+    #[inline]
+    pub fn progress_until(&mut self, mut done: impl FnMut(&Pml) -> bool) {
+        let mut idle = 0u32;
+        while !done(&self.pml) {
+            if self.pml.progress() > 0 {
+                idle = 0;
+                continue;
+            }
+            idle = idle.saturating_add(1);
+            if self.yield_when_idle || idle > 2000 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    pub fn wait(&mut self, req: ReqId) -> Result<Status> {
+        if !self.pml.is_valid(req) {
+            return err(ErrorClass::Request, "invalid request");
+        }
+        self.progress_until(|p| p.is_complete(req));
+        Ok(self.pml.take(req).expect("completed request exists"))
+    }
+
+    /// Finish a started operation: a status, or a request to wait on later.
+    pub fn finish(&mut self, s: Started) -> Result<Status> {
+        match s {
+            Started::Done(st) => Ok(st),
+            Started::Pending(req) => self.wait(req),
+        }
+    }
+
+    fn check_tag(tag: i32, recv: bool) -> Result<()> {
+        if (0..=TAG_UB).contains(&tag) || (recv && tag == crate::pml::ANY_TAG) {
+            Ok(())
+        } else {
+            err(ErrorClass::Tag, format!("tag {tag} is invalid (valid: 0..={TAG_UB}{})", if recv { " or MPI_ANY_TAG" } else { "" }))
+        }
+    }
+
+    /// Start a send of `len` bytes to communicator rank `dest`; `None` for MPI_PROC_NULL.
+    ///
+    /// # Safety
+    /// `buf` must hold `len` readable bytes that stay unmodified until the send completes.
+    #[inline]
+    pub unsafe fn start_send(&mut self, comm: usize, buf: *const u8, len: usize, dest: i32, tag: i32) -> Result<Started> {
+        Self::check_tag(tag, false)?;
+        if dest == PROC_NULL {
+            return Ok(Started::Done(Status::default()));
+        }
+        let c = self.comm(comm)?;
+        let (world, ctx, me) = (c.world_of(dest)?, c.ctx, c.rank);
+        // SAFETY: forwarded from this function's contract.
+        Ok(unsafe { self.pml.isend(buf, len, world, ctx, me, tag) })
+    }
+
+    /// Start a receive of up to `cap` bytes from communicator rank `src` (or ANY_SOURCE).
+    ///
+    /// # Safety
+    /// `buf` must hold `cap` writable bytes that nothing else touches until the receive completes.
+    #[inline]
+    pub unsafe fn start_recv(&mut self, comm: usize, buf: *mut u8, cap: usize, src: i32, tag: i32) -> Result<Started> {
+        Self::check_tag(tag, true)?;
+        if src == PROC_NULL {
+            return Ok(Started::Done(Status { source: PROC_NULL, tag: crate::pml::ANY_TAG, ..Status::default() }));
+        }
+        let c = self.comm(comm)?;
+        if src != crate::pml::ANY_SOURCE {
+            c.world_of(src)?;
+        }
+        let ctx = c.ctx;
+        // SAFETY: forwarded from this function's contract.
+        Ok(unsafe { self.pml.irecv(buf, cap, ctx, src, tag) })
+    }
+
+    /// Dissemination barrier over the communicator's collective context: ceil(log2 n) rounds.
+    pub fn barrier(&mut self, comm: usize) -> Result<()> {
+        let c = self.comm(comm)?;
+        let (n, me, ctx) = (c.size(), c.rank, c.coll_ctx());
+        let group = c.group.clone();
+        let mut dist = 1;
+        let mut round = 0;
+        while dist < n {
+            let to = group[((me + dist) % n) as usize] as usize;
+            let from = (me - dist).rem_euclid(n);
+            // SAFETY: zero-byte messages never touch their buffers.
+            let s = unsafe { self.pml.isend(std::ptr::null(), 0, to, ctx, me, round) };
+            // SAFETY: as above.
+            let r = unsafe { self.pml.irecv(std::ptr::null_mut(), 0, ctx, from, round) };
+            self.finish(r)?;
+            self.finish(s)?;
+            dist *= 2;
+            round += 1;
+        }
+        Ok(())
+    }
+
+    /// Flush what is queued and tell the launcher this rank is done.
+    fn shutdown(&mut self) -> Result<()> {
+        self.progress_until(|p| p.queued() == 0);
+        if let Some(p) = self.pmi.as_mut() {
+            p.barrier()?;
+            p.finalize()?;
+        }
+        Ok(())
+    }
+
+    pub fn abort(&mut self, code: i32, message: &str) -> ! {
+        abort_process(self.pmi.as_mut(), code, message)
+    }
+}
+
+fn abort_process(pmi: Option<&mut Pmi>, code: i32, message: &str) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    match pmi {
+        Some(p) => p.abort(code, message),
+        None => eprintln!("rmpi: {message}"),
+    }
+    // Exit with the code at once; the launcher kills the other ranks.
+    std::process::exit(if code == 0 { 1 } else { code })
+}
+
+/// MPI_Abort before or without a runtime (e.g. a fatal error in MPI_Init).
+pub fn abort_without_runtime(code: i32, message: &str) -> ! {
+    let mut pmi = Pmi::from_env().ok().flatten();
+    abort_process(pmi.as_mut(), code, message)
+}
+
+/// MPI_Finalize.
+pub fn finalize() -> Result<()> {
+    let rt = RT.with(|cell| cell.try_borrow_mut().ok().and_then(|mut g| g.take()));
+    let Some(mut rt) = rt else {
+        return err(ErrorClass::Other, not_running_reason());
+    };
+    let r = rt.shutdown();
+    STATE.store(FINALIZED, Ordering::Release);
+    drop(rt);
+    r
+}
+
+/// World ranks on this node, from the launcher's process mapping or by comparing host names.
+fn local_ranks(p: &mut Pmi) -> Result<Vec<i32>> {
+    if let Some(m) = p.get("PMI_process_mapping")? {
+        if let Some(v) = pmi::local_ranks_from_mapping(&m, p.rank, p.size) {
+            return Ok(v);
+        }
+    }
+    let host = nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_default();
+    p.put(&format!("rmpi-host-{}", p.rank), &host)?;
+    p.barrier()?;
+    let mut v = Vec::new();
+    for r in 0..p.size {
+        if p.get(&format!("rmpi-host-{r}"))?.as_deref() == Some(host.as_str()) {
+            v.push(r);
+        }
+    }
+    Ok(v)
+}
+
+/// The node segment: inherited from our mpirun, or created by local rank 0 under another launcher.
+/// None when this rank is alone on its node.
+fn attach_segment(p: &mut Pmi, local: &[i32], me_local: usize, params: &btl_sm::Params) -> Result<Option<btl_sm::Segment>> {
+    let alone = local.len() < 2;
+    if let Ok(fd) = std::env::var("RMPI_SM_FD") {
+        if alone {
+            return Ok(None);
+        }
+        let fd = fd.trim().parse().map_err(|_| other(format!("RMPI_SM_FD={fd} is not a file descriptor")))?;
+        if let Ok(size) = std::env::var("RMPI_SM_SIZE") {
+            let expected = btl_sm::segment_size(params);
+            if size.trim().parse::<usize>().ok() != Some(expected) {
+                return err(
+                    ErrorClass::Other,
+                    format!("the launcher sized the shared segment {size} bytes but this rank computes {expected}: mpirun and libmpi disagree on btl_sm parameters"),
+                );
+            }
+        }
+        return btl_sm::Segment::attach_fd(fd, params).map(Some).map_err(|e| other(e.to_string()));
+    }
+    // A foreign launcher: a named segment, unlinked as soon as every local rank has mapped it.
+    // PMI barriers are job-wide, so every rank enters both, alone on its node or not.
+    if alone {
+        p.barrier()?;
+        p.barrier()?;
+        return Ok(None);
+    }
+    let key = format!("rmpi-sm-{}", local[0]);
+    let seg = if me_local == 0 {
+        let name = format!("/rmpi-{}-{}-{}", p.kvsname, std::process::id(), local[0]);
+        let seg = btl_sm::Segment::create_named(&name, params).map_err(|e| other(e.to_string()))?;
+        p.put(&key, &name)?;
+        p.barrier()?;
+        p.barrier()?;
+        btl_sm::Segment::unlink_named(&name).map_err(|e| other(format!("shm_unlink {name}: {e}")))?;
+        seg
+    } else {
+        p.barrier()?;
+        let name = p.get(&key)?.ok_or_else(|| other(format!("local rank 0 did not publish {key}")))?;
+        let seg = btl_sm::Segment::open_named(&name, params);
+        // The second barrier is entered even on failure so local rank 0 still unlinks.
+        p.barrier()?;
+        seg.map_err(|e| other(e.to_string()))?
+    };
+    Ok(Some(seg))
+}
