@@ -1,1 +1,145 @@
+//! Test harness: find (and build once) the workspace's binaries, run them under the real
+//! mpirun with a timeout, compile C programs with our mpicc, and look for leftovers.
 
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Every job is bounded by this many seconds of `mpirun --timeout`.
+pub const JOB_TIMEOUT_S: u64 = 120;
+
+/// target/<profile>: the directory holding this test binary's `deps/`.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf()
+}
+
+/// Build mpirun, libmpi.so, mpicc, the examples and the test programs once per test process.
+pub fn ensure_built() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--workspace", "--bins", "--examples", "--quiet"]);
+        if target_dir().file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let st = cmd.status().expect("run cargo build");
+        assert!(st.success(), "cargo build of the workspace failed");
+    });
+}
+
+pub fn bin(name: &str) -> PathBuf {
+    ensure_built();
+    target_dir().join(name)
+}
+
+pub fn example(name: &str) -> PathBuf {
+    ensure_built();
+    target_dir().join("examples").join(name)
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn ok(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// Panic with the job's output when it did not exit 0.
+    pub fn assert_ok(&self) -> &Run {
+        assert!(self.ok(), "job failed with {:?}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr);
+        self
+    }
+}
+
+/// Run a command to completion, killing it if it outlives `limit` (a second line of defence
+/// behind mpirun's own --timeout).
+pub fn run_bounded(mut cmd: Command, limit: Duration) -> Run {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            break;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let Output { status, stdout, stderr } = child.wait_with_output().expect("collect output");
+    Run { code: status.code(), stdout: String::from_utf8_lossy(&stdout).into(), stderr: String::from_utf8_lossy(&stderr).into() }
+}
+
+/// `mpirun --timeout JOB_TIMEOUT_S <args>`.
+pub fn mpirun(args: &[&str]) -> Run {
+    let mut cmd = Command::new(bin("mpirun"));
+    cmd.arg("--timeout").arg(JOB_TIMEOUT_S.to_string()).args(args);
+    run_bounded(cmd, Duration::from_secs(JOB_TIMEOUT_S + 30))
+}
+
+/// `mpirun` with `-np N`, oversubscribed when needed, running `prog args`.
+pub fn mpirun_np(np: usize, prog: &Path, args: &[&str]) -> Run {
+    let np_s = np.to_string();
+    let mut v = vec!["-np", &np_s, "--oversubscribe"];
+    let p = prog.to_str().expect("utf-8 path");
+    v.push(p);
+    v.extend_from_slice(args);
+    mpirun(&v)
+}
+
+/// Compile a C program (a path relative to the repository root) with our mpicc, once.
+pub fn c_program(src: &str) -> PathBuf {
+    let src_path = repo_root().join(src);
+    let out_dir = target_dir().join("c-programs");
+    std::fs::create_dir_all(&out_dir).expect("create c-programs dir");
+    let name = Path::new(src).file_stem().expect("file name").to_string_lossy().to_string();
+    let out = out_dir.join(&name);
+    let mut cmd = Command::new(bin("mpicc"));
+    cmd.args(["-O2", "-Wall", "-o"]).arg(&out).arg(&src_path);
+    let r = run_bounded(cmd, Duration::from_secs(120));
+    assert!(r.ok(), "mpicc {src} failed:\n{}{}", r.stdout, r.stderr);
+    out
+}
+
+/// A string unique to this test run, to find its processes afterwards.
+pub fn marker(tag: &str) -> String {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("rmpi-test-{tag}-{}-{n}", std::process::id())
+}
+
+/// Pids of live (not zombie) processes whose command line contains `marker`.
+pub fn processes_with(marker: &str) -> Vec<u32> {
+    let mut v = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return v };
+    for e in dir.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let zombie = stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
+            v.push(pid);
+        }
+    }
+    v
+}
+
+/// Files in /dev/shm whose names start with `rmpi`.
+pub fn shm_leftovers() -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with("rmpi")).collect())
+        .unwrap_or_default()
+}
