@@ -1,1 +1,78 @@
-fn main() {}
+//! `mpirun`: starts N ranks of a program on this node, serves them PMI-1, forwards their output
+//! and signals, and tears the job down at the first failure. See docs/DESIGN.md.
+
+mod cli;
+mod job;
+mod lines;
+mod pmi_conn;
+mod pmi_server;
+mod pmi_wire;
+mod program;
+mod report;
+mod signals;
+mod spawn;
+mod stdio;
+
+use std::os::fd::AsFd;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+
+/// Exit code for bad input (nothing was started), as clap uses for usage errors.
+const EXIT_USAGE: u8 = 2;
+/// Exit code when the job could not be set up or started.
+const EXIT_LAUNCH: u8 = 1;
+
+fn main() -> ExitCode {
+    let argv = cli::normalize_args(std::env::args_os().collect());
+    let cli = cli::Cli::try_parse_from(argv).unwrap_or_else(|e| e.exit());
+    let ncores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let spec = match cli::validate(cli, ncores, &|k| std::env::var_os(k)) {
+        Ok(s) => s,
+        Err(msg) => return fail(EXIT_USAGE, &msg),
+    };
+    // MCA values from the command line win over RMPI_MCA_* from the environment.
+    let lookup = |name: &str| {
+        spec.mca_value(name)
+            .map(str::to_string)
+            .or_else(|| std::env::var(format!("RMPI_MCA_{name}")).ok())
+    };
+    let params = match btl_sm::Params::resolve(spec.n, &lookup) {
+        Ok(p) => p,
+        Err(e) => return fail(EXIT_USAGE, &e.to_string()),
+    };
+
+    // Before any rank exists, so that no SIGCHLD or Ctrl-C is missed.
+    let sigfd = match signals::block_and_open() {
+        Ok(fd) => fd,
+        Err(e) => return fail(EXIT_LAUNCH, &format!("cannot set up signal handling: {e}")),
+    };
+    // Held open until mpirun exits; every rank inherits it.
+    let memfd = match btl_sm::Segment::create_memfd(&params) {
+        Ok(fd) => fd,
+        Err(e) => {
+            return fail(
+                EXIT_LAUNCH,
+                &format!("cannot create the shared-memory segment: {e}"),
+            )
+        }
+    };
+    let seg = spawn::Segment {
+        fd: memfd.as_fd(),
+        size: btl_sm::segment_size(&params),
+    };
+    let start = Instant::now();
+    let started = match spawn::spawn_all(&spec, seg) {
+        Ok(s) => s,
+        Err(msg) => return fail(EXIT_LAUNCH, &msg),
+    };
+    let code = job::Job::new(started, sigfd, spec.tag_output, spec.timeout, start).run();
+    drop(memfd);
+    ExitCode::from(code as u8)
+}
+
+fn fail(code: u8, msg: &str) -> ExitCode {
+    report::say(&format!("mpirun: {msg}"));
+    ExitCode::from(code)
+}

@@ -86,7 +86,10 @@ pub fn run_bounded(mut cmd: Command, limit: Duration) -> Run {
 /// `mpirun --timeout JOB_TIMEOUT_S <args>`.
 pub fn mpirun(args: &[&str]) -> Run {
     let mut cmd = Command::new(bin("mpirun"));
-    cmd.arg("--timeout").arg(JOB_TIMEOUT_S.to_string()).args(args);
+    if !args.contains(&"--timeout") {
+        cmd.arg("--timeout").arg(JOB_TIMEOUT_S.to_string());
+    }
+    cmd.args(args);
     run_bounded(cmd, Duration::from_secs(JOB_TIMEOUT_S + 30))
 }
 

@@ -73,7 +73,7 @@ fn bad_arguments_have_clear_messages() {
     let h = hello.to_str().unwrap();
     let cases: [(&[&str], &str); 4] = [
         (&["-np", "2"], "program"),
-        (&["-np", "0", h], "-np"),
+        (&["-np", "0", h], "ranks"),
         (&["-np", "2", "/nonexistent/program"], "not found"),
         (&["-np", "64", h], "oversubscribe"),
     ];
@@ -83,7 +83,7 @@ fn bad_arguments_have_clear_messages() {
         assert!(r.stderr.contains(needle), "{args:?}: stderr lacks '{needle}': {}", r.stderr);
         assert!(r.stderr.lines().count() <= 3, "{args:?}: message should be short: {}", r.stderr);
     }
-    let not_exec = repo_root().join("README.md");
+    let not_exec = repo_root().join("Cargo.toml");
     let r = mpirun(&["-np", "1", not_exec.to_str().unwrap()]);
     assert_ne!(r.code, Some(0));
     assert!(r.stderr.contains("not executable"), "{}", r.stderr);

@@ -27,11 +27,18 @@ fn main() {
     unreachable!("rank 1 never sends");
 }
 
-/// Kill this process with SIGSEGV, as a crash would.
+/// Kill this process with SIGSEGV, as a crash would. Rust's runtime handles SIGSEGV itself
+/// (to report stack overflows), so restore the default action first.
 unsafe fn libc_raise_segv() {
     extern "C" {
+        fn signal(sig: i32, handler: usize) -> usize;
         fn raise(sig: i32) -> i32;
     }
-    // SAFETY: raise() is async-signal-safe and takes any signal number.
-    unsafe { raise(11) };
+    const SIGSEGV: i32 = 11;
+    const SIG_DFL: usize = 0;
+    // SAFETY: setting the default disposition and raising a signal have no memory effects.
+    unsafe {
+        signal(SIGSEGV, SIG_DFL);
+        raise(SIGSEGV);
+    }
 }

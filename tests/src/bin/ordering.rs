@@ -24,7 +24,9 @@ fn main() {
             }
             world.send(&msg, 0, (seq % tags) as i32).expect("send");
         }
-        // Second batch: tags in reverse order of how rank 0 will ask for them.
+        // Second batch, after the barrier so rank 0's wildcards cannot see it: tags in
+        // reverse order of how rank 0 will ask for them.
+        world.barrier().expect("barrier");
         for t in 0..3 {
             world.send(&[rank as u64, t], 0, 100 + t as i32).expect("send");
         }
@@ -45,6 +47,7 @@ fn main() {
             }
             next[src] += 1;
         }
+        world.barrier().expect("barrier");
         for src in 1..size {
             for t in (0..3).rev() {
                 let mut m = [0u64; 2];

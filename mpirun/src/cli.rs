@@ -1,0 +1,522 @@
+//! The command line: Open MPI spellings normalised, parsed with clap, validated into a `JobSpec`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Parser};
+
+use crate::program;
+
+/// Open MPI long options users type with one dash (`-np 4`), and how many values each takes.
+const SINGLE_DASH_LONG: &[(&str, usize)] = &[
+    ("np", 1),
+    ("mca", 2),
+    ("oversubscribe", 0),
+    ("timeout", 1),
+    ("tag-output", 0),
+    ("bind-to", 1),
+    ("map-by", 1),
+    ("version", 0),
+    ("help", 0),
+];
+
+/// Value counts of the remaining options, so normalisation can tell where the program starts.
+const OTHER_WITH_VALUES: &[(&str, usize)] = &[
+    ("-n", 1),
+    ("-x", 1),
+    ("--np", 1),
+    ("--mca", 2),
+    ("--timeout", 1),
+    ("--bind-to", 1),
+    ("--map-by", 1),
+];
+
+/// Rewrites single-dash long options (`-np`, `-mca`, ...) to their `--` form, up to the program
+/// name; everything from the program name on is left untouched.
+pub fn normalize_args(args: Vec<OsString>) -> Vec<OsString> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    out.extend(it.next()); // argv[0]
+    while let Some(arg) = it.next() {
+        let Some(s) = arg.to_str() else {
+            out.push(arg); // not UTF-8: can only be the program name
+            break;
+        };
+        if s == "--" || s == "-" || !s.starts_with('-') {
+            out.push(arg);
+            break;
+        }
+        let (name, inline_value) = match s.split_once('=') {
+            Some((n, _)) => (n, true),
+            None => (s, false),
+        };
+        let single = SINGLE_DASH_LONG
+            .iter()
+            .find(|(long, _)| name.strip_prefix('-') == Some(long));
+        let other = OTHER_WITH_VALUES.iter().find(|(opt, _)| *opt == name);
+        let (rewritten, n_values) = match (single, other) {
+            (Some(&(_, n)), _) => (OsString::from(format!("-{s}")), n),
+            (None, Some(&(_, n))) => (arg, n),
+            (None, None) => (arg, 0),
+        };
+        out.push(rewritten);
+        if !inline_value {
+            out.extend(it.by_ref().take(n_values));
+        }
+    }
+    out.extend(it);
+    out
+}
+
+/// Run N copies of a program as one MPI job on this node.
+#[derive(Parser, Debug)]
+#[command(
+    name = "mpirun",
+    version = concat!("(rmpi) ", env!("CARGO_PKG_VERSION")),
+    about = "Run N copies of a program as one MPI job on this node",
+    override_usage = "mpirun [OPTIONS] <PROGRAM> [ARGS]..."
+)]
+pub struct Cli {
+    /// Number of ranks (default: one per available core); `-np` is accepted too
+    #[arg(short = 'n', long = "np", value_name = "N")]
+    pub np: Option<String>,
+
+    /// Allow more ranks than cores
+    #[arg(long)]
+    pub oversubscribe: bool,
+
+    /// Bind each rank to one core (default unless oversubscribed) or not at all
+    #[arg(long, value_name = "none|core")]
+    pub bind_to: Option<String>,
+
+    /// Placement of ranks on cores (rank i goes to core i mod ncores either way)
+    #[arg(long, value_name = "core|slot")]
+    pub map_by: Option<String>,
+
+    /// Export an environment variable to the ranks (repeatable)
+    #[arg(short = 'x', value_name = "VAR[=VALUE]", action = ArgAction::Append)]
+    pub export: Vec<String>,
+
+    /// Set an MCA parameter, passed to ranks as RMPI_MCA_<KEY> (repeatable)
+    #[arg(long, num_args = 2, value_names = ["KEY", "VALUE"], action = ArgAction::Append)]
+    pub mca: Vec<String>,
+
+    /// Prefix each output line with `[rank] `
+    #[arg(long)]
+    pub tag_output: bool,
+
+    /// Kill the job after this many seconds (exit code 124)
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<String>,
+
+    /// The program to run, then its arguments (passed on untouched)
+    #[arg(
+        value_name = "PROGRAM",
+        trailing_var_arg = true,
+        value_parser = clap::value_parser!(OsString)
+    )]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bind {
+    None,
+    Core,
+}
+
+/// A validated job description.
+#[derive(Debug)]
+pub struct JobSpec {
+    pub n: usize,
+    /// Resolved path of the program.
+    pub program: PathBuf,
+    /// The name as the user typed it (the ranks' argv[0]).
+    pub argv0: OsString,
+    pub args: Vec<OsString>,
+    /// More ranks than cores.
+    pub oversubscribed: bool,
+    pub bind: Bind,
+    pub exports: Vec<(String, OsString)>,
+    /// MCA parameters from the command line; one entry per key, the last value given wins.
+    pub mca: Vec<(String, String)>,
+    pub tag_output: bool,
+    /// The limit in seconds as given (for the message) and as a Duration.
+    pub timeout: Option<(f64, Duration)>,
+}
+
+impl JobSpec {
+    /// The value of an MCA parameter from the command line.
+    pub fn mca_value(&self, name: &str) -> Option<&str> {
+        self.mca
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Checks the parsed command line. `ncores` is how many cores the job may use; `env` reads
+/// mpirun's environment. The error is one user-facing line without the `mpirun: ` prefix.
+pub fn validate(
+    cli: Cli,
+    ncores: usize,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<JobSpec, String> {
+    let mut command = cli.command.into_iter();
+    let Some(argv0) = command.next() else {
+        return Err("no program given (usage: mpirun [options] <program> [args...])".into());
+    };
+    let args: Vec<OsString> = command.collect();
+
+    let n = match &cli.np {
+        None => ncores,
+        Some(s) => match s.parse::<usize>() {
+            Ok(0) => return Err(format!("invalid number of ranks '{s}': must be at least 1")),
+            Ok(n) => n,
+            Err(_) => {
+                return Err(format!(
+                    "invalid number of ranks '{s}': expected a positive integer"
+                ))
+            }
+        },
+    };
+
+    let timeout = match &cli.timeout {
+        None => None,
+        Some(s) => {
+            let bad = || format!("invalid --timeout '{s}': expected a positive number of seconds");
+            let secs: f64 = s.trim().parse().map_err(|_| bad())?;
+            if secs.is_nan() || secs <= 0.0 {
+                return Err(bad());
+            }
+            Some((secs, Duration::try_from_secs_f64(secs).map_err(|_| bad())?))
+        }
+    };
+
+    let bind = match cli.bind_to.as_deref() {
+        None => None,
+        Some("none") => Some(Bind::None),
+        Some("core") => Some(Bind::Core),
+        Some(other) => {
+            return Err(format!(
+                "invalid --bind-to '{other}': expected none or core"
+            ))
+        }
+    };
+    match cli.map_by.as_deref() {
+        None | Some("core") | Some("slot") => {}
+        Some(other) => return Err(format!("invalid --map-by '{other}': expected core or slot")),
+    }
+
+    let mut exports = Vec::new();
+    for x in &cli.export {
+        let (name, value) = match x.split_once('=') {
+            Some((name, value)) => (name, Some(OsString::from(value))),
+            None => (x.as_str(), None),
+        };
+        if name.is_empty() {
+            return Err(format!("invalid -x '{x}': expected VAR or VAR=VALUE"));
+        }
+        // `-x VAR` with VAR unset in mpirun has nothing to export.
+        if let Some(value) = value.or_else(|| env(name)) {
+            exports.push((name.to_string(), value));
+        }
+    }
+
+    let mut mca: Vec<(String, String)> = Vec::new();
+    for pair in cli.mca.chunks(2) {
+        let [key, value] = pair else {
+            unreachable!("clap takes --mca values in pairs")
+        };
+        if key.is_empty() || key.contains('=') {
+            return Err(format!("invalid MCA parameter name '{key}'"));
+        }
+        match mca.iter_mut().find(|(k, _)| k == key) {
+            Some(entry) => entry.1 = value.clone(),
+            None => mca.push((key.clone(), value.clone())),
+        }
+    }
+
+    let program = program::resolve(&argv0, env("PATH").as_deref())?;
+
+    let oversubscribed = n > ncores;
+    if oversubscribed && !cli.oversubscribe {
+        let cores = if ncores == 1 {
+            "1 core is".to_string()
+        } else {
+            format!("{ncores} cores are")
+        };
+        return Err(format!(
+            "{n} ranks requested but only {cores} available; use --oversubscribe to run more ranks than cores"
+        ));
+    }
+    let bind = bind.unwrap_or(if oversubscribed {
+        Bind::None
+    } else {
+        Bind::Core
+    });
+
+    Ok(JobSpec {
+        n,
+        program,
+        argv0,
+        args,
+        oversubscribed,
+        bind,
+        exports,
+        mca,
+        tag_output: cli.tag_output,
+        timeout,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    fn norm(v: &[&str]) -> Vec<String> {
+        normalize_args(os(v))
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn normalises_single_dash_long_options_before_program() {
+        assert_eq!(
+            norm(&[
+                "mpirun",
+                "-np",
+                "4",
+                "-mca",
+                "a",
+                "b",
+                "-oversubscribe",
+                "-timeout",
+                "5",
+                "-tag-output",
+                "-bind-to",
+                "none",
+                "-map-by",
+                "slot",
+                "prog",
+                "-np",
+                "2"
+            ]),
+            [
+                "mpirun",
+                "--np",
+                "4",
+                "--mca",
+                "a",
+                "b",
+                "--oversubscribe",
+                "--timeout",
+                "5",
+                "--tag-output",
+                "--bind-to",
+                "none",
+                "--map-by",
+                "slot",
+                "prog",
+                "-np",
+                "2"
+            ]
+        );
+    }
+
+    #[test]
+    fn option_values_are_not_taken_for_the_program() {
+        // `-oversubscribe` here is the value of -x, and `-np` after the program is its own.
+        assert_eq!(
+            norm(&["mpirun", "-x", "-np", "-n", "2", "--mca", "k", "-mca", "p", "-mca"]),
+            ["mpirun", "-x", "-np", "-n", "2", "--mca", "k", "-mca", "p", "-mca"]
+        );
+        assert_eq!(norm(&["mpirun", "-np=3", "p"]), ["mpirun", "--np=3", "p"]);
+        assert_eq!(
+            norm(&["mpirun", "-n4", "p", "-timeout"]),
+            ["mpirun", "-n4", "p", "-timeout"]
+        );
+        assert_eq!(norm(&["mpirun", "--", "-np"]), ["mpirun", "--", "-np"]);
+    }
+
+    fn parse(v: &[&str]) -> Cli {
+        Cli::try_parse_from(normalize_args(os(v))).unwrap()
+    }
+
+    fn spec(v: &[&str], ncores: usize) -> Result<JobSpec, String> {
+        let env = |k: &str| match k {
+            "PATH" => Some(OsString::from("/bin:/usr/bin")),
+            "HOME" => Some(OsString::from("/home/u")),
+            _ => None,
+        };
+        validate(parse(v), ncores, &env)
+    }
+
+    #[test]
+    fn program_args_are_untouched() {
+        let s = spec(
+            &["mpirun", "-np", "2", "sh", "-c", "--tag-output", "-np", "3"],
+            4,
+        )
+        .unwrap();
+        assert_eq!(s.n, 2);
+        assert!(!s.tag_output);
+        assert_eq!(s.argv0, "sh");
+        assert!(s.program.ends_with("sh"));
+        assert_eq!(s.args, os(&["-c", "--tag-output", "-np", "3"]));
+    }
+
+    #[test]
+    fn full_option_set() {
+        let s = spec(
+            &[
+                "mpirun",
+                "-np",
+                "3",
+                "-x",
+                "FOO=bar",
+                "-x",
+                "HOME",
+                "-x",
+                "UNSET_VAR",
+                "--mca",
+                "k1",
+                "v1",
+                "-mca",
+                "k2",
+                "v2",
+                "--mca",
+                "k1",
+                "v3",
+                "--tag-output",
+                "--timeout",
+                "2.5",
+                "--map-by",
+                "core",
+                "sh",
+            ],
+            4,
+        )
+        .unwrap();
+        assert_eq!(s.n, 3);
+        assert!(!s.oversubscribed);
+        assert_eq!(s.bind, Bind::Core);
+        assert_eq!(
+            s.exports,
+            [
+                ("FOO".to_string(), OsString::from("bar")),
+                ("HOME".to_string(), OsString::from("/home/u"))
+            ]
+        );
+        assert_eq!(
+            s.mca,
+            [
+                ("k1".to_string(), "v3".to_string()),
+                ("k2".to_string(), "v2".to_string())
+            ]
+        );
+        assert_eq!(s.mca_value("k1"), Some("v3"));
+        assert_eq!(s.mca_value("k9"), None);
+        assert!(s.tag_output);
+        assert_eq!(s.timeout, Some((2.5, Duration::from_millis(2500))));
+    }
+
+    #[test]
+    fn np_defaults_to_cores() {
+        assert_eq!(spec(&["mpirun", "sh"], 3).unwrap().n, 3);
+    }
+
+    #[test]
+    fn oversubscription() {
+        assert_eq!(
+            spec(&["mpirun", "-np", "4", "sh"], 2).unwrap_err(),
+            "4 ranks requested but only 2 cores are available; use --oversubscribe to run more ranks than cores"
+        );
+        assert_eq!(
+            spec(&["mpirun", "-np", "2", "sh"], 1).unwrap_err(),
+            "2 ranks requested but only 1 core is available; use --oversubscribe to run more ranks than cores"
+        );
+        let s = spec(&["mpirun", "-np", "4", "-oversubscribe", "sh"], 2).unwrap();
+        assert!(s.oversubscribed);
+        assert_eq!(s.bind, Bind::None);
+        let s = spec(
+            &[
+                "mpirun",
+                "-np",
+                "4",
+                "--oversubscribe",
+                "--bind-to",
+                "core",
+                "sh",
+            ],
+            2,
+        )
+        .unwrap();
+        assert_eq!(s.bind, Bind::Core);
+        // --oversubscribe without actually oversubscribing changes nothing.
+        let s = spec(&["mpirun", "-np", "2", "--oversubscribe", "sh"], 2).unwrap();
+        assert!(!s.oversubscribed);
+        assert_eq!(s.bind, Bind::Core);
+    }
+
+    #[test]
+    fn bad_input_messages() {
+        let err = |v: &[&str]| spec(v, 4).unwrap_err();
+        assert!(err(&["mpirun", "-np", "2"]).starts_with("no program given"));
+        assert_eq!(
+            err(&["mpirun", "-np", "0", "sh"]),
+            "invalid number of ranks '0': must be at least 1"
+        );
+        assert_eq!(
+            err(&["mpirun", "-np", "two", "sh"]),
+            "invalid number of ranks 'two': expected a positive integer"
+        );
+        assert_eq!(
+            err(&["mpirun", "--timeout", "0", "sh"]),
+            "invalid --timeout '0': expected a positive number of seconds"
+        );
+        assert!(err(&["mpirun", "--timeout=-1", "sh"]).starts_with("invalid --timeout"));
+        assert!(err(&["mpirun", "--timeout", "nan", "sh"]).starts_with("invalid --timeout"));
+        assert!(err(&["mpirun", "--timeout", "1e300", "sh"]).starts_with("invalid --timeout"));
+        assert_eq!(
+            err(&["mpirun", "--bind-to", "socket", "sh"]),
+            "invalid --bind-to 'socket': expected none or core"
+        );
+        assert_eq!(
+            err(&["mpirun", "--map-by", "node", "sh"]),
+            "invalid --map-by 'node': expected core or slot"
+        );
+        assert_eq!(
+            err(&["mpirun", "-x", "=v", "sh"]),
+            "invalid -x '=v': expected VAR or VAR=VALUE"
+        );
+        assert_eq!(
+            err(&["mpirun", "--mca", "a=b", "1", "sh"]),
+            "invalid MCA parameter name 'a=b'"
+        );
+        assert_eq!(
+            err(&["mpirun", "no-such-prog-xyz"]),
+            "program 'no-such-prog-xyz' not found in PATH"
+        );
+    }
+
+    #[test]
+    fn clap_rejects_unknown_options_and_incomplete_mca() {
+        assert!(Cli::try_parse_from(os(&["mpirun", "--bogus", "sh"])).is_err());
+        assert!(Cli::try_parse_from(os(&["mpirun", "--mca", "k"])).is_err());
+    }
+
+    #[test]
+    fn version_string() {
+        let e = Cli::try_parse_from(os(&["mpirun", "--version"])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("mpirun (rmpi) {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}

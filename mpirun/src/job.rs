@@ -1,0 +1,340 @@
+//! The running job: one single-threaded poll loop over the ranks' PMI sockets, their output pipes
+//! and a signalfd; the first failure tears the job down.
+
+use std::os::fd::AsFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, ExitStatus};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{kill, Signal};
+use nix::sys::signalfd::SignalFd;
+use nix::unistd::Pid;
+
+use crate::pmi_conn::PmiConn;
+use crate::pmi_server::{Action, PmiServer};
+use crate::report::{judge, say, Ended, Failure};
+use crate::spawn::Started;
+use crate::stdio::{Forwarder, OutPipe, Stream};
+
+/// Between the first signal of a teardown and SIGKILL to the survivors.
+const GRACE: Duration = Duration::from_secs(1);
+/// How long output pipes may stay open after the last rank was reaped (a rank's background
+/// child may hold them); their output is forwarded until then.
+const LINGER: Duration = Duration::from_secs(1);
+/// Reads per ready descriptor per loop turn, so one chatty rank cannot starve the others.
+const READS_PER_TURN: usize = 16;
+/// Reads when draining a dead rank's socket and pipes: more than their buffers can hold, yet
+/// bounded in case a surviving child of the rank keeps writing.
+const DRAIN_READS: usize = 256;
+
+struct Rank {
+    child: Child,
+    pid: i32,
+    status: Option<ExitStatus>,
+    pmi: PmiConn,
+    pipes: [OutPipe; 2],
+}
+
+#[derive(Clone, Copy)]
+enum Source {
+    Signals,
+    Pmi(usize),
+    Pipe(usize, usize),
+}
+
+pub struct Job {
+    ranks: Vec<Rank>,
+    server: PmiServer,
+    sigfd: SignalFd,
+    fwd: Forwarder,
+    /// When the job times out, and the limit as given.
+    deadline: Option<(Instant, f64)>,
+    failure: Option<Failure>,
+    /// When survivors of a teardown get SIGKILL.
+    kill_at: Option<Instant>,
+    all_reaped_at: Option<Instant>,
+}
+
+impl Job {
+    pub fn new(
+        started: Vec<Started>,
+        sigfd: SignalFd,
+        tag_output: bool,
+        timeout: Option<(f64, Duration)>,
+        start: Instant,
+    ) -> Job {
+        let n = started.len();
+        let ranks = started
+            .into_iter()
+            .map(|s| Rank {
+                pid: s.child.id() as i32,
+                child: s.child,
+                status: None,
+                pmi: PmiConn::new(s.pmi),
+                pipes: [
+                    OutPipe::new(s.stdout, Stream::Out),
+                    OutPipe::new(s.stderr, Stream::Err),
+                ],
+            })
+            .collect();
+        Job {
+            ranks,
+            server: PmiServer::new(n, format!("rmpi_{}", std::process::id())),
+            sigfd,
+            fwd: Forwarder::new(tag_output),
+            deadline: timeout.map(|(secs, d)| (start + d, secs)),
+            failure: None,
+            kill_at: None,
+            all_reaped_at: None,
+        }
+    }
+
+    /// Runs the job to the end (every rank reaped) and returns mpirun's exit code.
+    pub fn run(mut self) -> i32 {
+        loop {
+            let now = Instant::now();
+            if self.running() == 0 {
+                let since = *self.all_reaped_at.get_or_insert(now);
+                if !self.pipes_open() || now >= since + LINGER {
+                    break;
+                }
+            }
+            let ready = match self.poll_once(now) {
+                Ok(r) => r,
+                Err(e) => {
+                    say(&format!("mpirun: poll failed: {e}; killing the job"));
+                    self.kill_and_reap_now();
+                    return 1;
+                }
+            };
+            // Signals first: a Ctrl-C that also hit the ranks is reported as the cause, not
+            // their deaths, and a rank's exit is judged after its last PMI message (drained on reap).
+            for &(src, _) in &ready {
+                if let Source::Signals = src {
+                    self.on_signals();
+                }
+            }
+            for &(src, flags) in &ready {
+                match src {
+                    Source::Signals => {}
+                    Source::Pmi(r) => self.on_pmi(r, flags),
+                    Source::Pipe(r, p) => {
+                        self.ranks[r].pipes[p].pump(r, &mut self.fwd, READS_PER_TURN)
+                    }
+                }
+            }
+            if ready.is_empty() {
+                // Timers only; a reap pass costs little and guards against a missed SIGCHLD.
+                self.reap();
+            }
+            self.check_timers(Instant::now());
+        }
+        self.failure.map_or(0, |f| f.exit_code())
+    }
+
+    fn running(&self) -> usize {
+        self.ranks.iter().filter(|r| r.status.is_none()).count()
+    }
+
+    fn pipes_open(&self) -> bool {
+        self.ranks
+            .iter()
+            .any(|r| r.pipes.iter().any(|p| p.fd().is_some()))
+    }
+
+    fn poll_once(&self, now: Instant) -> nix::Result<Vec<(Source, PollFlags)>> {
+        let mut fds = vec![PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
+        let mut srcs = vec![Source::Signals];
+        for (i, r) in self.ranks.iter().enumerate() {
+            // PMI is served only while the job is healthy.
+            if self.failure.is_none() {
+                if let Some(fd) = r.pmi.fd() {
+                    let mut ev = PollFlags::POLLIN;
+                    if r.pmi.wants_write() {
+                        ev |= PollFlags::POLLOUT;
+                    }
+                    fds.push(PollFd::new(fd, ev));
+                    srcs.push(Source::Pmi(i));
+                }
+            }
+            for (p, pipe) in r.pipes.iter().enumerate() {
+                if let Some(fd) = pipe.fd() {
+                    fds.push(PollFd::new(fd, PollFlags::POLLIN));
+                    srcs.push(Source::Pipe(i, p));
+                }
+            }
+        }
+        let timeout = match self.next_wakeup().map(|t| t.saturating_duration_since(now)) {
+            // Round up so a wakeup is never early (that would spin).
+            Some(d) => {
+                PollTimeout::try_from(d + Duration::from_micros(999)).unwrap_or(PollTimeout::MAX)
+            }
+            None => PollTimeout::NONE,
+        };
+        match poll(&mut fds, timeout) {
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(fds
+            .iter()
+            .zip(srcs)
+            .filter_map(|(fd, src)| fd.revents().filter(|r| !r.is_empty()).map(|r| (src, r)))
+            .collect())
+    }
+
+    fn next_wakeup(&self) -> Option<Instant> {
+        let timeout = self
+            .deadline
+            .filter(|_| self.failure.is_none())
+            .map(|(t, _)| t);
+        let linger = self.all_reaped_at.map(|t| t + LINGER);
+        [timeout, self.kill_at, linger].into_iter().flatten().min()
+    }
+
+    fn on_signals(&mut self) {
+        let mut term = None;
+        let mut child = false;
+        while let Ok(Some(info)) = self.sigfd.read_signal() {
+            match Signal::try_from(info.ssi_signo as i32) {
+                Ok(Signal::SIGCHLD) => child = true,
+                Ok(sig) => term = term.or(Some(sig)),
+                Err(_) => {}
+            }
+        }
+        if let Some(sig) = term {
+            if self.failure.is_none() {
+                let ranks = self.running();
+                self.fail(
+                    Failure::Signal {
+                        sig: sig as i32,
+                        ranks,
+                    },
+                    sig,
+                );
+            } else {
+                // Asked again while tearing down: stop waiting.
+                self.signal_all(Signal::SIGKILL);
+                self.kill_at = None;
+            }
+        }
+        if child {
+            self.reap();
+        }
+    }
+
+    fn reap(&mut self) {
+        for i in 0..self.ranks.len() {
+            if self.ranks[i].status.is_some() {
+                continue;
+            }
+            let status = match self.ranks[i].child.try_wait() {
+                Ok(Some(s)) => s,
+                Ok(None) => continue,
+                Err(e) => {
+                    say(&format!("mpirun: cannot wait for rank {i}: {e}"));
+                    ExitStatus::from_raw(255 << 8)
+                }
+            };
+            self.on_exit(i, status);
+        }
+    }
+
+    fn on_exit(&mut self, i: usize, status: ExitStatus) {
+        if self.failure.is_none() {
+            // Whatever it sent before dying (finalize, abort) counts.
+            self.serve_pmi(i, DRAIN_READS);
+        }
+        let rank = &mut self.ranks[i];
+        for pipe in &mut rank.pipes {
+            pipe.pump(i, &mut self.fwd, DRAIN_READS);
+        }
+        rank.status = Some(status);
+        if self.failure.is_some() {
+            return; // killed by the teardown, or dying with it: expected
+        }
+        let ended = match (status.code(), status.signal()) {
+            (Some(c), _) => Ended::Code(c),
+            (None, Some(s)) => Ended::Signal(s),
+            (None, None) => Ended::Code(255),
+        };
+        let init = self.server.initialized(i);
+        let fin = self.server.finalized(i);
+        if let Some(f) = judge(i, rank.pid, ended, init, fin) {
+            self.fail(f, Signal::SIGTERM);
+        }
+    }
+
+    fn on_pmi(&mut self, r: usize, flags: PollFlags) {
+        if self.failure.is_some() {
+            return;
+        }
+        if flags.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR) {
+            self.serve_pmi(r, READS_PER_TURN);
+        }
+        if flags.contains(PollFlags::POLLOUT) {
+            self.ranks[r].pmi.flush();
+        }
+    }
+
+    /// Reads rank `r`'s pending PMI requests and answers them.
+    fn serve_pmi(&mut self, r: usize, max_reads: usize) {
+        for line in self.ranks[r].pmi.read_lines(max_reads) {
+            match self.server.handle(r, &line) {
+                Action::Reply(reply) => self.ranks[r].pmi.queue(&reply),
+                Action::ReplyAll(reply) => {
+                    for rank in &mut self.ranks {
+                        rank.pmi.queue(&reply);
+                    }
+                }
+                Action::Abort { code, .. } => {
+                    let pid = self.ranks[r].pid;
+                    self.fail(Failure::Abort { rank: r, pid, code }, Signal::SIGTERM);
+                    return;
+                }
+                Action::None => {}
+            }
+        }
+        for rank in &mut self.ranks {
+            if rank.pmi.wants_write() {
+                rank.pmi.flush();
+            }
+        }
+    }
+
+    fn check_timers(&mut self, now: Instant) {
+        if let Some((at, secs)) = self.deadline {
+            if self.failure.is_none() && now >= at {
+                let ranks = self.running();
+                self.fail(Failure::Timeout { secs, ranks }, Signal::SIGTERM);
+            }
+        }
+        if self.kill_at.is_some_and(|t| now >= t) {
+            self.signal_all(Signal::SIGKILL);
+            self.kill_at = None;
+        }
+    }
+
+    /// The first failure: report it, signal every remaining rank, SIGKILL after the grace period.
+    fn fail(&mut self, failure: Failure, sig: Signal) {
+        say(&failure.message());
+        self.failure = Some(failure);
+        self.signal_all(sig);
+        self.kill_at = Some(Instant::now() + GRACE);
+    }
+
+    fn signal_all(&self, sig: Signal) {
+        for r in self.ranks.iter().filter(|r| r.status.is_none()) {
+            // Unreaped, so the pid is still ours (at worst a zombie): no risk of hitting another process.
+            let _ = kill(Pid::from_raw(r.pid), sig);
+        }
+    }
+
+    fn kill_and_reap_now(&mut self) {
+        for r in self.ranks.iter_mut().filter(|r| r.status.is_none()) {
+            let _ = r.child.kill();
+            r.status = r.child.wait().ok();
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! mpirun's end of one rank's PMI socket: non-blocking, with line framing and an output queue,
+//! so a rank that stops reading can never block the event loop.
+
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+
+use crate::lines::LineBuf;
+
+/// Far above any legal PMI-1 line (vallen_max is 1024).
+const MAX_LINE: usize = 64 * 1024;
+
+pub struct PmiConn {
+    sock: Option<UnixStream>,
+    inbuf: LineBuf,
+    out: Vec<u8>,
+}
+
+impl PmiConn {
+    /// `sock` must already be non-blocking.
+    pub fn new(sock: UnixStream) -> Self {
+        PmiConn {
+            sock: Some(sock),
+            inbuf: LineBuf::new(MAX_LINE),
+            out: Vec::new(),
+        }
+    }
+
+    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.sock.as_ref().map(|s| s.as_fd())
+    }
+
+    pub fn wants_write(&self) -> bool {
+        !self.out.is_empty()
+    }
+
+    /// Reads what is available (at most `max_reads` reads) and returns the complete lines. EOF or an error closes the connection; a rank closing it is not an error.
+    pub fn read_lines(&mut self, max_reads: usize) -> Vec<String> {
+        let mut lines = Vec::new();
+        let Some(sock) = self.sock.as_mut() else {
+            return lines;
+        };
+        let mut chunk = [0u8; 4096];
+        let mut closed = false;
+        for _ in 0..max_reads {
+            match sock.read(&mut chunk) {
+                Ok(0) => {
+                    closed = true;
+                    break;
+                }
+                Ok(n) => self.inbuf.push(&chunk[..n]),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    closed = true;
+                    break;
+                }
+            }
+        }
+        self.inbuf
+            .drain_lines(|l| lines.push(String::from_utf8_lossy(l).into_owned()));
+        if closed {
+            self.close();
+        }
+        lines
+    }
+
+    pub fn queue(&mut self, line: &str) {
+        if self.sock.is_some() {
+            self.out.extend_from_slice(line.as_bytes());
+        }
+    }
+
+    /// Writes as much of the queue as the socket takes now.
+    pub fn flush(&mut self) {
+        let Some(sock) = self.sock.as_mut() else {
+            return;
+        };
+        while !self.out.is_empty() {
+            match sock.write(&self.out) {
+                Ok(n) => {
+                    self.out.drain(..n);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    // The rank is gone; its exit status will tell what happened.
+                    self.close();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        self.sock = None;
+        self.out.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_replies_and_close() {
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let mut c = PmiConn::new(ours);
+        assert!(c.read_lines(100).is_empty());
+        theirs
+            .write_all(b"cmd=init pmi_version=1\ncmd=get")
+            .unwrap();
+        assert_eq!(c.read_lines(100), ["cmd=init pmi_version=1\n"]);
+        theirs.write_all(b"_maxes\n").unwrap();
+        assert_eq!(c.read_lines(1), ["cmd=get_maxes\n"]);
+        c.queue("cmd=maxes rc=0\n");
+        assert!(c.wants_write());
+        c.flush();
+        assert!(!c.wants_write());
+        let mut got = [0u8; 15];
+        theirs.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"cmd=maxes rc=0\n");
+        drop(theirs);
+        assert!(c.read_lines(100).is_empty());
+        assert!(c.fd().is_none());
+    }
+}

@@ -1,0 +1,361 @@
+//! The PMI-1 server's state: one job-wide KVS, the barrier, and who called init/finalize.
+//! Pure: takes request lines, returns what to send; the event loop does the I/O.
+
+use std::collections::HashMap;
+
+use crate::pmi_wire::{format, Message};
+
+pub const KVSNAME_MAX: usize = 256;
+pub const KEYLEN_MAX: usize = 64;
+pub const VALLEN_MAX: usize = 1024;
+
+/// What the event loop must do after one request.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Send this line to the requesting rank.
+    Reply(String),
+    /// Send this line to every rank (barrier release).
+    ReplyAll(String),
+    /// The rank called `PMI_Abort`: tear the job down.
+    Abort { code: i32, message: Option<String> },
+    /// Nothing to send (yet).
+    None,
+}
+
+pub struct PmiServer {
+    size: usize,
+    kvsname: String,
+    kvs: HashMap<String, String>,
+    in_barrier: Vec<bool>,
+    waiting: usize,
+    initialized: Vec<bool>,
+    finalized: Vec<bool>,
+}
+
+impl PmiServer {
+    pub fn new(size: usize, kvsname: String) -> Self {
+        let mut kvs = HashMap::new();
+        // One node holding all N ranks, in Hydra's notation.
+        kvs.insert(
+            "PMI_process_mapping".to_string(),
+            format!("(vector,(0,1,{size}))"),
+        );
+        PmiServer {
+            size,
+            kvsname,
+            kvs,
+            in_barrier: vec![false; size],
+            waiting: 0,
+            initialized: vec![false; size],
+            finalized: vec![false; size],
+        }
+    }
+
+    pub fn initialized(&self, rank: usize) -> bool {
+        self.initialized[rank]
+    }
+
+    pub fn finalized(&self, rank: usize) -> bool {
+        self.finalized[rank]
+    }
+
+    /// Handles one request line from `rank`.
+    pub fn handle(&mut self, rank: usize, line: &str) -> Action {
+        let msg = Message::parse(line);
+        let Some(cmd) = msg.cmd() else {
+            if msg.is_empty() {
+                return Action::None;
+            }
+            return Action::Reply(format(&[
+                ("cmd", "error"),
+                ("rc", "-1"),
+                ("msg", "missing_cmd"),
+            ]));
+        };
+        let size = self.size.to_string();
+        let reply = match cmd {
+            "init" => {
+                // The simple wire protocol is version 1; anything else is refused.
+                let ok = matches!(msg.get("pmi_version"), None | Some("1"));
+                if ok {
+                    self.initialized[rank] = true;
+                }
+                format(&[
+                    ("cmd", "response_to_init"),
+                    ("pmi_version", "1"),
+                    ("pmi_subversion", "1"),
+                    ("rc", if ok { "0" } else { "-1" }),
+                ])
+            }
+            "get_maxes" => format(&[
+                ("cmd", "maxes"),
+                ("kvsname_max", &KVSNAME_MAX.to_string()),
+                ("keylen_max", &KEYLEN_MAX.to_string()),
+                ("vallen_max", &VALLEN_MAX.to_string()),
+                ("rc", "0"),
+            ]),
+            "get_appnum" => format(&[("cmd", "appnum"), ("appnum", "0"), ("rc", "0")]),
+            "get_my_kvsname" => format(&[
+                ("cmd", "my_kvsname"),
+                ("kvsname", &self.kvsname),
+                ("rc", "0"),
+            ]),
+            "get_universe_size" => {
+                format(&[("cmd", "universe_size"), ("size", &size), ("rc", "0")])
+            }
+            "put" => self.put(&msg),
+            "get" => self.get(&msg),
+            "barrier_in" => return self.barrier_in(rank),
+            "finalize" => {
+                self.finalized[rank] = true;
+                format(&[("cmd", "finalize_ack"), ("rc", "0")])
+            }
+            "abort" => {
+                let code = msg
+                    .get("exitcode")
+                    .and_then(|c| c.parse().ok())
+                    .unwrap_or(1);
+                let message = msg.get("message").map(str::to_string);
+                return Action::Abort { code, message };
+            }
+            other => format(&[
+                ("cmd", &format!("{other}_result")),
+                ("rc", "-1"),
+                ("msg", "unknown_command"),
+            ]),
+        };
+        Action::Reply(reply)
+    }
+
+    fn put(&mut self, msg: &Message) -> String {
+        let fail = |why: &str| format(&[("cmd", "put_result"), ("rc", "-1"), ("msg", why)]);
+        if let Some(err) = self.check_kvsname(msg) {
+            return fail(err);
+        }
+        let (Some(key), Some(value)) = (msg.get("key"), msg.get("value")) else {
+            return fail("missing_key_or_value");
+        };
+        if key.is_empty() || key.len() > KEYLEN_MAX {
+            return fail("invalid_key");
+        }
+        if value.len() > VALLEN_MAX {
+            return fail("value_too_long");
+        }
+        self.kvs.insert(key.to_string(), value.to_string());
+        format(&[("cmd", "put_result"), ("rc", "0"), ("msg", "success")])
+    }
+
+    fn get(&self, msg: &Message) -> String {
+        let fail = |why: &str| format(&[("cmd", "get_result"), ("rc", "-1"), ("msg", why)]);
+        if let Some(err) = self.check_kvsname(msg) {
+            return fail(err);
+        }
+        let Some(key) = msg.get("key") else {
+            return fail("missing_key");
+        };
+        match self.kvs.get(key) {
+            Some(v) => format(&[
+                ("cmd", "get_result"),
+                ("rc", "0"),
+                ("msg", "success"),
+                ("value", v),
+            ]),
+            None => fail(&format!("key_{key}_not_found")),
+        }
+    }
+
+    /// A kvsname may be omitted; when given it must be ours.
+    fn check_kvsname(&self, msg: &Message) -> Option<&'static str> {
+        match msg.get("kvsname") {
+            Some(k) if k != self.kvsname => Some("unknown_kvsname"),
+            _ => None,
+        }
+    }
+
+    fn barrier_in(&mut self, rank: usize) -> Action {
+        // A repeated barrier_in from the same rank counts once.
+        if !self.in_barrier[rank] {
+            self.in_barrier[rank] = true;
+            self.waiting += 1;
+        }
+        if self.waiting < self.size {
+            return Action::None;
+        }
+        self.in_barrier.fill(false);
+        self.waiting = 0;
+        Action::ReplyAll(format(&[("cmd", "barrier_out")]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(a: Action) -> String {
+        match a {
+            Action::Reply(s) => s,
+            other => panic!("expected a reply, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn init_and_queries() {
+        let mut s = PmiServer::new(3, "rmpi_42".into());
+        assert!(!s.initialized(1));
+        assert_eq!(
+            reply(s.handle(1, "cmd=init pmi_version=1 pmi_subversion=1\n")),
+            "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n"
+        );
+        assert!(s.initialized(1));
+        assert!(!s.initialized(0));
+        assert_eq!(
+            reply(s.handle(1, "cmd=get_maxes")),
+            "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024 rc=0\n"
+        );
+        assert_eq!(
+            reply(s.handle(1, "cmd=get_appnum")),
+            "cmd=appnum appnum=0 rc=0\n"
+        );
+        assert_eq!(
+            reply(s.handle(1, "cmd=get_my_kvsname")),
+            "cmd=my_kvsname kvsname=rmpi_42 rc=0\n"
+        );
+        assert_eq!(
+            reply(s.handle(1, "cmd=get_universe_size")),
+            "cmd=universe_size size=3 rc=0\n"
+        );
+    }
+
+    #[test]
+    fn init_with_wrong_version_is_refused() {
+        let mut s = PmiServer::new(1, "k".into());
+        assert_eq!(
+            reply(s.handle(0, "cmd=init pmi_version=2 pmi_subversion=0")),
+            "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1\n"
+        );
+        assert!(!s.initialized(0));
+    }
+
+    #[test]
+    fn kvs_put_get_overwrite_missing() {
+        let mut s = PmiServer::new(2, "k".into());
+        assert_eq!(
+            reply(s.handle(0, "cmd=put kvsname=k key=a value=1")),
+            "cmd=put_result rc=0 msg=success\n"
+        );
+        assert_eq!(
+            reply(s.handle(1, "cmd=get kvsname=k key=a")),
+            "cmd=get_result rc=0 msg=success value=1\n"
+        );
+        s.handle(1, "cmd=put kvsname=k key=a value=2");
+        assert_eq!(
+            reply(s.handle(0, "cmd=get kvsname=k key=a")),
+            "cmd=get_result rc=0 msg=success value=2\n"
+        );
+        assert_eq!(
+            reply(s.handle(0, "cmd=get kvsname=k key=zz")),
+            "cmd=get_result rc=-1 msg=key_zz_not_found\n"
+        );
+        assert_eq!(
+            reply(s.handle(0, "cmd=get kvsname=k key=PMI_process_mapping")),
+            "cmd=get_result rc=0 msg=success value=(vector,(0,1,2))\n"
+        );
+    }
+
+    #[test]
+    fn kvs_rejects_bad_requests() {
+        let mut s = PmiServer::new(1, "k".into());
+        let long_key = "k".repeat(KEYLEN_MAX + 1);
+        let long_val = "v".repeat(VALLEN_MAX + 1);
+        for (line, why) in [
+            (
+                "cmd=put kvsname=other key=a value=1".to_string(),
+                "unknown_kvsname",
+            ),
+            ("cmd=put key=a".to_string(), "missing_key_or_value"),
+            (format!("cmd=put key={long_key} value=1"), "invalid_key"),
+            (format!("cmd=put key=a value={long_val}"), "value_too_long"),
+        ] {
+            assert_eq!(
+                reply(s.handle(0, &line)),
+                format!("cmd=put_result rc=-1 msg={why}\n")
+            );
+        }
+        assert_eq!(
+            reply(s.handle(0, "cmd=get")),
+            "cmd=get_result rc=-1 msg=missing_key\n"
+        );
+    }
+
+    #[test]
+    fn barrier_releases_all_once_everyone_arrived() {
+        let mut s = PmiServer::new(3, "k".into());
+        assert_eq!(s.handle(0, "cmd=barrier_in"), Action::None);
+        assert_eq!(s.handle(0, "cmd=barrier_in"), Action::None);
+        assert_eq!(s.handle(2, "cmd=barrier_in"), Action::None);
+        assert_eq!(
+            s.handle(1, "cmd=barrier_in"),
+            Action::ReplyAll("cmd=barrier_out\n".into())
+        );
+        // The next barrier starts from scratch.
+        assert_eq!(s.handle(1, "cmd=barrier_in"), Action::None);
+        assert_eq!(s.handle(0, "cmd=barrier_in"), Action::None);
+        assert_eq!(
+            s.handle(2, "cmd=barrier_in"),
+            Action::ReplyAll("cmd=barrier_out\n".into())
+        );
+    }
+
+    #[test]
+    fn single_rank_barrier_is_immediate() {
+        let mut s = PmiServer::new(1, "k".into());
+        assert_eq!(
+            s.handle(0, "cmd=barrier_in\n"),
+            Action::ReplyAll("cmd=barrier_out\n".into())
+        );
+    }
+
+    #[test]
+    fn finalize_is_tracked() {
+        let mut s = PmiServer::new(2, "k".into());
+        assert_eq!(
+            reply(s.handle(1, "cmd=finalize")),
+            "cmd=finalize_ack rc=0\n"
+        );
+        assert!(s.finalized(1));
+        assert!(!s.finalized(0));
+    }
+
+    #[test]
+    fn abort_with_and_without_details() {
+        let mut s = PmiServer::new(2, "k".into());
+        assert_eq!(
+            s.handle(1, "cmd=abort exitcode=7 message=bad things happened\n"),
+            Action::Abort {
+                code: 7,
+                message: Some("bad things happened".into())
+            }
+        );
+        assert_eq!(
+            s.handle(0, "cmd=abort"),
+            Action::Abort {
+                code: 1,
+                message: None
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_and_malformed() {
+        let mut s = PmiServer::new(1, "k".into());
+        assert_eq!(
+            reply(s.handle(0, "cmd=spawn nprocs=2")),
+            "cmd=spawn_result rc=-1 msg=unknown_command\n"
+        );
+        assert_eq!(
+            reply(s.handle(0, "hello")),
+            "cmd=error rc=-1 msg=missing_cmd\n"
+        );
+        assert_eq!(s.handle(0, "\n"), Action::None);
+    }
+}

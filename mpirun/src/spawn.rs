@@ -1,0 +1,177 @@
+//! Starting the ranks: one socketpair and one process each, with the environment of docs/DESIGN.md.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+
+use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
+use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+use nix::sys::resource::{getrlimit, setrlimit, Resource};
+use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+use nix::unistd::Pid;
+
+use crate::cli::{Bind, JobSpec};
+use crate::signals;
+
+/// One started rank, with mpirun's ends of its PMI socket and output pipes (all non-blocking).
+pub struct Started {
+    pub child: Child,
+    pub pmi: UnixStream,
+    pub stdout: File,
+    pub stderr: File,
+}
+
+/// The node segment the ranks inherit.
+#[derive(Clone, Copy)]
+pub struct Segment<'a> {
+    pub fd: BorrowedFd<'a>,
+    pub size: usize,
+}
+
+/// Starts all ranks. If one cannot be started, those already running are killed and reaped,
+/// and the error is the user-facing line (without `mpirun: `).
+pub fn spawn_all(spec: &JobSpec, seg: Segment) -> Result<Vec<Started>, String> {
+    let cpus = match spec.bind {
+        Bind::Core => {
+            Some(own_cpus().map_err(|e| format!("cannot read the CPU affinity mask: {e}"))?)
+        }
+        Bind::None => None,
+    };
+    raise_fd_limit(spec.n);
+    let mut started: Vec<Started> = Vec::with_capacity(spec.n);
+    for rank in 0..spec.n {
+        let cpu = cpus.as_ref().map(|c| c[rank % c.len()]);
+        match spawn_one(spec, seg, rank, cpu) {
+            Ok(s) => started.push(s),
+            Err(e) => {
+                for s in &mut started {
+                    let _ = s.child.kill();
+                    let _ = s.child.wait();
+                }
+                return Err(format!(
+                    "cannot start rank {rank} ({}): {e}",
+                    spec.program.display()
+                ));
+            }
+        }
+    }
+    Ok(started)
+}
+
+/// mpirun holds three descriptors per rank; raise the soft limit (up to the hard one) when the
+/// default would not do. If even the hard limit is too low, spawning fails with a clear EMFILE.
+fn raise_fd_limit(n: usize) {
+    let needed = (3 * n + 64) as u64;
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < needed {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, needed.min(hard), hard);
+        }
+    }
+}
+
+/// The CPUs in mpirun's own affinity mask, in order.
+fn own_cpus() -> nix::Result<Vec<usize>> {
+    let set = sched_getaffinity(Pid::from_raw(0))?;
+    let cpus: Vec<usize> = (0..CpuSet::count())
+        .filter(|&i| set.is_set(i).unwrap_or(false))
+        .collect();
+    if cpus.is_empty() {
+        return Err(nix::errno::Errno::EINVAL);
+    }
+    Ok(cpus)
+}
+
+fn spawn_one(spec: &JobSpec, seg: Segment, rank: usize, cpu: Option<usize>) -> io::Result<Started> {
+    // CLOEXEC on both ends, so no other rank inherits them; the child clears it on its own end.
+    let (ours, theirs) = socketpair(
+        AddressFamily::Unix,
+        SockType::Stream,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )?;
+    let pmi_fd = theirs.as_raw_fd();
+    let sm_fd = seg.fd.as_raw_fd();
+
+    let mut cmd = Command::new(&spec.program);
+    cmd.arg0(&spec.argv0).args(&spec.args);
+    // An outer launcher's PMI variables would mislead the rank; ours are set below.
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("PMI_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env_remove("RMPI_TAG_OUTPUT");
+    for (k, v) in &spec.exports {
+        cmd.env(k, v);
+    }
+    for (k, v) in &spec.mca {
+        cmd.env(format!("RMPI_MCA_{k}"), v);
+    }
+    if spec.oversubscribed {
+        cmd.env("RMPI_YIELD", "1");
+    }
+    cmd.env("PMI_FD", pmi_fd.to_string())
+        .env("PMI_RANK", rank.to_string())
+        .env("PMI_SIZE", spec.n.to_string())
+        .env("RMPI_SM_FD", sm_fd.to_string())
+        .env("RMPI_SM_SIZE", seg.size.to_string());
+    cmd.stdin(if rank == 0 {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+
+    let cpuset = match cpu {
+        Some(c) => {
+            let mut set = CpuSet::new();
+            set.set(c)?;
+            Some(set)
+        }
+        None => None,
+    };
+    // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
+    // system calls (fcntl, sigaction, sigprocmask, sched_setaffinity); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            clear_cloexec(pmi_fd)?;
+            clear_cloexec(sm_fd)?;
+            signals::reset_for_child()?;
+            if let Some(set) = &cpuset {
+                sched_setaffinity(Pid::from_raw(0), set)?;
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    drop(theirs); // the rank holds the only copy now
+
+    let pmi = UnixStream::from(ours);
+    pmi.set_nonblocking(true)?;
+    let stdout = nonblocking_file(child.stdout.take().expect("stdout is piped").into())?;
+    let stderr = nonblocking_file(child.stderr.take().expect("stderr is piped").into())?;
+    Ok(Started {
+        child,
+        pmi,
+        stdout,
+        stderr,
+    })
+}
+
+/// In the child: let `fd` survive exec.
+fn clear_cloexec(fd: RawFd) -> nix::Result<()> {
+    // SAFETY: `fd` was open in the parent at fork time (held by spawn_one / main), so it is open
+    // in the child for the duration of this call.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty())).map(drop)
+}
+
+fn nonblocking_file(fd: OwnedFd) -> io::Result<File> {
+    let flags = OFlag::from_bits_retain(fcntl(fd.as_fd(), FcntlArg::F_GETFL)?);
+    fcntl(fd.as_fd(), FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    Ok(File::from(fd))
+}
