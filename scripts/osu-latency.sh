@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh gcc pkg-config
-cargo build --release --workspace --bins
+cargo build --release --workspace
 exec target/release/mpirun -np 2 --timeout 600 target/release/osu-latency "$@"

@@ -3,5 +3,10 @@
 fn main() {
     let universe = mpi::initialize().expect("MPI_Init");
     let world = universe.world();
-    println!("Hello from rank {} of {} on {}", world.rank(), world.size(), universe.processor_name());
+    println!(
+        "Hello from rank {} of {} on {}",
+        world.rank(),
+        world.size(),
+        universe.processor_name()
+    );
 }

@@ -5,10 +5,20 @@
 use mpi::Communicator;
 
 fn pattern(size: usize, iter: usize, from: i32) -> Vec<u8> {
-    (0..size).map(|i| (i.wrapping_mul(31) ^ iter.wrapping_mul(7) ^ (from as usize) * 101) as u8).collect()
+    (0..size)
+        .map(|i| (i.wrapping_mul(31) ^ iter.wrapping_mul(7) ^ (from as usize) * 101) as u8)
+        .collect()
 }
 
-fn check(world: &Communicator, got: &[u8], st: &mpi::Status, size: usize, iter: usize, from: i32, tag: i32) {
+fn check(
+    world: &Communicator,
+    got: &[u8],
+    st: &mpi::Status,
+    size: usize,
+    iter: usize,
+    from: i32,
+    tag: i32,
+) {
     let want = pattern(size, iter, from);
     if st.source() != from || st.tag() != tag || st.count_bytes() != size {
         eprintln!(
@@ -20,7 +30,10 @@ fn check(world: &Communicator, got: &[u8], st: &mpi::Status, size: usize, iter: 
         world.abort(2);
     }
     if let Some(i) = got.iter().zip(&want).position(|(a, b)| a != b) {
-        eprintln!("pingpong: byte {i} of a {size}-byte message differs: {} != {}", got[i], want[i]);
+        eprintln!(
+            "pingpong: byte {i} of a {size}-byte message differs: {} != {}",
+            got[i], want[i]
+        );
         world.abort(3);
     }
 }
@@ -29,8 +42,15 @@ fn main() {
     let universe = mpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let rank = world.rank();
-    let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("sizes are numbers of bytes")).collect();
-    let sizes = if args.is_empty() { vec![0, 1, 4095, 4096, 4097, 1 << 20, 16 << 20] } else { args };
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("sizes are numbers of bytes"))
+        .collect();
+    let sizes = if args.is_empty() {
+        vec![0, 1, 4095, 4096, 4097, 1 << 20, 16 << 20]
+    } else {
+        args
+    };
     if world.size() < 2 {
         eprintln!("pingpong: needs at least 2 ranks");
         world.abort(1);

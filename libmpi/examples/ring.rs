@@ -25,6 +25,9 @@ fn main() {
             eprintln!("ring: token is {} but {} was expected", token[0], expected);
             world.abort(1);
         }
-        println!("ring: OK ({} ranks, {} laps, token {})", size, laps, token[0]);
+        println!(
+            "ring: OK ({} ranks, {} laps, token {})",
+            size, laps, token[0]
+        );
     }
 }

@@ -39,7 +39,14 @@ impl Comm {
     pub fn world_of(&self, r: i32) -> Result<usize> {
         match self.group.get(r as usize) {
             Some(&w) if r >= 0 => Ok(w as usize),
-            _ => err(ErrorClass::Rank, format!("rank {r} is out of range for {} (size {})", self.name, self.size())),
+            _ => err(
+                ErrorClass::Rank,
+                format!(
+                    "rank {r} is out of range for {} (size {})",
+                    self.name,
+                    self.size()
+                ),
+            ),
         }
     }
 }
@@ -57,6 +64,12 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         errhandler: ErrHandler::Fatal,
         name: "MPI_COMM_WORLD".into(),
     };
-    let me = Comm { ctx: 2, rank: 0, group: vec![world_rank], errhandler: ErrHandler::Fatal, name: "MPI_COMM_SELF".into() };
+    let me = Comm {
+        ctx: 2,
+        rank: 0,
+        group: vec![world_rank],
+        errhandler: ErrHandler::Fatal,
+        name: "MPI_COMM_SELF".into(),
+    };
     vec![Some(world), Some(me)]
 }

@@ -81,7 +81,10 @@ const PREDEFINED: &[(usize, usize, &str)] = &[
     (0x2eb, 32, "MPI_COMPLEX32"),
 ];
 
-pub const BYTE: Datatype = Datatype { handle: 0x247, size: 1 };
+pub const BYTE: Datatype = Datatype {
+    handle: 0x247,
+    size: 1,
+};
 
 /// The predefined datatype with this handle value, if any.
 #[inline]
@@ -93,11 +96,17 @@ pub fn lookup(handle: usize) -> Option<Datatype> {
         0x214 => return Some(Datatype { handle, size: 8 }),
         _ => {}
     }
-    PREDEFINED.iter().find(|(h, _, _)| *h == handle).map(|&(handle, size, _)| Datatype { handle, size })
+    PREDEFINED
+        .iter()
+        .find(|(h, _, _)| *h == handle)
+        .map(|&(handle, size, _)| Datatype { handle, size })
 }
 
 pub fn name(handle: usize) -> Option<&'static str> {
-    PREDEFINED.iter().find(|(h, _, _)| *h == handle).map(|&(_, _, n)| n)
+    PREDEFINED
+        .iter()
+        .find(|(h, _, _)| *h == handle)
+        .map(|&(_, _, n)| n)
 }
 
 #[cfg(test)]

@@ -86,8 +86,26 @@ impl ErrorClass {
     pub fn from_code(code: i32) -> Option<ErrorClass> {
         use ErrorClass::*;
         const ALL: [ErrorClass; 20] = [
-            Buffer, Count, Type, Tag, Comm, Rank, Request, Root, Group, Op, Arg, Unknown, Truncate,
-            Other, Intern, Pending, InStatus, NoMem, ProcAborted, Errhandler,
+            Buffer,
+            Count,
+            Type,
+            Tag,
+            Comm,
+            Rank,
+            Request,
+            Root,
+            Group,
+            Op,
+            Arg,
+            Unknown,
+            Truncate,
+            Other,
+            Intern,
+            Pending,
+            InStatus,
+            NoMem,
+            ProcAborted,
+            Errhandler,
         ];
         ALL.into_iter().find(|c| *c as i32 == code)
     }
@@ -102,7 +120,10 @@ pub struct Error {
 
 impl Error {
     pub fn new(class: ErrorClass, message: impl Into<String>) -> Error {
-        Error { class, message: message.into() }
+        Error {
+            class,
+            message: message.into(),
+        }
     }
     /// The MPI error code (equal to the class: this library has no codes beyond the classes).
     pub fn code(&self) -> i32 {

@@ -37,7 +37,10 @@ pub fn is_finalized() -> bool {
 pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
     RT.with(|cell| {
         let Ok(mut guard) = cell.try_borrow_mut() else {
-            return err(ErrorClass::Other, "MPI called re-entrantly (from inside an MPI callback)");
+            return err(
+                ErrorClass::Other,
+                "MPI called re-entrantly (from inside an MPI callback)",
+            );
         };
         match guard.as_mut() {
             Some(rt) => f(rt),
@@ -55,8 +58,6 @@ fn not_running_reason() -> &'static str {
 }
 
 pub struct Runtime {
-    pub world_rank: i32,
-    pub world_size: i32,
     pmi: Option<Pmi>,
     pub pml: Pml,
     pub comms: Vec<Option<Comm>>,
@@ -69,14 +70,35 @@ fn mca(name: &str) -> Option<String> {
     std::env::var(format!("RMPI_MCA_{name}")).ok()
 }
 
+/// Whether waiting ranks should yield the CPU at once: asked for (`mpi_yield_when_idle`), told
+/// by our mpirun (`RMPI_YIELD`, set when oversubscribed), or, under another launcher, more local
+/// ranks than online CPUs. Not the affinity mask: a rank bound to one core is not oversubscribed.
+fn yield_when_idle(local_ranks: usize) -> bool {
+    if let Some(v) = mca("mpi_yield_when_idle") {
+        return v == "1" || v == "true";
+    }
+    if let Ok(v) = std::env::var("RMPI_YIELD") {
+        return v == "1";
+    }
+    // SAFETY: sysconf reads a system value and touches no memory of ours.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1);
+    local_ranks as i64 > online
+}
+
 fn other(msg: impl Into<String>) -> Error {
     Error::new(ErrorClass::Other, msg)
 }
 
 /// MPI_Init: connect to the launcher, set up the transports, publish the runtime.
 pub fn init() -> Result<()> {
-    if STATE.compare_exchange(NOT_STARTED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_err() {
-        return err(ErrorClass::Other, "MPI_Init called more than once (MPI can be initialized once per process)");
+    if STATE
+        .compare_exchange(NOT_STARTED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return err(
+            ErrorClass::Other,
+            "MPI_Init called more than once (MPI can be initialized once per process)",
+        );
     }
     match Runtime::start() {
         Ok(rt) => {
@@ -95,13 +117,19 @@ impl Runtime {
         let mut pmi = Pmi::from_env()?;
         let (rank, size) = pmi.as_ref().map_or((0, 1), |p| (p.rank, p.size));
         if !(0..size).contains(&rank) {
-            return err(ErrorClass::Other, format!("PMI gave rank {rank} outside a job of size {size}"));
+            return err(
+                ErrorClass::Other,
+                format!("PMI gave rank {rank} outside a job of size {size}"),
+            );
         }
         let local = match pmi.as_mut() {
             Some(p) => local_ranks(p)?,
             None => vec![0],
         };
-        let me_local = local.iter().position(|&r| r == rank).ok_or_else(|| other("this rank is missing from its node"))?;
+        let me_local = local
+            .iter()
+            .position(|&r| r == rank)
+            .ok_or_else(|| other("this rank is missing from its node"))?;
 
         let mut btls: Vec<Box<dyn Btl>> = vec![Box::new(SelfBtl::default())];
         let params = btl_sm::Params::from_env(local.len()).map_err(|e| other(e.to_string()))?;
@@ -110,8 +138,12 @@ impl Runtime {
             None => None,
         };
         if let Some(seg) = seg {
-            let transport = btl_sm::SmTransport::new(seg, me_local).map_err(|e| other(e.to_string()))?;
-            btls.push(Box::new(SmBtl::new(transport, params.single_copy == btl_sm::SingleCopy::Cma)));
+            let transport =
+                btl_sm::SmTransport::new(seg, me_local).map_err(|e| other(e.to_string()))?;
+            btls.push(Box::new(SmBtl::new(
+                transport,
+                params.single_copy == btl_sm::SingleCopy::Cma,
+            )));
         }
         let mut endpoints = Vec::with_capacity(size as usize);
         for r in 0..size {
@@ -128,16 +160,24 @@ impl Runtime {
             endpoints.push(ep);
         }
 
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let yield_when_idle = std::env::var("RMPI_YIELD").is_ok_and(|v| v == "1")
-            || mca("mpi_yield_when_idle").is_some_and(|v| v == "1" || v == "true")
-            || local.len() > cores;
-        let processor_name = nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_else(|| "localhost".into());
+        let yield_when_idle = yield_when_idle(local.len());
+        let processor_name = nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok())
+            .unwrap_or_else(|| "localhost".into());
+        let mut pml = Pml::new(btls, endpoints, params.eager_limit);
+        let verbose = mca("btl_base_verbose").is_some_and(|v| v != "0");
+        if verbose {
+            eprintln!(
+                "rmpi: rank {rank}: transports {} ({} local ranks, {params:?})",
+                pml.btl_names().join(","),
+                local.len()
+            );
+        }
+        pml.set_verbose(verbose);
         Ok(Runtime {
-            world_rank: rank,
-            world_size: size,
             pmi,
-            pml: Pml::new(btls, endpoints, params.eager_limit),
+            pml,
             comms: comm::initial(rank, size),
             yield_when_idle,
             processor_name,
@@ -202,7 +242,13 @@ impl Runtime {
         if (0..=TAG_UB).contains(&tag) || (recv && tag == crate::pml::ANY_TAG) {
             Ok(())
         } else {
-            err(ErrorClass::Tag, format!("tag {tag} is invalid (valid: 0..={TAG_UB}{})", if recv { " or MPI_ANY_TAG" } else { "" }))
+            err(
+                ErrorClass::Tag,
+                format!(
+                    "tag {tag} is invalid (valid: 0..={TAG_UB}{})",
+                    if recv { " or MPI_ANY_TAG" } else { "" }
+                ),
+            )
         }
     }
 
@@ -211,7 +257,14 @@ impl Runtime {
     /// # Safety
     /// `buf` must hold `len` readable bytes that stay unmodified until the send completes.
     #[inline]
-    pub unsafe fn start_send(&mut self, comm: usize, buf: *const u8, len: usize, dest: i32, tag: i32) -> Result<Started> {
+    pub unsafe fn start_send(
+        &mut self,
+        comm: usize,
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+    ) -> Result<Started> {
         Self::check_tag(tag, false)?;
         if dest == PROC_NULL {
             return Ok(Started::Done(Status::default()));
@@ -227,10 +280,21 @@ impl Runtime {
     /// # Safety
     /// `buf` must hold `cap` writable bytes that nothing else touches until the receive completes.
     #[inline]
-    pub unsafe fn start_recv(&mut self, comm: usize, buf: *mut u8, cap: usize, src: i32, tag: i32) -> Result<Started> {
+    pub unsafe fn start_recv(
+        &mut self,
+        comm: usize,
+        buf: *mut u8,
+        cap: usize,
+        src: i32,
+        tag: i32,
+    ) -> Result<Started> {
         Self::check_tag(tag, true)?;
         if src == PROC_NULL {
-            return Ok(Started::Done(Status { source: PROC_NULL, tag: crate::pml::ANY_TAG, ..Status::default() }));
+            return Ok(Started::Done(Status {
+                source: PROC_NULL,
+                tag: crate::pml::ANY_TAG,
+                ..Status::default()
+            }));
         }
         let c = self.comm(comm)?;
         if src != crate::pml::ANY_SOURCE {
@@ -314,7 +378,10 @@ fn local_ranks(p: &mut Pmi) -> Result<Vec<i32>> {
             return Ok(v);
         }
     }
-    let host = nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_default();
+    let host = nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_default();
     p.put(&format!("rmpi-host-{}", p.rank), &host)?;
     p.barrier()?;
     let mut v = Vec::new();
@@ -328,13 +395,21 @@ fn local_ranks(p: &mut Pmi) -> Result<Vec<i32>> {
 
 /// The node segment: inherited from our mpirun, or created by local rank 0 under another launcher.
 /// None when this rank is alone on its node.
-fn attach_segment(p: &mut Pmi, local: &[i32], me_local: usize, params: &btl_sm::Params) -> Result<Option<btl_sm::Segment>> {
+fn attach_segment(
+    p: &mut Pmi,
+    local: &[i32],
+    me_local: usize,
+    params: &btl_sm::Params,
+) -> Result<Option<btl_sm::Segment>> {
     let alone = local.len() < 2;
     if let Ok(fd) = std::env::var("RMPI_SM_FD") {
         if alone {
             return Ok(None);
         }
-        let fd = fd.trim().parse().map_err(|_| other(format!("RMPI_SM_FD={fd} is not a file descriptor")))?;
+        let fd = fd
+            .trim()
+            .parse()
+            .map_err(|_| other(format!("RMPI_SM_FD={fd} is not a file descriptor")))?;
         if let Ok(size) = std::env::var("RMPI_SM_SIZE") {
             let expected = btl_sm::segment_size(params);
             if size.trim().parse::<usize>().ok() != Some(expected) {
@@ -344,7 +419,9 @@ fn attach_segment(p: &mut Pmi, local: &[i32], me_local: usize, params: &btl_sm::
                 );
             }
         }
-        return btl_sm::Segment::attach_fd(fd, params).map(Some).map_err(|e| other(e.to_string()));
+        return btl_sm::Segment::attach_fd(fd, params)
+            .map(Some)
+            .map_err(|e| other(e.to_string()));
     }
     // A foreign launcher: a named segment, unlinked as soon as every local rank has mapped it.
     // PMI barriers are job-wide, so every rank enters both, alone on its node or not.
@@ -360,11 +437,14 @@ fn attach_segment(p: &mut Pmi, local: &[i32], me_local: usize, params: &btl_sm::
         p.put(&key, &name)?;
         p.barrier()?;
         p.barrier()?;
-        btl_sm::Segment::unlink_named(&name).map_err(|e| other(format!("shm_unlink {name}: {e}")))?;
+        btl_sm::Segment::unlink_named(&name)
+            .map_err(|e| other(format!("shm_unlink {name}: {e}")))?;
         seg
     } else {
         p.barrier()?;
-        let name = p.get(&key)?.ok_or_else(|| other(format!("local rank 0 did not publish {key}")))?;
+        let name = p
+            .get(&key)?
+            .ok_or_else(|| other(format!("local rank 0 did not publish {key}")))?;
         let seg = btl_sm::Segment::open_named(&name, params);
         // The second barrier is entered even on failure so local rank 0 still unlinks.
         p.barrier()?;

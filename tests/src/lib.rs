@@ -12,7 +12,10 @@ pub const JOB_TIMEOUT_S: u64 = 120;
 /// target/<profile>: the directory holding this test binary's `deps/`.
 pub fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>")
+        .to_path_buf()
 }
 
 /// Build mpirun, libmpi.so, mpicc, the examples and the test programs once per test process.
@@ -21,7 +24,14 @@ pub fn ensure_built() {
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--workspace", "--bins", "--examples", "--quiet"]);
+        cmd.args([
+            "build",
+            "--workspace",
+            "--lib",
+            "--bins",
+            "--examples",
+            "--quiet",
+        ]);
         if target_dir().file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }
@@ -42,7 +52,10 @@ pub fn example(name: &str) -> PathBuf {
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
 }
 
 pub struct Run {
@@ -58,7 +71,13 @@ impl Run {
 
     /// Panic with the job's output when it did not exit 0.
     pub fn assert_ok(&self) -> &Run {
-        assert!(self.ok(), "job failed with {:?}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr);
+        assert!(
+            self.ok(),
+            "job failed with {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
         self
     }
 }
@@ -66,7 +85,9 @@ impl Run {
 /// Run a command to completion, killing it if it outlives `limit` (a second line of defence
 /// behind mpirun's own --timeout).
 pub fn run_bounded(mut cmd: Command, limit: Duration) -> Run {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
     let start = Instant::now();
     loop {
@@ -79,8 +100,16 @@ pub fn run_bounded(mut cmd: Command, limit: Duration) -> Run {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let Output { status, stdout, stderr } = child.wait_with_output().expect("collect output");
-    Run { code: status.code(), stdout: String::from_utf8_lossy(&stdout).into(), stderr: String::from_utf8_lossy(&stderr).into() }
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().expect("collect output");
+    Run {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&stdout).into(),
+        stderr: String::from_utf8_lossy(&stderr).into(),
+    }
 }
 
 /// `mpirun --timeout JOB_TIMEOUT_S <args>`.
@@ -108,7 +137,11 @@ pub fn c_program(src: &str) -> PathBuf {
     let src_path = repo_root().join(src);
     let out_dir = target_dir().join("c-programs");
     std::fs::create_dir_all(&out_dir).expect("create c-programs dir");
-    let name = Path::new(src).file_stem().expect("file name").to_string_lossy().to_string();
+    let name = Path::new(src)
+        .file_stem()
+        .expect("file name")
+        .to_string_lossy()
+        .to_string();
     let out = out_dir.join(&name);
     let mut cmd = Command::new(bin("mpicc"));
     cmd.args(["-O2", "-Wall", "-o"]).arg(&out).arg(&src_path);
@@ -127,12 +160,21 @@ pub fn marker(tag: &str) -> String {
 /// Pids of live (not zombie) processes whose command line contains `marker`.
 pub fn processes_with(marker: &str) -> Vec<u32> {
     let mut v = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else { return v };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return v;
+    };
     for e in dir.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
         let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let zombie = stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
         if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
             v.push(pid);
         }
@@ -143,6 +185,11 @@ pub fn processes_with(marker: &str) -> Vec<u32> {
 /// Files in /dev/shm whose names start with `rmpi`.
 pub fn shm_leftovers() -> Vec<String> {
     std::fs::read_dir("/dev/shm")
-        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with("rmpi")).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| n.starts_with("rmpi"))
+                .collect()
+        })
         .unwrap_or_default()
 }

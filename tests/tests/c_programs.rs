@@ -10,13 +10,25 @@ fn c_hello_ring_pingpong() {
     for np in [1, 2, 4, 8] {
         let r = mpirun_np(np, &hello, &[]);
         r.assert_ok();
-        assert_eq!(r.stdout.lines().filter(|l| l.contains("Hello from rank")).count(), np, "{}", r.stdout);
+        assert_eq!(
+            r.stdout
+                .lines()
+                .filter(|l| l.contains("Hello from rank"))
+                .count(),
+            np,
+            "{}",
+            r.stdout
+        );
         let r = mpirun_np(np, &ring, &[]);
         r.assert_ok();
         assert!(r.stdout.contains("ring: OK"), "np {np}: {}", r.stdout);
     }
     for np in [2, 4, 8] {
-        let r = mpirun_np(np, &pingpong, &["0", "1", "4095", "4096", "4097", "1048576", "16777216"]);
+        let r = mpirun_np(
+            np,
+            &pingpong,
+            &["0", "1", "4095", "4096", "4097", "1048576", "16777216"],
+        );
         r.assert_ok();
         assert!(r.stdout.contains("pingpong: OK"), "np {np}: {}", r.stdout);
     }
@@ -35,7 +47,11 @@ fn c_abort_reaches_mpirun() {
     let p = c_program("tests/c/abort.c");
     let r = mpirun_np(2, &p, &[]);
     assert_eq!(r.code, Some(5), "{}", r.stderr);
-    assert!(r.stderr.contains("rank 1") && r.stderr.contains("MPI_Abort"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("rank 1") && r.stderr.contains("MPI_Abort"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -43,5 +59,9 @@ fn c_fatal_error_handler_aborts_with_a_message() {
     let p = c_program("tests/c/fatal.c");
     let r = mpirun_np(2, &p, &[]);
     assert_ne!(r.code, Some(0));
-    assert!(r.stderr.contains("MPI_Send") && r.stderr.contains("MPI_ERR_RANK"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("MPI_Send") && r.stderr.contains("MPI_ERR_RANK"),
+        "{}",
+        r.stderr
+    );
 }

@@ -8,7 +8,12 @@ fn hello_at_1_2_4_8() {
         let r = mpirun_np(np, &example("hello"), &[]);
         r.assert_ok();
         for rank in 0..np {
-            assert!(r.stdout.contains(&format!("Hello from rank {rank} of {np}")), "np {np}: {}", r.stdout);
+            assert!(
+                r.stdout
+                    .contains(&format!("Hello from rank {rank} of {np}")),
+                "np {np}: {}",
+                r.stdout
+            );
         }
     }
 }
@@ -23,7 +28,9 @@ fn ring_at_1_2_4_8() {
 }
 
 /// Sizes around the default eager limit (4096), small, 1 MiB and 16 MiB.
-const SIZES: [&str; 9] = ["0", "1", "47", "48", "4095", "4096", "4097", "1048576", "16777216"];
+const SIZES: [&str; 9] = [
+    "0", "1", "47", "48", "4095", "4096", "4097", "1048576", "16777216",
+];
 
 #[test]
 fn pingpong_payloads_at_2_4_8() {
@@ -37,7 +44,14 @@ fn pingpong_payloads_at_2_4_8() {
 #[test]
 fn pingpong_without_single_copy() {
     let p = example("pingpong");
-    let mut args = vec!["-np", "2", "--mca", "btl_sm_single_copy", "none", p.to_str().unwrap()];
+    let mut args = vec![
+        "-np",
+        "2",
+        "--mca",
+        "btl_sm_single_copy",
+        "none",
+        p.to_str().unwrap(),
+    ];
     args.extend_from_slice(&SIZES);
     let r = mpirun(&args);
     r.assert_ok();
@@ -49,8 +63,26 @@ fn pingpong_with_small_channels() {
     // Rings far smaller than the messages: eager messages stream in many fragments.
     let p = example("pingpong");
     let args = [
-        "-np", "2", "--mca", "btl_sm_fifo_cells", "4", "--mca", "btl_sm_payload_bytes", "1024",
-        "--mca", "btl_sm_eager_limit", "65536", p.to_str().unwrap(), "0", "1", "100", "1000", "4097", "65536", "65537", "1048576",
+        "-np",
+        "2",
+        "--mca",
+        "btl_sm_fifo_cells",
+        "4",
+        "--mca",
+        "btl_sm_payload_bytes",
+        "1024",
+        "--mca",
+        "btl_sm_eager_limit",
+        "65536",
+        p.to_str().unwrap(),
+        "0",
+        "1",
+        "100",
+        "1000",
+        "4097",
+        "65536",
+        "65537",
+        "1048576",
     ];
     let r = mpirun(&args);
     r.assert_ok();
@@ -81,7 +113,10 @@ fn truncation_is_reported() {
 
 #[test]
 fn singleton_without_mpirun() {
-    let r = run_bounded(std::process::Command::new(example("hello")), std::time::Duration::from_secs(60));
+    let r = run_bounded(
+        std::process::Command::new(example("hello")),
+        std::time::Duration::from_secs(60),
+    );
     r.assert_ok();
     assert!(r.stdout.contains("Hello from rank 0 of 1"), "{}", r.stdout);
 }

@@ -63,7 +63,10 @@ pub(crate) fn check(st: pml::Status) -> Result<Status> {
         None => Ok(Status(st)),
         Some(ErrorClass::Truncate) => Err(Error::new(
             ErrorClass::Truncate,
-            format!("message from rank {} with tag {} is larger than the receive buffer", st.source, st.tag),
+            format!(
+                "message from rank {} with tag {} is larger than the receive buffer",
+                st.source, st.tag
+            ),
         )),
         Some(c) => Err(Error::new(c, c.description())),
     }
@@ -78,7 +81,10 @@ pub struct Communicator {
 
 impl Communicator {
     pub(crate) fn new(id: usize) -> Communicator {
-        Communicator { id, _not_send: PhantomData }
+        Communicator {
+            id,
+            _not_send: PhantomData,
+        }
     }
 
     pub fn rank(&self) -> i32 {
@@ -100,7 +106,12 @@ impl Communicator {
     }
 
     /// Blocking receive into `buf`; a larger message is an `MPI_ERR_TRUNCATE` error.
-    pub fn recv<T: Equivalence>(&self, buf: &mut [T], source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Status> {
+    pub fn recv<T: Equivalence>(
+        &self,
+        buf: &mut [T],
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Status> {
         let b = as_bytes_mut(buf);
         let (src, tag) = (source.into().raw(), tag.into().raw());
         let st = runtime::with(|rt| {

@@ -29,7 +29,9 @@ pub struct Universe {
 /// Initialise MPI (MPI_Init). Fails if MPI was already initialised in this process.
 pub fn initialize() -> Result<Universe> {
     runtime::init()?;
-    Ok(Universe { _not_send: PhantomData })
+    Ok(Universe {
+        _not_send: PhantomData,
+    })
 }
 
 impl Universe {

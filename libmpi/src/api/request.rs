@@ -25,7 +25,12 @@ pub fn scope<'env, F, R>(f: F) -> R
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
 {
-    let s = Scope { pending: RefCell::new(Vec::new()), _scope: PhantomData, _env: PhantomData, _not_send: PhantomData };
+    let s = Scope {
+        pending: RefCell::new(Vec::new()),
+        _scope: PhantomData,
+        _env: PhantomData,
+        _not_send: PhantomData,
+    };
     let _guard = WaitLeft(&s.pending);
     f(&s)
 }
@@ -45,7 +50,10 @@ impl Drop for WaitLeft<'_> {
 impl<'scope> Scope<'scope, '_> {
     pub(crate) fn register(&'scope self, req: ReqId) -> Request<'scope> {
         self.pending.borrow_mut().push(req);
-        Request { req: Some(req), pending: &self.pending }
+        Request {
+            req: Some(req),
+            pending: &self.pending,
+        }
     }
 }
 
@@ -77,7 +85,11 @@ impl Request<'_> {
         let Some(req) = self.req else { return Ok(None) };
         let done = runtime::with(|rt| {
             rt.pml.progress();
-            Ok(if rt.pml.is_complete(req) { rt.pml.take(req) } else { None })
+            Ok(if rt.pml.is_complete(req) {
+                rt.pml.take(req)
+            } else {
+                None
+            })
         })?;
         match done {
             Some(st) => {

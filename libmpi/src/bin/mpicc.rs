@@ -363,15 +363,18 @@ fn main() -> ExitCode {
     }
 
     let link = mode == Mode::Link;
-    if link && !libdir.join(LIB_FILE).exists() {
-        eprintln!(
-            "mpicc: {LIB_FILE} not found in {}; build with cargo build -p libmpi",
-            libdir.display()
-        );
-    }
     let cmd = build_command(&cc, &incdir, &libdir, &args, link);
     if show == Show::Command {
         return print(cmd);
+    }
+    // Linking without our library would silently pick up another MPI's libmpi.so from the
+    // system's search path: refuse instead.
+    if link && !libdir.join(LIB_FILE).exists() {
+        eprintln!(
+            "mpicc: {LIB_FILE} not found in {}; build it with cargo build -p libmpi",
+            libdir.display()
+        );
+        return ExitCode::from(1);
     }
     run(&cmd, &cc_display)
 }

@@ -38,10 +38,14 @@ impl Btl for SmBtl {
 
     fn get(&mut self, peer: usize, remote: usize, local: &mut [u8]) -> Result<(), GetError> {
         if !self.cma {
-            return Err(GetError::Unsupported("single copy disabled (btl_sm_single_copy=none)".into()));
+            return Err(GetError::Unsupported(
+                "single copy disabled (btl_sm_single_copy=none)".into(),
+            ));
         }
         let Some(pid) = self.transport.peer_pid(peer) else {
-            return Err(GetError::Unsupported(format!("local peer {peer} has not attached")));
+            return Err(GetError::Unsupported(format!(
+                "local peer {peer} has not attached"
+            )));
         };
         btl_sm::cma::read(pid, remote, local).map_err(|e| {
             // Refused once means refused for good (ptrace policy): stop trying.

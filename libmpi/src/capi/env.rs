@@ -185,7 +185,10 @@ fn errhandler_of(h: Handle) -> Result<ErrHandler> {
         ERRORS_ARE_FATAL => Ok(ErrHandler::Fatal),
         ERRORS_RETURN => Ok(ErrHandler::Return),
         ERRORS_ABORT => Ok(ErrHandler::Abort),
-        v => Err(Error::new(ErrorClass::Arg, format!("{v:#x} is not an error handler (user handlers come later)"))),
+        v => Err(Error::new(
+            ErrorClass::Arg,
+            format!("{v:#x} is not an error handler (user handlers come later)"),
+        )),
     }
 }
 

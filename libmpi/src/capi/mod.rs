@@ -58,7 +58,13 @@ unsafe fn store_status(out: *mut MpiStatus, st: &pml::Status) {
         source: st.source,
         tag: st.tag,
         error: st.error,
-        internal: [st.count as u32 as c_int, (st.count >> 32) as u32 as c_int, st.cancelled as c_int, 0, 0],
+        internal: [
+            st.count as u32 as c_int,
+            (st.count >> 32) as u32 as c_int,
+            st.cancelled as c_int,
+            0,
+            0,
+        ],
     };
     // SAFETY: the caller guarantees `out` points to a writable MPI_Status.
     unsafe { out.write(s) };
@@ -66,16 +72,26 @@ unsafe fn store_status(out: *mut MpiStatus, st: &pml::Status) {
 
 /// The status of a request that was MPI_REQUEST_NULL or a PROC_NULL operation.
 fn empty_status() -> pml::Status {
-    pml::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }
+    pml::Status {
+        source: MPI_ANY_SOURCE,
+        tag: MPI_ANY_TAG,
+        ..Default::default()
+    }
 }
 
 fn comm_index(h: Handle) -> Result<usize> {
     match h as usize {
         COMM_WORLD => Ok(crate::comm::WORLD),
         COMM_SELF => Ok(crate::comm::SELF),
-        COMM_NULL => Err(Error::new(ErrorClass::Comm, "MPI_COMM_NULL is not a valid communicator here")),
+        COMM_NULL => Err(Error::new(
+            ErrorClass::Comm,
+            "MPI_COMM_NULL is not a valid communicator here",
+        )),
         v if v >= DYNAMIC_BASE => Ok(v - DYNAMIC_BASE),
-        v => Err(Error::new(ErrorClass::Comm, format!("{v:#x} is not a communicator handle"))),
+        v => Err(Error::new(
+            ErrorClass::Comm,
+            format!("{v:#x} is not a communicator handle"),
+        )),
     }
 }
 
@@ -87,18 +103,30 @@ fn request_handle(id: pml::ReqId) -> Handle {
 fn request_id(h: Handle) -> Result<Option<pml::ReqId>> {
     match h as usize {
         REQUEST_NULL => Ok(None),
-        v if v >= DYNAMIC_BASE && v - DYNAMIC_BASE <= u32::MAX as usize => Ok(Some((v - DYNAMIC_BASE) as pml::ReqId)),
-        v => Err(Error::new(ErrorClass::Request, format!("{v:#x} is not a request handle"))),
+        v if v >= DYNAMIC_BASE && v - DYNAMIC_BASE <= u32::MAX as usize => {
+            Ok(Some((v - DYNAMIC_BASE) as pml::ReqId))
+        }
+        v => Err(Error::new(
+            ErrorClass::Request,
+            format!("{v:#x} is not a request handle"),
+        )),
     }
 }
 
 /// Bytes of `count` elements of `datatype`, checking both.
 fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
     if count < 0 {
-        return Err(Error::new(ErrorClass::Count, format!("count {count} is negative")));
+        return Err(Error::new(
+            ErrorClass::Count,
+            format!("count {count} is negative"),
+        ));
     }
-    let dt = crate::datatype::lookup(datatype as usize)
-        .ok_or_else(|| Error::new(ErrorClass::Type, format!("{:#x} is not a valid datatype", datatype as usize)))?;
+    let dt = crate::datatype::lookup(datatype as usize).ok_or_else(|| {
+        Error::new(
+            ErrorClass::Type,
+            format!("{:#x} is not a valid datatype", datatype as usize),
+        )
+    })?;
     Ok(count as usize * dt.size)
 }
 

@@ -11,7 +11,10 @@ fn err_comm(comm: Handle) -> usize {
 
 fn check_buf(buf: *const c_void, bytes: usize) -> Result<()> {
     if buf.is_null() && bytes > 0 {
-        return Err(Error::new(ErrorClass::Buffer, "buffer is NULL but the count is not zero"));
+        return Err(Error::new(
+            ErrorClass::Buffer,
+            "buffer is NULL but the count is not zero",
+        ));
     }
     Ok(())
 }

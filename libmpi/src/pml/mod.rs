@@ -58,10 +58,29 @@ struct Stream {
 }
 
 enum SendWork {
-    Eager { req: Option<ReqId>, hdr: MatchHdr, buf: *const u8, len: usize, off: usize, started: bool },
-    Rts { hdr: RtsHdr },
-    Ctrl { tag: u8, words: [u8; 16], len: usize },
-    Data { req: ReqId, rreq: u64, buf: *const u8, len: usize, off: usize },
+    Eager {
+        req: Option<ReqId>,
+        hdr: MatchHdr,
+        buf: *const u8,
+        len: usize,
+        off: usize,
+        started: bool,
+    },
+    Rts {
+        hdr: RtsHdr,
+    },
+    Ctrl {
+        tag: u8,
+        words: [u8; 16],
+        len: usize,
+    },
+    Data {
+        req: ReqId,
+        rreq: u64,
+        buf: *const u8,
+        len: usize,
+        off: usize,
+    },
 }
 
 pub struct Pml {
@@ -82,6 +101,7 @@ struct State {
     queued: usize,
     gets: Vec<ReqId>,
     eager_limit: usize,
+    verbose: bool,
 }
 
 /// View `len` bytes at `buf`. A zero length never touches the pointer (C may pass NULL).
@@ -130,6 +150,7 @@ impl Pml {
                 queued: 0,
                 gets: Vec::new(),
                 eager_limit,
+                verbose: false,
             },
         }
     }
@@ -138,30 +159,72 @@ impl Pml {
         self.btls.iter().map(|b| b.name()).collect()
     }
 
+    /// Report why single copy fell back to streaming (once per process) when verbose.
+    pub fn set_verbose(&mut self, on: bool) {
+        self.st.verbose = on;
+    }
+
     /// Start a send of `len` bytes at `buf` to world rank `dest`.
     ///
     /// # Safety
     /// `buf` must stay valid and unmodified until the send completes (`Done`, or the request
     /// reported complete).
-    pub unsafe fn isend(&mut self, buf: *const u8, len: usize, dest: usize, ctx: u32, src: i32, tag: i32) -> Started {
+    pub unsafe fn isend(
+        &mut self,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+    ) -> Started {
         let st = &mut self.st;
         let ep = st.endpoints[dest];
-        let m = MatchHdr { ctx, src, tag, total: len as u64 };
+        let m = MatchHdr {
+            ctx,
+            src,
+            tag,
+            total: len as u64,
+        };
         if len <= st.eager_limit {
             let btl = &mut self.btls[ep.btl];
             if st.sendq[dest].is_empty() && wire::MATCH_LEN + len <= btl.max_frag() {
                 // SAFETY: the caller's contract on `buf`; the btl copies it before returning.
-                if btl.try_send(ep.peer, wire::MATCH, &m.encode(), unsafe { bytes(buf, len) }) {
+                if btl.try_send(ep.peer, wire::MATCH, &m.encode(), unsafe {
+                    bytes(buf, len)
+                }) {
                     return Started::Done(Status::default());
                 }
             }
-            let req = st.reqs.insert(Request { kind: Kind::Send { buf, len }, complete: false, status: Status::default() });
-            st.enqueue(dest, SendWork::Eager { req: Some(req), hdr: m, buf, len, off: 0, started: false });
+            let req = st.reqs.insert(Request {
+                kind: Kind::Send { buf, len },
+                complete: false,
+                status: Status::default(),
+            });
+            st.enqueue(
+                dest,
+                SendWork::Eager {
+                    req: Some(req),
+                    hdr: m,
+                    buf,
+                    len,
+                    off: 0,
+                    started: false,
+                },
+            );
             st.push_queue(&mut self.btls, dest);
             Started::Pending(req)
         } else {
-            let req = st.reqs.insert(Request { kind: Kind::Send { buf, len }, complete: false, status: Status::default() });
-            let hdr = RtsHdr { m, addr: buf as u64, sreq: req as u64 };
+            let req = st.reqs.insert(Request {
+                kind: Kind::Send { buf, len },
+                complete: false,
+                status: Status::default(),
+            });
+            let hdr = RtsHdr {
+                m,
+                addr: buf as u64,
+                sreq: req as u64,
+            };
             st.enqueue(dest, SendWork::Rts { hdr });
             st.push_queue(&mut self.btls, dest);
             Started::Pending(req)
@@ -173,11 +236,29 @@ impl Pml {
     /// # Safety
     /// `buf` must stay valid for writes of `cap` bytes, and not be otherwise accessed, until
     /// the receive completes.
-    pub unsafe fn irecv(&mut self, buf: *mut u8, cap: usize, ctx: u32, src: i32, tag: i32) -> Started {
+    pub unsafe fn irecv(
+        &mut self,
+        buf: *mut u8,
+        cap: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+    ) -> Started {
         let st = &mut self.st;
-        let Some(i) = st.unexpected.iter().position(|u| matches(ctx, src, tag, &u.hdr)) else {
+        let Some(i) = st
+            .unexpected
+            .iter()
+            .position(|u| matches(ctx, src, tag, &u.hdr))
+        else {
             let req = st.reqs.insert(Request {
-                kind: Kind::Recv { buf, cap, ctx, src, tag, rndv: None },
+                kind: Kind::Recv {
+                    buf,
+                    cap,
+                    ctx,
+                    src,
+                    tag,
+                    rndv: None,
+                },
                 complete: false,
                 status: Status::default(),
             });
@@ -187,7 +268,10 @@ impl Pml {
         let u = st.unexpected.remove(i).expect("position found it");
         let total = u.hdr.total as usize;
         match u.body {
-            UnexpectedBody::Eager { data, complete: true } => {
+            UnexpectedBody::Eager {
+                data,
+                complete: true,
+            } => {
                 let n = total.min(cap);
                 if n > 0 {
                     // SAFETY: caller's contract: `buf` has `cap` writable bytes; n <= cap.
@@ -195,9 +279,19 @@ impl Pml {
                 }
                 Started::Done(recv_status(&u.hdr, total, cap))
             }
-            UnexpectedBody::Eager { data, complete: false } => {
+            UnexpectedBody::Eager {
+                data,
+                complete: false,
+            } => {
                 let req = st.reqs.insert(Request {
-                    kind: Kind::Recv { buf, cap, ctx, src, tag, rndv: None },
+                    kind: Kind::Recv {
+                        buf,
+                        cap,
+                        ctx,
+                        src,
+                        tag,
+                        rndv: None,
+                    },
                     complete: false,
                     status: Status::default(),
                 });
@@ -208,9 +302,23 @@ impl Pml {
                 Started::Pending(req)
             }
             UnexpectedBody::Rts { addr, sreq } => {
-                let rndv = Rndv { peer: u.from, addr, sreq, total, got: 0, hdr: u.hdr };
+                let rndv = Rndv {
+                    peer: u.from,
+                    addr,
+                    sreq,
+                    total,
+                    got: 0,
+                    hdr: u.hdr,
+                };
                 let req = st.reqs.insert(Request {
-                    kind: Kind::Recv { buf, cap, ctx, src, tag, rndv: Some(rndv) },
+                    kind: Kind::Recv {
+                        buf,
+                        cap,
+                        ctx,
+                        src,
+                        tag,
+                        rndv: Some(rndv),
+                    },
                     complete: false,
                     status: Status::default(),
                 });
@@ -259,21 +367,30 @@ impl Pml {
 
     /// A request that is already complete (for non-blocking calls that finished at once).
     pub fn completed(&mut self, status: Status) -> ReqId {
-        self.st.reqs.insert(Request { kind: Kind::Send { buf: std::ptr::null(), len: 0 }, complete: true, status })
+        self.st.reqs.insert(Request {
+            kind: Kind::Send {
+                buf: std::ptr::null(),
+                len: 0,
+            },
+            complete: true,
+            status,
+        })
     }
 
     /// Fragments still waiting for room in a transport.
     pub fn queued(&self) -> usize {
         self.st.queued
     }
-
-    pub fn live_requests(&self) -> usize {
-        self.st.reqs.live()
-    }
 }
 
 fn recv_status(h: &MatchHdr, total: usize, cap: usize) -> Status {
-    let mut s = Status { source: h.src, tag: h.tag, error: 0, count: total.min(cap), cancelled: false };
+    let mut s = Status {
+        source: h.src,
+        tag: h.tag,
+        error: 0,
+        count: total.min(cap),
+        cancelled: false,
+    };
     if total > cap {
         s.error = ErrorClass::Truncate as i32;
     }
@@ -303,12 +420,21 @@ impl State {
         let maxf = btl.max_frag();
         while let Some(w) = self.sendq[dest].front_mut() {
             let done_req = match w {
-                SendWork::Eager { req, hdr, buf, len, off, started } => {
+                SendWork::Eager {
+                    req,
+                    hdr,
+                    buf,
+                    len,
+                    off,
+                    started,
+                } => {
                     loop {
                         if !*started {
                             let n = (*len).min(maxf - wire::MATCH_LEN);
                             // SAFETY: the pending send request keeps `buf` valid (isend's contract).
-                            if !btl.try_send(ep.peer, wire::MATCH, &hdr.encode(), unsafe { bytes(*buf, n) }) {
+                            if !btl.try_send(ep.peer, wire::MATCH, &hdr.encode(), unsafe {
+                                bytes(*buf, n)
+                            }) {
                                 return;
                             }
                             *started = true;
@@ -316,7 +442,9 @@ impl State {
                         } else {
                             let n = (*len - *off).min(maxf);
                             // SAFETY: as above; off + n <= len.
-                            if !btl.try_send(ep.peer, wire::CONT, &[], unsafe { bytes(buf.add(*off), n) }) {
+                            if !btl.try_send(ep.peer, wire::CONT, &[], unsafe {
+                                bytes(buf.add(*off), n)
+                            }) {
                                 return;
                             }
                             *off += n;
@@ -339,12 +467,20 @@ impl State {
                     }
                     None
                 }
-                SendWork::Data { req, rreq, buf, len, off } => {
+                SendWork::Data {
+                    req,
+                    rreq,
+                    buf,
+                    len,
+                    off,
+                } => {
                     while *off < *len {
                         let n = (*len - *off).min(maxf - wire::DATA_LEN);
                         let h = wire::encode_words([*rreq, *off as u64]);
                         // SAFETY: the rendezvous send request keeps `buf` valid; off + n <= len.
-                        if !btl.try_send(ep.peer, wire::DATA, &h, unsafe { bytes(buf.add(*off), n) }) {
+                        if !btl
+                            .try_send(ep.peer, wire::DATA, &h, unsafe { bytes(buf.add(*off), n) })
+                        {
                             return;
                         }
                         *off += n;
@@ -363,16 +499,23 @@ impl State {
     /// The first posted receive that matches, removed from the posted queue.
     fn take_posted(&mut self, h: &MatchHdr) -> Option<ReqId> {
         let reqs = &self.reqs;
-        let i = self.posted.iter().position(|&id| match reqs.get(id).map(|r| &r.kind) {
-            Some(Kind::Recv { ctx, src, tag, .. }) => matches(*ctx, *src, *tag, h),
-            _ => false,
-        })?;
+        let i = self
+            .posted
+            .iter()
+            .position(|&id| match reqs.get(id).map(|r| &r.kind) {
+                Some(Kind::Recv { ctx, src, tag, .. }) => matches(*ctx, *src, *tag, h),
+                _ => false,
+            })?;
         self.posted.remove(i)
     }
 
     /// Copy `data` into receive `req`'s buffer at `offset`, dropping what does not fit.
     fn copy_into(&mut self, req: ReqId, offset: usize, data: &[u8]) {
-        if let Some(Request { kind: Kind::Recv { buf, cap, .. }, .. }) = self.reqs.get(req) {
+        if let Some(Request {
+            kind: Kind::Recv { buf, cap, .. },
+            ..
+        }) = self.reqs.get(req)
+        {
             if offset < *cap && !data.is_empty() {
                 let n = data.len().min(*cap - offset);
                 // SAFETY: irecv's contract: `buf` has `cap` writable bytes owned by this request
@@ -401,23 +544,52 @@ impl State {
             wire::RTS => {
                 let h = RtsHdr::decode(frag);
                 if let Some(req) = self.take_posted(&h.m) {
-                    let rndv = Rndv { peer: from, addr: h.addr, sreq: h.sreq, total: h.m.total as usize, got: 0, hdr: h.m };
-                    if let Some(Request { kind: Kind::Recv { rndv: slot, .. }, .. }) = self.reqs.get_mut(req) {
+                    let rndv = Rndv {
+                        peer: from,
+                        addr: h.addr,
+                        sreq: h.sreq,
+                        total: h.m.total as usize,
+                        got: 0,
+                        hdr: h.m,
+                    };
+                    if let Some(Request {
+                        kind: Kind::Recv { rndv: slot, .. },
+                        ..
+                    }) = self.reqs.get_mut(req)
+                    {
                         *slot = Some(rndv);
                     }
                     self.gets.push(req);
                 } else {
                     let id = self.next_unexpected;
                     self.next_unexpected += 1;
-                    let body = UnexpectedBody::Rts { addr: h.addr, sreq: h.sreq };
-                    self.unexpected.push_back(Unexpected { id, from, hdr: h.m, body });
+                    let body = UnexpectedBody::Rts {
+                        addr: h.addr,
+                        sreq: h.sreq,
+                    };
+                    self.unexpected.push_back(Unexpected {
+                        id,
+                        from,
+                        hdr: h.m,
+                        body,
+                    });
                 }
             }
             wire::FIN => self.complete(wire::word(frag, 0) as ReqId),
             wire::CTS => {
                 let (sreq, rreq) = (wire::word(frag, 0) as ReqId, wire::word(frag, 1));
-                if let Some(Request { kind: Kind::Send { buf, len }, .. }) = self.reqs.get(sreq) {
-                    let w = SendWork::Data { req: sreq, rreq, buf: *buf, len: *len, off: 0 };
+                if let Some(Request {
+                    kind: Kind::Send { buf, len },
+                    ..
+                }) = self.reqs.get(sreq)
+                {
+                    let w = SendWork::Data {
+                        req: sreq,
+                        rreq,
+                        buf: *buf,
+                        len: *len,
+                        off: 0,
+                    };
                     self.enqueue(from, w);
                 }
             }
@@ -426,7 +598,11 @@ impl State {
                 let data = &frag[wire::DATA_LEN..];
                 self.copy_into(rreq, off, data);
                 let mut done = None;
-                if let Some(Request { kind: Kind::Recv { rndv: Some(r), .. }, .. }) = self.reqs.get_mut(rreq) {
+                if let Some(Request {
+                    kind: Kind::Recv { rndv: Some(r), .. },
+                    ..
+                }) = self.reqs.get_mut(rreq)
+                {
                     r.got += data.len();
                     if r.got >= r.total {
                         done = Some(r.hdr);
@@ -451,23 +627,38 @@ impl State {
             if complete {
                 self.finish_recv(req, &h);
             } else {
-                self.streams[from] = Some(Stream { dest: StreamDest::Req(req), hdr: h, got: chunk.len() });
+                self.streams[from] = Some(Stream {
+                    dest: StreamDest::Req(req),
+                    hdr: h,
+                    got: chunk.len(),
+                });
             }
         } else {
             let id = self.next_unexpected;
             self.next_unexpected += 1;
             let mut data = Vec::with_capacity(total);
             data.extend_from_slice(chunk);
-            self.unexpected.push_back(Unexpected { id, from, hdr: h, body: UnexpectedBody::Eager { data, complete } });
+            self.unexpected.push_back(Unexpected {
+                id,
+                from,
+                hdr: h,
+                body: UnexpectedBody::Eager { data, complete },
+            });
             if !complete {
-                self.streams[from] = Some(Stream { dest: StreamDest::Unexpected(id), hdr: h, got: chunk.len() });
+                self.streams[from] = Some(Stream {
+                    dest: StreamDest::Unexpected(id),
+                    hdr: h,
+                    got: chunk.len(),
+                });
             }
         }
     }
 
     fn on_cont(&mut self, from: usize, data: &[u8]) {
         let Some(mut s) = self.streams[from].take() else {
-            eprintln!("rmpi: internal error: continuation fragment from rank {from} without a message");
+            eprintln!(
+                "rmpi: internal error: continuation fragment from rank {from} without a message"
+            );
             std::process::abort();
         };
         match s.dest {
@@ -500,23 +691,52 @@ impl State {
     /// Read matched rendezvous data with a single copy; FIN on success, CTS to fall back.
     fn run_gets(&mut self, btls: &mut [Box<dyn Btl>]) {
         for req in std::mem::take(&mut self.gets) {
-            let Some(Request { kind: Kind::Recv { buf, cap, rndv: Some(r), .. }, .. }) = self.reqs.get(req) else {
+            let Some(Request {
+                kind:
+                    Kind::Recv {
+                        buf,
+                        cap,
+                        rndv: Some(r),
+                        ..
+                    },
+                ..
+            }) = self.reqs.get(req)
+            else {
                 continue;
             };
             let (buf, r) = (*buf, *r);
             let n = r.total.min(*cap);
             let ep = self.endpoints[r.peer];
-            let ok = n == 0 || {
-                // SAFETY: irecv's contract: `buf` has `cap` >= n writable bytes owned by this
-                // pending request.
-                let local = unsafe { std::slice::from_raw_parts_mut(buf, n) };
-                btls[ep.btl].get(ep.peer, r.addr as usize, local).is_ok()
-            };
+            let ok = n == 0
+                || {
+                    // SAFETY: irecv's contract: `buf` has `cap` >= n writable bytes owned by this
+                    // pending request.
+                    let local = unsafe { std::slice::from_raw_parts_mut(buf, n) };
+                    match btls[ep.btl].get(ep.peer, r.addr as usize, local) {
+                        Ok(()) => true,
+                        Err(crate::btl::GetError::Unsupported(why)) => {
+                            if std::mem::take(&mut self.verbose) {
+                                eprintln!("rmpi: single copy from rank {} unavailable ({why}); streaming instead", r.peer);
+                            }
+                            false
+                        }
+                    }
+                };
             if ok {
                 self.finish_recv(req, &r.hdr);
-                self.ctrl(r.peer, wire::FIN, wire::encode_words([r.sreq]), wire::FIN_LEN);
+                self.ctrl(
+                    r.peer,
+                    wire::FIN,
+                    wire::encode_words([r.sreq]),
+                    wire::FIN_LEN,
+                );
             } else {
-                self.ctrl(r.peer, wire::CTS, wire::encode_words([r.sreq, req as u64]), wire::CTS_LEN);
+                self.ctrl(
+                    r.peer,
+                    wire::CTS,
+                    wire::encode_words([r.sreq, req as u64]),
+                    wire::CTS_LEN,
+                );
             }
         }
     }

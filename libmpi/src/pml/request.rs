@@ -1,7 +1,5 @@
 //! The request table: every pending send and receive, addressed by a small integer id.
 
-use crate::error::ErrorClass;
-
 pub type ReqId = u32;
 
 /// What a completed operation reports (MPI_Status's content).
@@ -54,12 +52,6 @@ pub struct Request {
     pub status: Status,
 }
 
-impl Request {
-    pub fn set_error(&mut self, class: ErrorClass) {
-        self.status.error = class as i32;
-    }
-}
-
 /// A slab of requests with a free list; ids are reused after `free`.
 #[derive(Default)]
 pub struct Requests {
@@ -98,6 +90,7 @@ impl Requests {
     }
 
     /// How many requests exist (pending or completed but not yet freed).
+    #[cfg(test)]
     pub fn live(&self) -> usize {
         self.live
     }
@@ -108,7 +101,14 @@ mod tests {
     use super::*;
 
     fn send() -> Request {
-        Request { kind: Kind::Send { buf: std::ptr::null(), len: 0 }, complete: false, status: Status::default() }
+        Request {
+            kind: Kind::Send {
+                buf: std::ptr::null(),
+                len: 0,
+            },
+            complete: false,
+            status: Status::default(),
+        }
     }
 
     #[test]

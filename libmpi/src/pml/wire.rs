@@ -51,7 +51,12 @@ impl MatchHdr {
 
     #[inline]
     pub fn decode(b: &[u8]) -> MatchHdr {
-        MatchHdr { ctx: u32_at(b, 0), src: u32_at(b, 4) as i32, tag: u32_at(b, 8) as i32, total: u64_at(b, 12) }
+        MatchHdr {
+            ctx: u32_at(b, 0),
+            src: u32_at(b, 4) as i32,
+            tag: u32_at(b, 8) as i32,
+            total: u64_at(b, 12),
+        }
     }
 }
 
@@ -73,7 +78,11 @@ impl RtsHdr {
     }
 
     pub fn decode(b: &[u8]) -> RtsHdr {
-        RtsHdr { m: MatchHdr::decode(b), addr: u64_at(b, 20), sreq: u64_at(b, 28) }
+        RtsHdr {
+            m: MatchHdr::decode(b),
+            addr: u64_at(b, 20),
+            sreq: u64_at(b, 28),
+        }
     }
 }
 
@@ -96,13 +105,27 @@ mod tests {
 
     #[test]
     fn match_roundtrip() {
-        let h = MatchHdr { ctx: 7, src: -1, tag: i32::MAX, total: 1 << 40 };
+        let h = MatchHdr {
+            ctx: 7,
+            src: -1,
+            tag: i32::MAX,
+            total: 1 << 40,
+        };
         assert_eq!(MatchHdr::decode(&h.encode()), h);
     }
 
     #[test]
     fn rts_roundtrip() {
-        let h = RtsHdr { m: MatchHdr { ctx: 1, src: 3, tag: 0, total: 99 }, addr: 0xdead_beef, sreq: 42 };
+        let h = RtsHdr {
+            m: MatchHdr {
+                ctx: 1,
+                src: 3,
+                tag: 0,
+                total: 99,
+            },
+            addr: 0xdead_beef,
+            sreq: 42,
+        };
         assert_eq!(RtsHdr::decode(&h.encode()), h);
     }
 

@@ -9,7 +9,10 @@ use mpi::{Source, Tag};
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(2000, |a| a.parse().expect("count"));
-    let bytes: usize = args.next().map_or(16, |a| a.parse().expect("bytes")).max(16);
+    let bytes: usize = args
+        .next()
+        .map_or(16, |a| a.parse().expect("bytes"))
+        .max(16);
     let universe = mpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
@@ -28,7 +31,9 @@ fn main() {
         // reverse order of how rank 0 will ask for them.
         world.barrier().expect("barrier");
         for t in 0..3 {
-            world.send(&[rank as u64, t], 0, 100 + t as i32).expect("send");
+            world
+                .send(&[rank as u64, t], 0, 100 + t as i32)
+                .expect("send");
         }
     } else {
         let mut next = vec![0u64; size as usize];
@@ -38,12 +43,28 @@ fn main() {
             let seq = u64::from_le_bytes(buf[..8].try_into().unwrap());
             let from = u64::from_le_bytes(buf[8..16].try_into().unwrap());
             let src = st.source() as usize;
-            assert_eq!(from as usize, src, "payload names rank {from} but status says {src}");
-            assert_eq!(seq, next[src], "from rank {src}: got message {seq}, expected {}", next[src]);
-            assert_eq!(st.tag() as u64, seq % tags, "tag of message {seq} from {src}");
+            assert_eq!(
+                from as usize, src,
+                "payload names rank {from} but status says {src}"
+            );
+            assert_eq!(
+                seq, next[src],
+                "from rank {src}: got message {seq}, expected {}",
+                next[src]
+            );
+            assert_eq!(
+                st.tag() as u64,
+                seq % tags,
+                "tag of message {seq} from {src}"
+            );
             assert_eq!(st.count_bytes(), bytes);
             for (i, b) in buf[16..].iter().enumerate() {
-                assert_eq!(*b, (seq as usize + i) as u8, "byte {} of message {seq} from {src}", i + 16);
+                assert_eq!(
+                    *b,
+                    (seq as usize + i) as u8,
+                    "byte {} of message {seq} from {src}",
+                    i + 16
+                );
             }
             next[src] += 1;
         }
@@ -55,6 +76,9 @@ fn main() {
                 assert_eq!((m[0], m[1], st.tag()), (src as u64, t as u64, 100 + t));
             }
         }
-        println!("ordering: OK ({} senders x {n} messages of {bytes} bytes)", size - 1);
+        println!(
+            "ordering: OK ({} senders x {n} messages of {bytes} bytes)",
+            size - 1
+        );
     }
 }

@@ -13,7 +13,9 @@ fn main() {
     } else if world.rank() == 1 {
         for &s in &sizes {
             let mut small = vec![0u8; 10];
-            let e = world.recv(&mut small, 0, 3).expect_err("a truncated receive must fail");
+            let e = world
+                .recv(&mut small, 0, 3)
+                .expect_err("a truncated receive must fail");
             assert_eq!(e.class, mpi::ErrorClass::Truncate, "{s} bytes: {e}");
             assert_eq!(small, vec![7u8; 10], "the part that fits is delivered");
         }
