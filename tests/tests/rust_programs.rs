@@ -120,3 +120,12 @@ fn singleton_without_mpirun() {
     r.assert_ok();
     assert!(r.stdout.contains("Hello from rank 0 of 1"), "{}", r.stdout);
 }
+
+#[test]
+fn nonblocking_api_at_1_2_3_8() {
+    for np in [1, 2, 3, 8] {
+        let r = mpirun_np(np, &bin("nonblocking"), &[]);
+        r.assert_ok();
+        assert!(r.stdout.contains("nonblocking: OK"), "np {np}: {}", r.stdout);
+    }
+}
