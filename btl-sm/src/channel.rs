@@ -1,0 +1,303 @@
+//! One SPSC channel (sender s → receiver r): the sender's end `Tx` and the receiver's end `Rx`.
+//!
+//! Header cell (64 B, one cache line):
+//! ```text
+//! +0 stamp: u32   absolute cell index + 1 (wrapping); stored last, Release — the publication point
+//! +4 len: u32     fragment bytes (hdr + data)
+//! +8 pay_pos: u32 monotonic payload-ring position of the bytes when len > 48
+//! +12 tag: u8
+//! +16 48 bytes of inline payload when len <= 48
+//! ```
+//! Positions (cell index, payload position) are wrapping u32 counters; ring sizes are powers of
+//! two far below 2^31, so `head - tail` is always the true occupancy.
+//!
+//! A zero-filled ring is a valid empty ring: cell 0 expects stamp 1, and a stale stamp from an
+//! earlier lap differs from the expected one by a multiple of the ring size.
+//!
+//! Ownership of bytes (the SPSC protocol): cells in `[tail, head)` and payload bytes in
+//! `[pay_tail, pay_head)` belong to the receiver until it publishes a tail past them; everything
+//! else belongs to the sender. Each side writes only what it owns.
+
+use std::ptr;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crate::layout::CELL;
+
+pub const INLINE_MAX: usize = 48;
+const OFF_STAMP: usize = 0;
+const OFF_LEN: usize = 4;
+const OFF_PAY_POS: usize = 8;
+const OFF_TAG: usize = 12;
+const OFF_INLINE: usize = 16;
+
+#[inline(always)]
+fn round_line(len: u32) -> u32 {
+    (len + 63) & !63
+}
+
+/// Sender end. All fields are private to the sending process; only `tail` points at
+/// receiver-written memory.
+pub struct Tx {
+    cells: *mut u8,
+    pay: *mut u8,
+    /// The receiver's published tail record for this channel (hdr_tail | pay_tail << 32).
+    tail: *const AtomicU64,
+    cell_mask: u32,
+    pay_size: u32,
+    head: u32,
+    pay_head: u32,
+    /// Last values read from `tail`; only refreshed when they say "full".
+    hdr_tail: u32,
+    pay_tail: u32,
+}
+
+/// Receiver end.
+pub struct Rx {
+    cells: *const u8,
+    pay: *const u8,
+    /// Our tail record for this channel; only this process writes it.
+    tail: *const AtomicU64,
+    cell_mask: u32,
+    pay_size: u32,
+    next: u32,
+    pay_tail: u32,
+}
+
+impl Tx {
+    /// A placeholder for the `me` slot of per-peer arrays; never used for sending.
+    pub fn unused() -> Tx {
+        Tx {
+            cells: ptr::null_mut(),
+            pay: ptr::null_mut(),
+            tail: ptr::null(),
+            cell_mask: 0,
+            pay_size: 0,
+            head: 0,
+            pay_head: 0,
+            hdr_tail: 0,
+            pay_tail: 0,
+        }
+    }
+
+    /// # Safety
+    /// `cells` (fifo_cells × 64 B, 64-aligned), `pay` (pay_size bytes, 64-aligned) and `tail`
+    /// (8-aligned) must point into a live shared mapping laid out by `Layout` for this channel,
+    /// outliving the `Tx`, with this process the only sender on it and the rings fresh (zeroed).
+    pub unsafe fn new(
+        cells: *mut u8,
+        pay: *mut u8,
+        tail: *const AtomicU64,
+        fifo_cells: usize,
+        pay_size: usize,
+    ) -> Tx {
+        Tx {
+            cells,
+            pay,
+            tail,
+            cell_mask: (fifo_cells - 1) as u32,
+            pay_size: pay_size as u32,
+            head: 0,
+            pay_head: 0,
+            hdr_tail: 0,
+            pay_tail: 0,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refresh(&mut self) {
+        // SAFETY: `tail` is an 8-aligned u64 inside the mapping (constructor contract), only
+        // ever accessed atomically. Acquire pairs with the receiver's Release store: its reads
+        // of the slots it gives back happen before we overwrite them.
+        let t = unsafe { (*self.tail).load(Ordering::Acquire) };
+        self.hdr_tail = t as u32;
+        self.pay_tail = (t >> 32) as u32;
+    }
+
+    /// Enqueue `hdr ++ data` (at most the transport's max_frag bytes); false when full.
+    #[inline]
+    pub fn try_send(&mut self, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        let len = hdr.len() + data.len();
+        let cells = self.cell_mask + 1;
+        if self.head.wrapping_sub(self.hdr_tail) >= cells {
+            self.refresh();
+            if self.head.wrapping_sub(self.hdr_tail) >= cells {
+                return false;
+            }
+        }
+        let idx = (self.head & self.cell_mask) as usize;
+        // SAFETY: idx < fifo_cells, so the cell lies inside this channel's header ring.
+        let cell = unsafe { self.cells.add(idx * CELL) };
+        if len <= INLINE_MAX {
+            // SAFETY: the cell is ours: head - hdr_tail < fifo_cells means the receiver has
+            // released it (Acquire in refresh), and it has not been published yet. hdr and data
+            // fit in the 48 inline bytes; sources are process-private, so no overlap.
+            unsafe {
+                ptr::copy_nonoverlapping(hdr.as_ptr(), cell.add(OFF_INLINE), hdr.len());
+                ptr::copy_nonoverlapping(
+                    data.as_ptr(),
+                    cell.add(OFF_INLINE + hdr.len()),
+                    data.len(),
+                );
+                ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
+                ptr::write(cell.add(OFF_TAG), tag);
+            }
+        } else {
+            let need = round_line(len as u32);
+            let off = self.pay_head & (self.pay_size - 1);
+            // Never wrap a fragment: skip the too-short end; the skipped bytes are consumed
+            // together with this fragment when the receiver advances its tail past it.
+            let skip = if off + need > self.pay_size {
+                self.pay_size - off
+            } else {
+                0
+            };
+            if self.pay_size - self.pay_head.wrapping_sub(self.pay_tail) < skip + need {
+                self.refresh();
+                if self.pay_size - self.pay_head.wrapping_sub(self.pay_tail) < skip + need {
+                    return false;
+                }
+            }
+            let start = self.pay_head.wrapping_add(skip);
+            let at = (start & (self.pay_size - 1)) as usize;
+            // SAFETY: at + need <= pay_size (skip guarantees no wrap), so the copy stays in this
+            // channel's payload ring; [pay_head, start + need) is free per the (Acquire-read)
+            // receiver tail, so we are its only accessor until the stamp below publishes it.
+            // The cell is ours as in the inline case; all offsets are 4-aligned in a 64-aligned
+            // cell.
+            unsafe {
+                let dst = self.pay.add(at);
+                ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
+                ptr::copy_nonoverlapping(data.as_ptr(), dst.add(hdr.len()), data.len());
+                ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
+                ptr::write(cell.add(OFF_PAY_POS).cast::<u32>(), start);
+                ptr::write(cell.add(OFF_TAG), tag);
+            }
+            self.pay_head = start.wrapping_add(need);
+        }
+        self.head = self.head.wrapping_add(1);
+        // SAFETY: the stamp is a 4-aligned u32 at the cell start, accessed atomically by both
+        // sides. Release orders every write above before it; the receiver reads them only after
+        // an Acquire load sees this value.
+        unsafe {
+            AtomicU32::from_ptr(cell.add(OFF_STAMP).cast()).store(self.head, Ordering::Release)
+        };
+        true
+    }
+
+    /// Test hook: pretend `cell` cells and `pay` payload bytes have already gone through.
+    #[cfg(test)]
+    pub fn set_positions(&mut self, cell: u32, pay: u32) {
+        self.head = cell;
+        self.hdr_tail = cell;
+        self.pay_head = pay;
+        self.pay_tail = pay;
+    }
+}
+
+impl Rx {
+    pub fn unused() -> Rx {
+        Rx {
+            cells: ptr::null(),
+            pay: ptr::null(),
+            tail: ptr::null(),
+            cell_mask: 0,
+            pay_size: 0,
+            next: 0,
+            pay_tail: 0,
+        }
+    }
+
+    /// # Safety
+    /// As for `Tx::new`, with this process the only receiver on the channel.
+    pub unsafe fn new(
+        cells: *const u8,
+        pay: *const u8,
+        tail: *const AtomicU64,
+        fifo_cells: usize,
+        pay_size: usize,
+    ) -> Rx {
+        Rx {
+            cells,
+            pay,
+            tail,
+            cell_mask: (fifo_cells - 1) as u32,
+            pay_size: pay_size as u32,
+            next: 0,
+            pay_tail: 0,
+        }
+    }
+
+    /// Deliver up to `budget` fragments in order as `f(peer, tag, bytes)`.
+    #[inline]
+    pub fn poll(
+        &mut self,
+        peer: usize,
+        budget: usize,
+        f: &mut dyn FnMut(usize, u8, &[u8]),
+    ) -> usize {
+        let mut done = 0;
+        while done < budget {
+            let idx = (self.next & self.cell_mask) as usize;
+            // SAFETY: idx < fifo_cells: the cell is inside this channel's header ring.
+            let cell = unsafe { self.cells.add(idx * CELL) };
+            // SAFETY: 4-aligned u32 at the cell start, only accessed atomically. Acquire pairs
+            // with the sender's Release store of the stamp.
+            let stamp = unsafe {
+                AtomicU32::from_ptr(cell.add(OFF_STAMP) as *mut u32).load(Ordering::Acquire)
+            };
+            if stamp != self.next.wrapping_add(1) {
+                break;
+            }
+            // SAFETY: the stamp matched, so the sender wrote these fields before its Release and
+            // will not touch the cell (or the payload bytes it names) until we publish a tail
+            // past it; the fields are 4-aligned inside the 64-aligned cell.
+            let (len, tag, pay_pos) = unsafe {
+                (
+                    ptr::read(cell.add(OFF_LEN).cast::<u32>()),
+                    ptr::read(cell.add(OFF_TAG)),
+                    ptr::read(cell.add(OFF_PAY_POS).cast::<u32>()),
+                )
+            };
+            let bytes: &[u8] = if len as usize <= INLINE_MAX {
+                // SAFETY: len <= 48 bytes of inline payload inside the cell, owned by us until
+                // the tail store below (SPSC protocol), written before the stamp's Release.
+                unsafe { std::slice::from_raw_parts(cell.add(OFF_INLINE), len as usize) }
+            } else {
+                let at = pay_pos & (self.pay_size - 1);
+                // A corrupt cell must not make us read outside the ring.
+                assert!(
+                    len <= self.pay_size - at,
+                    "btl-sm: corrupt fragment from local rank {peer} (len {len} at {at})"
+                );
+                self.pay_tail = pay_pos.wrapping_add(round_line(len));
+                // SAFETY: at + len <= pay_size (checked), so the slice is inside this channel's
+                // payload ring; the sender wrote it before the stamp's Release and leaves it
+                // alone until our tail passes it.
+                unsafe { std::slice::from_raw_parts(self.pay.add(at as usize), len as usize) }
+            };
+            f(peer, tag, bytes);
+            self.next = self.next.wrapping_add(1);
+            // SAFETY: 8-aligned u64 in our own tail block, only accessed atomically; only this
+            // process writes it. Release: our reads of the bytes above happen before the sender
+            // (Acquire in Tx::refresh) reuses them.
+            unsafe {
+                (*self.tail).store(
+                    self.next as u64 | (self.pay_tail as u64) << 32,
+                    Ordering::Release,
+                )
+            };
+            done += 1;
+        }
+        done
+    }
+
+    /// Test hook: the receiver half of `Tx::set_positions`.
+    #[cfg(test)]
+    pub fn set_positions(&mut self, cell: u32, pay: u32) {
+        self.next = cell;
+        self.pay_tail = pay;
+        // SAFETY: as in poll.
+        unsafe { (*self.tail).store(cell as u64 | (pay as u64) << 32, Ordering::Release) };
+    }
+}

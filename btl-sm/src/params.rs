@@ -1,0 +1,285 @@
+//! Tunables: MCA parsing, validation and automatic sizing.
+
+use crate::layout::Layout;
+
+/// How large messages are moved between ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SingleCopy {
+    /// `process_vm_readv` from the sender's buffer.
+    Cma,
+    /// No single copy: data is streamed through the channel (two copies, pipelined).
+    None,
+}
+
+/// Resolved tunables for a node with `n_local` ranks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Params {
+    pub n_local: usize,
+    /// Header-ring cells (64 B each) per ordered pair; a power of two.
+    pub fifo_cells: usize,
+    /// Payload-ring bytes per ordered pair; a power of two, multiple of 64.
+    pub payload_bytes: usize,
+    /// Largest message sent eagerly; larger ones use rendezvous.
+    pub eager_limit: usize,
+    pub single_copy: SingleCopy,
+}
+
+#[derive(Debug)]
+pub struct ParamError(pub String);
+
+impl std::fmt::Display for ParamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for ParamError {}
+
+pub const FIFO_CELLS_MIN: usize = 4;
+/// Positions are wrapping u32 counters; keeping rings far below 2^31 keeps differences unambiguous.
+pub const FIFO_CELLS_MAX: usize = 1 << 24;
+pub const PAYLOAD_BYTES_MIN: usize = 1024;
+pub const PAYLOAD_BYTES_MAX: usize = 1 << 30;
+pub const DEFAULT_FIFO_CELLS: usize = 64;
+pub const DEFAULT_PAYLOAD_BYTES: usize = 64 << 10;
+pub const DEFAULT_EAGER_LIMIT: usize = 4096;
+/// Auto sizing keeps the per-pair rings of all ordered pairs within this many bytes.
+pub const AUTO_BUDGET: usize = 256 << 20;
+/// Hard ceiling on a segment, to turn absurd explicit settings into an error instead of ENOMEM later.
+pub const SEGMENT_MAX: usize = 1 << 40;
+
+impl Params {
+    /// Resolve tunables; `lookup(name)` returns an MCA value when one was given. Names:
+    /// `btl_sm_fifo_cells`, `btl_sm_payload_bytes`, `btl_sm_eager_limit`, `btl_sm_single_copy` (cma|none).
+    pub fn resolve(
+        n_local: usize,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Params, ParamError> {
+        if n_local == 0 || n_local > u32::MAX as usize {
+            return Err(ParamError(format!(
+                "btl-sm: invalid number of local ranks {n_local}; expected 1..={}",
+                u32::MAX
+            )));
+        }
+        let (auto_cells, auto_payload) = auto_size(n_local);
+        let fifo_cells = match lookup("btl_sm_fifo_cells") {
+            None => auto_cells,
+            Some(v) => parse_pow2("btl_sm_fifo_cells", &v, FIFO_CELLS_MIN, FIFO_CELLS_MAX)?,
+        };
+        let payload_bytes = match lookup("btl_sm_payload_bytes") {
+            None => auto_payload,
+            Some(v) => parse_pow2(
+                "btl_sm_payload_bytes",
+                &v,
+                PAYLOAD_BYTES_MIN,
+                PAYLOAD_BYTES_MAX,
+            )?,
+        };
+        let eager_limit = match lookup("btl_sm_eager_limit") {
+            None => DEFAULT_EAGER_LIMIT,
+            Some(v) => parse_size(&v).ok_or_else(|| {
+                ParamError(format!(
+                    "invalid value {v:?} for MCA parameter btl_sm_eager_limit: \
+                     expected a non-negative byte count (optional k/m/g suffix)"
+                ))
+            })?,
+        };
+        let single_copy = match lookup("btl_sm_single_copy") {
+            None => SingleCopy::Cma,
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "cma" => SingleCopy::Cma,
+                "none" => SingleCopy::None,
+                _ => {
+                    return Err(ParamError(format!(
+                        "invalid value {v:?} for MCA parameter btl_sm_single_copy: \
+                         expected \"cma\" or \"none\""
+                    )))
+                }
+            },
+        };
+        let p = Params {
+            n_local,
+            fifo_cells,
+            payload_bytes,
+            eager_limit,
+            single_copy,
+        };
+        match Layout::try_new(&p) {
+            Some(l) if l.total <= SEGMENT_MAX => Ok(p),
+            _ => Err(ParamError(format!(
+                "btl-sm: segment for {n_local} local ranks with btl_sm_fifo_cells={fifo_cells} and \
+                 btl_sm_payload_bytes={payload_bytes} would exceed {SEGMENT_MAX} bytes; lower them"
+            ))),
+        }
+    }
+
+    /// `resolve` with values from `RMPI_MCA_<name>` environment variables.
+    pub fn from_env(n_local: usize) -> Result<Params, ParamError> {
+        Self::resolve(n_local, &|name| {
+            std::env::var(format!("RMPI_MCA_{name}")).ok()
+        })
+    }
+
+    /// Whether these values satisfy what `resolve` guarantees (hand-built Params may not).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let ok = self.n_local >= 1
+            && self.n_local <= u32::MAX as usize
+            && self.fifo_cells.is_power_of_two()
+            && (FIFO_CELLS_MIN..=FIFO_CELLS_MAX).contains(&self.fifo_cells)
+            && self.payload_bytes.is_power_of_two()
+            && (PAYLOAD_BYTES_MIN..=PAYLOAD_BYTES_MAX).contains(&self.payload_bytes)
+            && Layout::try_new(self).is_some();
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("btl-sm: invalid parameters {self:?}"))
+        }
+    }
+}
+
+/// Default ring sizes for `n` ranks: 64 cells / 64 KiB per pair, halved together until all
+/// `n*(n-1)` pairs fit in `AUTO_BUDGET` or both reach their floors.
+pub(crate) fn auto_size(n: usize) -> (usize, usize) {
+    let pairs = n.saturating_mul(n.saturating_sub(1));
+    let (mut cells, mut payload) = (DEFAULT_FIFO_CELLS, DEFAULT_PAYLOAD_BYTES);
+    while pairs.saturating_mul(cells * 64 + payload) > AUTO_BUDGET
+        && (cells > FIFO_CELLS_MIN || payload > PAYLOAD_BYTES_MIN)
+    {
+        cells = (cells / 2).max(FIFO_CELLS_MIN);
+        payload = (payload / 2).max(PAYLOAD_BYTES_MIN);
+    }
+    (cells, payload)
+}
+
+/// Decimal byte count with an optional binary k/m/g suffix ("64k" = 65536).
+fn parse_size(v: &str) -> Option<usize> {
+    let v = v.trim();
+    let (digits, shift) = match v.as_bytes().last()? {
+        b'k' | b'K' => (&v[..v.len() - 1], 10),
+        b'm' | b'M' => (&v[..v.len() - 1], 20),
+        b'g' | b'G' => (&v[..v.len() - 1], 30),
+        _ => (v, 0),
+    };
+    let n: usize = digits.parse().ok()?;
+    n.checked_mul(1usize << shift)
+}
+
+fn parse_pow2(name: &str, v: &str, min: usize, max: usize) -> Result<usize, ParamError> {
+    match parse_size(v) {
+        Some(n) if n.is_power_of_two() && (min..=max).contains(&n) => Ok(n),
+        _ => Err(ParamError(format!(
+            "invalid value {v:?} for MCA parameter {name}: expected a power of two \
+             between {min} and {max} (optional k/m/g suffix)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn with(kv: &[(&str, &str)], n: usize) -> Result<Params, ParamError> {
+        let m: HashMap<String, String> = kv
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Params::resolve(n, &|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults() {
+        let p = with(&[], 4).unwrap();
+        assert_eq!(
+            p,
+            Params {
+                n_local: 4,
+                fifo_cells: 64,
+                payload_bytes: 65536,
+                eager_limit: 4096,
+                single_copy: SingleCopy::Cma
+            }
+        );
+        assert_eq!(with(&[], 1).unwrap().fifo_cells, 64);
+    }
+
+    #[test]
+    fn auto_size_shrinks_and_stays_bounded() {
+        let mut last = (usize::MAX, usize::MAX);
+        for n in 1..=1024 {
+            let (c, b) = auto_size(n);
+            assert!(c.is_power_of_two() && (FIFO_CELLS_MIN..=DEFAULT_FIFO_CELLS).contains(&c));
+            assert!(
+                b.is_power_of_two() && (PAYLOAD_BYTES_MIN..=DEFAULT_PAYLOAD_BYTES).contains(&b)
+            );
+            assert!(c <= last.0 && b <= last.1, "monotone in n");
+            let at_floor = c == FIFO_CELLS_MIN && b == PAYLOAD_BYTES_MIN;
+            assert!(
+                at_floor || n * (n - 1) * (c * 64 + b) <= AUTO_BUDGET,
+                "n={n}"
+            );
+            last = (c, b);
+        }
+        assert_eq!(auto_size(8), (64, 65536));
+        assert_eq!(auto_size(64), (32, 32768));
+        assert_eq!(auto_size(1024), (4, 1024));
+    }
+
+    #[test]
+    fn parsing() {
+        let p = with(
+            &[
+                ("btl_sm_fifo_cells", "16"),
+                ("btl_sm_payload_bytes", "8k"),
+                ("btl_sm_eager_limit", " 12345 "),
+                ("btl_sm_single_copy", "NONE"),
+            ],
+            3,
+        )
+        .unwrap();
+        assert_eq!(p.fifo_cells, 16);
+        assert_eq!(p.payload_bytes, 8192);
+        assert_eq!(p.eager_limit, 12345);
+        assert_eq!(p.single_copy, SingleCopy::None);
+        assert_eq!(
+            with(&[("btl_sm_single_copy", "cma")], 2)
+                .unwrap()
+                .single_copy,
+            SingleCopy::Cma
+        );
+        assert_eq!(
+            with(&[("btl_sm_eager_limit", "0")], 2).unwrap().eager_limit,
+            0
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter() {
+        let cases: &[(&str, &str)] = &[
+            ("btl_sm_fifo_cells", "2"),
+            ("btl_sm_fifo_cells", "48"),
+            ("btl_sm_fifo_cells", "abc"),
+            ("btl_sm_fifo_cells", "-4"),
+            ("btl_sm_payload_bytes", "512"),
+            ("btl_sm_payload_bytes", "3000"),
+            ("btl_sm_payload_bytes", "4g"),
+            ("btl_sm_eager_limit", "lots"),
+            ("btl_sm_eager_limit", "-1"),
+            ("btl_sm_single_copy", "xpmem"),
+        ];
+        for (k, v) in cases {
+            let e = with(&[(k, v)], 2).unwrap_err().to_string();
+            assert!(e.contains(k) && e.contains(v), "{k}={v}: {e}");
+            assert!(e.contains("expected"), "{e}");
+        }
+        assert!(Params::resolve(0, &|_| None)
+            .unwrap_err()
+            .to_string()
+            .contains("local ranks"));
+        let e = with(
+            &[("btl_sm_fifo_cells", "16m"), ("btl_sm_payload_bytes", "1g")],
+            4096,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("exceed"), "{e}");
+    }
+}

@@ -1,0 +1,295 @@
+//! One rank's view of the node: per-peer sender ends, per-peer receiver ends, its pid slot.
+
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+
+use crate::channel::{Rx, Tx};
+use crate::segment::{Segment, SmError};
+
+/// Upper bound on `max_frag`: beyond this, bigger fragments buy little and only delay the
+/// receiver's first byte.
+pub const MAX_FRAG_CAP: usize = 64 << 10;
+/// Fragments delivered per `poll` call at most, so one busy peer cannot starve the caller.
+pub const POLL_BUDGET: usize = 64;
+
+/// One rank's view of the node: its outgoing and incoming channels.
+pub struct SmTransport {
+    // Owns the mapping every pointer in tx/rx points into; dropped last.
+    tx: Box<[Tx]>,
+    rx: Box<[Rx]>,
+    me: usize,
+    n: usize,
+    max_frag: usize,
+    /// Where the next poll starts (after the last peer that delivered).
+    next_rx: usize,
+    seg: Segment,
+}
+
+// SAFETY: the raw pointers in tx/rx point into `seg`'s mapping, which moves with the
+// transport; nothing in it is tied to the creating thread.
+unsafe impl Send for SmTransport {}
+// SAFETY: the `&self` methods only read plain fields and do atomic loads on the mapping;
+// everything that mutates ring state takes `&mut self`.
+unsafe impl Sync for SmTransport {}
+
+impl std::fmt::Debug for SmTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmTransport")
+            .field("me", &self.me)
+            .field("n", &self.n)
+            .field("max_frag", &self.max_frag)
+            .field("segment", &self.seg)
+            .finish()
+    }
+}
+
+impl SmTransport {
+    /// Take local index `me` in the segment; records this process's pid in its slot.
+    ///
+    /// A slot can be taken once per segment (channel positions start from the zeroed state),
+    /// so a second `new` with the same `me` fails.
+    pub fn new(seg: Segment, me: usize) -> Result<SmTransport, SmError> {
+        let l = seg.layout().clone();
+        let p = seg.params().clone();
+        if me >= l.n {
+            return Err(SmError(format!(
+                "btl-sm: local rank {me} out of range (n_local = {})",
+                l.n
+            )));
+        }
+        let base = seg.base();
+        let slot = l.slot(me);
+        // SAFETY: the slot line is inside the header of our mapping, 64-aligned; its pid and
+        // attached words are only accessed atomically.
+        let (pid_cell, attached) = unsafe {
+            (
+                AtomicI32::from_ptr(base.add(slot).cast()),
+                AtomicU32::from_ptr(base.add(slot + 4).cast()),
+            )
+        };
+        if attached
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(SmError(format!(
+                "btl-sm: local rank slot {me} is already taken (by pid {})",
+                pid_cell.load(Ordering::Acquire)
+            )));
+        }
+        pid_cell.store(std::process::id() as i32, Ordering::Release);
+
+        let mut tx = Vec::with_capacity(l.n);
+        let mut rx = Vec::with_capacity(l.n);
+        for peer in 0..l.n {
+            if peer == me {
+                tx.push(Tx::unused());
+                rx.push(Rx::unused());
+                continue;
+            }
+            // SAFETY: offsets come from the layout of this exact mapping (in bounds, 64-aligned
+            // rings, 8-aligned tails; checked by the layout tests); `seg` is kept in self and so
+            // outlives tx/rx; the attached-flag CAS above makes us the only user of slot `me`,
+            // hence the only sender on me→peer and the only receiver on peer→me.
+            unsafe {
+                tx.push(Tx::new(
+                    base.add(l.hdr_ring(peer, me)),
+                    base.add(l.pay_ring(peer, me)),
+                    base.add(l.tail(peer, me)).cast::<AtomicU64>(),
+                    p.fifo_cells,
+                    p.payload_bytes,
+                ));
+                rx.push(Rx::new(
+                    base.add(l.hdr_ring(me, peer)),
+                    base.add(l.pay_ring(me, peer)),
+                    base.add(l.tail(me, peer)).cast::<AtomicU64>(),
+                    p.fifo_cells,
+                    p.payload_bytes,
+                ));
+            }
+        }
+        Ok(SmTransport {
+            tx: tx.into_boxed_slice(),
+            rx: rx.into_boxed_slice(),
+            me,
+            n: l.n,
+            max_frag: (p.payload_bytes / 2).min(MAX_FRAG_CAP),
+            next_rx: if me + 1 == l.n { 0 } else { me + 1 },
+            seg,
+        })
+    }
+
+    #[inline]
+    pub fn me(&self) -> usize {
+        self.me
+    }
+
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The segment this transport runs over.
+    pub fn segment(&self) -> &Segment {
+        &self.seg
+    }
+
+    /// The pid a peer recorded in its slot; None until it has attached.
+    pub fn peer_pid(&self, peer: usize) -> Option<i32> {
+        assert!(peer < self.n, "btl-sm: peer {peer} out of range");
+        let off = self.seg.layout().slot(peer);
+        // SAFETY: in-bounds, 64-aligned slot line of our mapping; the pid word is only
+        // accessed atomically. Acquire pairs with the peer's Release store in `new`.
+        let pid =
+            unsafe { AtomicI32::from_ptr(self.seg.base().add(off).cast()) }.load(Ordering::Acquire);
+        (pid != 0).then_some(pid)
+    }
+
+    /// Largest `hdr.len() + data.len()` one fragment may carry:
+    /// `min(payload_bytes / 2, 64 KiB)`, a multiple of 64. Half the ring guarantees that a
+    /// fragment always fits into an empty payload ring even when it has to skip the ring's
+    /// short end, so a refused `try_send` always succeeds once the receiver has drained.
+    #[inline]
+    pub fn max_frag(&self) -> usize {
+        self.max_frag
+    }
+
+    /// Enqueue one fragment (hdr followed by data) to `peer`; false when the channel has no room.
+    /// Fragments of at most 48 bytes travel inside the 64-byte header cell.
+    ///
+    /// Panics if `peer` is out of range or is `me`, or if the fragment exceeds `max_frag()`.
+    #[inline]
+    pub fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        assert!(
+            peer != self.me && hdr.len() + data.len() <= self.max_frag,
+            "btl-sm: bad try_send (peer {peer}, me {}, {} bytes, max_frag {})",
+            self.me,
+            hdr.len() + data.len(),
+            self.max_frag
+        );
+        self.tx[peer].try_send(tag, hdr, data)
+    }
+
+    /// Deliver arrived fragments in order per peer as `f(peer, tag, bytes)`; returns how many.
+    /// `bytes` points straight into the ring and is valid only during the call. At most
+    /// `POLL_BUDGET` fragments per call; peers are visited round robin.
+    #[inline]
+    pub fn poll(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize {
+        let n = self.n;
+        let mut left = POLL_BUDGET;
+        let mut peer = self.next_rx;
+        for _ in 0..n {
+            if peer != self.me {
+                let got = self.rx[peer].poll(peer, left, f);
+                left -= got;
+                if got != 0 {
+                    self.next_rx = if peer + 1 == n { 0 } else { peer + 1 };
+                    if left == 0 {
+                        break;
+                    }
+                }
+            }
+            peer = if peer + 1 == n { 0 } else { peer + 1 };
+        }
+        POLL_BUDGET - left
+    }
+
+    /// Test hook: start channel `self → peer` (send side here, receive side in `rx`) at the
+    /// given positions, to exercise u32 wrap-around.
+    #[cfg(test)]
+    pub(crate) fn set_positions(&mut self, rx: &mut SmTransport, cell: u32, pay: u32) {
+        self.tx[rx.me].set_positions(cell, pay);
+        rx.rx[self.me].set_positions(cell, pay);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Params;
+    use std::os::fd::AsRawFd;
+
+    fn pair(kv: &[(&str, &str)]) -> (SmTransport, SmTransport) {
+        let kv: Vec<(String, String)> = kv
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let p = Params::resolve(2, &|k| {
+            kv.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        })
+        .unwrap();
+        let fd = Segment::create_memfd(&p).unwrap();
+        let a = SmTransport::new(Segment::attach_fd(fd.as_raw_fd(), &p).unwrap(), 0).unwrap();
+        let b = SmTransport::new(Segment::attach_fd(fd.as_raw_fd(), &p).unwrap(), 1).unwrap();
+        (a, b)
+    }
+
+    fn byte(seq: u64, i: usize) -> u8 {
+        (seq.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8 ^ (i as u8).wrapping_mul(31)
+    }
+
+    /// Crossing u32::MAX in both the cell index and the payload position.
+    #[test]
+    fn positions_wrap_u32() {
+        let (mut a, mut b) = pair(&[("btl_sm_fifo_cells", "8"), ("btl_sm_payload_bytes", "1024")]);
+        let cell0 = 0u32.wrapping_sub(64 * 8);
+        let pay0 = 0u32.wrapping_sub(64 * 1024);
+        a.set_positions(&mut b, cell0, pay0);
+        let mut buf = [0u8; 512];
+        let mut expect = 0u64;
+        for seq in 0..20_000u64 {
+            let len = [0usize, 1, 48, 49, 200, 511, 512][(seq % 7) as usize];
+            for (i, x) in buf[..len].iter_mut().enumerate() {
+                *x = byte(seq, i);
+            }
+            while !a.try_send(1, seq as u8, &buf[..len], &[]) {
+                b.poll(&mut |peer, tag, bytes| {
+                    assert_eq!(peer, 0);
+                    assert_eq!(tag, expect as u8);
+                    let want = [0usize, 1, 48, 49, 200, 511, 512][(expect % 7) as usize];
+                    assert_eq!(bytes.len(), want);
+                    assert!(bytes.iter().enumerate().all(|(i, &x)| x == byte(expect, i)));
+                    expect += 1;
+                });
+            }
+        }
+        while b.poll(&mut |_, _, _| expect += 1) > 0 {}
+        assert_eq!(expect, 20_000);
+    }
+
+    #[test]
+    fn slot_taken_once_and_pids() {
+        let p = Params::resolve(3, &|_| None).unwrap();
+        let fd = Segment::create_memfd(&p).unwrap();
+        let a = SmTransport::new(Segment::attach_fd(fd.as_raw_fd(), &p).unwrap(), 0).unwrap();
+        assert_eq!(a.peer_pid(0), Some(std::process::id() as i32));
+        assert_eq!(a.peer_pid(1), None);
+        let e = SmTransport::new(Segment::attach_fd(fd.as_raw_fd(), &p).unwrap(), 0).unwrap_err();
+        assert!(e.to_string().contains("already taken"), "{e}");
+        let e = SmTransport::new(Segment::attach_fd(fd.as_raw_fd(), &p).unwrap(), 3).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        let c = SmTransport::new(Segment::attach_fd(fd.as_raw_fd(), &p).unwrap(), 2).unwrap();
+        assert_eq!(a.peer_pid(2), Some(std::process::id() as i32));
+        assert_eq!((c.me(), c.n()), (2, 3));
+    }
+
+    #[test]
+    fn single_rank_polls_nothing() {
+        let p = Params::resolve(1, &|_| None).unwrap();
+        let fd = Segment::create_memfd(&p).unwrap();
+        let mut t = SmTransport::new(Segment::attach_fd(fd.as_raw_fd(), &p).unwrap(), 0).unwrap();
+        assert_eq!(t.poll(&mut |_, _, _| unreachable!()), 0);
+        assert_eq!(t.max_frag(), 32 << 10);
+    }
+
+    #[test]
+    #[should_panic]
+    fn send_to_self_panics() {
+        let (mut a, _b) = pair(&[]);
+        a.try_send(0, 0, b"x", b"");
+    }
+
+    fn _assert_send_sync() {
+        fn ok<T: Send + Sync>() {}
+        ok::<SmTransport>();
+        ok::<Segment>();
+    }
+}

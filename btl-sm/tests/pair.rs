@@ -1,0 +1,230 @@
+//! Two (or three) transports over one memfd segment mapped several times in this process.
+
+mod common;
+
+use std::os::fd::AsRawFd;
+
+use btl_sm::{Params, Segment, SmTransport};
+use common::{Lengths, Pattern, XorShift};
+
+fn node(n: usize, kv: &[(&str, &str)]) -> Vec<SmTransport> {
+    let p = Params::resolve(n, &|k| {
+        kv.iter()
+            .find(|(name, _)| *name == k)
+            .map(|(_, v)| v.to_string())
+    })
+    .unwrap();
+    let fd = Segment::create_memfd(&p).unwrap();
+    (0..n)
+        .map(|me| SmTransport::new(Segment::attach_fd(fd.as_raw_fd(), &p).unwrap(), me).unwrap())
+        .collect()
+}
+
+fn drain(t: &mut SmTransport) -> Vec<(usize, u8, Vec<u8>)> {
+    let mut v = Vec::new();
+    while t.poll(&mut |p, tag, b| v.push((p, tag, b.to_vec()))) > 0 {}
+    v
+}
+
+#[test]
+fn sizes_arrive_exact_and_in_order() {
+    let mut ts = node(2, &[]);
+    let (a, b) = ts.split_at_mut(1);
+    let (a, b) = (&mut a[0], &mut b[0]);
+    let mf = a.max_frag();
+    assert_eq!(mf, 32 << 10);
+    let sizes = [0usize, 1, 47, 48, 49, 63, 64, 1000, mf - 1, mf];
+    let mut r = XorShift::new(7);
+    let msgs: Vec<(u8, Vec<u8>, usize)> = sizes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &n)| {
+            // Split points: no hdr, a small hdr, everything in hdr.
+            let data: Vec<u8> = (0..n).map(|_| r.next() as u8).collect();
+            [0, n.min(13), n].map(|h| (i as u8, data.clone(), h))
+        })
+        .collect();
+    // One at a time...
+    for (tag, data, h) in &msgs {
+        assert!(a.try_send(1, *tag, &data[..*h], &data[*h..]));
+        let got = drain(b);
+        assert_eq!(got, vec![(0, *tag, data.clone())]);
+    }
+    // ...and queued up together (as many as fit), in both directions.
+    let mut i = 0;
+    while i < msgs.len() {
+        let start = i;
+        while i < msgs.len() {
+            let (tag, data, h) = &msgs[i];
+            if !b.try_send(0, *tag, &data[..*h], &data[*h..]) {
+                break;
+            }
+            i += 1;
+        }
+        assert!(
+            i > start,
+            "an empty channel must accept any fragment <= max_frag"
+        );
+        let got = drain(a);
+        let want: Vec<_> = msgs[start..i]
+            .iter()
+            .map(|(t, d, _)| (1, *t, d.clone()))
+            .collect();
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn random_sizes_wrap_both_rings() {
+    // Small rings so both wrap thousands of times.
+    let mut ts = node(
+        2,
+        &[("btl_sm_fifo_cells", "8"), ("btl_sm_payload_bytes", "2048")],
+    );
+    let (a, b) = ts.split_at_mut(1);
+    let (a, b) = (&mut a[0], &mut b[0]);
+    let mf = a.max_frag();
+    assert_eq!(mf, 1024);
+    let pat = Pattern::new(mf);
+    const N: u64 = 100_000;
+    let (mut sent, mut recvd) = ([0u64; 2], [0u64; 2]);
+    let mut out_len = [Lengths::new(0, 1, mf), Lengths::new(1, 0, mf)];
+    let mut in_len = [Lengths::new(1, 0, mf), Lengths::new(0, 1, mf)];
+    let mut next = [out_len[0].next(), out_len[1].next()];
+    let mut rng = XorShift::new(99);
+    let mut full = 0;
+    while recvd != [N, N] {
+        // Each side sends a random burst, then the other polls a random number of times.
+        for (k, t) in [&mut *a, &mut *b].into_iter().enumerate() {
+            let peer = 1 - k;
+            for _ in 0..rng.below(12) {
+                if sent[k] == N {
+                    break;
+                }
+                let f = pat.frag(k, peer, sent[k], next[k]);
+                if !t.try_send(peer, f.tag, &f.hdr[..f.hdr_len], f.data) {
+                    full += 1;
+                    break;
+                }
+                sent[k] += 1;
+                next[k] = out_len[k].next();
+            }
+        }
+        for (k, t) in [&mut *a, &mut *b].into_iter().enumerate() {
+            for _ in 0..rng.below(3) {
+                t.poll(&mut |s, tag, bytes| {
+                    assert_eq!(s, 1 - k);
+                    let len = in_len[k].next();
+                    if let Some(e) = pat.check(s, k, recvd[k], len, tag, bytes) {
+                        panic!("{e}");
+                    }
+                    recvd[k] += 1;
+                });
+            }
+        }
+    }
+    assert_eq!(sent, [N, N]);
+    assert!(full > 1000, "rings should have filled often ({full})");
+    assert_eq!(drain(a).len() + drain(b).len(), 0);
+}
+
+#[test]
+fn full_then_room_again() {
+    let mut ts = node(
+        2,
+        &[
+            ("btl_sm_fifo_cells", "16"),
+            ("btl_sm_payload_bytes", "4096"),
+        ],
+    );
+    let (a, b) = ts.split_at_mut(1);
+    let (a, b) = (&mut a[0], &mut b[0]);
+    // Inline fragments: exactly fifo_cells fit.
+    let mut n = 0;
+    while a.try_send(1, 1, b"0123456789", &[]) {
+        n += 1;
+    }
+    assert_eq!(n, 16);
+    assert!(!a.try_send(1, 1, b"", &[]));
+    assert_eq!(b.poll(&mut |_, _, _| {}), 16);
+    assert!(a.try_send(1, 1, b"again", &[]));
+    assert_eq!(drain(b), vec![(0, 1, b"again".to_vec())]);
+    // Payload-bound: max_frag (= payload/2) fragments, two fit.
+    let big = vec![0xa5u8; a.max_frag()];
+    assert!(a.try_send(1, 2, &big, &[]));
+    assert!(a.try_send(1, 2, &[], &big));
+    assert!(!a.try_send(1, 2, &big[..100], &[]));
+    assert!(
+        a.try_send(1, 3, &big[..48], &[]),
+        "inline still fits while payload is full"
+    );
+    // Freeing one fragment's space is enough for another.
+    let mut first = true;
+    let mut count = 0;
+    b.poll(&mut |_, tag, bytes| {
+        count += 1;
+        if first {
+            assert_eq!((tag, bytes.len()), (2, big.len()));
+            first = false;
+        }
+    });
+    assert_eq!(count, 3);
+    // Ring offsets now: head at 0. 1000 B takes [0, 1024), 2048 B takes [1024, 3072).
+    assert!(a.try_send(1, 4, &big[..1000], &[]));
+    assert!(a.try_send(1, 5, &big, &[]));
+    assert!(!a.try_send(1, 6, &big, &[]), "ring has 1024 free bytes");
+    assert_eq!(drain(b).len(), 2);
+    // Only 1024 bytes remain before the ring's end: the next 2048 B skips them to offset 0,
+    // and the skipped bytes stay in use until that fragment is consumed.
+    let tagged: Vec<u8> = (0..2048u32).map(|i| (i * 13) as u8).collect();
+    assert!(
+        a.try_send(1, 7, &tagged[..100], &tagged[100..]),
+        "skip to the ring start"
+    );
+    assert!(
+        !a.try_send(1, 8, &tagged, &[]),
+        "skipped bytes count as used"
+    );
+    assert_eq!(drain(b), vec![(0, 7, tagged.clone())]);
+    assert!(a.try_send(1, 8, &tagged, &[]));
+    assert!(a.try_send(1, 9, &tagged, &[]));
+    assert!(!a.try_send(1, 10, &big[..64], &[]));
+    let got = drain(b);
+    assert_eq!(got, vec![(0, 8, tagged.clone()), (0, 9, tagged.clone())]);
+    assert!(a.try_send(1, 10, &big[..64], &[]));
+}
+
+#[test]
+fn poll_budget_and_round_robin() {
+    let mut ts = node(3, &[("btl_sm_fifo_cells", "128")]);
+    for (s, t) in ts.iter_mut().enumerate().skip(1) {
+        for i in 0..100u32 {
+            assert!(t.try_send(0, s as u8, &i.to_le_bytes(), &[]));
+        }
+    }
+    let mut order = Vec::new();
+    let n1 = ts[0].poll(&mut |p, _, _| order.push(p));
+    assert_eq!(n1, btl_sm::POLL_BUDGET);
+    let n2 = ts[0].poll(&mut |p, _, _| order.push(p));
+    assert_eq!(n2, 64);
+    // The second call starts with the peer after the one served last.
+    assert_eq!(order[n1 - 1], 1);
+    assert_eq!(order[n1], 2);
+    let rest = drain(&mut ts[0]);
+    assert_eq!(n1 + n2 + rest.len(), 200);
+    // Per-peer order is kept across calls.
+    let mut seen = [0u32; 3];
+    for (p, _, b) in rest {
+        let i = u32::from_le_bytes(b.try_into().unwrap());
+        assert!(i >= seen[p]);
+        seen[p] = i;
+    }
+}
+
+#[test]
+fn peer_pids() {
+    let ts = node(2, &[]);
+    let me = std::process::id() as i32;
+    assert_eq!(ts[0].peer_pid(1), Some(me));
+    assert_eq!(ts[1].peer_pid(0), Some(me));
+}
