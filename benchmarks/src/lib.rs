@@ -21,13 +21,21 @@ pub fn sizes(min: usize, max: usize) -> Vec<usize> {
 
 /// (warm-up, timed) iterations for a message size, OSU's defaults unless overridden.
 pub fn iterations(size: usize, iters: Option<usize>, warmup: Option<usize>) -> (usize, usize) {
-    let (w, i) = if size < LARGE_MESSAGE { (1000, 10_000) } else { (100, 1000) };
+    let (w, i) = if size < LARGE_MESSAGE {
+        (1000, 10_000)
+    } else {
+        (100, 1000)
+    };
     (warmup.unwrap_or(w), iters.unwrap_or(i))
 }
 
 /// Parse OSU's `-m` argument: `MAX` or `MIN:MAX`.
 pub fn parse_range(s: &str) -> Result<(usize, usize), String> {
-    let parse = |t: &str| t.trim().parse::<usize>().map_err(|_| format!("'{t}' is not a message size in bytes"));
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("'{t}' is not a message size in bytes"))
+    };
     let (min, max) = match s.split_once(':') {
         Some((a, b)) => (parse(a)?, parse(b)?),
         None => (0, parse(s)?),

@@ -131,6 +131,7 @@ impl Runtime {
             .position(|&r| r == rank)
             .ok_or_else(|| other("this rank is missing from its node"))?;
 
+        let yield_when_idle = yield_when_idle(local.len());
         let mut btls: Vec<Box<dyn Btl>> = vec![Box::new(SelfBtl::default())];
         let params = btl_sm::Params::from_env(local.len()).map_err(|e| other(e.to_string()))?;
         let seg = match pmi.as_mut() {
@@ -140,10 +141,12 @@ impl Runtime {
         if let Some(seg) = seg {
             let transport =
                 btl_sm::SmTransport::new(seg, me_local).map_err(|e| other(e.to_string()))?;
-            btls.push(Box::new(SmBtl::new(
-                transport,
-                params.single_copy == btl_sm::SingleCopy::Cma,
-            )));
+            let cma = match params.single_copy {
+                btl_sm::SingleCopy::Cma => true,
+                btl_sm::SingleCopy::None => false,
+                btl_sm::SingleCopy::Auto => yield_when_idle,
+            };
+            btls.push(Box::new(SmBtl::new(transport, cma)));
         }
         let mut endpoints = Vec::with_capacity(size as usize);
         for r in 0..size {
@@ -160,7 +163,6 @@ impl Runtime {
             endpoints.push(ep);
         }
 
-        let yield_when_idle = yield_when_idle(local.len());
         let processor_name = nix::unistd::gethostname()
             .ok()
             .and_then(|h| h.into_string().ok())

@@ -27,7 +27,9 @@ fn c_hello_ring_pingpong() {
         let r = mpirun_np(
             np,
             &pingpong,
-            &["0", "1", "4095", "4096", "4097", "1048576", "16777216"],
+            &[
+                "0", "1", "4095", "4096", "4097", "16383", "16384", "16385", "1048576", "16777216",
+            ],
         );
         r.assert_ok();
         assert!(r.stdout.contains("pingpong: OK"), "np {np}: {}", r.stdout);

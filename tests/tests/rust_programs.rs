@@ -27,9 +27,9 @@ fn ring_at_1_2_4_8() {
     }
 }
 
-/// Sizes around the default eager limit (4096), small, 1 MiB and 16 MiB.
-const SIZES: [&str; 9] = [
-    "0", "1", "47", "48", "4095", "4096", "4097", "1048576", "16777216",
+/// Sizes around the inline limit (48), 4 KiB, the default eager limit (16384), 1 MiB, 16 MiB.
+const SIZES: [&str; 12] = [
+    "0", "1", "47", "48", "4095", "4096", "4097", "16383", "16384", "16385", "1048576", "16777216",
 ];
 
 #[test]
@@ -42,20 +42,31 @@ fn pingpong_payloads_at_2_4_8() {
 }
 
 #[test]
-fn pingpong_without_single_copy() {
+fn pingpong_each_large_message_path() {
+    // Streamed rendezvous (none), single copy (cma), and auto (streams unless oversubscribed).
     let p = example("pingpong");
-    let mut args = vec![
-        "-np",
-        "2",
-        "--mca",
-        "btl_sm_single_copy",
-        "none",
-        p.to_str().unwrap(),
+    let cases = [
+        ("2", "none"),
+        ("2", "cma"),
+        ("3", "none"),
+        ("3", "cma"),
+        ("2", "auto"),
     ];
-    args.extend_from_slice(&SIZES);
-    let r = mpirun(&args);
-    r.assert_ok();
-    assert!(r.stdout.contains("pingpong: OK"), "{}", r.stdout);
+    for (np, mode) in cases {
+        let mut args = vec![
+            "-np",
+            np,
+            "--oversubscribe",
+            "--mca",
+            "btl_sm_single_copy",
+            mode,
+        ];
+        args.push(p.to_str().unwrap());
+        args.extend_from_slice(&SIZES);
+        let r = mpirun(&args);
+        r.assert_ok();
+        assert!(r.stdout.contains("pingpong: OK"), "{mode}: {}", r.stdout);
+    }
 }
 
 #[test]
@@ -126,6 +137,10 @@ fn nonblocking_api_at_1_2_3_8() {
     for np in [1, 2, 3, 8] {
         let r = mpirun_np(np, &bin("nonblocking"), &[]);
         r.assert_ok();
-        assert!(r.stdout.contains("nonblocking: OK"), "np {np}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("nonblocking: OK"),
+            "np {np}: {}",
+            r.stdout
+        );
     }
 }

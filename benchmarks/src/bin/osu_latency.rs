@@ -4,7 +4,10 @@
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(name = "osu-latency", about = "OSU-style point-to-point latency test (2 ranks)")]
+#[command(
+    name = "osu-latency",
+    about = "OSU-style point-to-point latency test (2 ranks)"
+)]
 struct Args {
     /// Message sizes: MAX or MIN:MAX bytes
     #[arg(short = 'm', long = "message-size", value_parser = benchmarks::parse_range, default_value = "0:4194304")]
@@ -24,7 +27,10 @@ fn main() {
     let rank = world.rank();
     if world.size() != 2 {
         if rank == 0 {
-            eprintln!("osu-latency: this test needs exactly 2 ranks (got {})", world.size());
+            eprintln!(
+                "osu-latency: this test needs exactly 2 ranks (got {})",
+                world.size()
+            );
         }
         world.abort(1);
     }
@@ -53,7 +59,11 @@ fn main() {
         }
         let elapsed = universe.wtime() - start;
         if rank == 0 {
-            println!("{:<10}{:>18.2}", size, elapsed * 1e6 / (2.0 * iters.max(1) as f64));
+            println!(
+                "{:<10}{:>18.2}",
+                size,
+                elapsed * 1e6 / (2.0 * iters.max(1) as f64)
+            );
         }
         sbuf[..size].fill(b'a');
         rbuf[..size].fill(b'b');

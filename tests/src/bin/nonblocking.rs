@@ -25,7 +25,10 @@ fn main() {
                     break st;
                 }
             };
-            assert_eq!((st.source(), st.tag(), st.count::<u32>()), (left, 1, Some(n)));
+            assert_eq!(
+                (st.source(), st.tag(), st.count::<u32>()),
+                (left, 1, Some(n))
+            );
             drop(a);
             std::mem::forget(d);
             let sts = mpi::wait_all(vec![b, c]).expect("wait_all");
@@ -33,15 +36,25 @@ fn main() {
         });
         let want_l: Vec<u32> = (0..n as u32).map(|i| i ^ (left as u32) << 20).collect();
         let want_r: Vec<u32> = (0..n as u32).map(|i| !(i ^ (right as u32) << 20)).collect();
-        assert!(from_l == want_l, "data from the left neighbour, {n} elements");
-        assert!(from_r == want_r, "data from the right neighbour, {n} elements");
+        assert!(
+            from_l == want_l,
+            "data from the left neighbour, {n} elements"
+        );
+        assert!(
+            from_r == want_r,
+            "data from the right neighbour, {n} elements"
+        );
     }
     // sendrecv around the ring, with a different element type each way.
     let mut got = [0.0f64; 4];
-    let st = world.sendrecv(&[rank as f64; 4], right, 9, &mut got, left, 9).expect("sendrecv");
+    let st = world
+        .sendrecv(&[rank as f64; 4], right, 9, &mut got, left, 9)
+        .expect("sendrecv");
     assert_eq!((got, st.source()), ([left as f64; 4], left));
     // Receives from PROC_NULL complete at once.
-    let st = world.recv(&mut got, mpi::PROC_NULL, 0).expect("recv from PROC_NULL");
+    let st = world
+        .recv(&mut got, mpi::PROC_NULL, 0)
+        .expect("recv from PROC_NULL");
     assert_eq!((st.source(), st.count_bytes()), (mpi::PROC_NULL, 0));
     world.barrier().expect("barrier");
     if rank == 0 {
