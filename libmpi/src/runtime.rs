@@ -311,11 +311,10 @@ impl Runtime {
     pub fn barrier(&mut self, comm: usize) -> Result<()> {
         let c = self.comm(comm)?;
         let (n, me, ctx) = (c.size(), c.rank, c.coll_ctx());
-        let group = c.group.clone();
         let mut dist = 1;
         let mut round = 0;
         while dist < n {
-            let to = group[((me + dist) % n) as usize] as usize;
+            let to = self.comm(comm)?.world_of((me + dist) % n)?;
             let from = (me - dist).rem_euclid(n);
             // SAFETY: zero-byte messages never touch their buffers.
             let s = unsafe { self.pml.isend(std::ptr::null(), 0, to, ctx, me, round) };

@@ -161,7 +161,7 @@ impl Communicator {
             // SAFETY: `buf` is borrowed for 'scope, and the scope completes the request before
             // 'scope ends (Request and Scope wait in their Drop).
             let s = unsafe { rt.start_send(self.id, b.as_ptr(), b.len(), dest, tag)? };
-            Ok(into_req(rt, s))
+            Ok(rt.pml.request_for(s))
         })?;
         Ok(scope.register(req))
     }
@@ -179,7 +179,7 @@ impl Communicator {
         let req = runtime::with(|rt| {
             // SAFETY: as in `isend`, with the buffer borrowed mutably for 'scope.
             let s = unsafe { rt.start_recv(self.id, b.as_mut_ptr(), b.len(), src, tag)? };
-            Ok(into_req(rt, s))
+            Ok(rt.pml.request_for(s))
         })?;
         Ok(scope.register(req))
     }
@@ -196,13 +196,6 @@ impl Communicator {
         // Only reached when the runtime is gone (wrong thread or finalized).
         let _ = r;
         runtime::abort_without_runtime(code, &msg)
-    }
-}
-
-fn into_req(rt: &mut runtime::Runtime, s: pml::Started) -> pml::ReqId {
-    match s {
-        pml::Started::Done(st) => rt.pml.completed(st),
-        pml::Started::Pending(r) => r,
     }
 }
 

@@ -188,10 +188,3 @@ fn status_error(st: &pml::Status) -> Result<()> {
         Some(c) => Err(Error::new(c, c.description())),
     }
 }
-
-fn into_request(rt: &mut Runtime, s: pml::Started) -> pml::ReqId {
-    match s {
-        pml::Started::Done(st) => rt.pml.completed(st),
-        pml::Started::Pending(r) => r,
-    }
-}

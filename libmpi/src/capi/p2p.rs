@@ -56,7 +56,7 @@ mpi_fn! {
             }
             // SAFETY: MPI_Isend's contract: buf stays valid and unmodified until the request completes.
             let s = unsafe { rt.start_send(c, buf.cast(), n, dest, tag)? };
-            let id = super::into_request(rt, s);
+            let id = rt.pml.request_for(s);
             // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
             unsafe { request.write(request_handle(id)) };
             Ok(())
@@ -74,7 +74,7 @@ mpi_fn! {
             }
             // SAFETY: MPI_Irecv's contract: buf stays valid and untouched until the request completes.
             let s = unsafe { rt.start_recv(c, buf.cast(), n, source, tag)? };
-            let id = super::into_request(rt, s);
+            let id = rt.pml.request_for(s);
             // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
             unsafe { request.write(request_handle(id)) };
             Ok(())

@@ -196,11 +196,7 @@ impl Pml {
                     return Started::Done(Status::default());
                 }
             }
-            let req = st.reqs.insert(Request {
-                kind: Kind::Send { buf, len },
-                complete: false,
-                status: Status::default(),
-            });
+            let req = st.reqs.insert(Request::send(buf, len));
             st.enqueue(
                 dest,
                 SendWork::Eager {
@@ -215,11 +211,7 @@ impl Pml {
             st.push_queue(&mut self.btls, dest);
             Started::Pending(req)
         } else {
-            let req = st.reqs.insert(Request {
-                kind: Kind::Send { buf, len },
-                complete: false,
-                status: Status::default(),
-            });
+            let req = st.reqs.insert(Request::send(buf, len));
             let hdr = RtsHdr {
                 m,
                 addr: buf as u64,
@@ -250,18 +242,7 @@ impl Pml {
             .iter()
             .position(|u| matches(ctx, src, tag, &u.hdr))
         else {
-            let req = st.reqs.insert(Request {
-                kind: Kind::Recv {
-                    buf,
-                    cap,
-                    ctx,
-                    src,
-                    tag,
-                    rndv: None,
-                },
-                complete: false,
-                status: Status::default(),
-            });
+            let req = st.reqs.insert(Request::recv(buf, cap, ctx, src, tag, None));
             st.posted.push_back(req);
             return Started::Pending(req);
         };
@@ -283,18 +264,7 @@ impl Pml {
                 data,
                 complete: false,
             } => {
-                let req = st.reqs.insert(Request {
-                    kind: Kind::Recv {
-                        buf,
-                        cap,
-                        ctx,
-                        src,
-                        tag,
-                        rndv: None,
-                    },
-                    complete: false,
-                    status: Status::default(),
-                });
+                let req = st.reqs.insert(Request::recv(buf, cap, ctx, src, tag, None));
                 st.copy_into(req, 0, &data);
                 if let Some(s) = st.streams[u.from].as_mut() {
                     s.dest = StreamDest::Req(req);
@@ -310,18 +280,9 @@ impl Pml {
                     got: 0,
                     hdr: u.hdr,
                 };
-                let req = st.reqs.insert(Request {
-                    kind: Kind::Recv {
-                        buf,
-                        cap,
-                        ctx,
-                        src,
-                        tag,
-                        rndv: Some(rndv),
-                    },
-                    complete: false,
-                    status: Status::default(),
-                });
+                let req = st
+                    .reqs
+                    .insert(Request::recv(buf, cap, ctx, src, tag, Some(rndv)));
                 st.gets.push(req);
                 st.run_gets(&mut self.btls);
                 Started::Pending(req)
@@ -365,8 +326,17 @@ impl Pml {
         self.st.reqs.remove(req).map(|r| r.status)
     }
 
-    /// A request that is already complete (for non-blocking calls that finished at once).
-    pub fn completed(&mut self, status: Status) -> ReqId {
+    /// The request of a started operation, creating a completed one when it finished at once
+    /// (non-blocking calls always hand out a request).
+    pub fn request_for(&mut self, s: Started) -> ReqId {
+        match s {
+            Started::Done(st) => self.completed(st),
+            Started::Pending(r) => r,
+        }
+    }
+
+    /// A request that is already complete.
+    fn completed(&mut self, status: Status) -> ReqId {
         self.st.reqs.insert(Request {
             kind: Kind::Send {
                 buf: std::ptr::null(),

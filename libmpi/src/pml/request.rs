@@ -52,6 +52,38 @@ pub struct Request {
     pub status: Status,
 }
 
+impl Request {
+    pub fn send(buf: *const u8, len: usize) -> Request {
+        Request {
+            kind: Kind::Send { buf, len },
+            complete: false,
+            status: Status::default(),
+        }
+    }
+
+    pub fn recv(
+        buf: *mut u8,
+        cap: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+        rndv: Option<Rndv>,
+    ) -> Request {
+        Request {
+            kind: Kind::Recv {
+                buf,
+                cap,
+                ctx,
+                src,
+                tag,
+                rndv,
+            },
+            complete: false,
+            status: Status::default(),
+        }
+    }
+}
+
 /// A slab of requests with a free list; ids are reused after `free`.
 #[derive(Default)]
 pub struct Requests {
