@@ -11,6 +11,8 @@ pub enum ErrHandler {
     Return,
     /// Like Fatal, restricted to the communicator's processes (here: the job).
     Abort,
+    /// A user function (MPI_Comm_create_errhandler), by index in the registry.
+    User(usize),
 }
 
 #[derive(Clone, Debug)]
@@ -22,6 +24,8 @@ pub struct Comm {
     pub group: Vec<i32>,
     pub errhandler: ErrHandler,
     pub name: String,
+    /// Cached attributes: (keyval, value), in the order they were set.
+    pub attrs: Vec<(i32, usize)>,
 }
 
 impl Comm {
@@ -43,7 +47,7 @@ impl Comm {
                 ErrorClass::Rank,
                 format!(
                     "rank {r} is out of range for {} (size {})",
-                    self.name,
+                    if self.name.is_empty() { "the communicator" } else { &self.name },
                     self.size()
                 ),
             ),
@@ -63,6 +67,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         group: (0..world_size).collect(),
         errhandler: ErrHandler::Fatal,
         name: "MPI_COMM_WORLD".into(),
+        attrs: Vec::new(),
     };
     let me = Comm {
         ctx: 2,
@@ -70,6 +75,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         group: vec![world_rank],
         errhandler: ErrHandler::Fatal,
         name: "MPI_COMM_SELF".into(),
+        attrs: Vec::new(),
     };
     vec![Some(world), Some(me)]
 }

@@ -23,6 +23,7 @@ pub enum ErrorClass {
     Intern = 17,
     Pending = 18,
     InStatus = 19,
+    Keyval = 36,
     NoMem = 39,
     ProcAborted = 58,
     Errhandler = 61,
@@ -50,6 +51,7 @@ impl ErrorClass {
             Intern => "MPI_ERR_INTERN",
             Pending => "MPI_ERR_PENDING",
             InStatus => "MPI_ERR_IN_STATUS",
+            Keyval => "MPI_ERR_KEYVAL",
             NoMem => "MPI_ERR_NO_MEM",
             ProcAborted => "MPI_ERR_PROC_ABORTED",
             Errhandler => "MPI_ERR_ERRHANDLER",
@@ -77,6 +79,7 @@ impl ErrorClass {
             Intern => "internal error",
             Pending => "pending request",
             InStatus => "error code is in status",
+            Keyval => "invalid attribute key",
             NoMem => "out of memory",
             ProcAborted => "a process in the job has aborted",
             Errhandler => "invalid error handler",
@@ -85,7 +88,7 @@ impl ErrorClass {
 
     pub fn from_code(code: i32) -> Option<ErrorClass> {
         use ErrorClass::*;
-        const ALL: [ErrorClass; 20] = [
+        const ALL: [ErrorClass; 21] = [
             Buffer,
             Count,
             Type,
@@ -103,6 +106,7 @@ impl ErrorClass {
             Intern,
             Pending,
             InStatus,
+            Keyval,
             NoMem,
             ProcAborted,
             Errhandler,

@@ -8,10 +8,14 @@ pub mod api;
 mod btl;
 pub mod capi;
 mod comm;
+mod comm_agree;
+mod comm_ops;
+pub mod group;
 pub mod datatype;
 pub mod error;
 mod pmi;
 mod pml;
+mod registry;
 mod runtime;
 
 pub use api::comm::{Communicator, Source, Tag, PROC_NULL};

@@ -61,6 +61,8 @@ pub struct Runtime {
     pmi: Option<Pmi>,
     pub pml: Pml,
     pub comms: Vec<Option<Comm>>,
+    /// Groups, keyvals, user error handlers, the next free context id.
+    pub objs: crate::registry::Objects,
     yield_when_idle: bool,
     pub processor_name: String,
     start: Instant,
@@ -181,6 +183,7 @@ impl Runtime {
             pmi,
             pml,
             comms: comm::initial(rank, size),
+            objs: crate::registry::Objects::new(local.clone()),
             yield_when_idle,
             processor_name,
             start: Instant::now(),

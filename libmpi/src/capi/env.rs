@@ -10,6 +10,8 @@ const THREAD_FUNNELED: c_int = 1024;
 const MAX_PROCESSOR_NAME: usize = 256;
 const MAX_ERROR_STRING: usize = 512;
 const MAX_LIBRARY_VERSION_STRING: usize = 8192;
+/// The thread level MPI_Init_thread provided (MPI_Init: FUNNELED, what the runtime supports).
+static PROVIDED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(THREAD_FUNNELED);
 
 /// Copy `s` into a C buffer of `cap` bytes, NUL-terminated and cut to fit; returns its length.
 ///
@@ -53,6 +55,9 @@ mpi_fn! {
             // SAFETY: checked non-NULL; the caller passes a writable int.
             unsafe { *provided = required.min(THREAD_FUNNELED) };
         }
+        if rc == MPI_SUCCESS {
+            PROVIDED.store(required.min(THREAD_FUNNELED), std::sync::atomic::Ordering::Relaxed);
+        }
         rc
     }
 }
@@ -61,7 +66,7 @@ mpi_fn! {
     fn MPI_Query_thread / PMPI_Query_thread(provided: *mut c_int) -> c_int {
         if !provided.is_null() {
             // SAFETY: checked non-NULL.
-            unsafe { *provided = THREAD_FUNNELED };
+            unsafe { *provided = PROVIDED.load(std::sync::atomic::Ordering::Relaxed) };
         }
         MPI_SUCCESS
     }
@@ -69,6 +74,12 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Finalize / PMPI_Finalize() -> c_int {
+        // MPI-2: COMM_SELF's attributes are deleted first, so libraries can clean up.
+        if runtime::is_initialized() && !runtime::is_finalized() {
+            if let Err(e) = crate::comm_ops::delete_all_attrs(crate::comm::SELF) {
+                eprintln!("rmpi: MPI_Finalize: deleting MPI_COMM_SELF's attributes: {e}");
+            }
+        }
         match runtime::finalize() {
             Ok(()) => MPI_SUCCESS,
             Err(e) => {
@@ -180,14 +191,17 @@ mpi_fn! {
     }
 }
 
-fn errhandler_of(h: Handle) -> Result<ErrHandler> {
+fn errhandler_of(rt: &Runtime, h: Handle) -> Result<ErrHandler> {
     match h as usize {
         ERRORS_ARE_FATAL => Ok(ErrHandler::Fatal),
         ERRORS_RETURN => Ok(ErrHandler::Return),
         ERRORS_ABORT => Ok(ErrHandler::Abort),
+        v if v >= DYNAMIC_BASE && rt.objs.errhandler(v - DYNAMIC_BASE).is_ok() => {
+            Ok(ErrHandler::User(v - DYNAMIC_BASE))
+        }
         v => Err(Error::new(
-            ErrorClass::Arg,
-            format!("{v:#x} is not an error handler (user handlers come later)"),
+            ErrorClass::Errhandler,
+            format!("{v:#x} is not an error handler"),
         )),
     }
 }
@@ -195,7 +209,7 @@ fn errhandler_of(h: Handle) -> Result<ErrHandler> {
 mpi_fn! {
     fn MPI_Comm_set_errhandler / PMPI_Comm_set_errhandler(comm: Handle, errhandler: Handle) -> c_int {
         call("MPI_Comm_set_errhandler", crate::comm::WORLD, |rt| {
-            let h = errhandler_of(errhandler)?;
+            let h = errhandler_of(rt, errhandler)?;
             rt.comm_mut(comm_index(comm)?)?.errhandler = h;
             Ok(())
         })
@@ -209,6 +223,7 @@ mpi_fn! {
                 ErrHandler::Fatal => ERRORS_ARE_FATAL,
                 ErrHandler::Return => ERRORS_RETURN,
                 ErrHandler::Abort => ERRORS_ABORT,
+                ErrHandler::User(i) => DYNAMIC_BASE + i,
             };
             if errhandler.is_null() {
                 return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));
@@ -225,9 +240,9 @@ mpi_fn! {
         if errorclass.is_null() {
             return ErrorClass::Arg as c_int;
         }
-        let valid = errorcode == MPI_SUCCESS || ErrorClass::from_code(errorcode).is_some();
+        let class = super::errh::class_of(errorcode).unwrap_or(ErrorClass::Unknown as c_int);
         // SAFETY: checked non-NULL.
-        unsafe { *errorclass = if valid { errorcode } else { ErrorClass::Unknown as c_int } };
+        unsafe { *errorclass = class };
         MPI_SUCCESS
     }
 }
@@ -240,7 +255,11 @@ mpi_fn! {
         let text = match ErrorClass::from_code(errorcode) {
             _ if errorcode == MPI_SUCCESS => "MPI_SUCCESS: no errors".to_string(),
             Some(c) => format!("{}: {}", c.name(), c.description()),
-            None => format!("unknown error code {errorcode}"),
+            None => match super::errh::user_string(errorcode) {
+                Some(t) => t,
+                None if super::errh::class_of(errorcode).is_some() => format!("MPI error class {errorcode}"),
+                None => format!("unknown error code {errorcode}"),
+            },
         };
         // SAFETY: the standard requires MPI_MAX_ERROR_STRING bytes at `string`; resultlen checked.
         unsafe { *resultlen = copy_cstr(&text, string, MAX_ERROR_STRING) };
@@ -284,5 +303,50 @@ mpi_fn! {
             *abi_minor = 0;
         }
         MPI_SUCCESS
+    }
+}
+
+mpi_fn! {
+    fn MPI_Is_thread_main / PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
+        call("MPI_Is_thread_main", crate::comm::WORLD, |_| {
+            if flag.is_null() {
+                return Err(Error::new(ErrorClass::Arg, "flag pointer is NULL"));
+            }
+            // The runtime answered on this thread, so this is the thread that initialised MPI.
+            // SAFETY: checked non-NULL.
+            unsafe { *flag = 1 };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Alloc_mem / PMPI_Alloc_mem(size: isize, _info: Handle, baseptr: *mut std::ffi::c_void) -> c_int {
+        call("MPI_Alloc_mem", crate::comm::WORLD, |_| {
+            if size < 0 {
+                return Err(Error::new(ErrorClass::Arg, format!("size {size} is negative")));
+            }
+            if baseptr.is_null() {
+                return Err(Error::new(ErrorClass::Arg, "baseptr is NULL"));
+            }
+            // SAFETY: malloc has no preconditions; 0 bytes still gives a freeable pointer.
+            let p = unsafe { libc::malloc((size as usize).max(1)) };
+            if p.is_null() {
+                return Err(Error::new(ErrorClass::NoMem, format!("cannot allocate {size} bytes")));
+            }
+            // SAFETY: baseptr is really a void ** (the standard's C binding), checked non-NULL.
+            unsafe { *baseptr.cast::<*mut std::ffi::c_void>() = p };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Free_mem / PMPI_Free_mem(base: *mut std::ffi::c_void) -> c_int {
+        call("MPI_Free_mem", crate::comm::WORLD, |_| {
+            // SAFETY: the standard requires a pointer from MPI_Alloc_mem (malloc) or NULL.
+            unsafe { libc::free(base) };
+            Ok(())
+        })
     }
 }

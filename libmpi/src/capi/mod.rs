@@ -3,7 +3,11 @@
 //! Every function exists twice, `PMPI_x` (the implementation) and `MPI_x` (calling it), so
 //! profiling tools can interpose on `MPI_x`.
 
+mod attr;
+mod comm;
 mod env;
+mod errh;
+mod group;
 mod p2p;
 
 use std::ffi::c_int;
@@ -22,6 +26,9 @@ const COMM_NULL: usize = 0x100;
 const COMM_WORLD: usize = 0x101;
 const COMM_SELF: usize = 0x102;
 const REQUEST_NULL: usize = 0x180;
+const GROUP_NULL: usize = 0x108;
+const GROUP_EMPTY: usize = 0x109;
+const ERRHANDLER_NULL: usize = 0x140;
 const ERRORS_ARE_FATAL: usize = 0x141;
 const ERRORS_ABORT: usize = 0x142;
 const ERRORS_RETURN: usize = 0x143;
@@ -95,6 +102,15 @@ fn comm_index(h: Handle) -> Result<usize> {
     }
 }
 
+/// The C handle of communicator table slot `id`.
+pub(crate) fn comm_handle(id: usize) -> Handle {
+    match id {
+        crate::comm::WORLD => COMM_WORLD as Handle,
+        crate::comm::SELF => COMM_SELF as Handle,
+        v => (DYNAMIC_BASE + v) as Handle,
+    }
+}
+
 fn request_handle(id: pml::ReqId) -> Handle {
     (DYNAMIC_BASE + id as usize) as Handle
 }
@@ -138,8 +154,14 @@ fn fail(call: &str, comm: usize, e: Error) -> c_int {
     if handler == ErrHandler::Return {
         return e.code();
     }
+    if let ErrHandler::User(h) = handler {
+        if errh::call_user(h, comm, e.code()).is_ok() {
+            return e.code();
+        }
+    }
+    let name = if handler == ErrHandler::Abort { "MPI_ERRORS_ABORT" } else { "MPI_ERRORS_ARE_FATAL" };
     let msg = format!("{call}: {e}");
-    eprintln!("rmpi: {msg} (error handler MPI_ERRORS_ARE_FATAL: aborting the job)");
+    eprintln!("rmpi: {msg} (error handler {name}: aborting the job)");
     let code = e.code();
     let _ = runtime::with(|rt| -> Result<()> { rt.abort(code, &msg) });
     runtime::abort_without_runtime(code, &msg)

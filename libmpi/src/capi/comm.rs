@@ -1,0 +1,218 @@
+//! Communicator management calls of the C ABI.
+
+use std::ffi::{c_char, c_int, CStr};
+
+use super::*;
+use crate::group::{Comparison, Group, UNDEFINED};
+
+const IDENT: c_int = 201;
+const CONGRUENT: c_int = 202;
+const SIMILAR: c_int = 203;
+const UNEQUAL: c_int = 204;
+const COMM_TYPE_SHARED: c_int = 221;
+const MAX_OBJECT_NAME: usize = 128;
+
+/// Run `f` without holding the runtime (it may call user callbacks); errors go through `comm`.
+pub(super) fn outside(name: &str, comm: usize, f: impl FnOnce() -> Result<()>) -> c_int {
+    match f() {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => fail(name, comm, e),
+    }
+}
+
+/// Write a new communicator (or MPI_COMM_NULL) through `out`, checked non-NULL earlier.
+///
+/// # Safety
+/// `out` points to a writable MPI_Comm.
+unsafe fn store_comm(out: *mut Handle, id: Option<usize>) {
+    let h = id.map_or(COMM_NULL as Handle, comm_handle);
+    // SAFETY: guaranteed by the caller.
+    unsafe { out.write(h) };
+}
+
+fn null_check<T>(p: *const T, what: &str) -> Result<()> {
+    if p.is_null() {
+        return Err(Error::new(ErrorClass::Arg, format!("{what} pointer is NULL")));
+    }
+    Ok(())
+}
+
+/// The communicator slot of a handle, for error reporting before it is known to be valid.
+fn err_comm(comm: Handle) -> usize {
+    comm_index(comm).unwrap_or(crate::comm::WORLD)
+}
+
+mpi_fn! {
+    fn MPI_Comm_dup / PMPI_Comm_dup(comm: Handle, newcomm: *mut Handle) -> c_int {
+        outside("MPI_Comm_dup", err_comm(comm), || {
+            let c = comm_index(comm)?;
+            null_check(newcomm, "newcomm")?;
+            let id = crate::comm_ops::dup(c)?;
+            // SAFETY: checked non-NULL.
+            unsafe { store_comm(newcomm, Some(id)) };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: Handle, _info: Handle, newcomm: *mut Handle) -> c_int {
+        // SAFETY: same contract; info hints are ignored.
+        unsafe { PMPI_Comm_dup(comm, newcomm) }
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_split / PMPI_Comm_split(comm: Handle, color: c_int, key: c_int, newcomm: *mut Handle) -> c_int {
+        call("MPI_Comm_split", err_comm(comm), |rt| {
+            let c = comm_index(comm)?;
+            null_check(newcomm, "newcomm")?;
+            let id = rt.comm_split(c, color, key)?;
+            // SAFETY: checked non-NULL.
+            unsafe { store_comm(newcomm, id) };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: Handle, split_type: c_int, key: c_int, _info: Handle, newcomm: *mut Handle) -> c_int {
+        call("MPI_Comm_split_type", err_comm(comm), |rt| {
+            let c = comm_index(comm)?;
+            null_check(newcomm, "newcomm")?;
+            // Every member takes part in the exchange, whatever its split type, so none waits.
+            let color = match split_type {
+                COMM_TYPE_SHARED => rt.objs.local_ranks.iter().copied().min().unwrap_or(0),
+                _ => UNDEFINED,
+            };
+            let id = rt.comm_split(c, color, key)?;
+            // SAFETY: checked non-NULL.
+            unsafe { store_comm(newcomm, id) };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_create / PMPI_Comm_create(comm: Handle, group: Handle, newcomm: *mut Handle) -> c_int {
+        call("MPI_Comm_create", err_comm(comm), |rt| {
+            let c = comm_index(comm)?;
+            null_check(newcomm, "newcomm")?;
+            let g = super::group::group_of(rt, group)?;
+            let id = rt.comm_create(c, &g)?;
+            // SAFETY: checked non-NULL.
+            unsafe { store_comm(newcomm, id) };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_free / PMPI_Comm_free(comm: *mut Handle) -> c_int {
+        if comm.is_null() {
+            return fail("MPI_Comm_free", crate::comm::WORLD, Error::new(ErrorClass::Arg, "comm pointer is NULL"));
+        }
+        // SAFETY: checked non-NULL; the caller's MPI_Comm.
+        let h = unsafe { *comm };
+        outside("MPI_Comm_free", err_comm(h), || {
+            crate::comm_ops::free(comm_index(h)?)?;
+            // SAFETY: checked non-NULL above.
+            unsafe { comm.write(COMM_NULL as Handle) };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_compare / PMPI_Comm_compare(comm1: Handle, comm2: Handle, result: *mut c_int) -> c_int {
+        call("MPI_Comm_compare", crate::comm::WORLD, |rt| {
+            let (a, b) = (comm_index(comm1)?, comm_index(comm2)?);
+            null_check(result, "result")?;
+            let ga = Group::new(rt.comm(a)?.group.clone());
+            let gb = Group::new(rt.comm(b)?.group.clone());
+            let r = match ga.compare(&gb) {
+                _ if a == b => IDENT,
+                Comparison::Identical | Comparison::Congruent => CONGRUENT,
+                Comparison::Similar => SIMILAR,
+                Comparison::Unequal => UNEQUAL,
+            };
+            // SAFETY: checked non-NULL.
+            unsafe { *result = r };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_test_inter / PMPI_Comm_test_inter(comm: Handle, flag: *mut c_int) -> c_int {
+        call("MPI_Comm_test_inter", err_comm(comm), |rt| {
+            rt.comm(comm_index(comm)?)?;
+            null_check(flag, "flag")?;
+            // SAFETY: checked non-NULL; there are no intercommunicators yet.
+            unsafe { *flag = 0 };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_set_name / PMPI_Comm_set_name(comm: Handle, comm_name: *const c_char) -> c_int {
+        call("MPI_Comm_set_name", err_comm(comm), |rt| {
+            let c = comm_index(comm)?;
+            null_check(comm_name, "comm_name")?;
+            // SAFETY: checked non-NULL; the standard passes a NUL-terminated string.
+            let mut name = unsafe { CStr::from_ptr(comm_name) }.to_string_lossy().into_owned();
+            // Cut to MPI_MAX_OBJECT_NAME - 1 bytes, on a character boundary.
+            while name.len() > MAX_OBJECT_NAME - 1 {
+                name.pop();
+            }
+            rt.comm_mut(c)?.name = name;
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_get_name / PMPI_Comm_get_name(comm: Handle, comm_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+        call("MPI_Comm_get_name", err_comm(comm), |rt| {
+            let c = comm_index(comm)?;
+            null_check(comm_name, "comm_name")?;
+            null_check(resultlen, "resultlen")?;
+            let name = rt.comm(c)?.name.as_bytes();
+            let n = name.len().min(MAX_OBJECT_NAME - 1);
+            // SAFETY: the standard requires MPI_MAX_OBJECT_NAME bytes at comm_name; n + 1 fits.
+            unsafe {
+                std::ptr::copy_nonoverlapping(name.as_ptr(), comm_name.cast(), n);
+                *comm_name.add(n) = 0;
+                *resultlen = n as c_int;
+            }
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_group / PMPI_Comm_group(comm: Handle, group: *mut Handle) -> c_int {
+        call("MPI_Comm_group", err_comm(comm), |rt| {
+            let c = comm_index(comm)?;
+            null_check(group, "group")?;
+            let g = Group::new(rt.comm(c)?.group.clone());
+            let h = super::group::new_group(rt, g);
+            // SAFETY: checked non-NULL.
+            unsafe { *group = h };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_toint / PMPI_Comm_toint(comm: Handle) -> c_int {
+        comm as usize as c_int
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_fromint / PMPI_Comm_fromint(comm: c_int) -> Handle {
+        comm as u32 as usize as Handle
+    }
+}

@@ -1,0 +1,269 @@
+//! Creating and freeing communicators, and their attributes. Shared by the C ABI and the Rust API.
+//!
+//! User callbacks (attribute copy/delete) may call MPI, so they run outside the runtime's
+//! borrow: each operation collects what to call under `runtime::with`, releases it, calls, and
+//! then borrows again to finish.
+
+use crate::comm::{Comm, SELF, WORLD};
+use crate::error::{err, Error, ErrorClass, Result};
+use crate::group::{Group, UNDEFINED};
+use crate::registry::{Copy, Keyval};
+use crate::runtime::{self, Runtime};
+
+impl Runtime {
+    /// Put `c` in the first free slot after WORLD and SELF.
+    fn add_comm(&mut self, c: Comm) -> usize {
+        match self.comms.iter().skip(2).position(Option::is_none) {
+            Some(i) => {
+                self.comms[i + 2] = Some(c);
+                i + 2
+            }
+            None => {
+                self.comms.push(Some(c));
+                self.comms.len() - 1
+            }
+        }
+    }
+
+    fn child(&self, parent: usize, ctx: u32, group: Vec<i32>, rank: i32) -> Result<Comm> {
+        Ok(Comm {
+            ctx,
+            rank,
+            group,
+            errhandler: self.comm(parent)?.errhandler,
+            name: String::new(),
+            attrs: Vec::new(),
+        })
+    }
+
+    /// MPI_Comm_dup without the attributes: same group, fresh contexts.
+    fn dup_bare(&mut self, parent: usize) -> Result<usize> {
+        let (ctx, _) = self.agree_ctx(parent, &[])?;
+        let p = self.comm(parent)?;
+        let c = self.child(parent, ctx, p.group.clone(), p.rank)?;
+        Ok(self.add_comm(c))
+    }
+
+    /// MPI_Comm_split: members with the same color, ordered by (key, rank in the parent).
+    /// None for MPI_UNDEFINED. Colors are exchanged before being checked, so a bad color
+    /// fails the call at every member instead of leaving the others waiting.
+    pub(crate) fn comm_split(&mut self, parent: usize, color: i32, key: i32) -> Result<Option<usize>> {
+        let (ctx, all) = self.agree_ctx(parent, &[color, key])?;
+        if let Some(bad) = all
+            .chunks_exact(3)
+            .map(|c| c[1])
+            .find(|&c| c < 0 && c != UNDEFINED)
+        {
+            return err(
+                ErrorClass::Arg,
+                format!("color {bad} is invalid (a color is >= 0 or MPI_UNDEFINED)"),
+            );
+        }
+        if color == UNDEFINED {
+            return Ok(None);
+        }
+        let p = self.comm(parent)?;
+        let mut members: Vec<(i32, usize)> = all
+            .chunks_exact(3)
+            .enumerate()
+            .filter(|(_, c)| c[1] == color)
+            .map(|(r, c)| (c[2], r))
+            .collect();
+        members.sort_unstable();
+        let group: Vec<i32> = members.iter().map(|&(_, r)| p.group[r]).collect();
+        let rank = members
+            .iter()
+            .position(|&(_, r)| r == p.rank as usize)
+            .expect("a member with a color is in its color's group") as i32;
+        let c = self.child(parent, ctx, group, rank)?;
+        Ok(Some(self.add_comm(c)))
+    }
+
+    /// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one communicator per node.
+    pub(crate) fn comm_split_shared(&mut self, parent: usize, key: i32) -> Result<usize> {
+        let node = self.objs.local_ranks.iter().copied().min().unwrap_or(0);
+        Ok(self
+            .comm_split(parent, node, key)?
+            .expect("a node color is never MPI_UNDEFINED"))
+    }
+
+    /// MPI_Comm_create: `group` (a subset of the parent's) in its own order; None outside it.
+    pub(crate) fn comm_create(&mut self, parent: usize, group: &Group) -> Result<Option<usize>> {
+        let p = self.comm(parent)?;
+        if let Some(w) = group.members().iter().find(|w| !p.group.contains(w)) {
+            return err(
+                ErrorClass::Group,
+                format!("the group holds world rank {w}, which is not in the communicator"),
+            );
+        }
+        let (ctx, _) = self.agree_ctx(parent, &[])?;
+        let me = self.comm(parent)?.group[self.comm(parent)?.rank as usize];
+        let Some(rank) = group.rank_of(me) else {
+            return Ok(None);
+        };
+        let c = self.child(parent, ctx, group.members().to_vec(), rank)?;
+        Ok(Some(self.add_comm(c)))
+    }
+}
+
+/// A callback's non-zero return as an error.
+fn callback_error(what: &str, rc: i32) -> Error {
+    let class = ErrorClass::from_code(rc).unwrap_or(ErrorClass::Other);
+    Error::new(class, format!("{what} callback returned error {rc}"))
+}
+
+/// Run an attribute's delete callback, if any (outside the runtime borrow).
+fn call_delete(comm: usize, key: i32, kv: Option<Keyval>, val: usize) -> Result<()> {
+    let Some(f) = kv.and_then(|kv| kv.delete) else {
+        return Ok(());
+    };
+    let extra = kv.map_or(0, |kv| kv.extra);
+    // SAFETY: a C function registered with MPI_Comm_create_keyval, called with the arguments
+    // its type (MPI_Comm_delete_attr_function) prescribes; the runtime is not borrowed.
+    let rc = unsafe {
+        f(
+            crate::capi::comm_handle(comm),
+            key,
+            val as *mut _,
+            extra as *mut _,
+        )
+    };
+    if rc != 0 {
+        return Err(callback_error("attribute delete", rc));
+    }
+    Ok(())
+}
+
+/// MPI_Comm_dup: a new communicator with the attributes the copy callbacks keep.
+pub(crate) fn dup(parent: usize) -> Result<usize> {
+    let (new, attrs) = runtime::with(|rt| {
+        let new = rt.dup_bare(parent)?;
+        let attrs: Vec<(i32, usize, Option<Keyval>)> = rt
+            .comm(parent)?
+            .attrs
+            .iter()
+            .map(|&(k, v)| (k, v, rt.objs.keyval_any(k)))
+            .collect();
+        Ok((new, attrs))
+    })?;
+    let mut kept = Vec::new();
+    for (key, val, kv) in attrs {
+        let Some(kv) = kv else { continue };
+        let out = match kv.copy {
+            Copy::None => None,
+            Copy::Dup => Some(val),
+            Copy::User(f) => {
+                let (mut out, mut flag) = (0usize, 0i32);
+                // SAFETY: a C copy callback called as MPI_Comm_copy_attr_function prescribes,
+                // with valid out-pointers; the runtime is not borrowed.
+                let rc = unsafe {
+                    f(
+                        crate::capi::comm_handle(parent),
+                        key,
+                        kv.extra as *mut _,
+                        val as *mut _,
+                        (&mut out as *mut usize).cast(),
+                        &mut flag,
+                    )
+                };
+                if rc != 0 {
+                    // The new communicator exists; free it (deleting what was copied so far).
+                    runtime::with(|rt| Ok(rt.comm_mut(new)?.attrs = kept))?;
+                    let _ = free(new);
+                    return Err(callback_error("attribute copy", rc));
+                }
+                (flag != 0).then_some(out)
+            }
+        };
+        if let Some(v) = out {
+            kept.push((key, v));
+        }
+    }
+    runtime::with(|rt| Ok(rt.comm_mut(new)?.attrs = kept))?;
+    Ok(new)
+}
+
+/// MPI_Comm_free: delete the attributes (callbacks), then release the slot.
+pub(crate) fn free(comm: usize) -> Result<()> {
+    if comm == WORLD || comm == SELF {
+        return err(
+            ErrorClass::Comm,
+            "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed",
+        );
+    }
+    delete_all_attrs(comm)?;
+    runtime::with(|rt| {
+        rt.comm(comm)?;
+        rt.comms[comm] = None;
+        Ok(())
+    })
+}
+
+/// Delete every attribute of `comm`, last set first, calling the delete callbacks.
+pub(crate) fn delete_all_attrs(comm: usize) -> Result<()> {
+    let attrs = runtime::with(|rt| {
+        let c = rt.comm_mut(comm)?;
+        let attrs = std::mem::take(&mut c.attrs);
+        Ok(attrs
+            .into_iter()
+            .rev()
+            .map(|(k, v)| (k, v, rt.objs.keyval_any(k)))
+            .collect::<Vec<_>>())
+    })?;
+    let mut first = Ok(());
+    for (k, v, kv) in attrs {
+        if let Err(e) = call_delete(comm, k, kv, v) {
+            first = first.and(Err(e));
+        }
+    }
+    first
+}
+
+/// MPI_Comm_set_attr: a value replaced is deleted (callback) first.
+pub(crate) fn set_attr(comm: usize, key: i32, val: usize) -> Result<()> {
+    let old = runtime::with(|rt| {
+        let kv = rt.objs.keyval(key)?;
+        let c = rt.comm(comm)?;
+        Ok(c.attrs.iter().find(|a| a.0 == key).map(|a| (a.1, kv)))
+    })?;
+    if let Some((v, kv)) = old {
+        call_delete(comm, key, Some(kv), v)?;
+    }
+    runtime::with(|rt| {
+        let c = rt.comm_mut(comm)?;
+        match c.attrs.iter_mut().find(|a| a.0 == key) {
+            Some(a) => a.1 = val,
+            None => c.attrs.push((key, val)),
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Comm_get_attr for a user keyval.
+pub(crate) fn get_attr(comm: usize, key: i32) -> Result<Option<usize>> {
+    runtime::with(|rt| {
+        rt.objs.keyval(key)?;
+        let c = rt.comm(comm)?;
+        Ok(c.attrs.iter().find(|a| a.0 == key).map(|a| a.1))
+    })
+}
+
+/// MPI_Comm_delete_attr: the delete callback runs; the attribute must exist.
+pub(crate) fn delete_attr(comm: usize, key: i32) -> Result<()> {
+    let (v, kv) = runtime::with(|rt| {
+        let kv = rt.objs.keyval(key)?;
+        let c = rt.comm(comm)?;
+        match c.attrs.iter().find(|a| a.0 == key) {
+            Some(a) => Ok((a.1, kv)),
+            None => err(
+                ErrorClass::Keyval,
+                format!("keyval {key} has no attribute on this communicator"),
+            ),
+        }
+    })?;
+    call_delete(comm, key, Some(kv), v)?;
+    runtime::with(|rt| {
+        rt.comm_mut(comm)?.attrs.retain(|a| a.0 != key);
+        Ok(())
+    })
+}

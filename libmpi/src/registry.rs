@@ -1,0 +1,146 @@
+//! Per-process tables behind communicator creation, groups, attribute keys and user error
+//! handlers. Held by the `Runtime`; the C handles index into them.
+
+use crate::error::{err, ErrorClass, Result};
+use crate::group::Group;
+
+/// First context id handed to a new communicator (WORLD uses 0,1 and SELF 2,3).
+const FIRST_FREE_CTX: u32 = 4;
+/// User keyvals start here, clear of MPI_KEYVAL_INVALID (0) and the predefined ones (501..).
+pub const FIRST_KEYVAL: i32 = 1000;
+
+/// A C attribute copy callback: MPI_Comm_copy_attr_function.
+pub type CopyFn = unsafe extern "C" fn(
+    comm: *mut std::ffi::c_void,
+    keyval: i32,
+    extra: *mut std::ffi::c_void,
+    val_in: *mut std::ffi::c_void,
+    val_out: *mut std::ffi::c_void,
+    flag: *mut i32,
+) -> i32;
+/// A C attribute delete callback: MPI_Comm_delete_attr_function.
+pub type DeleteFn = unsafe extern "C" fn(
+    comm: *mut std::ffi::c_void,
+    keyval: i32,
+    val: *mut std::ffi::c_void,
+    extra: *mut std::ffi::c_void,
+) -> i32;
+/// A C communicator error handler: MPI_Comm_errhandler_function (variadic in C; called with two).
+pub type ErrFn = unsafe extern "C" fn(comm: *mut *mut std::ffi::c_void, code: *mut i32);
+
+/// What MPI_Comm_dup does with an attribute.
+#[derive(Clone, Copy, Debug)]
+pub enum Copy {
+    /// MPI_COMM_NULL_COPY_FN: not copied.
+    None,
+    /// MPI_COMM_DUP_FN: the value is copied as is.
+    Dup,
+    User(CopyFn),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Keyval {
+    pub copy: Copy,
+    pub delete: Option<DeleteFn>,
+    pub extra: usize,
+    /// Freed by the user: no new uses, but attributes already set keep their callbacks.
+    pub freed: bool,
+}
+
+pub struct Objects {
+    next_ctx: u32,
+    /// World ranks on this node (MPI_COMM_TYPE_SHARED).
+    pub local_ranks: Vec<i32>,
+    groups: Vec<Option<Group>>,
+    keyvals: Vec<Keyval>,
+    errhandlers: Vec<ErrFn>,
+}
+
+impl Objects {
+    pub fn new(local_ranks: Vec<i32>) -> Objects {
+        Objects {
+            next_ctx: FIRST_FREE_CTX,
+            local_ranks,
+            groups: Vec::new(),
+            keyvals: Vec::new(),
+            errhandlers: Vec::new(),
+        }
+    }
+
+    /// The lowest context id this process could give a new communicator.
+    pub fn next_ctx(&self) -> u32 {
+        self.next_ctx
+    }
+
+    /// A new communicator took contexts `ctx` and `ctx + 1` (agreed by its members).
+    pub fn used_ctx(&mut self, ctx: u32) {
+        self.next_ctx = self.next_ctx.max(ctx + 2);
+    }
+
+    pub fn add_group(&mut self, g: Group) -> usize {
+        match self.groups.iter().position(Option::is_none) {
+            Some(i) => {
+                self.groups[i] = Some(g);
+                i
+            }
+            None => {
+                self.groups.push(Some(g));
+                self.groups.len() - 1
+            }
+        }
+    }
+
+    pub fn group(&self, id: usize) -> Result<&Group> {
+        match self.groups.get(id) {
+            Some(Some(g)) => Ok(g),
+            _ => err(ErrorClass::Group, "invalid group (freed or never created)"),
+        }
+    }
+
+    pub fn free_group(&mut self, id: usize) -> Result<()> {
+        self.group(id)?;
+        self.groups[id] = None;
+        Ok(())
+    }
+
+    pub fn add_keyval(&mut self, copy: Copy, delete: Option<DeleteFn>, extra: usize) -> i32 {
+        self.keyvals.push(Keyval {
+            copy,
+            delete,
+            extra,
+            freed: false,
+        });
+        FIRST_KEYVAL + self.keyvals.len() as i32 - 1
+    }
+
+    /// A keyval's callbacks, freed or not (attributes outlive the user's free).
+    pub fn keyval_any(&self, k: i32) -> Option<Keyval> {
+        let i = usize::try_from(k.checked_sub(FIRST_KEYVAL)?).ok()?;
+        self.keyvals.get(i).copied()
+    }
+
+    /// A keyval the user may still use.
+    pub fn keyval(&self, k: i32) -> Result<Keyval> {
+        match self.keyval_any(k) {
+            Some(kv) if !kv.freed => Ok(kv),
+            _ => err(ErrorClass::Keyval, format!("{k} is not a valid keyval")),
+        }
+    }
+
+    pub fn free_keyval(&mut self, k: i32) -> Result<()> {
+        self.keyval(k)?;
+        self.keyvals[(k - FIRST_KEYVAL) as usize].freed = true;
+        Ok(())
+    }
+
+    pub fn add_errhandler(&mut self, f: ErrFn) -> usize {
+        self.errhandlers.push(f);
+        self.errhandlers.len() - 1
+    }
+
+    pub fn errhandler(&self, id: usize) -> Result<ErrFn> {
+        self.errhandlers.get(id).copied().ok_or_else(|| {
+            crate::error::Error::new(ErrorClass::Errhandler, "invalid error handler")
+        })
+    }
+}
