@@ -19,6 +19,7 @@ mod registry;
 mod runtime;
 
 pub use api::comm::{Communicator, Source, Tag, PROC_NULL};
+pub use api::comm_mgmt::{Comparison, ErrorHandler, Group, UserCommunicator};
 pub use api::datatype::Equivalence;
 pub use api::request::{scope, wait_all, Request, Scope};
 pub use api::status::Status;

@@ -12,6 +12,7 @@
 //! ```
 
 pub mod comm;
+pub mod comm_mgmt;
 pub mod datatype;
 pub mod request;
 pub mod status;

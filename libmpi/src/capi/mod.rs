@@ -150,7 +150,12 @@ fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
 /// or report and abort the job (MPI_ERRORS_ARE_FATAL, the default).
 #[cold]
 fn fail(call: &str, comm: usize, e: Error) -> c_int {
-    let handler = runtime::with(|rt| Ok(rt.comm(comm)?.errhandler)).unwrap_or(ErrHandler::Fatal);
+    // An invalid (e.g. freed) communicator's errors go to MPI_COMM_WORLD's handler.
+    let (comm, handler) = runtime::with(|rt| match rt.comm(comm) {
+        Ok(c) => Ok((comm, c.errhandler)),
+        Err(_) => Ok((crate::comm::WORLD, rt.comm(crate::comm::WORLD)?.errhandler)),
+    })
+    .unwrap_or((comm, ErrHandler::Fatal));
     if handler == ErrHandler::Return {
         return e.code();
     }

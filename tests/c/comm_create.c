@@ -1,0 +1,91 @@
+/* MPI_Comm_create from groups (even ranks, reversed order), and hundreds of communicators
+ * created and freed, several alive at once, each carrying traffic. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int errs = 0;
+#define CHECK(cond, ...) do { if (!(cond)) { errs++; printf("rank %d line %d: ", rank, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+int main(int argc, char **argv) {
+    int rank, size, r, s;
+    MPI_Group world, evens, rev;
+    MPI_Comm ce, cr;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+
+    /* Even ranks, by a range. */
+    {
+        int range[1][3] = {{0, size - 1, 2}};
+        MPI_Group_range_incl(world, 1, range, &evens);
+    }
+    MPI_Comm_create(MPI_COMM_WORLD, evens, &ce);
+    if (rank % 2 == 0) {
+        CHECK(ce != MPI_COMM_NULL, "even rank got MPI_COMM_NULL");
+        MPI_Comm_rank(ce, &r);
+        MPI_Comm_size(ce, &s);
+        CHECK(r == rank / 2 && s == (size + 1) / 2, "evens: rank %d size %d", r, s);
+        MPI_Barrier(ce);
+        MPI_Comm_free(&ce);
+    } else {
+        CHECK(ce == MPI_COMM_NULL, "odd rank got a communicator");
+    }
+
+    /* All ranks, reversed. */
+    {
+        int *ranks = malloc(sizeof(int) * size);
+        for (int i = 0; i < size; i++) ranks[i] = size - 1 - i;
+        MPI_Group_incl(world, size, ranks, &rev);
+        free(ranks);
+    }
+    MPI_Comm_create(MPI_COMM_WORLD, rev, &cr);
+    MPI_Comm_rank(cr, &r);
+    CHECK(r == size - 1 - rank, "reversed: rank %d", r);
+    {
+        int result;
+        MPI_Comm_compare(MPI_COMM_WORLD, cr, &result);
+        CHECK(result == (size == 1 ? MPI_CONGRUENT : MPI_SIMILAR), "WORLD vs reversed: %d", result);
+    }
+    /* Empty group: everyone gets MPI_COMM_NULL. */
+    {
+        MPI_Comm none;
+        MPI_Comm_create(MPI_COMM_WORLD, MPI_GROUP_EMPTY, &none);
+        CHECK(none == MPI_COMM_NULL, "empty group gave a communicator");
+    }
+
+    /* Hundreds of communicators: create, use, free, with a few kept alive across iterations. */
+    {
+        MPI_Comm keep[4] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+        for (int i = 0; i < 300; i++) {
+            MPI_Comm c;
+            int k = i % 4, x = i, y = -1;
+            switch (i % 3) {
+            case 0: MPI_Comm_dup(MPI_COMM_WORLD, &c); break;
+            case 1: MPI_Comm_split(cr, 0, rank, &c); break;
+            default: MPI_Comm_create(MPI_COMM_WORLD, world, &c); break;
+            }
+            MPI_Comm_size(c, &s);
+            MPI_Comm_rank(c, &r);
+            MPI_Sendrecv(&x, 1, MPI_INT, (r + 1) % s, 0, &y, 1, MPI_INT, (r + s - 1) % s, 0, c, MPI_STATUS_IGNORE);
+            CHECK(y == i, "iteration %d: got %d", i, y);
+            if (keep[k] != MPI_COMM_NULL) {
+                /* The old one still works while the new one exists. */
+                MPI_Sendrecv(&x, 1, MPI_INT, (r + 1) % s, 1, &y, 1, MPI_INT, (r + s - 1) % s, 1, keep[k], MPI_STATUS_IGNORE);
+                MPI_Comm_free(&keep[k]);
+            }
+            keep[k] = c;
+        }
+        for (int k = 0; k < 4; k++) MPI_Comm_free(&keep[k]);
+    }
+
+    MPI_Comm_free(&cr);
+    MPI_Group_free(&rev);
+    MPI_Group_free(&evens);
+    MPI_Group_free(&world);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && errs == 0) printf(" No Errors\n");
+    MPI_Finalize();
+    return errs != 0;
+}

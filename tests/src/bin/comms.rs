@@ -1,0 +1,118 @@
+//! The Rust API for communicators: duplicate (isolated traffic), split (colors, reversed keys,
+//! None), split_shared, create from a group, groups, compare, names, error handler choice, and
+//! many communicators created and dropped.
+
+use mpi::{Comparison, ErrorClass, ErrorHandler, Tag};
+
+fn main() {
+    let universe = mpi::initialize().expect("MPI_Init");
+    let world = universe.world();
+    let (rank, size) = (world.rank(), world.size());
+    let (to, from) = ((rank + 1) % size, (rank + size - 1) % size);
+
+    // A duplicate: congruent, and its traffic never matches WORLD's with the same tag.
+    let dup = world.duplicate().expect("duplicate");
+    assert_eq!(world.compare(&dup), Comparison::Congruent);
+    assert_eq!(world.compare(&world), Comparison::Identical);
+    let a = [1000 + rank];
+    let b = [2000 + rank];
+    mpi::scope(|s| {
+        let sa = dup.isend(s, &a, to, 5).expect("isend dup");
+        let sb = world.isend(s, &b, to, 5).expect("isend world");
+        let mut w = [0i32];
+        let mut d = [0i32];
+        world.recv(&mut w, mpi::Source::Any, Tag::Any).expect("recv world");
+        dup.recv(&mut d, from, 5).expect("recv dup");
+        assert_eq!((w[0], d[0]), (2000 + from, 1000 + from));
+        sa.wait().expect("wait");
+        sb.wait().expect("wait");
+    });
+
+    // Names.
+    assert_eq!(world.name(), "MPI_COMM_WORLD");
+    assert_eq!(dup.name(), "");
+    dup.set_name("rust dup").expect("set_name");
+    assert_eq!(dup.name(), "rust dup");
+
+    // Split: colors rank % 2, keys reversed.
+    let half = world
+        .split(Some(rank % 2), -rank)
+        .expect("split")
+        .expect("a color gives a communicator");
+    let expect_size = (0..size).filter(|r| r % 2 == rank % 2).count() as i32;
+    let expect_rank = (0..size).filter(|r| r % 2 == rank % 2 && *r > rank).count() as i32;
+    assert_eq!((half.size(), half.rank()), (expect_size, expect_rank));
+    let mut sum = [0i32];
+    half.sendrecv(
+        &[rank],
+        (half.rank() + 1) % half.size(),
+        1,
+        &mut sum,
+        (half.rank() + half.size() - 1) % half.size(),
+        1,
+    )
+    .expect("sendrecv on the split");
+    assert_eq!(sum[0] % 2, rank % 2);
+
+    // None: not a member.
+    let some = world.split(if rank == 0 { Some(0) } else { None }, 0).expect("split");
+    assert_eq!(some.is_some(), rank == 0);
+    assert_eq!(world.split(Some(-1), 0).unwrap_err().class, ErrorClass::Arg);
+
+    // Shared: all ranks are on this node.
+    let node = world.split_shared(0).expect("split_shared");
+    assert_eq!((node.size(), node.rank()), (size, rank));
+
+    // Groups and create.
+    let g = world.group();
+    assert_eq!((g.size(), g.rank()), (size, Some(rank)));
+    let evens = g
+        .range_incl(&[[0, size - 1, 2]])
+        .expect("range_incl");
+    assert_eq!(evens.rank(), if rank % 2 == 0 { Some(rank / 2) } else { None });
+    let ce = world.create(&evens).expect("create");
+    assert_eq!(ce.is_some(), rank % 2 == 0);
+    if let Some(c) = &ce {
+        assert_eq!(c.rank(), rank / 2);
+        c.barrier().expect("barrier on the evens");
+    }
+    let rev: Vec<i32> = (0..size).rev().collect();
+    let reversed = g.incl(&rev).expect("incl");
+    assert_eq!(
+        g.compare(&reversed),
+        if size == 1 { Comparison::Identical } else { Comparison::Similar }
+    );
+    assert_eq!(g.translate(&[0], &reversed).expect("translate"), vec![size - 1]);
+
+    // Error handler choice.
+    assert_eq!(dup.error_handler(), ErrorHandler::Fatal);
+    dup.set_error_handler(ErrorHandler::Return).expect("set_error_handler");
+    assert_eq!(dup.error_handler(), ErrorHandler::Return);
+    let inherits = dup.duplicate().expect("duplicate");
+    assert_eq!(inherits.error_handler(), ErrorHandler::Return);
+    assert_eq!(
+        dup.send(&[0u8], size, 0).unwrap_err().class,
+        ErrorClass::Rank
+    );
+
+    // Many communicators, dropped or freed explicitly.
+    for i in 0..200 {
+        let c = if i % 2 == 0 {
+            world.duplicate().expect("dup")
+        } else {
+            dup.split(Some(0), rank).expect("split").expect("member")
+        };
+        let mut got = [0i32];
+        c.sendrecv(&[i], (c.rank() + 1) % c.size(), 0, &mut got, (c.rank() + c.size() - 1) % c.size(), 0)
+            .expect("sendrecv");
+        assert_eq!(got[0], i);
+        if i % 3 == 0 {
+            c.free().expect("free");
+        }
+    }
+
+    world.barrier().expect("barrier");
+    if rank == 0 {
+        println!("comms: OK");
+    }
+}
