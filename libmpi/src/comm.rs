@@ -47,7 +47,11 @@ impl Comm {
                 ErrorClass::Rank,
                 format!(
                     "rank {r} is out of range for {} (size {})",
-                    if self.name.is_empty() { "the communicator" } else { &self.name },
+                    if self.name.is_empty() {
+                        "the communicator"
+                    } else {
+                        &self.name
+                    },
                     self.size()
                 ),
             ),

@@ -56,11 +56,20 @@ impl Runtime {
             let out = to_bytes(mine);
             // SAFETY: `out` lives until the send is finished below.
             let s = unsafe {
-                self.pml
-                    .isend(out.as_ptr(), out.len(), group[0] as usize, ctx, me, AGREE_TAG)
+                self.pml.isend(
+                    out.as_ptr(),
+                    out.len(),
+                    group[0] as usize,
+                    ctx,
+                    me,
+                    AGREE_TAG,
+                )
             };
             // SAFETY: `all` is not touched until the receive is finished below.
-            let r = unsafe { self.pml.irecv(all.as_mut_ptr(), all.len(), ctx, 0, AGREE_TAG) };
+            let r = unsafe {
+                self.pml
+                    .irecv(all.as_mut_ptr(), all.len(), ctx, 0, AGREE_TAG)
+            };
             self.finish(s)?;
             self.finish(r)?;
         }

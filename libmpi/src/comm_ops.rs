@@ -47,7 +47,12 @@ impl Runtime {
     /// MPI_Comm_split: members with the same color, ordered by (key, rank in the parent).
     /// None for MPI_UNDEFINED. Colors are exchanged before being checked, so a bad color
     /// fails the call at every member instead of leaving the others waiting.
-    pub(crate) fn comm_split(&mut self, parent: usize, color: i32, key: i32) -> Result<Option<usize>> {
+    pub(crate) fn comm_split(
+        &mut self,
+        parent: usize,
+        color: i32,
+        key: i32,
+    ) -> Result<Option<usize>> {
         let (ctx, all) = self.agree_ctx(parent, &[color, key])?;
         if let Some(bad) = all
             .chunks_exact(3)
@@ -168,7 +173,7 @@ pub(crate) fn dup(parent: usize) -> Result<usize> {
                 };
                 if rc != 0 {
                     // The new communicator exists; free it (deleting what was copied so far).
-                    runtime::with(|rt| Ok(rt.comm_mut(new)?.attrs = kept))?;
+                    set_attrs(new, kept)?;
                     let _ = free(new);
                     return Err(callback_error("attribute copy", rc));
                 }
@@ -179,8 +184,15 @@ pub(crate) fn dup(parent: usize) -> Result<usize> {
             kept.push((key, v));
         }
     }
-    runtime::with(|rt| Ok(rt.comm_mut(new)?.attrs = kept))?;
+    set_attrs(new, kept)?;
     Ok(new)
+}
+
+fn set_attrs(comm: usize, attrs: Vec<(i32, usize)>) -> Result<()> {
+    runtime::with(|rt| {
+        rt.comm_mut(comm)?.attrs = attrs;
+        Ok(())
+    })
 }
 
 /// MPI_Comm_free: delete the attributes (callbacks), then release the slot.

@@ -55,7 +55,10 @@ impl Group {
         } else {
             err(
                 ErrorClass::Rank,
-                format!("{what}: rank {r} is out of range for a group of size {}", self.size()),
+                format!(
+                    "{what}: rank {r} is out of range for a group of size {}",
+                    self.size()
+                ),
             )
         }
     }
@@ -67,7 +70,10 @@ impl Group {
         for &r in ranks {
             let i = self.check_rank(r, "group incl")?;
             if std::mem::replace(&mut seen[i], true) {
-                return err(ErrorClass::Rank, format!("group incl: rank {r} appears twice"));
+                return err(
+                    ErrorClass::Rank,
+                    format!("group incl: rank {r} appears twice"),
+                );
             }
             out.push(self.members[i]);
         }
@@ -80,7 +86,10 @@ impl Group {
         for &r in ranks {
             let i = self.check_rank(r, "group excl")?;
             if std::mem::replace(&mut drop[i], true) {
-                return err(ErrorClass::Rank, format!("group excl: rank {r} appears twice"));
+                return err(
+                    ErrorClass::Rank,
+                    format!("group excl: rank {r} appears twice"),
+                );
             }
         }
         let keep = self.members.iter().zip(&drop).filter(|(_, d)| !**d);
@@ -191,8 +200,14 @@ mod tests {
         assert_eq!(a.range_incl(&[[0, 7, 2]]).unwrap(), g(&[0, 2, 4, 6]));
         assert_eq!(a.range_incl(&[[7, 0, -3]]).unwrap(), g(&[7, 4, 1]));
         assert_eq!(a.range_excl(&[[1, 7, 2]]).unwrap(), g(&[0, 2, 4, 6]));
-        assert_eq!(a.range_incl(&[[0, 1, 0]]).unwrap_err().class, ErrorClass::Arg);
-        assert_eq!(a.range_incl(&[[0, 8, 1]]).unwrap_err().class, ErrorClass::Rank);
+        assert_eq!(
+            a.range_incl(&[[0, 1, 0]]).unwrap_err().class,
+            ErrorClass::Arg
+        );
+        assert_eq!(
+            a.range_incl(&[[0, 8, 1]]).unwrap_err().class,
+            ErrorClass::Rank
+        );
     }
 
     #[test]
@@ -210,7 +225,8 @@ mod tests {
         let a = g(&[3, 1, 2]);
         let b = g(&[2, 3]);
         assert_eq!(
-            a.translate(&[0, 1, 2, crate::runtime::PROC_NULL], &b).unwrap(),
+            a.translate(&[0, 1, 2, crate::runtime::PROC_NULL], &b)
+                .unwrap(),
             vec![1, UNDEFINED, 0, crate::runtime::PROC_NULL]
         );
         assert_eq!(a.compare(&a.clone()), Comparison::Identical);

@@ -10,14 +10,15 @@ pub mod capi;
 mod comm;
 mod comm_agree;
 mod comm_ops;
-pub mod group;
 pub mod datatype;
 pub mod error;
+pub mod group;
 mod pmi;
 mod pml;
 mod registry;
 mod runtime;
 
+pub use api::attr::Keyval;
 pub use api::comm::{Communicator, Source, Tag, PROC_NULL};
 pub use api::comm_mgmt::{Comparison, ErrorHandler, Group, UserCommunicator};
 pub use api::datatype::Equivalence;

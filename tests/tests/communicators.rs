@@ -58,12 +58,27 @@ fn c_env() {
 fn c_fatal_messages_name_the_call_and_the_problem() {
     let p = c_program("tests/c/comm_fatal.c");
     let cases = [
-        ("free_world", "MPI_Comm_free", "MPI_ERR_COMM", "cannot be freed"),
+        (
+            "free_world",
+            "MPI_Comm_free",
+            "MPI_ERR_COMM",
+            "cannot be freed",
+        ),
         ("split_color", "MPI_Comm_split", "MPI_ERR_ARG", "color -7"),
         ("group_incl", "MPI_Group_incl", "MPI_ERR_RANK", "rank 99"),
         ("keyval", "MPI_Comm_set_attr", "MPI_ERR_KEYVAL", "4242"),
-        ("dup_comm_null", "MPI_Comm_dup", "MPI_ERR_COMM", "MPI_COMM_NULL"),
-        ("errors_abort", "MPI_Send", "MPI_ERR_TAG", "MPI_ERRORS_ABORT"),
+        (
+            "dup_comm_null",
+            "MPI_Comm_dup",
+            "MPI_ERR_COMM",
+            "MPI_COMM_NULL",
+        ),
+        (
+            "errors_abort",
+            "MPI_Send",
+            "MPI_ERR_TAG",
+            "MPI_ERRORS_ABORT",
+        ),
     ];
     for (arg, call, class, detail) in cases {
         let r = mpirun_np(2, &p, &[arg]);

@@ -11,6 +11,7 @@
 //! }
 //! ```
 
+pub mod attr;
 pub mod comm;
 pub mod comm_mgmt;
 pub mod datatype;

@@ -32,7 +32,10 @@ unsafe fn store_comm(out: *mut Handle, id: Option<usize>) {
 
 fn null_check<T>(p: *const T, what: &str) -> Result<()> {
     if p.is_null() {
-        return Err(Error::new(ErrorClass::Arg, format!("{what} pointer is NULL")));
+        return Err(Error::new(
+            ErrorClass::Arg,
+            format!("{what} pointer is NULL"),
+        ));
     }
     Ok(())
 }

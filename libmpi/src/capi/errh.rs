@@ -30,7 +30,10 @@ pub(super) fn class_of(code: c_int) -> Option<c_int> {
     if (0..=LAST_PREDEFINED_CLASS).contains(&code) {
         return Some(code);
     }
-    user_codes().iter().find(|u| u.code == code).map(|u| u.class)
+    user_codes()
+        .iter()
+        .find(|u| u.code == code)
+        .map(|u| u.class)
 }
 
 /// The string set with MPI_Add_error_string for a user code.

@@ -164,7 +164,11 @@ fn fail(call: &str, comm: usize, e: Error) -> c_int {
             return e.code();
         }
     }
-    let name = if handler == ErrHandler::Abort { "MPI_ERRORS_ABORT" } else { "MPI_ERRORS_ARE_FATAL" };
+    let name = if handler == ErrHandler::Abort {
+        "MPI_ERRORS_ABORT"
+    } else {
+        "MPI_ERRORS_ARE_FATAL"
+    };
     let msg = format!("{call}: {e}");
     eprintln!("rmpi: {msg} (error handler {name}: aborting the job)");
     let code = e.code();

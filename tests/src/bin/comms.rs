@@ -2,7 +2,69 @@
 //! None), split_shared, create from a group, groups, compare, names, error handler choice, and
 //! many communicators created and dropped.
 
-use mpi::{Comparison, ErrorClass, ErrorHandler, Tag};
+use std::cell::Cell;
+use std::rc::Rc;
+
+use mpi::{Comparison, ErrorClass, ErrorHandler, Keyval, Tag};
+
+/// An attribute value that counts its clones and drops.
+struct Counted {
+    value: i32,
+    clones: Rc<Cell<i32>>,
+    drops: Rc<Cell<i32>>,
+}
+
+impl Clone for Counted {
+    fn clone(&self) -> Counted {
+        self.clones.set(self.clones.get() + 1);
+        Counted {
+            value: self.value + 1,
+            clones: self.clones.clone(),
+            drops: self.drops.clone(),
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.drops.set(self.drops.get() + 1);
+    }
+}
+
+/// Typed attributes: cloned on duplicate, dropped on replace, delete and free.
+fn attributes(world: &mpi::Communicator) {
+    let key: Keyval<Counted> = Keyval::new().expect("keyval");
+    let names: Keyval<String> = Keyval::new().expect("keyval");
+    let (clones, drops) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(0)));
+    let c = world.duplicate().expect("duplicate");
+    let v = Counted {
+        value: 10,
+        clones: clones.clone(),
+        drops: drops.clone(),
+    };
+    c.set_attr(&key, v).expect("set_attr");
+    c.set_attr(&names, "first".to_string()).expect("set_attr");
+    assert_eq!(c.attr(&names).as_deref(), Some("first"));
+    let d = c.duplicate().expect("duplicate");
+    assert_eq!(clones.get(), 1);
+    // `attr` hands out clones too (value + 1 per clone).
+    assert_eq!(d.attr(&key).map(|v| v.value), Some(12));
+    assert_eq!(c.attr(&key).map(|v| v.value), Some(11));
+    let before = drops.get();
+    drop(d);
+    assert_eq!(
+        drops.get(),
+        before + 1,
+        "freeing a communicator drops its values"
+    );
+    c.set_attr(&names, "second".to_string()).expect("replace");
+    assert_eq!(c.attr(&names).as_deref(), Some("second"));
+    c.delete_attr(&key).expect("delete_attr");
+    assert!(c.attr(&key).is_none());
+    assert_eq!(c.delete_attr(&key).unwrap_err().class, ErrorClass::Keyval);
+    let live = clones.get() + 1 - drops.get();
+    assert_eq!(live, 0, "every value was dropped");
+}
 
 fn main() {
     let universe = mpi::initialize().expect("MPI_Init");
@@ -21,7 +83,9 @@ fn main() {
         let sb = world.isend(s, &b, to, 5).expect("isend world");
         let mut w = [0i32];
         let mut d = [0i32];
-        world.recv(&mut w, mpi::Source::Any, Tag::Any).expect("recv world");
+        world
+            .recv(&mut w, mpi::Source::Any, Tag::Any)
+            .expect("recv world");
         dup.recv(&mut d, from, 5).expect("recv dup");
         assert_eq!((w[0], d[0]), (2000 + from, 1000 + from));
         sa.wait().expect("wait");
@@ -55,7 +119,9 @@ fn main() {
     assert_eq!(sum[0] % 2, rank % 2);
 
     // None: not a member.
-    let some = world.split(if rank == 0 { Some(0) } else { None }, 0).expect("split");
+    let some = world
+        .split(if rank == 0 { Some(0) } else { None }, 0)
+        .expect("split");
     assert_eq!(some.is_some(), rank == 0);
     assert_eq!(world.split(Some(-1), 0).unwrap_err().class, ErrorClass::Arg);
 
@@ -66,10 +132,11 @@ fn main() {
     // Groups and create.
     let g = world.group();
     assert_eq!((g.size(), g.rank()), (size, Some(rank)));
-    let evens = g
-        .range_incl(&[[0, size - 1, 2]])
-        .expect("range_incl");
-    assert_eq!(evens.rank(), if rank % 2 == 0 { Some(rank / 2) } else { None });
+    let evens = g.range_incl(&[[0, size - 1, 2]]).expect("range_incl");
+    assert_eq!(
+        evens.rank(),
+        if rank % 2 == 0 { Some(rank / 2) } else { None }
+    );
     let ce = world.create(&evens).expect("create");
     assert_eq!(ce.is_some(), rank % 2 == 0);
     if let Some(c) = &ce {
@@ -80,13 +147,21 @@ fn main() {
     let reversed = g.incl(&rev).expect("incl");
     assert_eq!(
         g.compare(&reversed),
-        if size == 1 { Comparison::Identical } else { Comparison::Similar }
+        if size == 1 {
+            Comparison::Identical
+        } else {
+            Comparison::Similar
+        }
     );
-    assert_eq!(g.translate(&[0], &reversed).expect("translate"), vec![size - 1]);
+    assert_eq!(
+        g.translate(&[0], &reversed).expect("translate"),
+        vec![size - 1]
+    );
 
     // Error handler choice.
     assert_eq!(dup.error_handler(), ErrorHandler::Fatal);
-    dup.set_error_handler(ErrorHandler::Return).expect("set_error_handler");
+    dup.set_error_handler(ErrorHandler::Return)
+        .expect("set_error_handler");
     assert_eq!(dup.error_handler(), ErrorHandler::Return);
     let inherits = dup.duplicate().expect("duplicate");
     assert_eq!(inherits.error_handler(), ErrorHandler::Return);
@@ -94,6 +169,8 @@ fn main() {
         dup.send(&[0u8], size, 0).unwrap_err().class,
         ErrorClass::Rank
     );
+
+    attributes(&world);
 
     // Many communicators, dropped or freed explicitly.
     for i in 0..200 {
@@ -103,8 +180,15 @@ fn main() {
             dup.split(Some(0), rank).expect("split").expect("member")
         };
         let mut got = [0i32];
-        c.sendrecv(&[i], (c.rank() + 1) % c.size(), 0, &mut got, (c.rank() + c.size() - 1) % c.size(), 0)
-            .expect("sendrecv");
+        c.sendrecv(
+            &[i],
+            (c.rank() + 1) % c.size(),
+            0,
+            &mut got,
+            (c.rank() + c.size() - 1) % c.size(),
+            0,
+        )
+        .expect("sendrecv");
         assert_eq!(got[0], i);
         if i % 3 == 0 {
             c.free().expect("free");
