@@ -109,6 +109,32 @@ impl Runtime {
         let c = self.child(parent, ctx, group.members().to_vec(), rank)?;
         Ok(Some(self.add_comm(c)))
     }
+
+    /// MPI_Comm_create_group: only the members of `group` (a subset of the parent's) call it.
+    pub(crate) fn comm_create_group(
+        &mut self,
+        parent: usize,
+        group: &Group,
+        tag: i32,
+    ) -> Result<usize> {
+        if !(0..=crate::runtime::TAG_UB).contains(&tag) {
+            return err(
+                ErrorClass::Tag,
+                format!(
+                    "tag {tag} is invalid (valid: 0..={})",
+                    crate::runtime::TAG_UB
+                ),
+            );
+        }
+        let ctx = self.agree_ctx_among(parent, group.members(), tag)?;
+        let p = self.comm(parent)?;
+        let me = p.group[p.rank as usize];
+        let rank = group
+            .rank_of(me)
+            .expect("agree_ctx_among checked membership");
+        let c = self.child(parent, ctx, group.members().to_vec(), rank)?;
+        Ok(self.add_comm(c))
+    }
 }
 
 /// A callback's non-zero return as an error.

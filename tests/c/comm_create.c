@@ -55,6 +55,40 @@ int main(int argc, char **argv) {
         CHECK(none == MPI_COMM_NULL, "empty group gave a communicator");
     }
 
+    /* MPI_Comm_create_group: only members call; two overlapping groups, told apart by tag. */
+    {
+        int h = (size + 1) / 2, lo = h / 2;
+        int first[1][3] = {{0, h - 1, 1}}, last[1][3] = {{size - 1, lo, -1}};
+        MPI_Group gf, gl;
+        MPI_Comm cf = MPI_COMM_NULL, cl = MPI_COMM_NULL;
+        MPI_Group_range_incl(world, 1, first, &gf);
+        MPI_Group_range_incl(world, 1, last, &gl);
+        if (rank < h) MPI_Comm_create_group(MPI_COMM_WORLD, gf, 1, &cf);
+        if (rank >= lo) MPI_Comm_create_group(MPI_COMM_WORLD, gl, 2, &cl);
+        if (rank < h) {
+            int sum = 0;
+            MPI_Comm_rank(cf, &r);
+            MPI_Comm_size(cf, &s);
+            CHECK(r == rank && s == h, "create_group first: rank %d size %d", r, s);
+            for (int i = 0; i < s; i++) {
+                int x = rank, y;
+                MPI_Sendrecv(&x, 1, MPI_INT, (r + i) % s, 9, &y, 1, MPI_INT, (r + s - i) % s, 9, cf, MPI_STATUS_IGNORE);
+                sum += y;
+            }
+            CHECK(sum == h * (h - 1) / 2, "sum over first %d", sum);
+            MPI_Comm_free(&cf);
+        }
+        if (rank >= lo) {
+            MPI_Comm_rank(cl, &r);
+            MPI_Comm_size(cl, &s);
+            CHECK(r == size - 1 - rank && s == size - lo, "create_group last: rank %d size %d", r, s);
+            MPI_Barrier(cl);
+            MPI_Comm_free(&cl);
+        }
+        MPI_Group_free(&gf);
+        MPI_Group_free(&gl);
+    }
+
     /* Hundreds of communicators: create, use, free, with a few kept alive across iterations. */
     {
         MPI_Comm keep[4] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};

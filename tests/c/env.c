@@ -2,6 +2,13 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
+
+static void *other_thread(void *arg) {
+    int *flag = arg;
+    MPI_Is_thread_main(flag);
+    return NULL;
+}
 
 static int errs = 0, rank = -1;
 #define CHECK(cond, ...) do { if (!(cond)) { errs++; printf("rank %d line %d: ", rank, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
@@ -20,6 +27,13 @@ int main(int argc, char **argv) {
     CHECK(v == provided, "query_thread %d", v);
     MPI_Is_thread_main(&flag);
     CHECK(flag, "not the main thread");
+    {
+        pthread_t t;
+        int other = -1;
+        pthread_create(&t, NULL, other_thread, &other);
+        pthread_join(t, NULL);
+        CHECK(other == 0, "another thread is the main thread? %d", other);
+    }
     MPI_Initialized(&flag);
     CHECK(flag, "not initialized");
     MPI_Finalized(&flag);

@@ -103,6 +103,14 @@ impl Communicator {
         Ok(id.map(UserCommunicator::new))
     }
 
+    /// MPI_Comm_create_group: like `create`, but only the members of `group` call it (the
+    /// others go on with other work); `tag` tells concurrent calls on overlapping groups apart.
+    /// Fails with MPI_ERR_GROUP when this process is not in `group`.
+    pub fn create_group(&self, group: &Group, tag: i32) -> Result<UserCommunicator> {
+        let id = runtime::with(|rt| rt.comm_create_group(self.id, group, tag))?;
+        Ok(UserCommunicator::new(id))
+    }
+
     /// MPI_Comm_group: this communicator's members.
     pub fn group(&self) -> Group {
         runtime::with(|rt| Ok(Group::new(rt.comm(self.id)?.group.clone())))

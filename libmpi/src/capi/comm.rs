@@ -219,3 +219,43 @@ mpi_fn! {
         comm as u32 as usize as Handle
     }
 }
+
+mpi_fn! {
+    fn MPI_Comm_create_group / PMPI_Comm_create_group(comm: Handle, group: Handle, tag: c_int, newcomm: *mut Handle) -> c_int {
+        call("MPI_Comm_create_group", err_comm(comm), |rt| {
+            let c = comm_index(comm)?;
+            null_check(newcomm, "newcomm")?;
+            let g = super::group::group_of(rt, group)?;
+            // Only members call; an empty group (or one without the caller) gives nothing.
+            let me = rt.comm(crate::comm::WORLD)?.rank;
+            let id = match g.rank_of(me) {
+                Some(_) => Some(rt.comm_create_group(c, &g, tag)?),
+                None => None,
+            };
+            // SAFETY: checked non-NULL.
+            unsafe { store_comm(newcomm, id) };
+            Ok(())
+        })
+    }
+}
+
+/// The error of the intercommunicator-only calls: there are no intercommunicators yet.
+fn not_inter(rt: &Runtime, comm: Handle) -> Result<()> {
+    rt.comm(comm_index(comm)?)?;
+    Err(Error::new(
+        ErrorClass::Comm,
+        "not an intercommunicator (rmpi has none yet)",
+    ))
+}
+
+mpi_fn! {
+    fn MPI_Comm_remote_size / PMPI_Comm_remote_size(comm: Handle, _size: *mut c_int) -> c_int {
+        call("MPI_Comm_remote_size", err_comm(comm), |rt| not_inter(rt, comm))
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_remote_group / PMPI_Comm_remote_group(comm: Handle, _group: *mut Handle) -> c_int {
+        call("MPI_Comm_remote_group", err_comm(comm), |rt| not_inter(rt, comm))
+    }
+}

@@ -308,15 +308,14 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Is_thread_main / PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
-        call("MPI_Is_thread_main", crate::comm::WORLD, |_| {
-            if flag.is_null() {
-                return Err(Error::new(ErrorClass::Arg, "flag pointer is NULL"));
-            }
-            // The runtime answered on this thread, so this is the thread that initialised MPI.
-            // SAFETY: checked non-NULL.
-            unsafe { *flag = 1 };
-            Ok(())
-        })
+        if flag.is_null() {
+            return fail("MPI_Is_thread_main", crate::comm::WORLD, Error::new(ErrorClass::Arg, "flag pointer is NULL"));
+        }
+        // The runtime lives in the initialising thread's thread-local storage: it answers only there.
+        let main = runtime::with(|_| Ok(())).is_ok();
+        // SAFETY: checked non-NULL.
+        unsafe { *flag = main as c_int };
+        MPI_SUCCESS
     }
 }
 

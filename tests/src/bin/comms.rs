@@ -143,6 +143,16 @@ fn main() {
         assert_eq!(c.rank(), rank / 2);
         c.barrier().expect("barrier on the evens");
     }
+    // create_group: only the members of the lower half call it.
+    let low = g.range_incl(&[[0, (size - 1) / 2, 1]]).expect("range_incl");
+    if low.rank().is_some() {
+        let c = world.create_group(&low, 3).expect("create_group");
+        assert_eq!((c.rank(), c.size()), (rank, low.size()));
+        c.barrier().expect("barrier");
+    } else {
+        let not_member = world.create_group(&low, 3).unwrap_err();
+        assert_eq!(not_member.class, ErrorClass::Group);
+    }
     let rev: Vec<i32> = (0..size).rev().collect();
     let reversed = g.incl(&rev).expect("incl");
     assert_eq!(
