@@ -198,14 +198,20 @@ impl Runtime {
     pub fn comm(&self, id: usize) -> Result<&Comm> {
         match self.comms.get(id) {
             Some(Some(c)) => Ok(c),
-            _ => err(ErrorClass::Comm, "invalid communicator"),
+            _ => err(
+                ErrorClass::Comm,
+                "invalid communicator (freed, or not a communicator)",
+            ),
         }
     }
 
     pub fn comm_mut(&mut self, id: usize) -> Result<&mut Comm> {
         match self.comms.get_mut(id) {
             Some(Some(c)) => Ok(c),
-            _ => err(ErrorClass::Comm, "invalid communicator"),
+            _ => err(
+                ErrorClass::Comm,
+                "invalid communicator (freed, or not a communicator)",
+            ),
         }
     }
 

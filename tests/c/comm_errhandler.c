@@ -103,7 +103,12 @@ int main(int argc, char **argv) {
         CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, (MPI_Errhandler)(void *)0x7777) == MPI_ERR_ERRHANDLER, "errhandler");
         CHECK(MPI_Comm_split(MPI_COMM_WORLD, 0, 0, NULL) == MPI_ERR_ARG, "NULL newcomm");
         CHECK(MPI_Comm_rank(MPI_COMM_WORLD, NULL) == MPI_ERR_ARG, "NULL rank");
-        (void)g;
+        /* Handles of one kind passed as another. */
+        MPI_Comm_group(MPI_COMM_WORLD, &g);
+        CHECK(MPI_Group_size((MPI_Group)(void *)MPI_COMM_WORLD, &x) == MPI_ERR_GROUP, "comm as group");
+        CHECK(MPI_Comm_size((MPI_Comm)(void *)g, &x) == MPI_ERR_COMM, "group as comm");
+        CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, (MPI_Errhandler)(void *)g) == MPI_ERR_ERRHANDLER, "group as errhandler");
+        MPI_Group_free(&g);
         CHECK(calls == 0, "user handler called after MPI_ERRORS_RETURN was set");
         /* MPI_Comm_call_errhandler with MPI_ERRORS_RETURN returns the code. */
         CHECK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER) == MPI_ERR_OTHER, "call_errhandler under RETURN");

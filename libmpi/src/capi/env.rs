@@ -196,13 +196,13 @@ fn errhandler_of(rt: &Runtime, h: Handle) -> Result<ErrHandler> {
         ERRORS_ARE_FATAL => Ok(ErrHandler::Fatal),
         ERRORS_RETURN => Ok(ErrHandler::Return),
         ERRORS_ABORT => Ok(ErrHandler::Abort),
-        v if v >= DYNAMIC_BASE && rt.objs.errhandler(v - DYNAMIC_BASE).is_ok() => {
-            Ok(ErrHandler::User(v - DYNAMIC_BASE))
-        }
-        v => Err(Error::new(
-            ErrorClass::Errhandler,
-            format!("{v:#x} is not an error handler"),
-        )),
+        v => match super::errh::user_errhandler(v) {
+            Some(i) if rt.objs.errhandler(i).is_ok() => Ok(ErrHandler::User(i)),
+            _ => Err(Error::new(
+                ErrorClass::Errhandler,
+                format!("{v:#x} is not an error handler"),
+            )),
+        },
     }
 }
 
@@ -223,7 +223,7 @@ mpi_fn! {
                 ErrHandler::Fatal => ERRORS_ARE_FATAL,
                 ErrHandler::Return => ERRORS_RETURN,
                 ErrHandler::Abort => ERRORS_ABORT,
-                ErrHandler::User(i) => DYNAMIC_BASE + i,
+                ErrHandler::User(i) => super::errh::ERRH_BASE + i,
             };
             if errhandler.is_null() {
                 return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));

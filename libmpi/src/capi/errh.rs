@@ -6,6 +6,17 @@ use std::sync::Mutex;
 use super::*;
 use crate::registry::ErrFn;
 
+/// User error handler handles: `ERRH_BASE + index`, a range of their own.
+pub(super) const ERRH_BASE: usize = 0x3000_0000;
+const KIND_SPAN: usize = 0x1000_0000;
+
+/// The user error handler index of a handle, if it is one.
+pub(super) fn user_errhandler(h: usize) -> Option<usize> {
+    (ERRH_BASE..ERRH_BASE + KIND_SPAN)
+        .contains(&h)
+        .then(|| h - ERRH_BASE)
+}
+
 /// MPI_ERR_LASTCODE: user classes and codes are numbered after it.
 const ERR_LASTCODE: c_int = 16383;
 /// Largest predefined error class (MPI_ERR_ABI).
@@ -87,7 +98,7 @@ mpi_fn! {
             }
             let id = rt.objs.add_errhandler(f);
             // SAFETY: checked non-NULL; the caller passes a writable MPI_Errhandler.
-            unsafe { *errhandler = (DYNAMIC_BASE + id) as Handle };
+            unsafe { *errhandler = (ERRH_BASE + id) as Handle };
             Ok(())
         })
     }
@@ -103,9 +114,9 @@ mpi_fn! {
             let h = unsafe { *errhandler } as usize;
             match h {
                 ERRORS_ARE_FATAL | ERRORS_RETURN | ERRORS_ABORT => {}
-                v if v >= DYNAMIC_BASE => {
+                v if user_errhandler(v).is_some() => {
                     // Communicators using it keep it: the entry stays, only the handle goes.
-                    rt.objs.errhandler(v - DYNAMIC_BASE)?;
+                    rt.objs.errhandler(v - ERRH_BASE)?;
                 }
                 v => {
                     return Err(Error::new(ErrorClass::Errhandler, format!("{v:#x} is not an error handler")));

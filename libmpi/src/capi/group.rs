@@ -1,11 +1,15 @@
 //! Group calls of the C ABI. Empty results are MPI_GROUP_EMPTY; others live in the runtime's
-//! group table at `DYNAMIC_BASE + slot`.
+//! group table at `GROUP_BASE + slot`, a range of their own so that a communicator or request
+//! passed as a group is caught.
 
 use std::ffi::c_int;
 
 use super::*;
 use crate::group::{Comparison, Group};
 
+/// Group handles: `GROUP_BASE + slot`, below `GROUP_BASE + KIND_SPAN` (fits an int for Group_toint).
+const GROUP_BASE: usize = 0x2000_0000;
+const KIND_SPAN: usize = 0x1000_0000;
 const IDENT: c_int = 201;
 const SIMILAR: c_int = 203;
 const UNEQUAL: c_int = 204;
@@ -18,7 +22,9 @@ pub(super) fn group_of(rt: &Runtime, h: Handle) -> Result<Group> {
             ErrorClass::Group,
             "MPI_GROUP_NULL is not a valid group here",
         )),
-        v if v >= DYNAMIC_BASE => rt.objs.group(v - DYNAMIC_BASE).cloned(),
+        v if (GROUP_BASE..GROUP_BASE + KIND_SPAN).contains(&v) => {
+            rt.objs.group(v - GROUP_BASE).cloned()
+        }
         v => Err(Error::new(
             ErrorClass::Group,
             format!("{v:#x} is not a group handle"),
@@ -31,7 +37,7 @@ pub(super) fn new_group(rt: &mut Runtime, g: Group) -> Handle {
     if g.size() == 0 {
         return GROUP_EMPTY as Handle;
     }
-    (DYNAMIC_BASE + rt.objs.add_group(g)) as Handle
+    (GROUP_BASE + rt.objs.add_group(g)) as Handle
 }
 
 fn out_check(out: *mut Handle) -> Result<()> {
@@ -97,7 +103,7 @@ mpi_fn! {
             // SAFETY: checked non-NULL; the caller's MPI_Group.
             match unsafe { *group } as usize {
                 GROUP_EMPTY => {}
-                v if v >= DYNAMIC_BASE => rt.objs.free_group(v - DYNAMIC_BASE)?,
+                v if (GROUP_BASE..GROUP_BASE + KIND_SPAN).contains(&v) => rt.objs.free_group(v - GROUP_BASE)?,
                 v => return Err(Error::new(ErrorClass::Group, format!("{v:#x} is not a group that can be freed"))),
             }
             // SAFETY: as above.
