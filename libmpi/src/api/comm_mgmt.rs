@@ -5,8 +5,8 @@
 //! communicators you create come as a `UserCommunicator`, which owns its table slot and frees it
 //! on drop (MPI_Comm_free) or explicitly with `free` to see errors. It derefs to `Communicator`
 //! for messaging. A `Communicator` copied out of one must not be used after the owner is dropped:
-//! that is memory-safe but fails with MPI_ERR_COMM (or, once the slot is reused, names another
-//! communicator), so keep the owner alive instead.
+//! that is memory-safe, but calls fail with MPI_ERR_COMM (`rank`/`size` panic) or, once the slot
+//! is reused, reach another communicator; so keep the owner alive instead.
 
 use std::ops::Deref;
 
