@@ -237,6 +237,15 @@ pub(crate) fn free(comm: usize) -> Result<()> {
     })
 }
 
+/// MPI-2: COMM_SELF's attributes are deleted as MPI_Finalize starts, so libraries can clean up.
+pub(crate) fn delete_self_attrs_at_finalize() {
+    if runtime::is_initialized() && !runtime::is_finalized() {
+        if let Err(e) = delete_all_attrs(SELF) {
+            eprintln!("rmpi: MPI_Finalize: deleting MPI_COMM_SELF's attributes: {e}");
+        }
+    }
+}
+
 /// Delete every attribute of `comm`, last set first, calling the delete callbacks.
 pub(crate) fn delete_all_attrs(comm: usize) -> Result<()> {
     let attrs = runtime::with(|rt| {

@@ -144,3 +144,41 @@ impl Objects {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_ids_only_grow() {
+        let mut o = Objects::new(vec![0]);
+        assert_eq!(o.next_ctx(), FIRST_FREE_CTX);
+        o.used_ctx(10);
+        assert_eq!(o.next_ctx(), 12);
+        o.used_ctx(4);
+        assert_eq!(o.next_ctx(), 12);
+    }
+
+    #[test]
+    fn keyvals_and_groups() {
+        let mut o = Objects::new(vec![0]);
+        let k = o.add_keyval(Copy::Dup, None, 7);
+        assert!(k >= FIRST_KEYVAL);
+        assert_eq!(o.keyval(k).unwrap().extra, 7);
+        o.free_keyval(k).unwrap();
+        assert_eq!(o.keyval(k).unwrap_err().class, ErrorClass::Keyval);
+        assert!(
+            o.keyval_any(k).is_some(),
+            "a freed keyval keeps its callbacks"
+        );
+        assert_eq!(o.free_keyval(k).unwrap_err().class, ErrorClass::Keyval);
+        assert!(o.keyval_any(0).is_none() && o.keyval_any(501).is_none());
+
+        let a = o.add_group(Group::new(vec![1, 2]));
+        let b = o.add_group(Group::new(vec![3]));
+        o.free_group(a).unwrap();
+        assert_eq!(o.group(a).unwrap_err().class, ErrorClass::Group);
+        assert_eq!(o.add_group(Group::empty()), a, "freed slots are reused");
+        assert_eq!(o.group(b).unwrap().members(), &[3]);
+    }
+}

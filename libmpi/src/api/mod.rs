@@ -58,12 +58,14 @@ impl Universe {
     /// Finalise explicitly, seeing any error (dropping does the same and ignores errors).
     pub fn finalize(self) -> Result<()> {
         std::mem::forget(self);
+        crate::comm_ops::delete_self_attrs_at_finalize();
         runtime::finalize()
     }
 }
 
 impl Drop for Universe {
     fn drop(&mut self) {
+        crate::comm_ops::delete_self_attrs_at_finalize();
         if let Err(e) = runtime::finalize() {
             eprintln!("rmpi: MPI_Finalize: {e}");
         }

@@ -74,12 +74,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Finalize / PMPI_Finalize() -> c_int {
-        // MPI-2: COMM_SELF's attributes are deleted first, so libraries can clean up.
-        if runtime::is_initialized() && !runtime::is_finalized() {
-            if let Err(e) = crate::comm_ops::delete_all_attrs(crate::comm::SELF) {
-                eprintln!("rmpi: MPI_Finalize: deleting MPI_COMM_SELF's attributes: {e}");
-            }
-        }
+        crate::comm_ops::delete_self_attrs_at_finalize();
         match runtime::finalize() {
             Ok(()) => MPI_SUCCESS,
             Err(e) => {

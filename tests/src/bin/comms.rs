@@ -206,6 +206,26 @@ fn main() {
     }
 
     world.barrier().expect("barrier");
+
+    // A value on SELF is dropped when MPI is finalized.
+    let key: Keyval<Counted> = Keyval::new().expect("keyval");
+    let drops = Rc::new(Cell::new(0));
+    let v = Counted {
+        value: 0,
+        clones: Rc::new(Cell::new(0)),
+        drops: drops.clone(),
+    };
+    universe
+        .self_comm()
+        .set_attr(&key, v)
+        .expect("set_attr on SELF");
+    universe.finalize().expect("MPI_Finalize");
+    assert_eq!(
+        drops.get(),
+        1,
+        "SELF's attribute was not dropped at finalize"
+    );
+    drop(key);
     if rank == 0 {
         println!("comms: OK");
     }
