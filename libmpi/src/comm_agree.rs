@@ -66,9 +66,7 @@ impl Runtime {
                         .irecv(chunk.as_mut_ptr(), chunk.len(), m.ctx, m.ranks[i], m.tag)
                 });
             }
-            for r in recvs {
-                self.finish(r)?;
-            }
+            self.finish_all(recvs)?;
             let mut sends = Vec::with_capacity(n);
             for &w in &m.worlds[1..] {
                 // SAFETY: `all` is not modified until every send has finished (below).
@@ -83,9 +81,7 @@ impl Runtime {
                     )
                 });
             }
-            for s in sends {
-                self.finish(s)?;
-            }
+            self.finish_all(sends)?;
         } else {
             let out = to_bytes(mine);
             // SAFETY: `out` lives until the send is finished below.
@@ -104,10 +100,21 @@ impl Runtime {
                 self.pml
                     .irecv(all.as_mut_ptr(), all.len(), m.ctx, m.ranks[0], m.tag)
             };
-            self.finish(s)?;
-            self.finish(r)?;
+            self.finish_all(vec![s, r])?;
         }
         Ok(from_bytes(&all))
+    }
+
+    /// Finish every operation before reporting the first error, so no buffer is released while
+    /// the pml may still use it.
+    fn finish_all(&mut self, ops: Vec<Started>) -> Result<()> {
+        let mut first = Ok(());
+        for op in ops {
+            if let Err(e) = self.finish(op) {
+                first = first.and(Err(e));
+            }
+        }
+        first
     }
 
     /// A context id pair free at every member of `group` (world ranks, all in `comm`), agreed
