@@ -12,7 +12,7 @@ mod comm_agree;
 mod comm_ops;
 pub mod datatype;
 pub mod error;
-pub mod group;
+mod group;
 mod pmi;
 mod pml;
 mod registry;
