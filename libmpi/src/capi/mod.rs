@@ -3,8 +3,11 @@
 //! Every function exists twice, `PMPI_x` (the implementation) and `MPI_x` (calling it), so
 //! profiling tools can interpose on `MPI_x`.
 
+mod datatype;
 mod env;
 mod p2p;
+
+use datatype::{message, type_size};
 
 use std::ffi::c_int;
 
@@ -113,7 +116,7 @@ fn request_id(h: Handle) -> Result<Option<pml::ReqId>> {
     }
 }
 
-/// Bytes of `count` elements of `datatype`, checking both.
+/// Packed bytes of `count` elements of `datatype`, checking both (derived types included).
 fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
     if count < 0 {
         return Err(Error::new(
@@ -121,13 +124,7 @@ fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
             format!("count {count} is negative"),
         ));
     }
-    let dt = crate::datatype::lookup(datatype as usize).ok_or_else(|| {
-        Error::new(
-            ErrorClass::Type,
-            format!("{:#x} is not a valid datatype", datatype as usize),
-        )
-    })?;
-    Ok(count as usize * dt.size)
+    Ok(count as usize * type_size(datatype)?)
 }
 
 /// Apply the communicator's error handler to a failed call: return the code (MPI_ERRORS_RETURN)

@@ -29,6 +29,9 @@ impl Msg {
 
     /// `count` elements of `layout` at `buf`; contiguous (no layout kept) when they form one run.
     pub fn typed(buf: *const u8, count: usize, layout: &Arc<Layout>) -> Msg {
+        if count == 0 || layout.size() == 0 {
+            return Msg::bytes(buf, 0);
+        }
         match layout.contiguous_run(count) {
             Some((off, len)) => Msg::bytes(buf.wrapping_offset(off), len),
             None => Msg {
@@ -70,16 +73,8 @@ impl Msg {
     /// receive buffer), and off + data.len() <= len.
     pub unsafe fn write(&self, off: usize, data: &[u8]) {
         debug_assert!(off + data.len() <= self.len);
-        pieces(self.layout.as_deref(), off, data.len(), |mem, at, n| {
-            // SAFETY: the caller's contract: the mapped bytes are writable; `data` is ours.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    data.as_ptr().add(at),
-                    self.ptr.wrapping_offset(mem),
-                    n,
-                )
-            };
-        });
+        // SAFETY: forwarded contract.
+        unsafe { write_at(self.ptr, self.layout.as_deref(), off, data) };
     }
 
     /// Stream bytes [off, off + n) as a slice: in place when contiguous, else packed into
@@ -101,6 +96,18 @@ impl Msg {
         unsafe { self.read(off, &mut scratch[..n]) };
         &scratch[..n]
     }
+}
+
+/// Copy `data` into stream bytes [off, off + data.len()) of the message at `ptr` laid out by
+/// `layout` (contiguous when None).
+///
+/// # Safety
+/// Every byte the range maps to must be writable and not otherwise in use.
+pub unsafe fn write_at(ptr: *mut u8, layout: Option<&Layout>, off: usize, data: &[u8]) {
+    pieces(layout, off, data.len(), |mem, at, n| {
+        // SAFETY: the caller's contract: the mapped bytes are writable; `data` is ours.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr().add(at), ptr.wrapping_offset(mem), n) };
+    });
 }
 
 /// Walk stream bytes [off, off + n): `f(memory offset from ptr, offset into the range, length)`
