@@ -18,6 +18,7 @@ pub use api::comm::{Communicator, Source, Tag, PROC_NULL};
 pub use api::datatype::Equivalence;
 pub use api::request::{scope, wait_all, Request, Scope};
 pub use api::status::Status;
+pub use api::usertype::{Order, UserDatatype, View, ViewMut};
 pub use api::{initialize, Universe};
 pub use error::{Error, ErrorClass, Result};
 

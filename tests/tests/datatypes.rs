@@ -71,3 +71,12 @@ fn c_sendrecv_single_copy_modes() {
         assert!(r.stdout.contains(" No Errors"), "{mode}: {}", r.stdout);
     }
 }
+
+#[test]
+fn rust_user_datatypes() {
+    for np in [1, 2, 4] {
+        let r = mpirun_np(np, &bin("datatypes"), &[]);
+        r.assert_ok();
+        assert!(r.stdout.contains("datatypes: OK"), "np {np}: {}", r.stdout);
+    }
+}

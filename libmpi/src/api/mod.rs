@@ -15,6 +15,7 @@ pub mod comm;
 pub mod datatype;
 pub mod request;
 pub mod status;
+pub mod usertype;
 
 use std::marker::PhantomData;
 

@@ -35,7 +35,9 @@ pub(crate) fn message_c(buf: *const c_void, count: Count, datatype: Handle) -> R
     let layout = match crate::datatype::lookup(h) {
         // The MINLOC/MAXLOC pairs with padding inside go through their layout.
         Some(dt) if !matches!(h, 0x229 | 0x22a | 0x22c | 0x22d) => {
-            let n = (count as usize).checked_mul(dt.size).ok_or_else(too_large)?;
+            let n = (count as usize)
+                .checked_mul(dt.size)
+                .ok_or_else(too_large)?;
             if buf.is_null() && n > 0 {
                 return Err(Error::new(
                     ErrorClass::Buffer,
@@ -103,8 +105,7 @@ unsafe fn put<T>(p: *mut T, v: T, what: &str) -> Result<()> {
 }
 
 fn nonneg(v: Count, what: &str) -> Result<usize> {
-    usize::try_from(v)
-        .map_err(|_| Error::new(ErrorClass::Count, format!("{what} {v} is negative")))
+    usize::try_from(v).map_err(|_| Error::new(ErrorClass::Count, format!("{what} {v} is negative")))
 }
 
 fn widen<T: Copy + Into<Count>>(v: &[T]) -> Vec<Count> {
@@ -141,7 +142,12 @@ fn vector(count: Count, bl: Count, stride: Count, in_elems: bool, old_h: Handle)
     } else {
         stride as isize
     };
-    Layout::hvector(nonneg(count, "count")?, nonneg(bl, "blocklength")?, stride, &o)
+    Layout::hvector(
+        nonneg(count, "count")?,
+        nonneg(bl, "blocklength")?,
+        stride,
+        &o,
+    )
 }
 
 fn indexed(bls: &[Count], disps: &[Count], in_elems: bool, old_h: Handle) -> Result<Layout> {
@@ -177,9 +183,18 @@ fn subarray(
     let c_order = match order {
         ORDER_C => true,
         ORDER_FORTRAN => false,
-        o => return err(ErrorClass::Arg, format!("order {o:#x} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN")),
+        o => {
+            return err(
+                ErrorClass::Arg,
+                format!("order {o:#x} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"),
+            )
+        }
     };
-    let conv = |v: &[Count], what| v.iter().map(|&x| nonneg(x, what)).collect::<Result<Vec<_>>>();
+    let conv = |v: &[Count], what| {
+        v.iter()
+            .map(|&x| nonneg(x, what))
+            .collect::<Result<Vec<_>>>()
+    };
     Layout::subarray(
         &conv(sizes, "array size")?,
         &conv(subsizes, "subarray size")?,
@@ -479,7 +494,12 @@ mpi_fn! {
 ///
 /// # Safety
 /// `a` and `b` are NULL or writable.
-unsafe fn bounds<T>(datatype: Handle, a: *mut T, b: *mut T, f: impl FnOnce(&Layout) -> (T, T)) -> Result<()> {
+unsafe fn bounds<T>(
+    datatype: Handle,
+    a: *mut T,
+    b: *mut T,
+    f: impl FnOnce(&Layout) -> (T, T),
+) -> Result<()> {
     let (x, y) = f(&*old(datatype)?);
     // SAFETY: the caller's contract.
     unsafe {
@@ -593,7 +613,10 @@ unsafe fn pack(m: &Msg, out: *mut c_void, outsize: usize, pos: Count) -> Result<
     if pos.checked_add(m.len).map_or(true, |e| e > outsize) {
         return err(
             ErrorClass::Truncate,
-            format!("packing {} bytes at position {pos} overruns the {outsize}-byte buffer", m.len),
+            format!(
+                "packing {} bytes at position {pos} overruns the {outsize}-byte buffer",
+                m.len
+            ),
         );
     }
     if m.len > 0 {
@@ -618,7 +641,10 @@ unsafe fn unpack(m: &Msg, inp: *const c_void, insize: usize, pos: Count) -> Resu
     if pos.checked_add(m.len).map_or(true, |e| e > insize) {
         return err(
             ErrorClass::Truncate,
-            format!("unpacking {} bytes at position {pos} reads past the {insize}-byte buffer", m.len),
+            format!(
+                "unpacking {} bytes at position {pos} reads past the {insize}-byte buffer",
+                m.len
+            ),
         );
     }
     if m.len > 0 {

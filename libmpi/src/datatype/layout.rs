@@ -119,9 +119,7 @@ impl Layout {
     pub fn contiguous_run(&self, count: usize) -> Option<(isize, usize)> {
         match self.blocks.as_slice() {
             [] => Some((0, 0)),
-            [b] if count <= 1 || b.len as isize == self.extent() => {
-                Some((b.off, b.len * count))
-            }
+            [b] if count <= 1 || b.len as isize == self.extent() => Some((b.off, b.len * count)),
             _ => None,
         }
     }
@@ -207,10 +205,17 @@ impl Layout {
     ) -> Result<Layout> {
         let n = sizes.len();
         if n == 0 || subsizes.len() != n || starts.len() != n {
-            return err(ErrorClass::Arg, "subarray needs ndims >= 1 sizes, subsizes and starts");
+            return err(
+                ErrorClass::Arg,
+                "subarray needs ndims >= 1 sizes, subsizes and starts",
+            );
         }
         for d in 0..n {
-            if sizes[d] == 0 || starts[d].checked_add(subsizes[d]).map_or(true, |e| e > sizes[d]) {
+            if sizes[d] == 0
+                || starts[d]
+                    .checked_add(subsizes[d])
+                    .map_or(true, |e| e > sizes[d])
+            {
                 return err(
                     ErrorClass::Arg,
                     format!(
@@ -310,7 +315,12 @@ impl Builder {
             self.push(disp + off, len);
             return self.check();
         }
-        if self.blocks.len().saturating_add(child.blocks.len().saturating_mul(count)) > MAX_BLOCKS {
+        if self
+            .blocks
+            .len()
+            .saturating_add(child.blocks.len().saturating_mul(count))
+            > MAX_BLOCKS
+        {
             return err(
                 ErrorClass::NoMem,
                 format!("datatype has more than {MAX_BLOCKS} separate blocks"),
@@ -388,7 +398,10 @@ mod tests {
         // 3 blocks of 2 ints, stride 4 ints.
         let l = Layout::hvector(3, 2, 16, &int()).unwrap();
         assert_eq!(blocks(&l), vec![(0, 8), (16, 8), (32, 8)]);
-        assert_eq!((l.size(), l.lb(), l.extent(), l.true_extent()), (24, 0, 40, 40));
+        assert_eq!(
+            (l.size(), l.lb(), l.extent(), l.true_extent()),
+            (24, 0, 40, 40)
+        );
         assert_eq!(l.contiguous_run(1), None);
         // stride == blocklength: contiguous.
         let c = Layout::hvector(3, 2, 8, &int()).unwrap();
@@ -399,7 +412,10 @@ mod tests {
     fn negative_stride_and_displacements() {
         let l = Layout::hvector(3, 1, -8, &dbl()).unwrap();
         assert_eq!(blocks(&l), vec![(0, 8), (-8, 8), (-16, 8)]);
-        assert_eq!((l.lb(), l.ub(), l.true_lb(), l.true_extent()), (-16, 8, -16, 24));
+        assert_eq!(
+            (l.lb(), l.ub(), l.true_lb(), l.true_extent()),
+            (-16, 8, -16, 24)
+        );
         let h = Layout::hindexed(&[(1, -4), (2, 12)], &int()).unwrap();
         assert_eq!(blocks(&h), vec![(-4, 4), (12, 8)]);
         assert_eq!((h.lb(), h.ub(), h.size()), (-4, 20, 12));

@@ -106,7 +106,9 @@ impl Msg {
 pub unsafe fn write_at(ptr: *mut u8, layout: Option<&Layout>, off: usize, data: &[u8]) {
     pieces(layout, off, data.len(), |mem, at, n| {
         // SAFETY: the caller's contract: the mapped bytes are writable; `data` is ours.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr().add(at), ptr.wrapping_offset(mem), n) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr().add(at), ptr.wrapping_offset(mem), n)
+        };
     });
 }
 
@@ -226,10 +228,16 @@ mod tests {
 
     #[test]
     fn indexed_struct_resized_subarray() {
-        check(Layout::hindexed(&[(2, 20), (1, -8), (3, 40)], &int()).unwrap(), 2);
+        check(
+            Layout::hindexed(&[(2, 20), (1, -8), (3, 40)], &int()).unwrap(),
+            2,
+        );
         let c = Layout::basic(1, 1);
         let d = Layout::basic(8, 8);
-        check(Layout::structure(&[(1, 0, &d), (3, 8, &c), (1, 16, &int())]).unwrap(), 3);
+        check(
+            Layout::structure(&[(1, 0, &d), (3, 8, &c), (1, 16, &int())]).unwrap(),
+            3,
+        );
         check(Layout::resized(&int(), -6, 10).unwrap(), 4);
         check(Layout::resized(&int(), 0, -8).unwrap(), 3);
         let s = Layout::subarray(&[4, 5, 3], &[2, 3, 2], &[1, 2, 0], true, &int()).unwrap();

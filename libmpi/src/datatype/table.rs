@@ -40,7 +40,10 @@ fn table() -> MutexGuard<'static, Table> {
 
 fn invalid(h: usize) -> crate::error::Error {
     if h == DATATYPE_NULL {
-        crate::error::Error::new(ErrorClass::Type, "MPI_DATATYPE_NULL is not a valid datatype here")
+        crate::error::Error::new(
+            ErrorClass::Type,
+            "MPI_DATATYPE_NULL is not a valid datatype here",
+        )
     } else {
         crate::error::Error::new(ErrorClass::Type, format!("{h:#x} is not a valid datatype"))
     }

@@ -218,7 +218,9 @@ impl Pml {
             // A non-contiguous buffer cannot be read with a single copy: address 0 asks the
             // receiver to have it streamed (CTS).
             let addr = if m.is_contiguous() { buf as u64 } else { 0 };
-            let req = st.reqs.insert(Request::send(buf, len).with_layout(m.layout));
+            let req = st
+                .reqs
+                .insert(Request::send(buf, len).with_layout(m.layout));
             let hdr = RtsHdr {
                 m: hdr,
                 addr,
@@ -300,9 +302,9 @@ impl Pml {
                     got: 0,
                     hdr: u.hdr,
                 };
-                let req = st.reqs.insert(
-                    Request::recv(buf, cap, ctx, src, tag, Some(rndv)).with_layout(layout),
-                );
+                let req = st
+                    .reqs
+                    .insert(Request::recv(buf, cap, ctx, src, tag, Some(rndv)).with_layout(layout));
                 st.gets.push(req);
                 st.run_gets(&mut self.btls);
                 Started::Pending(req)
@@ -707,9 +709,13 @@ impl State {
             let n = r.total.min(*cap);
             let ep = self.endpoints[r.peer];
             // A non-contiguous buffer on either side (address 0: the sender's) is streamed.
-            let single = layout.is_none() && r.addr != 0;
+            if n > 0 && (layout.is_some() || r.addr == 0) {
+                let words = wire::encode_words([r.sreq, req as u64]);
+                self.ctrl(r.peer, wire::CTS, words, wire::CTS_LEN);
+                continue;
+            }
             let ok = n == 0
-                || single && {
+                || {
                     // SAFETY: irecv's contract: `buf` has `cap` >= n writable bytes owned by this
                     // pending request.
                     let local = unsafe { std::slice::from_raw_parts_mut(buf, n) };
