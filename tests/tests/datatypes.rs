@@ -52,23 +52,25 @@ fn c_sendrecv() {
     run_c("tests/c/dtype_sendrecv.c");
 }
 
-/// Large non-contiguous messages over both rendezvous paths: streamed and single copy (CMA,
-/// which non-contiguous buffers turn into streaming).
+/// Non-contiguous messages over every path: rendezvous streamed and by single copy (CMA, which
+/// a non-contiguous buffer turns into streaming), and eager messages cut into many small
+/// fragments by a small payload ring.
 #[test]
-fn c_sendrecv_single_copy_modes() {
+fn c_sendrecv_transport_modes() {
     let p = c_program("tests/c/dtype_sendrecv.c");
-    for mode in ["cma", "none"] {
-        let r = mpirun(&[
-            "-np",
-            "2",
-            "--oversubscribe",
-            "--mca",
-            "btl_sm_single_copy",
-            mode,
-            p.to_str().expect("utf-8 path"),
-        ]);
+    let prog = p.to_str().expect("utf-8 path");
+    let modes: [&[&str]; 3] = [
+        &["--mca", "btl_sm_single_copy", "cma"],
+        &["--mca", "btl_sm_single_copy", "none"],
+        &["--mca", "btl_sm_payload_bytes", "2k", "--mca", "btl_sm_fifo_cells", "4"],
+    ];
+    for mode in modes {
+        let mut args = vec!["-np", "2", "--oversubscribe"];
+        args.extend_from_slice(mode);
+        args.push(prog);
+        let r = mpirun(&args);
         r.assert_ok();
-        assert!(r.stdout.contains(" No Errors"), "{mode}: {}", r.stdout);
+        assert!(r.stdout.contains(" No Errors"), "{mode:?}: {}", r.stdout);
     }
 }
 
