@@ -62,7 +62,14 @@ fn c_sendrecv_transport_modes() {
     let modes: [&[&str]; 3] = [
         &["--mca", "btl_sm_single_copy", "cma"],
         &["--mca", "btl_sm_single_copy", "none"],
-        &["--mca", "btl_sm_payload_bytes", "2k", "--mca", "btl_sm_fifo_cells", "4"],
+        &[
+            "--mca",
+            "btl_sm_payload_bytes",
+            "2k",
+            "--mca",
+            "btl_sm_fifo_cells",
+            "4",
+        ],
     ];
     for mode in modes {
         let mut args = vec!["-np", "2", "--oversubscribe"];

@@ -53,7 +53,14 @@ pub(crate) fn message_c(buf: *const c_void, count: Count, datatype: Handle) -> R
     (count as usize)
         .checked_mul(layout.size())
         .ok_or_else(too_large)?;
-    Ok(Msg::typed(buf.cast(), count as usize, &layout))
+    let m = Msg::typed(buf.cast(), count as usize, &layout);
+    if m.is_contiguous() && m.ptr.is_null() && m.len > 0 {
+        return Err(Error::new(
+            ErrorClass::Buffer,
+            "buffer is NULL (and the datatype's data starts at displacement 0)",
+        ));
+    }
+    Ok(m)
 }
 
 fn too_large() -> Error {

@@ -1,7 +1,9 @@
 //! The layout of one element of a datatype: its contiguous blocks in type-map order (adjacent
 //! ones merged), its size, bounds (lb/ub, which set the extent) and true bounds. Every MPI type
 //! constructor is expressed with one operation, `Builder::append`: "`count` copies of `child`,
-//! one extent apart, starting at byte displacement `disp`".
+//! one extent apart, starting at byte displacement `disp`". A vector of contiguous blocks stays
+//! compact — one block repeated `reps` times `rep_stride` apart — until it is nested inside
+//! another constructor, so a strided type over a huge array costs a few words, not a list.
 
 use crate::error::{err, ErrorClass, Result};
 
@@ -14,13 +16,20 @@ pub struct Block {
 
 /// Bound on the blocks of one element: a type more fragmented than this is refused with
 /// MPI_ERR_NO_MEM rather than exhausting memory.
-pub const MAX_BLOCKS: usize = 1 << 24;
+pub const MAX_BLOCKS: usize = 1 << 22;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
+    /// One repetition's blocks.
     blocks: Vec<Block>,
-    /// `starts[i]`: bytes of the packed element before block i (to seek into an element).
+    /// `starts[i]`: bytes of a packed repetition before block i (to seek into an element).
     starts: Vec<usize>,
+    /// The element is `reps` copies of `blocks`, `rep_stride` bytes apart (1 and 0 but for
+    /// compact vectors).
+    reps: usize,
+    rep_stride: isize,
+    /// Bytes of one repetition.
+    rep_size: usize,
     size: usize,
     lb: isize,
     ub: isize,
@@ -52,6 +61,9 @@ impl Layout {
         Layout {
             starts: vec![0; blocks.len()],
             blocks,
+            reps: 1,
+            rep_stride: 0,
+            rep_size: size,
             size,
             lb: 0,
             ub: size as isize,
@@ -85,8 +97,25 @@ impl Layout {
         }
     }
 
-    pub fn blocks(&self) -> &[Block] {
+    /// The blocks of one repetition (`reps` of them make an element).
+    pub fn rep_blocks(&self) -> &[Block] {
         &self.blocks
+    }
+    pub fn reps(&self) -> usize {
+        self.reps
+    }
+    pub fn rep_stride(&self) -> isize {
+        self.rep_stride
+    }
+
+    /// Every block of one element, repetitions expanded: `f(offset, length)` in type-map order.
+    pub fn for_each_block(&self, mut f: impl FnMut(isize, usize)) {
+        for r in 0..self.reps as isize {
+            let base = r.wrapping_mul(self.rep_stride);
+            for b in &self.blocks {
+                f(base + b.off, b.len);
+            }
+        }
     }
     /// Bytes of data in one element (MPI_Type_size).
     pub fn size(&self) -> usize {
@@ -108,10 +137,11 @@ impl Layout {
         self.true_ub - self.true_lb
     }
 
-    /// The block holding packed byte `r` of an element (r < size), and the offset into it.
-    pub(crate) fn seek(&self, r: usize) -> (usize, usize) {
+    /// Where packed byte `r` of an element lies (r < size): (repetition, block, offset in it).
+    pub(crate) fn seek(&self, r: usize) -> (usize, usize, usize) {
+        let (rep, r) = (r / self.rep_size, r % self.rep_size);
         let i = self.starts.partition_point(|&s| s <= r) - 1;
-        (i, r - self.starts[i])
+        (rep, i, r - self.starts[i])
     }
 
     /// Where `count` elements lie as one contiguous run: (byte offset from the buffer, length).
@@ -119,6 +149,7 @@ impl Layout {
     pub fn contiguous_run(&self, count: usize) -> Option<(isize, usize)> {
         match self.blocks.as_slice() {
             [] => Some((0, 0)),
+            _ if self.reps > 1 => None,
             [b] if count <= 1 || b.len as isize == self.extent() => Some((b.off, b.len * count)),
             _ => None,
         }
@@ -148,6 +179,22 @@ impl Layout {
     /// `count` blocks of `blocklen` elements, `stride` bytes apart (MPI_Type_create_hvector;
     /// MPI_Type_vector passes stride × extent).
     pub fn hvector(count: usize, blocklen: usize, stride: isize, old: &Layout) -> Result<Layout> {
+        if let (true, Some((off, len))) = (count > 1, old.contiguous_run(blocklen)) {
+            if len > 0 && stride != len as isize {
+                // Compact: bounds from the first and last block (they are linear in i).
+                let mut b = Builder::default();
+                b.append(old, 0, blocklen)?;
+                b.append(old, mul(count as isize - 1, stride)?, blocklen)?;
+                let mut l = b.finish(old.explicit)?;
+                l.blocks = vec![Block { off, len }];
+                l.starts = vec![0];
+                l.reps = count;
+                l.rep_stride = stride;
+                l.rep_size = len;
+                l.size = len.checked_mul(count).ok_or_else(overflow)?;
+                return Ok(l);
+            }
+        }
         let mut b = Builder::default();
         for i in 0..count {
             b.append(old, mul(i as isize, stride)?, blocklen)?;
@@ -241,8 +288,20 @@ impl Layout {
                 .ok_or_else(overflow)?;
             stride = mul(stride, sizes[d] as isize)?;
         }
-        let placed = Layout::hindexed(&[(1, disp)], &t)?;
-        Layout::resized(&placed, 0, stride)
+        Layout::resized(&t.shifted(disp)?, 0, stride)
+    }
+
+    /// The same type with every displacement moved by `disp` bytes (keeps compact vectors
+    /// compact, unlike an hindexed of one block).
+    fn shifted(&self, disp: isize) -> Result<Layout> {
+        let mut l = self.clone();
+        for b in &mut l.blocks {
+            b.off = b.off.checked_add(disp).ok_or_else(overflow)?;
+        }
+        for v in [&mut l.lb, &mut l.ub, &mut l.true_lb, &mut l.true_ub] {
+            *v = v.checked_add(disp).ok_or_else(overflow)?;
+        }
+        Ok(l)
     }
 }
 
@@ -315,12 +374,8 @@ impl Builder {
             self.push(disp + off, len);
             return self.check();
         }
-        if self
-            .blocks
-            .len()
-            .saturating_add(child.blocks.len().saturating_mul(count))
-            > MAX_BLOCKS
-        {
+        let per = child.blocks.len().saturating_mul(child.reps);
+        if self.blocks.len().saturating_add(per.saturating_mul(count)) > MAX_BLOCKS {
             return err(
                 ErrorClass::NoMem,
                 format!("datatype has more than {MAX_BLOCKS} separate blocks"),
@@ -328,9 +383,7 @@ impl Builder {
         }
         for i in 0..count as isize {
             let base = disp + i * ext;
-            for b in &child.blocks {
-                self.push(base + b.off, b.len);
-            }
+            child.for_each_block(|off, len| self.push(base + off, len));
         }
         Ok(())
     }
@@ -357,6 +410,9 @@ impl Builder {
         Ok(Layout {
             blocks: self.blocks,
             starts,
+            reps: 1,
+            rep_stride: 0,
+            rep_size: self.size,
             size: self.size,
             lb,
             ub,
@@ -379,7 +435,9 @@ mod tests {
         Layout::basic(8, 8)
     }
     fn blocks(l: &Layout) -> Vec<(isize, usize)> {
-        l.blocks().iter().map(|b| (b.off, b.len)).collect()
+        let mut v = Vec::new();
+        l.for_each_block(|off, len| v.push((off, len)));
+        v
     }
 
     #[test]
@@ -389,7 +447,7 @@ mod tests {
         assert_eq!((l.size(), l.lb(), l.extent()), (20, 0, 20));
         assert_eq!(l.contiguous_run(3), Some((0, 60)));
         let z = Layout::contiguous(0, &int()).unwrap();
-        assert_eq!((z.size(), z.extent(), z.blocks().len()), (0, 0, 0));
+        assert_eq!((z.size(), z.extent(), blocks(&z).len()), (0, 0, 0));
         assert_eq!(z.contiguous_run(7), Some((0, 0)));
     }
 
@@ -492,9 +550,35 @@ mod tests {
     }
 
     #[test]
+    fn vectors_stay_compact() {
+        let v = Layout::hvector(1 << 30, 1, 16, &dbl()).unwrap();
+        assert_eq!((v.rep_blocks().len(), v.reps()), (1, 1 << 30));
+        assert_eq!((v.size(), v.extent()), (8 << 30, (16 << 30) - 8));
+        // Subarrays of 2-D arrays too (rows contiguous, repeated per row).
+        let s =
+            Layout::subarray(&[1 << 16, 1 << 16], &[1 << 15, 8], &[3, 4], true, &dbl()).unwrap();
+        assert_eq!((s.rep_blocks().len(), s.reps()), (1, 1 << 15));
+        assert_eq!(
+            s.rep_blocks()[0],
+            Block {
+                off: (3 * (1 << 16) + 4) * 8,
+                len: 64
+            }
+        );
+        // Nesting expands: a contiguous of 2 vectors of 3 blocks.
+        let small = Layout::hvector(3, 1, 16, &dbl()).unwrap();
+        let c = Layout::contiguous(2, &small).unwrap();
+        assert_eq!(c.reps(), 1);
+        assert_eq!(
+            blocks(&c),
+            vec![(0, 8), (16, 8), (32, 16), (56, 8), (72, 8)]
+        );
+    }
+
+    #[test]
     fn too_fragmented_is_refused() {
-        let v = Layout::hvector(1 << 12, 1, 8, &int()).unwrap();
-        let e = Layout::hvector(1 << 13, 1, 1 << 16, &v).unwrap_err();
+        let v = Layout::hvector(1 << 11, 1, 8, &int()).unwrap();
+        let e = Layout::hvector(1 << 12, 1, 1 << 16, &v).unwrap_err();
         assert_eq!(e.class, ErrorClass::NoMem);
     }
 }

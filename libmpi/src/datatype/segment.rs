@@ -122,15 +122,17 @@ fn pieces(layout: Option<&Layout>, off: usize, n: usize, mut f: impl FnMut(isize
         f(off as isize, 0, n);
         return;
     };
-    let (size, ext, blocks) = (l.size(), l.extent(), l.blocks());
+    let (size, ext, blocks) = (l.size(), l.extent(), l.rep_blocks());
+    let (reps, stride) = (l.reps(), l.rep_stride());
     let mut elem = off / size;
-    let (mut bi, mut within) = l.seek(off % size);
+    let (mut rep, mut bi, mut within) = l.seek(off % size);
     let mut done = 0;
     while done < n {
         let b = blocks[bi];
         let k = (b.len - within).min(n - done);
         let mem = (elem as isize)
             .wrapping_mul(ext)
+            .wrapping_add((rep as isize).wrapping_mul(stride))
             .wrapping_add(b.off)
             .wrapping_add(within as isize);
         f(mem, done, k);
@@ -139,7 +141,11 @@ fn pieces(layout: Option<&Layout>, off: usize, n: usize, mut f: impl FnMut(isize
         bi += 1;
         if bi == blocks.len() {
             bi = 0;
-            elem += 1;
+            rep += 1;
+            if rep == reps {
+                rep = 0;
+                elem += 1;
+            }
         }
     }
 }
@@ -152,11 +158,11 @@ mod tests {
     fn reference(l: &Layout, count: usize) -> Vec<isize> {
         let mut v = Vec::new();
         for e in 0..count as isize {
-            for b in l.blocks() {
-                for k in 0..b.len as isize {
-                    v.push(e * l.extent() + b.off + k);
+            l.for_each_block(|off, len| {
+                for k in 0..len as isize {
+                    v.push(e * l.extent() + off + k);
                 }
-            }
+            });
         }
         v
     }
