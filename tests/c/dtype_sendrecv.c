@@ -87,6 +87,8 @@ int main(int argc, char **argv) {
         CHECK(k == 1, "Get_count(vector) = %d", k);
         MPI_Get_count(&st, MPI_DOUBLE, &k);
         CHECK(k == n, "Get_count(double) = %d", k);
+        MPI_Get_elements(&st, sv, &k);
+        CHECK(k == n, "Get_elements(vector) = %d", k);
         bad = 0;
         for (int i = 0; i < 2 * n - 1; i++) bad += dst[i] != (i % 2 ? 0 : prev_rank() * 1e7 + i);
         CHECK(bad == 0, "eager vector of %d: %d wrong", n, bad);
@@ -105,10 +107,32 @@ int main(int argc, char **argv) {
         int rc = MPI_Sendrecv(src, n, MPI_DOUBLE, next_rank(), 6, dst, 1, small, prev_rank(), 6,
                               MPI_COMM_WORLD, &st);
         CHECK(check_class(rc, MPI_ERR_TRUNCATE), "truncation of %d: rc %d", n, rc);
+        int k;
+        MPI_Get_count(&st, small, &k);
+        CHECK(k == 1, "Get_count after truncation = %d", k);
+        MPI_Get_elements(&st, small, &k);
+        CHECK(k == n / 2, "Get_elements after truncation = %d", k);
         bad = 0;
         for (int i = 0; i < n; i++) bad += dst[i] != (i % 2 ? 0 : prev_rank() * 1e7 + i / 2);
         CHECK(bad == 0, "truncated %d: %d wrong", n, bad);
         MPI_Type_free(&small);
+    }
+
+    /* A message shorter than one element: Get_count is undefined, Get_elements counts. */
+    {
+        MPI_Datatype five;
+        MPI_Type_vector(5, 1, 2, MPI_DOUBLE, &five);
+        MPI_Type_commit(&five);
+        MPI_Status st;
+        MPI_Sendrecv(src, 3, MPI_DOUBLE, next_rank(), 9, dst, 1, five, prev_rank(), 9,
+                     MPI_COMM_WORLD, &st);
+        int k;
+        MPI_Get_count(&st, five, &k);
+        CHECK(k == MPI_UNDEFINED, "Get_count of a partial element = %d", k);
+        MPI_Get_elements(&st, five, &k);
+        CHECK(k == 3, "Get_elements of a partial element = %d", k);
+        CHECK(dst[4] == prev_rank() * 1e7 + 2, "partial element data %g", dst[4]);
+        MPI_Type_free(&five);
     }
 
     /* Zero count of a derived type. */

@@ -38,6 +38,11 @@ int main(int argc, char **argv) {
     CHECK(n == 5, "Get_count(particle) = %d", n);
     MPI_Get_count(&st, MPI_BYTE, &n);
     CHECK(n == 5 * 31, "Get_count(byte) = %d", n);
+    MPI_Get_elements(&st, pt, &n);
+    CHECK(n == 5 * 6, "Get_elements(particle) = %d", n);
+    MPI_Count nx;
+    MPI_Get_elements_x(&st, pt, &nx);
+    CHECK(nx == 5 * 6, "Get_elements_x(particle) = %ld", (long)nx);
     for (int i = 0; i < 5; i++) {
         CHECK(q[i].tag == 'a' + i, "tag %d", q[i].tag);
         for (int k = 0; k < 3; k++)

@@ -47,16 +47,13 @@ fn c_pack() {
     run_c("tests/c/dtype_pack.c");
 }
 
+/// Non-contiguous messages at 1, 2, 4 ranks, then over every path: rendezvous streamed and by
+/// single copy (CMA, which a non-contiguous buffer turns into streaming), and eager messages cut
+/// into many small fragments by a small payload ring. One test: tests run in parallel and each
+/// compiles its C program to the same path.
 #[test]
 fn c_sendrecv() {
     run_c("tests/c/dtype_sendrecv.c");
-}
-
-/// Non-contiguous messages over every path: rendezvous streamed and by single copy (CMA, which
-/// a non-contiguous buffer turns into streaming), and eager messages cut into many small
-/// fragments by a small payload ring.
-#[test]
-fn c_sendrecv_transport_modes() {
     let p = c_program("tests/c/dtype_sendrecv.c");
     let prog = p.to_str().expect("utf-8 path");
     let modes: [&[&str]; 3] = [

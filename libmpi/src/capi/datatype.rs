@@ -754,3 +754,52 @@ mpi_fn! {
         })
     }
 }
+
+/// Basic elements of `datatype` a status's byte count holds; None when not a whole number.
+///
+/// # Safety
+/// `status` is NULL or points to a readable MPI_Status.
+unsafe fn elements(status: *const MpiStatus, datatype: Handle) -> Result<Option<usize>> {
+    if status.is_null() {
+        return err(ErrorClass::Arg, "status is NULL");
+    }
+    // SAFETY: checked non-NULL; the caller's contract.
+    let bytes = unsafe { (*status).count() };
+    Ok(old(datatype)?.elements_in(bytes))
+}
+
+mpi_fn! {
+    fn MPI_Get_elements / PMPI_Get_elements(status: *const MpiStatus, datatype: Handle, count: *mut c_int) -> c_int {
+        dcall("MPI_Get_elements", || {
+            // SAFETY: status and count per the standard.
+            unsafe {
+                let n = elements(status, datatype)?.and_then(|n| c_int::try_from(n).ok());
+                put(count, n.unwrap_or(MPI_UNDEFINED), "count")
+            }
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Get_elements_c / PMPI_Get_elements_c(status: *const MpiStatus, datatype: Handle, count: *mut Count) -> c_int {
+        dcall("MPI_Get_elements_c", || {
+            // SAFETY: status and count per the standard.
+            unsafe {
+                let n = elements(status, datatype)?.map_or(MPI_UNDEFINED as Count, |n| n as Count);
+                put(count, n, "count")
+            }
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Get_elements_x / PMPI_Get_elements_x(status: *const MpiStatus, datatype: Handle, count: *mut Count) -> c_int {
+        dcall("MPI_Get_elements_x", || {
+            // SAFETY: status and count per the standard.
+            unsafe {
+                let n = elements(status, datatype)?.map_or(MPI_UNDEFINED as Count, |n| n as Count);
+                put(count, n, "count")
+            }
+        })
+    }
+}

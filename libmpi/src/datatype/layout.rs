@@ -39,6 +39,10 @@ pub struct Layout {
     align: usize,
     /// Bounds were set by MPI_Type_create_resized (here or in a component): no struct padding.
     explicit: bool,
+    /// Basic elements in one element, and their common size if they all have one
+    /// (for MPI_Get_elements).
+    elements: usize,
+    basic_size: Option<usize>,
 }
 
 /// Alignment of a basic type of `size` bytes on x86-64/aarch64 LP64.
@@ -71,6 +75,8 @@ impl Layout {
             true_ub: size as isize,
             align: align.max(1),
             explicit: false,
+            elements: (size > 0) as usize,
+            basic_size: (size > 0).then_some(size),
         }
     }
 
@@ -84,17 +90,29 @@ impl Layout {
             let mut l = b.finish(false).expect("two small blocks");
             l.ub = extent as isize;
             l.align = align;
+            l.elements = 2;
+            l.basic_size = None;
             l
         };
         match handle {
             0x229 | 0x22a => pair(8, 8, 16, 8), // MPI_DOUBLE_INT, MPI_LONG_INT
             0x22c => pair(2, 4, 8, 4),          // MPI_SHORT_INT
             0x22d => pair(16, 16, 32, 16),      // MPI_LONG_DOUBLE_INT
-            0x228 | 0x22b => Layout::basic(size, 4), // MPI_FLOAT_INT, MPI_2INT: no padding
-            0x212 | 0x213 | 0x21b | 0x230 | 0x232 => Layout::basic(size, 4),
-            0x216 | 0x217 | 0x21d | 0x231 => Layout::basic(size, 8),
+            // Pairs without padding: MPI_FLOAT_INT, MPI_2INT, MPI_2REAL, MPI_2INTEGER;
+            // MPI_2DOUBLE_PRECISION.
+            0x228 | 0x22b | 0x230 | 0x232 => Layout::basic(size, 4).of_two(),
+            0x231 => Layout::basic(size, 8).of_two(),
+            0x212 | 0x213 | 0x21b => Layout::basic(size, 4),
+            0x216 | 0x217 | 0x21d => Layout::basic(size, 8),
             _ => Layout::basic(size, basic_align(size)),
         }
+    }
+
+    /// A basic type that counts as two basic elements of half its size.
+    fn of_two(mut self) -> Layout {
+        self.elements = 2;
+        self.basic_size = Some(self.size / 2);
+        self
     }
 
     /// The blocks of one repetition (`reps` of them make an element).
@@ -142,6 +160,21 @@ impl Layout {
         let (rep, r) = (r / self.rep_size, r % self.rep_size);
         let i = self.starts.partition_point(|&s| s <= r) - 1;
         (rep, i, r - self.starts[i])
+    }
+
+    /// Basic elements in the first `bytes` packed bytes of a message of this type; None when
+    /// `bytes` ends inside a basic element or the element sizes differ (MPI_Get_elements).
+    pub fn elements_in(&self, bytes: usize) -> Option<usize> {
+        if self.size == 0 {
+            return Some(0);
+        }
+        let (full, rem) = (bytes / self.size, bytes % self.size);
+        let part = match (rem, self.basic_size) {
+            (0, _) => 0,
+            (r, Some(b)) if r % b == 0 => r / b,
+            _ => return None,
+        };
+        full.checked_mul(self.elements)?.checked_add(part)
     }
 
     /// Where `count` elements lie as one contiguous run: (byte offset from the buffer, length).
@@ -192,6 +225,7 @@ impl Layout {
                 l.rep_stride = stride;
                 l.rep_size = len;
                 l.size = len.checked_mul(count).ok_or_else(overflow)?;
+                l.elements = old.elements * blocklen * count;
                 return Ok(l);
             }
         }
@@ -321,6 +355,9 @@ struct Builder {
     bounds: Option<(isize, isize)>,
     true_bounds: Option<(isize, isize)>,
     align: usize,
+    elements: usize,
+    /// Common basic size so far: None before any data, Some(None) once sizes differ.
+    basic_size: Option<Option<usize>>,
 }
 
 fn widen(b: &mut Option<(isize, isize)>, lo: isize, hi: isize) {
@@ -364,6 +401,14 @@ impl Builder {
         if child.size == 0 {
             return Ok(());
         }
+        self.elements = self
+            .elements
+            .saturating_add(child.elements.saturating_mul(count));
+        self.basic_size = match self.basic_size {
+            None => Some(child.basic_size),
+            Some(b) if b == child.basic_size => Some(b),
+            Some(_) => Some(None),
+        };
         let (l, h) = (lo(child.true_lb), hi(child.true_ub));
         widen(
             &mut self.true_bounds,
@@ -420,6 +465,8 @@ impl Builder {
             true_ub,
             align: self.align.max(1),
             explicit,
+            elements: self.elements,
+            basic_size: self.basic_size.flatten(),
         })
     }
 }
@@ -573,6 +620,24 @@ mod tests {
             blocks(&c),
             vec![(0, 8), (16, 8), (32, 16), (56, 8), (72, 8)]
         );
+    }
+
+    #[test]
+    fn elements_for_get_elements() {
+        let v = Layout::hvector(3, 2, 16, &int()).unwrap();
+        assert_eq!(v.elements_in(24), Some(6));
+        assert_eq!(v.elements_in(24 + 8), Some(8));
+        assert_eq!(v.elements_in(6), None);
+        let s = Layout::structure(&[(1, 0, &dbl()), (2, 8, &int())]).unwrap();
+        assert_eq!(s.elements_in(32), Some(6));
+        assert_eq!(
+            s.elements_in(8),
+            None,
+            "mixed sizes: partial element unknown"
+        );
+        assert_eq!(Layout::predefined(0x22b, 8).elements_in(16), Some(4));
+        assert_eq!(Layout::predefined(0x22b, 8).elements_in(12), Some(3));
+        assert_eq!(Layout::predefined(0x229, 16).elements_in(24), Some(4));
     }
 
     #[test]
