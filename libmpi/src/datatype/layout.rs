@@ -183,7 +183,9 @@ impl Layout {
         match self.blocks.as_slice() {
             [] => Some((0, 0)),
             _ if self.reps > 1 => None,
-            [b] if count <= 1 || b.len as isize == self.extent() => Some((b.off, b.len * count)),
+            [b] if count <= 1 || b.len as isize == self.extent() => {
+                Some((b.off, b.len.checked_mul(count)?))
+            }
             _ => None,
         }
     }
@@ -225,7 +227,7 @@ impl Layout {
                 l.rep_stride = stride;
                 l.rep_size = len;
                 l.size = len.checked_mul(count).ok_or_else(overflow)?;
-                l.elements = old.elements * blocklen * count;
+                l.elements = old.elements.saturating_mul(blocklen).saturating_mul(count);
                 return Ok(l);
             }
         }
@@ -400,6 +402,13 @@ impl Builder {
         self.align = self.align.max(child.align);
         if child.size == 0 {
             return Ok(());
+        }
+        let total = child
+            .size
+            .checked_mul(count)
+            .and_then(|n| n.checked_add(self.size));
+        if !matches!(total, Some(t) if t <= isize::MAX as usize) {
+            return err(ErrorClass::Arg, "datatype size overflows");
         }
         self.elements = self
             .elements
@@ -638,6 +647,15 @@ mod tests {
         assert_eq!(Layout::predefined(0x22b, 8).elements_in(16), Some(4));
         assert_eq!(Layout::predefined(0x22b, 8).elements_in(12), Some(3));
         assert_eq!(Layout::predefined(0x229, 16).elements_in(24), Some(4));
+    }
+
+    #[test]
+    fn huge_sizes_are_errors() {
+        let big = Layout::contiguous(1 << 40, &dbl()).unwrap();
+        let e = Layout::contiguous(1 << 30, &big).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Arg);
+        let v = Layout::hvector(2, 1, isize::MAX - 10, &big).unwrap_err();
+        assert_eq!(v.class, ErrorClass::Arg);
     }
 
     #[test]
