@@ -124,7 +124,9 @@ fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
             format!("count {count} is negative"),
         ));
     }
-    Ok(count as usize * type_size(datatype)?)
+    (count as usize)
+        .checked_mul(type_size(datatype)?)
+        .ok_or_else(|| Error::new(ErrorClass::Count, "message size overflows"))
 }
 
 /// Apply the communicator's error handler to a failed call: return the code (MPI_ERRORS_RETURN)
