@@ -688,6 +688,38 @@ impl State {
         }
     }
 
+    /// Single-copy read of `n` contiguous bytes at `addr` in `peer` into a receive laid out by
+    /// `layout`, through the scratch buffer a bounded chunk at a time; false if unsupported.
+    fn get_unpacked(
+        &mut self,
+        btls: &mut [Box<dyn Btl>],
+        peer: usize,
+        addr: u64,
+        buf: *mut u8,
+        layout: &crate::datatype::Layout,
+        n: usize,
+    ) -> bool {
+        const CHUNK: usize = 256 << 10;
+        let ep = self.endpoints[peer];
+        let mut off = 0;
+        while off < n {
+            let k = (n - off).min(CHUNK);
+            self.scratch.resize(k, 0);
+            let remote = addr as usize + off;
+            if btls[ep.btl]
+                .get(ep.peer, remote, &mut self.scratch[..k])
+                .is_err()
+            {
+                return false;
+            }
+            // SAFETY: irecv's contract: `buf` through `layout` maps `cap` >= n writable bytes
+            // owned by this pending request; off + k <= n.
+            unsafe { segment::write_at(buf, Some(layout), off, &self.scratch[..k]) };
+            off += k;
+        }
+        true
+    }
+
     /// Read matched rendezvous data with a single copy; FIN on success, CTS to fall back.
     fn run_gets(&mut self, btls: &mut [Box<dyn Btl>]) {
         for req in std::mem::take(&mut self.gets) {
@@ -708,10 +740,20 @@ impl State {
             let (buf, r) = (*buf, *r);
             let n = r.total.min(*cap);
             let ep = self.endpoints[r.peer];
-            // A non-contiguous buffer on either side (address 0: the sender's) is streamed.
+            // A non-contiguous sender (address 0) streams; a non-contiguous receive reads by
+            // single copy through the scratch buffer, chunk by chunk, or streams.
             if n > 0 && (layout.is_some() || r.addr == 0) {
-                let words = wire::encode_words([r.sreq, req as u64]);
-                self.ctrl(r.peer, wire::CTS, words, wire::CTS_LEN);
+                let layout = layout.clone();
+                let ok = r.addr != 0
+                    && layout.is_some_and(|l| self.get_unpacked(btls, r.peer, r.addr, buf, &l, n));
+                if ok {
+                    self.finish_recv(req, &r.hdr);
+                    let words = wire::encode_words([r.sreq]);
+                    self.ctrl(r.peer, wire::FIN, words, wire::FIN_LEN);
+                } else {
+                    let words = wire::encode_words([r.sreq, req as u64]);
+                    self.ctrl(r.peer, wire::CTS, words, wire::CTS_LEN);
+                }
                 continue;
             }
             let ok = n == 0
