@@ -313,6 +313,29 @@ impl Communicator {
         check(st)
     }
 
+    /// Send one view to `dest` and receive into another from `source` at the same time.
+    pub fn sendrecv_view(
+        &self,
+        send: &View<'_>,
+        dest: i32,
+        sendtag: i32,
+        recv: &mut ViewMut<'_>,
+        source: impl Into<Source>,
+        recvtag: impl Into<Tag>,
+    ) -> Result<Status> {
+        let (src, rtag) = (raw_src(source.into()), raw_tag(recvtag.into()));
+        let st = runtime::with(|rt| {
+            // SAFETY: both views borrow their buffers for this whole call, which completes both.
+            let r = unsafe { rt.start_recv_msg(self.id, recv.msg.clone(), src, rtag)? };
+            // SAFETY: as above.
+            let s = unsafe { rt.start_send_msg(self.id, send.msg.clone(), dest, sendtag) };
+            let rs = rt.finish(r);
+            rt.finish(s?)?;
+            rs
+        })?;
+        check(st)
+    }
+
     /// Start a send of a view; its buffer stays borrowed until the request completes.
     pub fn isend_view<'scope>(
         &self,

@@ -103,6 +103,28 @@ fn main() {
         assert_eq!(*v, want, "small[{i}]");
     }
 
+    // Halo exchange shape: the last column out, into the first column of a zeroed matrix.
+    let mut h = vec![0f64; n * n];
+    let st = world
+        .sendrecv_view(
+            &View::with_origin(&m, (n - 1) * 8, 1, &column).expect("view"),
+            next,
+            4,
+            &mut ViewMut::new(&mut h, 1, &column).expect("view"),
+            prev,
+            4,
+        )
+        .expect("sendrecv_view");
+    assert_eq!(st.count_of(&column), Some(1));
+    for (i, v) in h.iter().enumerate() {
+        let want = if i % n == 0 {
+            prev as f64 * 1000.0 + (i + n - 1) as f64
+        } else {
+            0.0
+        };
+        assert_eq!(*v, want, "h[{i}]");
+    }
+
     // Views that would reach outside their buffer are refused.
     let e = View::new(&m[..8], 1, &column).err().expect("too small");
     assert_eq!(e.class, ErrorClass::Buffer);
