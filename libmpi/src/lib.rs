@@ -24,6 +24,7 @@ pub use api::comm_mgmt::{Comparison, ErrorHandler, Group, UserCommunicator};
 pub use api::datatype::Equivalence;
 pub use api::request::{scope, wait_all, Request, Scope};
 pub use api::status::Status;
+pub use api::usertype::{Order, UserDatatype, View, ViewMut};
 pub use api::{initialize, Universe};
 pub use error::{Error, ErrorClass, Result};
 

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::btl::{self_btl::SelfBtl, sm::SmBtl, Btl};
 use crate::comm::{self, Comm};
+use crate::datatype::Msg;
 use crate::error::{err, Error, ErrorClass, Result};
 use crate::pmi::{self, Pmi};
 use crate::pml::{Endpoint, Pml, ReqId, Started, Status};
@@ -276,6 +277,22 @@ impl Runtime {
         dest: i32,
         tag: i32,
     ) -> Result<Started> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.start_send_msg(comm, Msg::bytes(buf, len), dest, tag) }
+    }
+
+    /// Start a send of message `m` (contiguous or through a datatype) to communicator rank `dest`.
+    ///
+    /// # Safety
+    /// Every byte `m` maps to must stay readable and unmodified until the send completes.
+    #[inline]
+    pub unsafe fn start_send_msg(
+        &mut self,
+        comm: usize,
+        m: Msg,
+        dest: i32,
+        tag: i32,
+    ) -> Result<Started> {
         Self::check_tag(tag, false)?;
         if dest == PROC_NULL {
             return Ok(Started::Done(Status::default()));
@@ -283,7 +300,7 @@ impl Runtime {
         let c = self.comm(comm)?;
         let (world, ctx, me) = (c.world_of(dest)?, c.ctx, c.rank);
         // SAFETY: forwarded from this function's contract.
-        Ok(unsafe { self.pml.isend(buf, len, world, ctx, me, tag) })
+        Ok(unsafe { self.pml.isend_msg(m, world, ctx, me, tag) })
     }
 
     /// Start a receive of up to `cap` bytes from communicator rank `src` (or ANY_SOURCE).
@@ -296,6 +313,23 @@ impl Runtime {
         comm: usize,
         buf: *mut u8,
         cap: usize,
+        src: i32,
+        tag: i32,
+    ) -> Result<Started> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.start_recv_msg(comm, Msg::bytes(buf, cap), src, tag) }
+    }
+
+    /// Start a receive into message `m` from communicator rank `src` (or ANY_SOURCE).
+    ///
+    /// # Safety
+    /// Every byte `m` maps to must stay writable, and untouched by anything else, until the
+    /// receive completes.
+    #[inline]
+    pub unsafe fn start_recv_msg(
+        &mut self,
+        comm: usize,
+        m: Msg,
         src: i32,
         tag: i32,
     ) -> Result<Started> {
@@ -313,7 +347,7 @@ impl Runtime {
         }
         let ctx = c.ctx;
         // SAFETY: forwarded from this function's contract.
-        Ok(unsafe { self.pml.irecv(buf, cap, ctx, src, tag) })
+        Ok(unsafe { self.pml.irecv_msg(m, ctx, src, tag) })
     }
 
     /// Dissemination barrier over the communicator's collective context: ceil(log2 n) rounds.

@@ -17,6 +17,7 @@ pub mod comm_mgmt;
 pub mod datatype;
 pub mod request;
 pub mod status;
+pub mod usertype;
 
 use std::marker::PhantomData;
 

@@ -5,10 +5,13 @@
 
 mod attr;
 mod comm;
+mod datatype;
 mod env;
 mod errh;
 mod group;
 mod p2p;
+
+use datatype::{message, type_size};
 
 use std::ffi::c_int;
 
@@ -129,7 +132,7 @@ fn request_id(h: Handle) -> Result<Option<pml::ReqId>> {
     }
 }
 
-/// Bytes of `count` elements of `datatype`, checking both.
+/// Packed bytes of `count` elements of `datatype`, checking both (derived types included).
 fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
     if count < 0 {
         return Err(Error::new(
@@ -137,13 +140,9 @@ fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
             format!("count {count} is negative"),
         ));
     }
-    let dt = crate::datatype::lookup(datatype as usize).ok_or_else(|| {
-        Error::new(
-            ErrorClass::Type,
-            format!("{:#x} is not a valid datatype", datatype as usize),
-        )
-    })?;
-    Ok(count as usize * dt.size)
+    (count as usize)
+        .checked_mul(type_size(datatype)?)
+        .ok_or_else(|| Error::new(ErrorClass::Count, "message size overflows"))
 }
 
 /// Apply the communicator's error handler to a failed call: return the code (MPI_ERRORS_RETURN)

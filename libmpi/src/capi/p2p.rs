@@ -9,23 +9,12 @@ fn err_comm(comm: Handle) -> usize {
     comm_index(comm).unwrap_or(crate::comm::WORLD)
 }
 
-fn check_buf(buf: *const c_void, bytes: usize) -> Result<()> {
-    if buf.is_null() && bytes > 0 {
-        return Err(Error::new(
-            ErrorClass::Buffer,
-            "buffer is NULL but the count is not zero",
-        ));
-    }
-    Ok(())
-}
-
 mpi_fn! {
     fn MPI_Send / PMPI_Send(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
         call("MPI_Send", err_comm(comm), |rt| {
-            let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
-            check_buf(buf, n)?;
+            let (c, m) = (comm_index(comm)?, message(buf, count, datatype)?);
             // SAFETY: MPI_Send's contract: buf holds count elements; the call returns only once sent.
-            let s = unsafe { rt.start_send(c, buf.cast(), n, dest, tag)? };
+            let s = unsafe { rt.start_send_msg(c, m, dest, tag)? };
             rt.finish(s).map(|_| ())
         })
     }
@@ -34,10 +23,9 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Recv / PMPI_Recv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, status: *mut MpiStatus) -> c_int {
         call("MPI_Recv", err_comm(comm), |rt| {
-            let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
-            check_buf(buf, n)?;
+            let (c, m) = (comm_index(comm)?, message(buf, count, datatype)?);
             // SAFETY: MPI_Recv's contract: buf has room for count elements; completes before return.
-            let s = unsafe { rt.start_recv(c, buf.cast(), n, source, tag)? };
+            let s = unsafe { rt.start_recv_msg(c, m, source, tag)? };
             let st = rt.finish(s)?;
             // SAFETY: status is MPI_STATUS_IGNORE or writable, per the standard.
             unsafe { store_status(status, &st) };
@@ -49,13 +37,12 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Isend / PMPI_Isend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
         call("MPI_Isend", err_comm(comm), |rt| {
-            let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
-            check_buf(buf, n)?;
+            let (c, m) = (comm_index(comm)?, message(buf, count, datatype)?);
             if request.is_null() {
                 return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
             }
             // SAFETY: MPI_Isend's contract: buf stays valid and unmodified until the request completes.
-            let s = unsafe { rt.start_send(c, buf.cast(), n, dest, tag)? };
+            let s = unsafe { rt.start_send_msg(c, m, dest, tag)? };
             let id = rt.pml.request_for(s);
             // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
             unsafe { request.write(request_handle(id)) };
@@ -67,13 +54,12 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Irecv / PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
         call("MPI_Irecv", err_comm(comm), |rt| {
-            let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
-            check_buf(buf, n)?;
+            let (c, m) = (comm_index(comm)?, message(buf, count, datatype)?);
             if request.is_null() {
                 return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
             }
             // SAFETY: MPI_Irecv's contract: buf stays valid and untouched until the request completes.
-            let s = unsafe { rt.start_recv(c, buf.cast(), n, source, tag)? };
+            let s = unsafe { rt.start_recv_msg(c, m, source, tag)? };
             let id = rt.pml.request_for(s);
             // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
             unsafe { request.write(request_handle(id)) };
@@ -182,13 +168,11 @@ mpi_fn! {
     ) -> c_int {
         call("MPI_Sendrecv", err_comm(comm), |rt| {
             let c = comm_index(comm)?;
-            let (sn, rn) = (message_bytes(sendcount, sendtype)?, message_bytes(recvcount, recvtype)?);
-            check_buf(sendbuf, sn)?;
-            check_buf(recvbuf, rn)?;
+            let (sm, rm) = (message(sendbuf, sendcount, sendtype)?, message(recvbuf, recvcount, recvtype)?);
             // SAFETY: both buffers valid per MPI_Sendrecv's contract; both complete before return.
-            let r = unsafe { rt.start_recv(c, recvbuf.cast(), rn, source, recvtag)? };
+            let r = unsafe { rt.start_recv_msg(c, rm, source, recvtag)? };
             // SAFETY: as above.
-            let s = unsafe { rt.start_send(c, sendbuf.cast(), sn, dest, sendtag) };
+            let s = unsafe { rt.start_send_msg(c, sm, dest, sendtag) };
             let st = rt.finish(r);
             rt.finish(s?)?;
             let st = st?;
@@ -204,18 +188,19 @@ mpi_fn! {
         if status.is_null() || count.is_null() {
             return fail("MPI_Get_count", crate::comm::WORLD, Error::new(ErrorClass::Arg, "status or count pointer is NULL"));
         }
-        let Some(dt) = crate::datatype::lookup(datatype as usize) else {
-            return fail("MPI_Get_count", crate::comm::WORLD, Error::new(ErrorClass::Type, "invalid datatype"));
+        let size = match type_size(datatype) {
+            Ok(s) => s,
+            Err(e) => return fail("MPI_Get_count", crate::comm::WORLD, e),
         };
         // SAFETY: both checked non-NULL; the caller passes a status and an int.
         unsafe {
             let bytes = (*status).count();
-            *count = if dt.size == 0 {
+            *count = if size == 0 {
                 0
-            } else if bytes % dt.size != 0 || bytes / dt.size > c_int::MAX as usize {
+            } else if bytes % size != 0 || bytes / size > c_int::MAX as usize {
                 MPI_UNDEFINED
             } else {
-                (bytes / dt.size) as c_int
+                (bytes / size) as c_int
             };
         }
         MPI_SUCCESS

@@ -9,6 +9,7 @@ pub mod wire;
 use std::collections::VecDeque;
 
 use crate::btl::Btl;
+use crate::datatype::segment::{self, Msg};
 use crate::error::ErrorClass;
 use request::{Kind, Request, Requests, Rndv};
 pub use request::{ReqId, Status};
@@ -61,8 +62,7 @@ enum SendWork {
     Eager {
         req: Option<ReqId>,
         hdr: MatchHdr,
-        buf: *const u8,
-        len: usize,
+        msg: Msg,
         off: usize,
         started: bool,
     },
@@ -77,8 +77,7 @@ enum SendWork {
     Data {
         req: ReqId,
         rreq: u64,
-        buf: *const u8,
-        len: usize,
+        msg: Msg,
         off: usize,
     },
 }
@@ -102,22 +101,8 @@ struct State {
     gets: Vec<ReqId>,
     eager_limit: usize,
     verbose: bool,
-}
-
-/// View `len` bytes at `buf`. A zero length never touches the pointer (C may pass NULL).
-///
-/// # Safety
-/// For len > 0, `buf` must point to `len` readable bytes that stay valid and unmodified while
-/// the returned slice is used: the caller's send buffer, kept alive by MPI's rules (C) or by a
-/// borrow held across the request's life (Rust API).
-#[inline]
-unsafe fn bytes<'a>(buf: *const u8, len: usize) -> &'a [u8] {
-    if len == 0 {
-        &[]
-    } else {
-        // SAFETY: guaranteed by this function's contract.
-        unsafe { std::slice::from_raw_parts(buf, len) }
-    }
+    /// Where a fragment of a non-contiguous message is packed on its way out.
+    scratch: Vec<u8>,
 }
 
 fn matches(ctx: u32, src: i32, tag: i32, h: &MatchHdr) -> bool {
@@ -151,6 +136,7 @@ impl Pml {
                 gets: Vec::new(),
                 eager_limit,
                 verbose: false,
+                scratch: Vec::new(),
             },
         }
     }
@@ -178,9 +164,26 @@ impl Pml {
         src: i32,
         tag: i32,
     ) -> Started {
+        // SAFETY: forwarded contract.
+        unsafe { self.isend_msg(Msg::bytes(buf, len), dest, ctx, src, tag) }
+    }
+
+    /// Start a send of message `m` (contiguous or through a datatype layout) to world rank `dest`.
+    ///
+    /// # Safety
+    /// Every byte `m` maps to must stay valid and unmodified until the send completes.
+    pub unsafe fn isend_msg(
+        &mut self,
+        m: Msg,
+        dest: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+    ) -> Started {
+        let (buf, len) = (m.ptr.cast_const(), m.len);
         let st = &mut self.st;
         let ep = st.endpoints[dest];
-        let m = MatchHdr {
+        let hdr = MatchHdr {
             ctx,
             src,
             tag,
@@ -189,21 +192,22 @@ impl Pml {
         if len <= st.eager_limit {
             let btl = &mut self.btls[ep.btl];
             if st.sendq[dest].is_empty() && wire::MATCH_LEN + len <= btl.max_frag() {
-                // SAFETY: the caller's contract on `buf`; the btl copies it before returning.
-                if btl.try_send(ep.peer, wire::MATCH, &m.encode(), unsafe {
-                    bytes(buf, len)
+                // SAFETY: the caller's contract on `m`; the btl copies it before returning.
+                if btl.try_send(ep.peer, wire::MATCH, &hdr.encode(), unsafe {
+                    m.slice(0, len, &mut st.scratch)
                 }) {
                     return Started::Done(Status::default());
                 }
             }
-            let req = st.reqs.insert(Request::send(buf, len));
+            let req = st
+                .reqs
+                .insert(Request::send(buf, len).with_layout(m.layout.clone()));
             st.enqueue(
                 dest,
                 SendWork::Eager {
                     req: Some(req),
-                    hdr: m,
-                    buf,
-                    len,
+                    hdr,
+                    msg: m,
                     off: 0,
                     started: false,
                 },
@@ -211,10 +215,15 @@ impl Pml {
             st.push_queue(&mut self.btls, dest);
             Started::Pending(req)
         } else {
-            let req = st.reqs.insert(Request::send(buf, len));
+            // A non-contiguous buffer cannot be read with a single copy: address 0 asks the
+            // receiver to have it streamed (CTS).
+            let addr = if m.is_contiguous() { buf as u64 } else { 0 };
+            let req = st
+                .reqs
+                .insert(Request::send(buf, len).with_layout(m.layout));
             let hdr = RtsHdr {
-                m,
-                addr: buf as u64,
+                m: hdr,
+                addr,
                 sreq: req as u64,
             };
             st.enqueue(dest, SendWork::Rts { hdr });
@@ -236,13 +245,26 @@ impl Pml {
         src: i32,
         tag: i32,
     ) -> Started {
+        // SAFETY: forwarded contract.
+        unsafe { self.irecv_msg(Msg::bytes(buf, cap), ctx, src, tag) }
+    }
+
+    /// Start a receive into message `m` (contiguous or through a datatype layout).
+    ///
+    /// # Safety
+    /// Every byte `m` maps to must stay writable, and not be otherwise accessed, until the
+    /// receive completes.
+    pub unsafe fn irecv_msg(&mut self, m: Msg, ctx: u32, src: i32, tag: i32) -> Started {
+        let (buf, cap, layout) = (m.ptr, m.len, m.layout);
         let st = &mut self.st;
         let Some(i) = st
             .unexpected
             .iter()
             .position(|u| matches(ctx, src, tag, &u.hdr))
         else {
-            let req = st.reqs.insert(Request::recv(buf, cap, ctx, src, tag, None));
+            let req = st
+                .reqs
+                .insert(Request::recv(buf, cap, ctx, src, tag, None).with_layout(layout));
             st.posted.push_back(req);
             return Started::Pending(req);
         };
@@ -254,17 +276,17 @@ impl Pml {
                 complete: true,
             } => {
                 let n = total.min(cap);
-                if n > 0 {
-                    // SAFETY: caller's contract: `buf` has `cap` writable bytes; n <= cap.
-                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
-                }
+                // SAFETY: caller's contract: `m` maps `cap` writable bytes; n <= cap.
+                unsafe { segment::write_at(buf, layout.as_deref(), 0, &data[..n]) };
                 Started::Done(recv_status(&u.hdr, total, cap))
             }
             UnexpectedBody::Eager {
                 data,
                 complete: false,
             } => {
-                let req = st.reqs.insert(Request::recv(buf, cap, ctx, src, tag, None));
+                let req = st
+                    .reqs
+                    .insert(Request::recv(buf, cap, ctx, src, tag, None).with_layout(layout));
                 st.copy_into(req, 0, &data);
                 if let Some(s) = st.streams[u.from].as_mut() {
                     s.dest = StreamDest::Req(req);
@@ -282,7 +304,7 @@ impl Pml {
                 };
                 let req = st
                     .reqs
-                    .insert(Request::recv(buf, cap, ctx, src, tag, Some(rndv)));
+                    .insert(Request::recv(buf, cap, ctx, src, tag, Some(rndv)).with_layout(layout));
                 st.gets.push(req);
                 st.run_gets(&mut self.btls);
                 Started::Pending(req)
@@ -344,6 +366,7 @@ impl Pml {
             },
             complete: true,
             status,
+            layout: None,
         })
     }
 
@@ -393,33 +416,34 @@ impl State {
                 SendWork::Eager {
                     req,
                     hdr,
-                    buf,
-                    len,
+                    msg,
                     off,
                     started,
                 } => {
+                    let len = msg.len;
                     loop {
                         if !*started {
-                            let n = (*len).min(maxf - wire::MATCH_LEN);
-                            // SAFETY: the pending send request keeps `buf` valid (isend's contract).
+                            let n = len.min(maxf - wire::MATCH_LEN);
+                            // SAFETY: the pending send request keeps `msg`'s memory valid
+                            // (isend's contract).
                             if !btl.try_send(ep.peer, wire::MATCH, &hdr.encode(), unsafe {
-                                bytes(*buf, n)
+                                msg.slice(0, n, &mut self.scratch)
                             }) {
                                 return;
                             }
                             *started = true;
                             *off = n;
                         } else {
-                            let n = (*len - *off).min(maxf);
+                            let n = (len - *off).min(maxf);
                             // SAFETY: as above; off + n <= len.
                             if !btl.try_send(ep.peer, wire::CONT, &[], unsafe {
-                                bytes(buf.add(*off), n)
+                                msg.slice(*off, n, &mut self.scratch)
                             }) {
                                 return;
                             }
                             *off += n;
                         }
-                        if *off == *len {
+                        if *off == len {
                             break;
                         }
                     }
@@ -440,17 +464,17 @@ impl State {
                 SendWork::Data {
                     req,
                     rreq,
-                    buf,
-                    len,
+                    msg,
                     off,
                 } => {
-                    while *off < *len {
-                        let n = (*len - *off).min(maxf - wire::DATA_LEN);
+                    while *off < msg.len {
+                        let n = (msg.len - *off).min(maxf - wire::DATA_LEN);
                         let h = wire::encode_words([*rreq, *off as u64]);
-                        // SAFETY: the rendezvous send request keeps `buf` valid; off + n <= len.
-                        if !btl
-                            .try_send(ep.peer, wire::DATA, &h, unsafe { bytes(buf.add(*off), n) })
-                        {
+                        // SAFETY: the rendezvous send request keeps `msg`'s memory valid;
+                        // off + n <= len.
+                        if !btl.try_send(ep.peer, wire::DATA, &h, unsafe {
+                            msg.slice(*off, n, &mut self.scratch)
+                        }) {
                             return;
                         }
                         *off += n;
@@ -483,14 +507,15 @@ impl State {
     fn copy_into(&mut self, req: ReqId, offset: usize, data: &[u8]) {
         if let Some(Request {
             kind: Kind::Recv { buf, cap, .. },
+            layout,
             ..
         }) = self.reqs.get(req)
         {
             if offset < *cap && !data.is_empty() {
                 let n = data.len().min(*cap - offset);
-                // SAFETY: irecv's contract: `buf` has `cap` writable bytes owned by this request
-                // until it completes; offset + n <= cap.
-                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.add(offset), n) };
+                // SAFETY: irecv's contract: `buf` (through `layout`) maps `cap` writable bytes
+                // owned by this request until it completes; offset + n <= cap.
+                unsafe { segment::write_at(*buf, layout.as_deref(), offset, &data[..n]) };
             }
         }
     }
@@ -550,14 +575,19 @@ impl State {
                 let (sreq, rreq) = (wire::word(frag, 0) as ReqId, wire::word(frag, 1));
                 if let Some(Request {
                     kind: Kind::Send { buf, len },
+                    layout,
                     ..
                 }) = self.reqs.get(sreq)
                 {
+                    let msg = Msg {
+                        ptr: buf.cast_mut(),
+                        len: *len,
+                        layout: layout.clone(),
+                    };
                     let w = SendWork::Data {
                         req: sreq,
                         rreq,
-                        buf: *buf,
-                        len: *len,
+                        msg,
                         off: 0,
                     };
                     self.enqueue(from, w);
@@ -658,6 +688,38 @@ impl State {
         }
     }
 
+    /// Single-copy read of `n` contiguous bytes at `addr` in `peer` into a receive laid out by
+    /// `layout`, through the scratch buffer a bounded chunk at a time; false if unsupported.
+    fn get_unpacked(
+        &mut self,
+        btls: &mut [Box<dyn Btl>],
+        peer: usize,
+        addr: u64,
+        buf: *mut u8,
+        layout: &crate::datatype::Layout,
+        n: usize,
+    ) -> bool {
+        const CHUNK: usize = 256 << 10;
+        let ep = self.endpoints[peer];
+        let mut off = 0;
+        while off < n {
+            let k = (n - off).min(CHUNK);
+            self.scratch.resize(k, 0);
+            let remote = addr as usize + off;
+            if btls[ep.btl]
+                .get(ep.peer, remote, &mut self.scratch[..k])
+                .is_err()
+            {
+                return false;
+            }
+            // SAFETY: irecv's contract: `buf` through `layout` maps `cap` >= n writable bytes
+            // owned by this pending request; off + k <= n.
+            unsafe { segment::write_at(buf, Some(layout), off, &self.scratch[..k]) };
+            off += k;
+        }
+        true
+    }
+
     /// Read matched rendezvous data with a single copy; FIN on success, CTS to fall back.
     fn run_gets(&mut self, btls: &mut [Box<dyn Btl>]) {
         for req in std::mem::take(&mut self.gets) {
@@ -669,6 +731,7 @@ impl State {
                         rndv: Some(r),
                         ..
                     },
+                layout,
                 ..
             }) = self.reqs.get(req)
             else {
@@ -677,6 +740,22 @@ impl State {
             let (buf, r) = (*buf, *r);
             let n = r.total.min(*cap);
             let ep = self.endpoints[r.peer];
+            // A non-contiguous sender (address 0) streams; a non-contiguous receive reads by
+            // single copy through the scratch buffer, chunk by chunk, or streams.
+            if n > 0 && (layout.is_some() || r.addr == 0) {
+                let layout = layout.clone();
+                let ok = r.addr != 0
+                    && layout.is_some_and(|l| self.get_unpacked(btls, r.peer, r.addr, buf, &l, n));
+                if ok {
+                    self.finish_recv(req, &r.hdr);
+                    let words = wire::encode_words([r.sreq]);
+                    self.ctrl(r.peer, wire::FIN, words, wire::FIN_LEN);
+                } else {
+                    let words = wire::encode_words([r.sreq, req as u64]);
+                    self.ctrl(r.peer, wire::CTS, words, wire::CTS_LEN);
+                }
+                continue;
+            }
             let ok = n == 0
                 || {
                     // SAFETY: irecv's contract: `buf` has `cap` >= n writable bytes owned by this

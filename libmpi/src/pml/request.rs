@@ -1,5 +1,9 @@
 //! The request table: every pending send and receive, addressed by a small integer id.
 
+use std::sync::Arc;
+
+use crate::datatype::Layout;
+
 pub type ReqId = u32;
 
 /// What a completed operation reports (MPI_Status's content).
@@ -50,6 +54,9 @@ pub struct Request {
     pub kind: Kind,
     pub complete: bool,
     pub status: Status,
+    /// A derived datatype's layout: `buf` is then the user's buffer and `len`/`cap` count
+    /// packed bytes; None for contiguous data.
+    pub layout: Option<Arc<Layout>>,
 }
 
 impl Request {
@@ -58,7 +65,14 @@ impl Request {
             kind: Kind::Send { buf, len },
             complete: false,
             status: Status::default(),
+            layout: None,
         }
+    }
+
+    /// This request moves its data through `layout` (a non-contiguous message).
+    pub fn with_layout(mut self, layout: Option<Arc<Layout>>) -> Request {
+        self.layout = layout;
+        self
     }
 
     pub fn recv(
@@ -80,6 +94,7 @@ impl Request {
             },
             complete: false,
             status: Status::default(),
+            layout: None,
         }
     }
 }
@@ -140,6 +155,7 @@ mod tests {
             },
             complete: false,
             status: Status::default(),
+            layout: None,
         }
     }
 

@@ -1,4 +1,13 @@
-//! Predefined datatypes: their ABI handle values and sizes. Derived types come with issue 3.
+//! Datatypes: the predefined ones (ABI handle values and sizes, below), derived ones built by
+//! `layout` (a committed type is a list of contiguous blocks), the `segment` engine that packs and
+//! unpacks any byte range of a (buffer, count, type) message, and the C handle `table`.
+
+pub mod layout;
+pub mod segment;
+pub mod table;
+
+pub use layout::Layout;
+pub use segment::Msg;
 
 /// A datatype as the library sees it: its ABI handle value and size in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
