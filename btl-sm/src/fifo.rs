@@ -303,10 +303,9 @@ impl FifoRx {
                 pool.flag(i).store(0, Ordering::Release);
             }
             // Free the cell for the next lap; Release orders our reads before a sender's reuse.
-            self.q.seq(cell).store(
-                lap.wrapping_add(self.q.mask + 1),
-                Ordering::Release,
-            );
+            self.q
+                .seq(cell)
+                .store(lap.wrapping_add(self.q.mask + 1), Ordering::Release);
             self.next += 1;
             done += 1;
         }

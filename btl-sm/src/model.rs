@@ -107,11 +107,17 @@ impl Report {
         };
         let tl = if p.thread_multiple { "multi" } else { "single" };
         push(
-            format!("this job: {mode}, aggregated, {} B lines, thread_layout={tl}", p.line),
+            format!(
+                "this job: {mode}, aggregated, {} B lines, thread_layout={tl}",
+                p.line
+            ),
             aggregated(p),
         );
         push(
-            format!("same components, separately allocated, {} B line aligned", p.line),
+            format!(
+                "same components, separately allocated, {} B line aligned",
+                p.line
+            ),
             separate(p, p.line),
         );
         push(
@@ -303,7 +309,9 @@ mod tests {
             let p = Params::resolve(n, &|_| None).unwrap();
             let r = Report::new(&p, 4096);
             assert_eq!(r.rows[0].parts.total(), crate::segment_size(&p) as u128);
-            assert!(r.json().contains(&format!("\"segment_size\":{}", crate::segment_size(&p))));
+            assert!(r
+                .json()
+                .contains(&format!("\"segment_size\":{}", crate::segment_size(&p))));
             assert_eq!(r.rfc.len(), 4);
         }
     }
@@ -316,7 +324,11 @@ mod tests {
             let got = row.parts.total() as f64 / 1e6;
             let want = row.published_mb.unwrap() as f64;
             // A reconstruction from the RFC's prose: within 50% of its byte-level model.
-            assert!((got / want - 1.0).abs() < 0.5, "{}: {got} vs {want}", row.layout);
+            assert!(
+                (got / want - 1.0).abs() < 0.5,
+                "{}: {got} vs {want}",
+                row.layout
+            );
         }
         assert!(r.rows[0].parts.total() <= 300_000_000);
         println!("{}", r.text());

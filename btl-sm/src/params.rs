@@ -232,12 +232,7 @@ impl Params {
             None => DEFAULT_FIFO_SIZE,
             Some(v) => parse_pow2("btl_sm_fifo_size", &v, 2, 1 << 24)?,
         };
-        let fragment_size = count(
-            "btl_sm_fragment_size",
-            DEFAULT_FRAGMENT_SIZE,
-            128,
-            1 << 30,
-        )?;
+        let fragment_size = count("btl_sm_fragment_size", DEFAULT_FRAGMENT_SIZE, 128, 1 << 30)?;
         if fragment_size % 64 != 0 {
             return Err(ParamError(format!(
                 "invalid value \"{fragment_size}\" for MCA parameter btl_sm_fragment_size: \

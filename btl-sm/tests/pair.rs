@@ -279,7 +279,10 @@ fn fifo_full_queue_and_empty_pool_then_room() {
     assert!(!ts[1].try_send(2, 2, &big, &[]), "pool empty");
     assert!(ts[1].try_send(2, 3, b"inline needs no fragment", &[]));
     assert_eq!(drain(&mut ts[2]).len(), 2);
-    assert!(ts[1].try_send(2, 2, &big, &[]), "a consumed fragment comes back");
+    assert!(
+        ts[1].try_send(2, 2, &big, &[]),
+        "a consumed fragment comes back"
+    );
     assert!(!ts[1].try_send(0, 2, &big, &[]));
     let got = drain(&mut ts[0]);
     assert_eq!(got, vec![(1, 2, big.to_vec()), (1, 2, big.to_vec())]);

@@ -68,7 +68,10 @@ fn mca_list() -> String {
         "MCA parameters (--mca NAME VALUE, or environment variable RMPI_MCA_NAME or NAME):\n",
     );
     for p in btl_sm::PARAMS {
-        s += &format!("  {}\n      default: {}\n      {}\n", p.name, p.default, p.meaning);
+        s += &format!(
+            "  {}\n      default: {}\n      {}\n",
+            p.name, p.default, p.meaning
+        );
     }
     s
 }

@@ -81,7 +81,14 @@ fn fifo_layout_with_tiny_pools_still_correct() {
 fn report_and_mca_list() {
     let r = mpirun(&["--shm-report", "-np", "1024"]);
     r.assert_ok();
-    for s in ["FIFOs+queues", "eager frags", "other", "10418", "924", "23658"] {
+    for s in [
+        "FIFOs+queues",
+        "eager frags",
+        "other",
+        "10418",
+        "924",
+        "23658",
+    ] {
         assert!(r.stdout.contains(s), "{s}: {}", r.stdout);
     }
     assert!(model_size(1024, &[]) <= 300_000_000);
