@@ -157,13 +157,18 @@ impl FifoTx {
             // any slot: every byte of the pool is ours; the flag words get an atomic no-op.
             unsafe {
                 let p = self.pool.base.add(off);
-                if off % self.pool.stride == 0 {
+                if off % self.pool.stride == 0 && off + 1 != len {
                     AtomicU32::from_ptr(p.cast()).fetch_add(0, Ordering::Relaxed);
                 } else {
                     ptr::write_volatile(p, ptr::read_volatile(p));
                 }
             }
-            off += page;
+            // The last step may stop short of the pool's final page: end on its last byte.
+            off = if off + page >= len && off + 1 < len {
+                len - 1
+            } else {
+                off + page
+            };
         }
     }
 

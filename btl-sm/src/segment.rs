@@ -292,7 +292,8 @@ impl Segment {
         Err(SmError(format!(
             "btl-sm: {what} was set up with version={} n_local={} fifo_cells={} \
              payload_bytes={} eager_limit={} single_copy={} but this process has version={VERSION} \
-             n_local={} fifo_cells={} payload_bytes={} eager_limit={} single_copy={}",
+             n_local={} fifo_cells={} payload_bytes={} eager_limit={} single_copy={} \
+             (or another btl_sm_* parameter differs)",
             self.info_u32(INFO_VERSION).load(Ordering::Relaxed),
             self.info_u32(INFO_N).load(Ordering::Relaxed),
             self.info_u32(INFO_FIFO).load(Ordering::Relaxed),

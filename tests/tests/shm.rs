@@ -167,3 +167,40 @@ fn ranks_that_cannot_map_report_it() {
         r.stderr
     );
 }
+
+/// Eager, streamed rendezvous (CTS/DATA) and CMA rendezvous (RTS/FIN) over the FIFO layout.
+#[test]
+fn fifo_layout_carries_every_protocol() {
+    let pingpong = c_program("examples/c/pingpong.c");
+    for single_copy in ["none", "cma", "auto"] {
+        let r = mpirun(&[
+            "-np",
+            "2",
+            "--oversubscribe",
+            "--mca",
+            "btl_sm_fastbox_max_procs",
+            "0",
+            "--mca",
+            "btl_sm_single_copy",
+            single_copy,
+            pingpong.to_str().unwrap(),
+            "0",
+            "1",
+            "40",
+            "41",
+            "4095",
+            "4096",
+            "4097",
+            "16384",
+            "16385",
+            "1048576",
+            "16777216",
+        ]);
+        r.assert_ok();
+        assert!(
+            r.stdout.contains("pingpong: OK"),
+            "{single_copy}: {}",
+            r.stdout
+        );
+    }
+}
