@@ -233,7 +233,7 @@ impl Params {
             Some(v) => parse_pow2("btl_sm_fifo_size", &v, 2, 1 << 24)?,
         };
         let fragment_size = count("btl_sm_fragment_size", DEFAULT_FRAGMENT_SIZE, 128, 1 << 30)?;
-        if fragment_size % 64 != 0 {
+        if fragment_size & 63 != 0 {
             return Err(ParamError(format!(
                 "invalid value \"{fragment_size}\" for MCA parameter btl_sm_fragment_size: \
                  expected a multiple of 64"
@@ -315,7 +315,7 @@ impl Params {
             && (PAYLOAD_BYTES_MIN..=PAYLOAD_BYTES_MAX).contains(&self.payload_bytes)
             && self.fifo_size.is_power_of_two()
             && (2..=1 << 24).contains(&self.fifo_size)
-            && self.fragment_size % 64 == 0
+            && self.fragment_size & 63 == 0
             && (128..=1 << 30).contains(&self.fragment_size)
             && (1..=1 << 24).contains(&self.fragments)
             && self.line.is_power_of_two()
