@@ -19,6 +19,12 @@
 //! stamp; the receiver alone advances through the cells in order, so each sender's fragments
 //! arrive in the order it sent them.
 //!
+//! Fast boxes: each receiver also has a few queues of the same format with a single producer each.
+//! A sender decides once, at its first fragment to a receiver, how it reaches that receiver: it
+//! tries to claim a free fast box there (CAS of the box's owner word from 0 to `sender + 1`, for
+//! good) and otherwise uses the shared FIFO, for good. One route per ordered pair keeps each
+//! sender's fragments in order; a fast box spares the CAS contention of the shared head.
+//!
 //! Fragment slot: a flag line (u32 at +0: 1 while a receiver owns the fragment, 0 when free) and
 //! then the data. The sender sets the flag before publishing the cell; the receiver clears it
 //! (Release) when it has consumed the bytes, and the sender reuses a slot only after reading 0
@@ -250,70 +256,164 @@ impl FifoTx {
     }
 }
 
-/// The receiving side: our queue, where we read next, and every sender's pool.
+/// A receiver's fast box as the receiver sees it: the owner once claimed, its queue, our position.
+pub struct FboxRx {
+    owner: *const AtomicU64,
+    /// Some(sender) once the box is claimed (it stays claimed).
+    known: Option<usize>,
+    q: Queue,
+    next: u64,
+}
+
+impl FboxRx {
+    /// # Safety
+    /// `owner` must be an 8-aligned word of a live mapping laid out by `Layout`, as for `Queue`.
+    pub unsafe fn new(owner: *mut u8, q: Queue) -> FboxRx {
+        FboxRx {
+            owner: owner.cast(),
+            known: None,
+            q,
+            next: 0,
+        }
+    }
+
+    fn first_touch(&self, page: usize) {
+        // SAFETY: the owner word is only accessed atomically.
+        unsafe { (*self.owner).fetch_add(0, Ordering::Relaxed) };
+        self.q.first_touch(page);
+    }
+}
+
+/// Try to claim fast box `owner` of some receiver for sender `me`; true when it is ours now.
+///
+/// # Safety
+/// `owner` must be an 8-aligned word of a live mapping laid out by `Layout`.
+pub unsafe fn claim(owner: *mut u8, me: usize) -> bool {
+    // SAFETY: caller's contract; only accessed atomically.
+    let w = unsafe { AtomicU64::from_ptr(owner.cast()) };
+    w.load(Ordering::Relaxed) == 0
+        && w.compare_exchange(0, me as u64 + 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+}
+
+/// The receiving side: our FIFO, our fast boxes, where we read next, and every sender's pool.
 pub struct FifoRx {
     q: Queue,
     next: u64,
+    boxes: Box<[FboxRx]>,
     pools: Box<[Pool]>,
 }
 
 impl FifoRx {
-    pub fn new(q: Queue, pools: Box<[Pool]>) -> FifoRx {
-        FifoRx { q, next: 0, pools }
+    pub fn new(q: Queue, boxes: Box<[FboxRx]>, pools: Box<[Pool]>) -> FifoRx {
+        FifoRx {
+            q,
+            next: 0,
+            boxes,
+            pools,
+        }
     }
 
-    /// Deliver up to `budget` fragments in queue order as `f(sender, tag, bytes)`.
+    /// NUMA first touch of our FIFO and fast boxes.
+    pub fn first_touch(&self, page: usize) {
+        self.q.first_touch(page);
+        for b in self.boxes.iter() {
+            b.first_touch(page);
+        }
+    }
+
+    /// Deliver up to `budget` fragments as `f(sender, tag, bytes)`: fast boxes first, then the
+    /// FIFO, each in queue order.
     #[inline]
     pub fn poll(&mut self, budget: usize, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize {
         let mut done = 0;
-        while done < budget {
-            let cell = self.q.cell(self.next);
-            let lap = self.next & !self.q.mask;
-            if self.q.seq(cell).load(Ordering::Acquire) != lap.wrapping_add(1) {
-                break;
-            }
-            // SAFETY: the stamp says a sender published this cell (Acquire pairs with its
-            // Release); it leaves the cell alone until we free it below. Fields are aligned.
-            let (len, src, frag, tag) = unsafe {
-                (
-                    ptr::read(cell.add(OFF_LEN).cast::<u32>()) as usize,
-                    ptr::read(cell.add(OFF_SRC).cast::<u32>()) as usize,
-                    ptr::read(cell.add(OFF_FRAG).cast::<u32>()),
-                    ptr::read(cell.add(OFF_TAG)),
-                )
+        for b in self.boxes.iter_mut() {
+            let sender = match b.known {
+                Some(s) => s,
+                None => {
+                    // SAFETY: the owner word is only accessed atomically.
+                    let o = unsafe { (*b.owner).load(Ordering::Acquire) };
+                    if o == 0 {
+                        continue;
+                    }
+                    b.known = Some(o as usize - 1);
+                    o as usize - 1
+                }
             };
-            assert!(
-                src < self.pools.len(),
-                "btl-sm: corrupt FIFO cell (sender {src})"
+            done += drain(
+                &b.q,
+                &mut b.next,
+                &self.pools,
+                Some(sender),
+                budget - done,
+                f,
             );
-            if frag == NO_FRAG {
-                assert!(len <= FIFO_INLINE, "btl-sm: corrupt FIFO cell (len {len})");
-                // SAFETY: len <= 40 inline bytes inside the cell, written before the stamp.
-                f(src, tag, unsafe {
-                    std::slice::from_raw_parts(cell.add(OFF_INLINE), len)
-                });
-            } else {
-                let pool = &self.pools[src];
-                let i = frag as usize;
-                assert!(
-                    i < pool.count && len <= pool.size,
-                    "btl-sm: corrupt FIFO cell from local rank {src} (fragment {i}, len {len})"
-                );
-                // SAFETY: fragment i of the sender's pool (in bounds, checked), written before
-                // the cell's stamp and owned by us until we clear its flag.
-                f(src, tag, unsafe {
-                    std::slice::from_raw_parts(pool.data(i), len)
-                });
-                // Release: our reads of the bytes happen before the sender reuses the slot.
-                pool.flag(i).store(0, Ordering::Release);
+            if done == budget {
+                return done;
             }
-            // Free the cell for the next lap; Release orders our reads before a sender's reuse.
-            self.q
-                .seq(cell)
-                .store(lap.wrapping_add(self.q.mask + 1), Ordering::Release);
-            self.next += 1;
-            done += 1;
         }
-        done
+        done + drain(&self.q, &mut self.next, &self.pools, None, budget - done, f)
     }
+}
+
+/// Deliver up to `budget` published cells of `q` from position `*next` on.
+/// `only`: the one sender allowed to write this queue (a fast box), checked per cell.
+#[inline]
+fn drain(
+    q: &Queue,
+    next: &mut u64,
+    pools: &[Pool],
+    only: Option<usize>,
+    budget: usize,
+    f: &mut dyn FnMut(usize, u8, &[u8]),
+) -> usize {
+    let mut done = 0;
+    while done < budget {
+        let cell = q.cell(*next);
+        let lap = *next & !q.mask;
+        if q.seq(cell).load(Ordering::Acquire) != lap.wrapping_add(1) {
+            break;
+        }
+        // SAFETY: the stamp says a sender published this cell (Acquire pairs with its
+        // Release); it leaves the cell alone until we free it below. Fields are aligned.
+        let (len, src, frag, tag) = unsafe {
+            (
+                ptr::read(cell.add(OFF_LEN).cast::<u32>()) as usize,
+                ptr::read(cell.add(OFF_SRC).cast::<u32>()) as usize,
+                ptr::read(cell.add(OFF_FRAG).cast::<u32>()),
+                ptr::read(cell.add(OFF_TAG)),
+            )
+        };
+        assert!(
+            src < pools.len() && only.map_or(true, |o| o == src),
+            "btl-sm: corrupt FIFO cell (sender {src})"
+        );
+        if frag == NO_FRAG {
+            assert!(len <= FIFO_INLINE, "btl-sm: corrupt FIFO cell (len {len})");
+            // SAFETY: len <= 40 inline bytes inside the cell, written before the stamp.
+            f(src, tag, unsafe {
+                std::slice::from_raw_parts(cell.add(OFF_INLINE), len)
+            });
+        } else {
+            let pool = &pools[src];
+            let i = frag as usize;
+            assert!(
+                i < pool.count && len <= pool.size,
+                "btl-sm: corrupt FIFO cell from local rank {src} (fragment {i}, len {len})"
+            );
+            // SAFETY: fragment i of the sender's pool (in bounds, checked), written before
+            // the cell's stamp and owned by us until we clear its flag.
+            f(src, tag, unsafe {
+                std::slice::from_raw_parts(pool.data(i), len)
+            });
+            // Release: our reads of the bytes happen before the sender reuses the slot.
+            pool.flag(i).store(0, Ordering::Release);
+        }
+        // Free the cell for the next lap; Release orders our reads before a sender's reuse.
+        q.seq(cell)
+            .store(lap.wrapping_add(q.mask + 1), Ordering::Release);
+        *next += 1;
+        done += 1;
+    }
+    done
 }

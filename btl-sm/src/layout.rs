@@ -13,6 +13,8 @@
 //! Fifo mode, per rank r (queues local to the receiver, fragments local to the sender):
 //!   [FIFO head: u64]                         grain; CAS by every sender to r
 //!   [FIFO cells]                             fifo_size x line; handed sender → r → sender
+//!   [fast box j, for j < fastboxes]          owner word (grain; CAS by senders to claim it),
+//!                                            head (grain; its owner only), cells (as the FIFO's)
 //!   [fragment pool of sender r]              fragments x (flag line + fragment_size)
 //! ```
 
@@ -45,6 +47,10 @@ pub struct Layout {
     pub cell_bytes: usize,
     pub fifo_head_bytes: usize,
     pub fifo_cells_bytes: usize,
+    pub fastboxes: usize,
+    pub fastbox_size: usize,
+    /// Bytes of one fast box: owner grain, head grain, cells.
+    pub fbox_stride: usize,
     /// Bytes of one fragment slot: a flag line, then the fragment.
     pub frag_stride: usize,
     pub fragments: usize,
@@ -112,6 +118,9 @@ impl Layout {
             cell_bytes: line.max(CELL),
             fifo_head_bytes: 0,
             fifo_cells_bytes: 0,
+            fastboxes: p.fastboxes,
+            fastbox_size: p.fastbox_size,
+            fbox_stride: 0,
             frag_stride: 0,
             fragments: p.fragments,
             pool_bytes: 0,
@@ -136,11 +145,14 @@ impl Layout {
             Mode::Fifo => {
                 l.fifo_head_bytes = grain;
                 l.fifo_cells_bytes = round_up(p.fifo_size.checked_mul(l.cell_bytes)?, grain)?;
+                l.fbox_stride = round_up(p.fastbox_size.checked_mul(l.cell_bytes)?, grain)?
+                    .checked_add(2 * grain)?;
                 l.frag_stride = line.checked_add(round_up(p.fragment_size, line)?)?;
                 l.pool_bytes = round_up(p.fragments.checked_mul(l.frag_stride)?, grain)?;
                 l.rx_stride = l
                     .fifo_head_bytes
                     .checked_add(l.fifo_cells_bytes)?
+                    .checked_add(p.fastboxes.checked_mul(l.fbox_stride)?)?
                     .checked_add(l.pool_bytes)?;
             }
         }
@@ -233,10 +245,21 @@ impl Layout {
         self.rx_block(r) + self.fifo_head_bytes
     }
 
+    /// Receiver `r`'s fast box `j`: its owner word (0 free, else owner + 1); the head word is
+    /// one grain further, the cells two.
+    #[inline]
+    pub fn fbox(&self, r: usize, j: usize) -> usize {
+        debug_assert!(j < self.fastboxes);
+        self.rx_block(r) + self.fifo_head_bytes + self.fifo_cells_bytes + j * self.fbox_stride
+    }
+
     /// Sender `s`'s fragment pool (fragment i's flag line at `+ i * frag_stride`).
     #[inline]
     pub fn pool(&self, s: usize) -> usize {
-        self.rx_block(s) + self.fifo_head_bytes + self.fifo_cells_bytes
+        self.rx_block(s)
+            + self.fifo_head_bytes
+            + self.fifo_cells_bytes
+            + self.fastboxes * self.fbox_stride
     }
 }
 
@@ -266,6 +289,10 @@ mod tests {
         FifoCells(usize),
         /// Sender s's pool: s, and the receiver that clears a fragment's flag.
         Pool(usize),
+        /// Receiver r's fast box j: owner word (CAS by claimants), head (its owner), cells.
+        FboxOwner(usize, usize),
+        FboxHead(usize, usize),
+        FboxCells(usize, usize),
     }
 
     #[derive(Debug)]
@@ -328,6 +355,28 @@ mod tests {
                         what: format!("fifo cells {r}"),
                         writer: Writer::FifoCells(r),
                     });
+                    for j in 0..l.fastboxes {
+                        let at = l.fbox(r, j);
+                        for (k, w) in [
+                            Writer::FboxOwner(r, j),
+                            Writer::FboxHead(r, j),
+                            Writer::FboxCells(r, j),
+                        ]
+                        .into_iter()
+                        .enumerate()
+                        {
+                            v.push(Region {
+                                start: at + k * l.grain,
+                                len: if k < 2 {
+                                    8
+                                } else {
+                                    l.fastbox_size * l.cell_bytes
+                                },
+                                what: format!("fast box {j} of {r} part {k}"),
+                                writer: w,
+                            });
+                        }
+                    }
                     for i in 0..l.fragments {
                         v.push(Region {
                             start: l.pool(r) + i * l.frag_stride,
@@ -408,6 +457,12 @@ mod tests {
                 ],
                 vec![
                     ("btl_sm_fastbox_max_procs", "0".into()),
+                    ("btl_sm_fastboxes", "0".into()),
+                ],
+                vec![
+                    ("btl_sm_fastbox_max_procs", "0".into()),
+                    ("btl_sm_fastboxes", "3".into()),
+                    ("btl_sm_fastbox_size", "2".into()),
                     ("btl_sm_fifo_size", "2".into()),
                     ("btl_sm_fragments", "3".into()),
                     ("btl_sm_fragment_size", "192".into()),

@@ -50,7 +50,10 @@ fn separate(p: &Params, align: usize) -> Option<Breakdown> {
             }
         }
         Mode::Fifo => Breakdown {
-            queues: n * (a(8)? + a(p.fifo_size * CELL)?),
+            queues: n
+                * (a(8)?
+                    + a(p.fifo_size * CELL)?
+                    + (p.fastboxes as u128) * (2 * a(8)? + a(p.fastbox_size * CELL)?)),
             eager: n * (p.fragments as u128) * (a(8)? + a(p.fragment_size)?),
             other,
         },
@@ -201,7 +204,8 @@ impl Report {
         let mut s = format!(
             "btl-sm memory model for {} local ranks (MB = 10^6 bytes)\n\
              tunables: btl_sm_eager_limit={} btl_sm_fastbox_max_procs={} btl_sm_fifo_cells={} \
-             btl_sm_payload_bytes={} btl_sm_fifo_size={} btl_sm_fragment_size={} \
+             btl_sm_payload_bytes={} btl_sm_fifo_size={} btl_sm_fastboxes={} \
+             btl_sm_fastbox_size={} btl_sm_fragment_size={} \
              btl_sm_fragments={} btl_sm_thread_layout={} btl_sm_cacheline_size={}\n\
              segment size: {} bytes\n\n",
             p.n_local,
@@ -210,6 +214,8 @@ impl Report {
             p.fifo_cells,
             p.payload_bytes,
             p.fifo_size,
+            p.fastboxes,
+            p.fastbox_size,
             p.fragment_size,
             p.fragments,
             if p.thread_multiple { "multi" } else { "single" },
@@ -260,7 +266,8 @@ impl Report {
         format!(
             "{{\"n_local\":{},\"segment_size\":{},\"mode\":\"{}\",\"params\":{{\
              \"btl_sm_eager_limit\":{},\"btl_sm_fastbox_max_procs\":{},\"btl_sm_fifo_cells\":{},\
-             \"btl_sm_payload_bytes\":{},\"btl_sm_fifo_size\":{},\"btl_sm_fragment_size\":{},\
+             \"btl_sm_payload_bytes\":{},\"btl_sm_fifo_size\":{},\"btl_sm_fastboxes\":{},\
+             \"btl_sm_fastbox_size\":{},\"btl_sm_fragment_size\":{},\
              \"btl_sm_fragments\":{},\"btl_sm_thread_layout\":\"{}\",\"btl_sm_cacheline_size\":{}}},\
              \"page_size\":{},\"layouts\":[{}],\"reference\":[{}]}}",
             p.n_local,
@@ -274,6 +281,8 @@ impl Report {
             p.fifo_cells,
             p.payload_bytes,
             p.fifo_size,
+            p.fastboxes,
+            p.fastbox_size,
             p.fragment_size,
             p.fragments,
             if p.thread_multiple { "multi" } else { "single" },

@@ -40,6 +40,10 @@ pub struct Params {
     pub fastbox_max_procs: usize,
     /// Cells (64 B each) of each receiver's MPSC FIFO; a power of two (Fifo mode).
     pub fifo_size: usize,
+    /// Fast boxes per receiver (Fifo mode): SPSC queues claimed by the first senders to contact it.
+    pub fastboxes: usize,
+    /// Cells (one line each) per fast box; a power of two.
+    pub fastbox_size: usize,
     /// Bytes of one eager fragment (Fifo mode); a multiple of 64.
     pub fragment_size: usize,
     /// Eager fragments per sender (Fifo mode).
@@ -70,6 +74,8 @@ pub const DEFAULT_PAYLOAD_BYTES: usize = 64 << 10;
 pub const DEFAULT_EAGER_LIMIT: usize = 16384;
 pub const DEFAULT_FASTBOX_MAX_PROCS: usize = 32;
 pub const DEFAULT_FIFO_SIZE: usize = 256;
+pub const DEFAULT_FASTBOXES: usize = 4;
+pub const DEFAULT_FASTBOX_SIZE: usize = 16;
 pub const DEFAULT_FRAGMENT_SIZE: usize = 4096;
 pub const DEFAULT_FRAGMENTS: usize = 32;
 /// Auto sizing keeps the per-pair rings of all ordered pairs within this many bytes.
@@ -117,6 +123,18 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "btl_sm_fifo_size",
         default: "256",
         meaning: "64-byte cells in each receiver's FIFO (power of two, >= 2); FIFO mode",
+    },
+    ParamInfo {
+        name: "btl_sm_fastboxes",
+        default: "4",
+        meaning:
+            "fast boxes per receiver (FIFO mode): single-sender queues, each claimed for good \
+                  by one of the first senders to contact that receiver (0 disables)",
+    },
+    ParamInfo {
+        name: "btl_sm_fastbox_size",
+        default: "16",
+        meaning: "cells (one line each) per fast box (power of two, >= 2); FIFO mode",
     },
     ParamInfo {
         name: "btl_sm_fragment_size",
@@ -232,6 +250,11 @@ impl Params {
             None => DEFAULT_FIFO_SIZE,
             Some(v) => parse_pow2("btl_sm_fifo_size", &v, 2, 1 << 24)?,
         };
+        let fastboxes = count("btl_sm_fastboxes", DEFAULT_FASTBOXES, 0, 1 << 16)?;
+        let fastbox_size = match lookup("btl_sm_fastbox_size") {
+            None => DEFAULT_FASTBOX_SIZE,
+            Some(v) => parse_pow2("btl_sm_fastbox_size", &v, 2, 1 << 24)?,
+        };
         let fragment_size = count("btl_sm_fragment_size", DEFAULT_FRAGMENT_SIZE, 128, 1 << 30)?;
         if fragment_size & 63 != 0 {
             return Err(ParamError(format!(
@@ -265,6 +288,8 @@ impl Params {
             single_copy,
             fastbox_max_procs,
             fifo_size,
+            fastboxes,
+            fastbox_size,
             fragment_size,
             fragments,
             thread_multiple,
@@ -315,6 +340,9 @@ impl Params {
             && (PAYLOAD_BYTES_MIN..=PAYLOAD_BYTES_MAX).contains(&self.payload_bytes)
             && self.fifo_size.is_power_of_two()
             && (2..=1 << 24).contains(&self.fifo_size)
+            && self.fastboxes <= 1 << 16
+            && self.fastbox_size.is_power_of_two()
+            && (2..=1 << 24).contains(&self.fastbox_size)
             && self.fragment_size & 63 == 0
             && (128..=1 << 30).contains(&self.fragment_size)
             && (1..=1 << 24).contains(&self.fragments)
@@ -392,6 +420,8 @@ mod tests {
                 single_copy: SingleCopy::Auto,
                 fastbox_max_procs: DEFAULT_FASTBOX_MAX_PROCS,
                 fifo_size: DEFAULT_FIFO_SIZE,
+                fastboxes: DEFAULT_FASTBOXES,
+                fastbox_size: DEFAULT_FASTBOX_SIZE,
                 fragment_size: DEFAULT_FRAGMENT_SIZE,
                 fragments: DEFAULT_FRAGMENTS,
                 thread_multiple: false,
@@ -465,6 +495,8 @@ mod tests {
             ("btl_sm_eager_limit", "-1"),
             ("btl_sm_single_copy", "xpmem"),
             ("btl_sm_fifo_size", "100"),
+            ("btl_sm_fastbox_size", "3"),
+            ("btl_sm_fastboxes", "many"),
             ("btl_sm_fragment_size", "100"),
             ("btl_sm_fragments", "0"),
             ("btl_sm_thread_layout", "many"),

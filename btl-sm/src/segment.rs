@@ -329,6 +329,8 @@ fn fingerprint(p: &Params) -> u64 {
         single_code(p.single_copy) as u64,
         p.fastbox_max_procs as u64,
         p.fifo_size as u64,
+        p.fastboxes as u64,
+        p.fastbox_size as u64,
         p.fragment_size as u64,
         p.fragments as u64,
         p.thread_multiple as u64,

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 use crate::channel::{Rx, Tx};
-use crate::fifo::{FifoRx, FifoTx, Pool, Queue};
+use crate::fifo::{claim, FboxRx, FifoRx, FifoTx, Pool, Queue};
 use crate::layout::{page_size, Layout};
 use crate::params::Mode;
 use crate::segment::{Segment, SmError};
@@ -32,9 +32,45 @@ pub struct SmTransport {
 
 struct FifoPath {
     tx: FifoTx,
-    /// Every receiver's queue, indexed by local rank.
-    queues: Box<[Queue]>,
+    /// How we reach each receiver, decided at our first fragment to it.
+    routes: Box<[Route]>,
     rx: FifoRx,
+    layout: Layout,
+    base: *mut u8,
+}
+
+#[derive(Clone, Copy)]
+enum Route {
+    Undecided,
+    /// The receiver's shared FIFO, or a fast box we own there.
+    Queue(Queue),
+}
+
+impl FifoPath {
+    /// Our route to `peer`: a fast box there if one is still free, else its FIFO; for good.
+    #[cold]
+    fn decide(&mut self, peer: usize, me: usize) -> Queue {
+        let l = &self.layout;
+        let q = (0..l.fastboxes)
+            .find_map(|j| {
+                let at = l.fbox(peer, j);
+                // SAFETY: fast box j of `peer` as laid out for this mapping; owner word at +0,
+                // head one grain further, cells two grains further (layout tests).
+                unsafe {
+                    claim(self.base.add(at), me).then(|| {
+                        Queue::new(
+                            self.base.add(at + l.grain),
+                            self.base.add(at + 2 * l.grain),
+                            l.cell_bytes,
+                            l.fastbox_size,
+                        )
+                    })
+                }
+            })
+            .unwrap_or_else(|| fifo_queue(l, self.base, peer));
+        self.routes[peer] = Route::Queue(q);
+        q
+    }
 }
 
 // SAFETY: the raw pointers in tx/rx/fifo point into `seg`'s mapping, which moves with the
@@ -197,7 +233,13 @@ impl SmTransport {
         );
         match &mut self.fifo {
             None => self.tx[peer].try_send(tag, hdr, data),
-            Some(f) => f.tx.try_send(&f.queues[peer], tag, hdr, data),
+            Some(f) => {
+                let q = match f.routes[peer] {
+                    Route::Queue(q) => q,
+                    Route::Undecided => f.decide(peer, self.me),
+                };
+                f.tx.try_send(&q, tag, hdr, data)
+            }
         }
     }
 
@@ -246,20 +288,22 @@ impl SmTransport {
     }
 }
 
-/// Our FIFO ends: every receiver's queue, every sender's pool; first-touches what is ours.
+/// Receiver r's shared FIFO.
+fn fifo_queue(l: &Layout, base: *mut u8, r: usize) -> Queue {
+    // SAFETY: head and cells of receiver r as laid out for this mapping (in bounds and aligned,
+    // checked by the layout tests); the mapping outlives the transport.
+    unsafe {
+        Queue::new(
+            base.add(l.fifo_head(r)),
+            base.add(l.fifo_cells(r)),
+            l.cell_bytes,
+            l.fifo_size,
+        )
+    }
+}
+
+/// Our FIFO-mode ends: our FIFO and fast boxes, every sender's pool; first-touches what is ours.
 fn fifo_path(l: &Layout, base: *mut u8, me: usize) -> FifoPath {
-    let queue = |r: usize| {
-        // SAFETY: head and cells of receiver r as laid out for this mapping (in bounds and
-        // aligned, checked by the layout tests); the mapping outlives the transport.
-        unsafe {
-            Queue::new(
-                base.add(l.fifo_head(r)),
-                base.add(l.fifo_cells(r)),
-                l.cell_bytes,
-                l.fifo_size,
-            )
-        }
-    };
     let pool = |s: usize| {
         // SAFETY: sender s's pool as laid out for this mapping; fragment data follows the
         // flag line of each slot.
@@ -273,16 +317,36 @@ fn fifo_path(l: &Layout, base: *mut u8, me: usize) -> FifoPath {
             )
         }
     };
-    let queues: Box<[Queue]> = (0..l.n).map(queue).collect();
+    let boxes: Box<[FboxRx]> = (0..l.fastboxes)
+        .map(|j| {
+            let at = l.fbox(me, j);
+            // SAFETY: our fast box j as laid out for this mapping (owner, head a grain further,
+            // cells two grains further); the mapping outlives the transport.
+            unsafe {
+                FboxRx::new(
+                    base.add(at),
+                    Queue::new(
+                        base.add(at + l.grain),
+                        base.add(at + 2 * l.grain),
+                        l.cell_bytes,
+                        l.fastbox_size,
+                    ),
+                )
+            }
+        })
+        .collect();
     let pools: Box<[Pool]> = (0..l.n).map(pool).collect();
     let tx = FifoTx::new(me, pools[me]);
-    // NUMA: the receiver's queue and the sender's pool on their owner's node.
-    queues[me].first_touch(page_size());
+    let rx = FifoRx::new(fifo_queue(l, base, me), boxes, pools);
+    // NUMA: the receiver's queues and the sender's pool on their owner's node.
+    rx.first_touch(page_size());
     tx.first_touch(page_size());
     FifoPath {
         tx,
-        queues,
-        rx: FifoRx::new(queue(me), pools),
+        routes: vec![Route::Undecided; l.n].into_boxed_slice(),
+        rx,
+        layout: l.clone(),
+        base,
     }
 }
 

@@ -149,9 +149,24 @@ fn all_to_all_four_tiny_rings() {
 /// The O(n) layout: four processes CAS on one receiver's FIFO head at once.
 const FIFO: (&str, &str) = ("btl_sm_fastbox_max_procs", "0");
 
+const NO_FBOX: (&str, &str) = ("btl_sm_fastboxes", "0");
+
 #[test]
 fn fifo_four_senders_one_receiver() {
-    fan_in(5, &[FIFO]);
+    fan_in(5, &[FIFO, NO_FBOX]);
+}
+
+/// Two senders get fast boxes, two share the FIFO.
+#[test]
+fn fifo_and_fast_boxes_four_senders_one_receiver() {
+    fan_in(
+        5,
+        &[
+            FIFO,
+            ("btl_sm_fastboxes", "2"),
+            ("btl_sm_fastbox_size", "4"),
+        ],
+    );
 }
 
 #[test]
@@ -160,6 +175,7 @@ fn fifo_four_senders_one_receiver_tiny_queue_and_pool() {
         5,
         &[
             FIFO,
+            NO_FBOX,
             ("btl_sm_fifo_size", "4"),
             ("btl_sm_fragments", "2"),
             ("btl_sm_fragment_size", "256"),
@@ -169,7 +185,12 @@ fn fifo_four_senders_one_receiver_tiny_queue_and_pool() {
 
 #[test]
 fn fifo_all_to_all_four() {
-    all_to_all(4, &[FIFO]);
+    all_to_all(4, &[FIFO, NO_FBOX]);
+}
+
+#[test]
+fn fifo_and_fast_boxes_all_to_all_four() {
+    all_to_all(4, &[FIFO, ("btl_sm_fastboxes", "1")]);
 }
 
 #[test]
@@ -178,6 +199,8 @@ fn fifo_all_to_all_four_tiny_queue_and_pool() {
         4,
         &[
             FIFO,
+            ("btl_sm_fastboxes", "1"),
+            ("btl_sm_fastbox_size", "2"),
             ("btl_sm_fifo_size", "2"),
             ("btl_sm_fragments", "1"),
             ("btl_sm_fragment_size", "128"),

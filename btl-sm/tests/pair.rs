@@ -230,10 +230,11 @@ fn peer_pids() {
 }
 
 const FIFO: (&str, &str) = ("btl_sm_fastbox_max_procs", "0");
+const NO_FBOX: (&str, &str) = ("btl_sm_fastboxes", "0");
 
 #[test]
 fn fifo_sizes_arrive_exact_and_in_order() {
-    let mut ts = node(3, &[FIFO]);
+    let mut ts = node(3, &[FIFO, NO_FBOX]);
     assert_eq!(ts[0].mode(), btl_sm::Mode::Fifo);
     let mf = ts[0].max_frag();
     assert_eq!(mf, 4096);
@@ -259,6 +260,7 @@ fn fifo_full_queue_and_empty_pool_then_room() {
         3,
         &[
             FIFO,
+            NO_FBOX,
             ("btl_sm_fifo_size", "4"),
             ("btl_sm_fragments", "3"),
             ("btl_sm_fragment_size", "128"),
@@ -332,4 +334,48 @@ fn fifo_random_sizes_wrap() {
             });
         }
     }
+}
+
+/// Fast boxes go to the first senders to contact a receiver, for good; the rest share its FIFO.
+/// Each sender's fragments stay in order whichever way they travel.
+#[test]
+fn fast_boxes_then_fifo_keep_per_sender_order() {
+    let mut ts = node(
+        4,
+        &[
+            FIFO,
+            ("btl_sm_fastboxes", "1"),
+            ("btl_sm_fastbox_size", "2"),
+            ("btl_sm_fifo_size", "4"),
+        ],
+    );
+    // Sender 2 contacts 0 first and gets its only fast box (2 cells); 1 and 3 share the FIFO.
+    assert!(ts[2].try_send(0, 0, b"x", &[]));
+    assert!(ts[2].try_send(0, 0, b"y", &[]));
+    assert!(
+        !ts[2].try_send(0, 0, b"z", &[]),
+        "fast box full, no spill into the FIFO"
+    );
+    for k in 0..2u8 {
+        assert!(ts[1].try_send(0, 1, &[k], &[]));
+        assert!(ts[3].try_send(0, 3, &[k; 100], &[]));
+    }
+    assert!(!ts[1].try_send(0, 1, b"full", &[]), "FIFO of 4 cells full");
+    let got = drain(&mut ts[0]);
+    assert_eq!(got.len(), 6);
+    for s in [1usize, 2, 3] {
+        let mine: Vec<_> = got
+            .iter()
+            .filter(|m| m.0 == s)
+            .map(|m| m.2.clone())
+            .collect();
+        let want: Vec<Vec<u8>> = match s {
+            1 => vec![vec![0], vec![1]],
+            2 => vec![b"x".to_vec(), b"y".to_vec()],
+            _ => vec![vec![0; 100], vec![1; 100]],
+        };
+        assert_eq!(mine, want, "sender {s}");
+    }
+    assert!(ts[2].try_send(0, 0, b"z", &[]));
+    assert_eq!(drain(&mut ts[0]), vec![(2, 0, b"z".to_vec())]);
 }
