@@ -106,7 +106,7 @@ impl Report {
         };
         let mode = match p.mode() {
             Mode::Pairs => "per-pair channels",
-            Mode::Fifo => "per-receiver FIFOs + per-sender fragment pools",
+            Mode::Fifo => "FIFOs + fast boxes + fragment pools",
         };
         let tl = if p.thread_multiple { "multi" } else { "single" };
         push(
