@@ -111,7 +111,7 @@ impl Report {
         let tl = if p.thread_multiple { "multi" } else { "single" };
         push(
             format!(
-                "this job: {mode}, aggregated, {} B lines, thread_layout={tl}",
+                "this job: {mode}, aggregated, {} B lines, {tl}-thread",
                 p.line
             ),
             aggregated(p),
@@ -225,12 +225,12 @@ impl Report {
         let mb = |b: u128| format!("{:.1}", b as f64 / 1e6);
         let mut table = |title: &str, rows: &[Row]| {
             s += &format!(
-                "{:<84} {:>12} {:>12} {:>10} {:>12} {:>10}\n",
+                "{:<86} {:>12} {:>12} {:>10} {:>12} {:>10}\n",
                 title, "FIFOs+queues", "eager frags", "other", "total", "RFC says"
             );
             for r in rows {
                 s += &format!(
-                    "{:<84} {:>12} {:>12} {:>10} {:>12} {:>10}\n",
+                    "{:<86} {:>12} {:>12} {:>10} {:>12} {:>10}\n",
                     r.layout,
                     mb(r.parts.queues),
                     mb(r.parts.eager),
