@@ -228,6 +228,24 @@ impl Rx {
         }
     }
 
+    /// NUMA first touch of our tail record and header ring: one atomic no-op per page on words
+    /// every process accesses only atomically (the payload ring, written plainly by the sender,
+    /// is left to whoever touches it first).
+    pub fn first_touch(&self, page: usize) {
+        // SAFETY: our 8-aligned tail record, only accessed atomically.
+        unsafe { (*self.tail).fetch_add(0, Ordering::Relaxed) };
+        let mut last = usize::MAX;
+        for i in 0..=self.cell_mask as usize {
+            // SAFETY: i < fifo_cells: cell i's stamp, a 4-aligned u32 only accessed atomically.
+            let stamp = unsafe { self.cells.add(i * CELL + OFF_STAMP) };
+            if stamp as usize / page != last {
+                last = stamp as usize / page;
+                // SAFETY: as above.
+                unsafe { AtomicU32::from_ptr(stamp as *mut u32).fetch_add(0, Ordering::Relaxed) };
+            }
+        }
+    }
+
     /// Deliver up to `budget` fragments in order as `f(peer, tag, bytes)`.
     #[inline]
     pub fn poll(

@@ -1,36 +1,63 @@
-//! The one place that decides where everything lives in the node segment.
+//! The one place that decides where everything lives in the node segment. Every component is
+//! aligned to the cache line (`Params::line`, read from the machine), never to the page, and all
+//! of them are laid out at once (aggregated): O(n) blocks, each padded to a "grain" of two lines
+//! so that adjacent-line prefetching never pairs lines written by different processes.
 //!
 //! ```text
-//! [header: info line | slot 0 | slot 1 | ...]            page-aligned, one 64 B line each
-//! receiver 0: [tails: hdr_tail|pay_tail per sender]       128 B-aligned, written by receiver 0 only
-//!             [header ring s→0 for every sender s != 0]   fifo_cells x 64 B each, written by s
-//!             [payload ring s→0 for every sender s != 0]  payload_bytes each, written by s
-//! receiver 1: ...
+//! [header: info line | slot 0 | slot 1 | ...]             one line each
+//! Pairs mode (n_local <= btl_sm_fastbox_max_procs), per receiver r:
+//!   [tails: hdr_tail|pay_tail per sender]   8 B each (thread_layout=multi: one line each),
+//!                                            grain-padded, written by r only
+//!   [header ring s→r for every sender s]     fifo_cells x 64 B, written by s
+//!   [payload ring s→r for every sender s]    payload_bytes, written by s
+//! Fifo mode, per rank r (queues local to the receiver, fragments local to the sender):
+//!   [FIFO head: u64]                         grain; CAS by every sender to r
+//!   [FIFO cells]                             fifo_size x line; handed sender → r → sender
+//!   [fast box j, for j < fastboxes]          owner word (grain; CAS by senders to claim it),
+//!                                            head (grain; its owner only), cells (as the FIFO's)
+//!   [fragment pool of sender r]              fragments x (flag line + fragment_size)
 //! ```
-//! A receiver's incoming rings are adjacent so its polling loop touches one region.
-//! The tail block is padded to 128 B (not just 64) so adjacent-line prefetching never pairs a
-//! receiver-written line with a sender-written one.
 
-use crate::params::Params;
+use crate::params::{Mode, Params};
 
-pub const LINE: usize = 64;
-/// Granularity of blocks written by different processes (adjacent-line prefetch pairs).
-pub const SHARE_GRAIN: usize = 128;
+/// Granularity of a header cell and of payload placement inside a per-pair channel.
 pub const CELL: usize = 64;
 
 /// Byte offsets into the segment for one set of parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub n: usize,
+    pub mode: Mode,
+    pub line: usize,
+    /// Two lines: blocks written by different processes start and end on this boundary.
+    pub grain: usize,
+    pub header_bytes: usize,
+    // Pairs mode.
     pub fifo_cells: usize,
     pub payload_bytes: usize,
-    pub header_bytes: usize,
-    /// Bytes of one receiver's tail block (0 when n == 1: there are no channels).
+    /// Distance between two tail records of one receiver (8, or a line when thread_multiple).
+    pub tail_stride: usize,
+    /// Bytes of one receiver's tail block (0 when n == 1 or in Fifo mode).
     pub tails_bytes: usize,
     pub hdr_ring_bytes: usize,
-    /// Bytes of one receiver's block (tails + incoming rings).
+    pub pay_ring_bytes: usize,
+    // Fifo mode.
+    pub fifo_size: usize,
+    /// Bytes of one FIFO cell (a line, at least 64).
+    pub cell_bytes: usize,
+    pub fifo_head_bytes: usize,
+    pub fifo_cells_bytes: usize,
+    pub fastboxes: usize,
+    pub fastbox_size: usize,
+    /// Bytes of one fast box: owner grain, head grain, cells.
+    pub fbox_stride: usize,
+    /// Bytes of one fragment slot: a flag line, then the fragment.
+    pub frag_stride: usize,
+    pub fragments: usize,
+    pub pool_bytes: usize,
+    /// Bytes of one rank's block (Pairs: tails + incoming rings; Fifo: FIFO + pool).
     pub rx_stride: usize,
-    /// Segment size: a multiple of the page size.
+    /// Segment size: the header plus n blocks, nothing else.
     pub total: usize,
 }
 
@@ -44,39 +71,113 @@ pub fn page_size() -> usize {
     }
 }
 
-fn round_up(x: usize, a: usize) -> Option<usize> {
+pub(crate) fn round_up(x: usize, a: usize) -> Option<usize> {
     Some(x.checked_add(a - 1)? / a * a)
+}
+
+/// The model's split of the segment, in bytes; the three parts add up to the total.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Breakdown {
+    /// Queues and their positions: tails + header rings, or FIFO heads + cells.
+    pub queues: u128,
+    /// Eager data: per-pair payload rings, or per-sender fragment pools.
+    pub eager: u128,
+    /// Everything else: the header (info and pid slots).
+    pub other: u128,
+}
+
+impl Breakdown {
+    pub fn total(&self) -> u128 {
+        self.queues + self.eager + self.other
+    }
 }
 
 impl Layout {
     /// None when the sizes overflow `usize`.
     pub fn try_new(p: &Params) -> Option<Layout> {
-        Self::with_page(p, page_size())
-    }
-
-    pub fn with_page(p: &Params, page: usize) -> Option<Layout> {
         let n = p.n_local;
+        let line = p.line;
+        let grain = line.checked_mul(2)?;
         let channels_in = n.checked_sub(1)?;
-        let header_bytes = round_up(LINE.checked_mul(n.checked_add(1)?)?, page)?;
-        let tails_bytes = if n > 1 {
-            round_up(8 * n, SHARE_GRAIN)?
-        } else {
-            0
-        };
-        let hdr_ring_bytes = p.fifo_cells.checked_mul(CELL)?;
-        let per_channel = hdr_ring_bytes.checked_add(p.payload_bytes)?;
-        let rx_stride = tails_bytes.checked_add(channels_in.checked_mul(per_channel)?)?;
-        let total = round_up(header_bytes.checked_add(n.checked_mul(rx_stride)?)?, page)?;
-        Some(Layout {
+        let header_bytes = round_up(line.checked_mul(n.checked_add(1)?)?, grain)?;
+        let mode = p.mode();
+        let tail_stride = if p.thread_multiple { line } else { 8 };
+        let mut l = Layout {
             n,
+            mode,
+            line,
+            grain,
+            header_bytes,
             fifo_cells: p.fifo_cells,
             payload_bytes: p.payload_bytes,
-            header_bytes,
-            tails_bytes,
-            hdr_ring_bytes,
-            rx_stride,
-            total,
-        })
+            tail_stride,
+            tails_bytes: 0,
+            hdr_ring_bytes: 0,
+            pay_ring_bytes: 0,
+            fifo_size: p.fifo_size,
+            cell_bytes: line.max(CELL),
+            fifo_head_bytes: 0,
+            fifo_cells_bytes: 0,
+            fastboxes: p.fastboxes,
+            fastbox_size: p.fastbox_size,
+            fbox_stride: 0,
+            frag_stride: 0,
+            fragments: p.fragments,
+            pool_bytes: 0,
+            rx_stride: 0,
+            total: 0,
+        };
+        match mode {
+            Mode::Pairs => {
+                if n > 1 {
+                    l.tails_bytes = round_up(tail_stride.checked_mul(n)?, grain)?;
+                }
+                // Rings of different senders lie side by side: a grain each at least.
+                l.hdr_ring_bytes = round_up(p.fifo_cells.checked_mul(CELL)?, grain)?;
+                l.pay_ring_bytes = round_up(p.payload_bytes, grain)?;
+                let per_channel = l.hdr_ring_bytes.checked_add(l.pay_ring_bytes)?;
+                l.rx_stride = round_up(
+                    l.tails_bytes
+                        .checked_add(channels_in.checked_mul(per_channel)?)?,
+                    grain,
+                )?;
+            }
+            Mode::Fifo => {
+                l.fifo_head_bytes = grain;
+                l.fifo_cells_bytes = round_up(p.fifo_size.checked_mul(l.cell_bytes)?, grain)?;
+                l.fbox_stride = round_up(p.fastbox_size.checked_mul(l.cell_bytes)?, grain)?
+                    .checked_add(2 * grain)?;
+                l.frag_stride = line.checked_add(round_up(p.fragment_size, line)?)?;
+                l.pool_bytes = round_up(p.fragments.checked_mul(l.frag_stride)?, grain)?;
+                l.rx_stride = l
+                    .fifo_head_bytes
+                    .checked_add(l.fifo_cells_bytes)?
+                    .checked_add(p.fastboxes.checked_mul(l.fbox_stride)?)?
+                    .checked_add(l.pool_bytes)?;
+            }
+        }
+        l.total = header_bytes.checked_add(n.checked_mul(l.rx_stride)?)?;
+        Some(l)
+    }
+
+    /// Where the segment's bytes go (sums to `total`).
+    pub fn breakdown(&self) -> Breakdown {
+        let n = self.n as u128;
+        let (queues, eager) = match self.mode {
+            Mode::Pairs => {
+                let eager = n * (n - 1) * self.pay_ring_bytes as u128;
+                (n * self.rx_stride as u128 - eager, eager)
+            }
+            Mode::Fifo => {
+                let eager = n * self.pool_bytes as u128;
+                (n * self.rx_stride as u128 - eager, eager)
+            }
+        };
+        Breakdown {
+            queues,
+            eager,
+            other: self.header_bytes as u128,
+        }
     }
 
     /// The header's first line: magic, version, fingerprint, params.
@@ -89,11 +190,12 @@ impl Layout {
     #[inline]
     pub fn slot(&self, i: usize) -> usize {
         debug_assert!(i < self.n);
-        LINE * (1 + i)
+        self.line * (1 + i)
     }
 
+    /// Rank `r`'s block: its incoming rings (Pairs) or its FIFO and fragment pool (Fifo).
     #[inline]
-    fn rx_block(&self, r: usize) -> usize {
+    pub fn rx_block(&self, r: usize) -> usize {
         self.header_bytes + r * self.rx_stride
     }
 
@@ -111,8 +213,8 @@ impl Layout {
     /// Receiver `r`'s tail record for sender `s`: one u64 (hdr_tail low 32 bits, pay_tail high).
     #[inline]
     pub fn tail(&self, r: usize, s: usize) -> usize {
-        debug_assert!(r < self.n && s < self.n && r != s);
-        self.rx_block(r) + 8 * s
+        debug_assert!(self.mode == Mode::Pairs && r < self.n && s < self.n && r != s);
+        self.rx_block(r) + self.tail_stride * s
     }
 
     /// Header ring of channel s→r.
@@ -127,152 +229,257 @@ impl Layout {
         self.rx_block(r)
             + self.tails_bytes
             + (self.n - 1) * self.hdr_ring_bytes
-            + self.chan(r, s) * self.payload_bytes
+            + self.chan(r, s) * self.pay_ring_bytes
+    }
+
+    /// Receiver `r`'s FIFO head (the next enqueue position, a u64 every sender CASes).
+    #[inline]
+    pub fn fifo_head(&self, r: usize) -> usize {
+        debug_assert!(self.mode == Mode::Fifo);
+        self.rx_block(r)
+    }
+
+    /// Receiver `r`'s first FIFO cell.
+    #[inline]
+    pub fn fifo_cells(&self, r: usize) -> usize {
+        self.rx_block(r) + self.fifo_head_bytes
+    }
+
+    /// Receiver `r`'s fast box `j`: its owner word (0 free, else owner + 1); the head word is
+    /// one grain further, the cells two.
+    #[inline]
+    pub fn fbox(&self, r: usize, j: usize) -> usize {
+        debug_assert!(j < self.fastboxes);
+        self.rx_block(r) + self.fifo_head_bytes + self.fifo_cells_bytes + j * self.fbox_stride
+    }
+
+    /// Sender `s`'s fragment pool (fragment i's flag line at `+ i * frag_stride`).
+    #[inline]
+    pub fn pool(&self, s: usize) -> usize {
+        self.rx_block(s)
+            + self.fifo_head_bytes
+            + self.fifo_cells_bytes
+            + self.fastboxes * self.fbox_stride
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::{auto_size, SingleCopy};
+    use crate::params::auto_size;
 
-    fn params(n: usize, fifo_cells: usize, payload_bytes: usize) -> Params {
-        Params {
-            n_local: n,
-            fifo_cells,
-            payload_bytes,
-            eager_limit: 4096,
-            single_copy: SingleCopy::Cma,
-        }
+    fn params(n: usize, kv: &[(&str, String)]) -> Params {
+        Params::resolve(n, &|k| {
+            kv.iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| v.clone())
+        })
+        .unwrap()
     }
 
+    /// Who may write a region. Regions of different writers must never share a grain.
     #[derive(Clone, Copy, Debug, PartialEq)]
-    enum What {
-        Info,
-        Slot(usize),
-        /// (sender, receiver)
-        Tail(usize, usize),
-        HdrRing(usize, usize),
-        PayRing(usize, usize),
+    enum Writer {
+        /// The info line (first attacher) and the pid slots: written once at attach.
+        Header,
+        Rank(usize),
+        /// Receiver r's FIFO head: every sender to r (CAS).
+        FifoHead(usize),
+        /// Receiver r's FIFO cells: a sender, then r, in turn per cell.
+        FifoCells(usize),
+        /// Sender s's pool: s, and the receiver that clears a fragment's flag.
+        Pool(usize),
+        /// Receiver r's fast box j: owner word (CAS by claimants), head (its owner), cells.
+        FboxOwner(usize, usize),
+        FboxHead(usize, usize),
+        FboxCells(usize, usize),
     }
 
+    #[derive(Debug)]
     struct Region {
         start: usize,
         len: usize,
-        what: What,
-    }
-
-    impl Region {
-        /// The one rank that writes it (None: the header info line, written by several).
-        fn writer(&self) -> Option<usize> {
-            match self.what {
-                What::Info => None,
-                What::Slot(i) => Some(i),
-                What::Tail(_, r) => Some(r),
-                What::HdrRing(s, _) | What::PayRing(s, _) => Some(s),
-            }
-        }
-        fn in_rx_block(&self) -> bool {
-            !matches!(self.what, What::Info | What::Slot(_))
-        }
+        what: String,
+        writer: Writer,
     }
 
     fn regions(l: &Layout) -> Vec<Region> {
         let mut v = vec![Region {
             start: l.info(),
-            len: LINE,
-            what: What::Info,
+            len: l.line,
+            what: "info".into(),
+            writer: Writer::Header,
         }];
         for i in 0..l.n {
             v.push(Region {
                 start: l.slot(i),
-                len: LINE,
-                what: What::Slot(i),
+                len: l.line,
+                what: format!("slot {i}"),
+                writer: Writer::Header,
             });
         }
         for r in 0..l.n {
-            for s in (0..l.n).filter(|&s| s != r) {
-                v.push(Region {
-                    start: l.tail(r, s),
-                    len: 8,
-                    what: What::Tail(s, r),
-                });
-                v.push(Region {
-                    start: l.hdr_ring(r, s),
-                    len: l.hdr_ring_bytes,
-                    what: What::HdrRing(s, r),
-                });
-                v.push(Region {
-                    start: l.pay_ring(r, s),
-                    len: l.payload_bytes,
-                    what: What::PayRing(s, r),
-                });
+            match l.mode {
+                Mode::Pairs => {
+                    for s in (0..l.n).filter(|&s| s != r) {
+                        v.push(Region {
+                            start: l.tail(r, s),
+                            len: 8,
+                            what: format!("tail {s}->{r}"),
+                            writer: Writer::Rank(r),
+                        });
+                        v.push(Region {
+                            start: l.hdr_ring(r, s),
+                            len: l.fifo_cells * CELL,
+                            what: format!("hdr ring {s}->{r}"),
+                            writer: Writer::Rank(s),
+                        });
+                        v.push(Region {
+                            start: l.pay_ring(r, s),
+                            len: l.payload_bytes,
+                            what: format!("pay ring {s}->{r}"),
+                            writer: Writer::Rank(s),
+                        });
+                    }
+                }
+                Mode::Fifo => {
+                    v.push(Region {
+                        start: l.fifo_head(r),
+                        len: 8,
+                        what: format!("fifo head {r}"),
+                        writer: Writer::FifoHead(r),
+                    });
+                    v.push(Region {
+                        start: l.fifo_cells(r),
+                        len: l.fifo_size * l.cell_bytes,
+                        what: format!("fifo cells {r}"),
+                        writer: Writer::FifoCells(r),
+                    });
+                    for j in 0..l.fastboxes {
+                        let at = l.fbox(r, j);
+                        for (k, w) in [
+                            Writer::FboxOwner(r, j),
+                            Writer::FboxHead(r, j),
+                            Writer::FboxCells(r, j),
+                        ]
+                        .into_iter()
+                        .enumerate()
+                        {
+                            v.push(Region {
+                                start: at + k * l.grain,
+                                len: if k < 2 {
+                                    8
+                                } else {
+                                    l.fastbox_size * l.cell_bytes
+                                },
+                                what: format!("fast box {j} of {r} part {k}"),
+                                writer: w,
+                            });
+                        }
+                    }
+                    for i in 0..l.fragments {
+                        v.push(Region {
+                            start: l.pool(r) + i * l.frag_stride,
+                            len: l.frag_stride,
+                            what: format!("fragment {i} of {r}"),
+                            writer: Writer::Pool(r),
+                        });
+                    }
+                }
             }
         }
         v
     }
 
-    fn check(p: &Params, page: usize) -> Layout {
-        let l = Layout::with_page(p, page).unwrap();
-        assert_eq!(l.total % page, 0);
-        assert_eq!(l.header_bytes % page, 0);
+    fn check(p: &Params) -> Layout {
+        let l = Layout::try_new(p).unwrap();
+        assert_eq!(l.total % l.line, 0);
+        let b = l.breakdown();
+        assert_eq!(b.total(), l.total as u128, "breakdown adds up");
         let mut v = regions(&l);
         for r in &v {
-            assert!(r.start + r.len <= l.total, "{:?} outside segment", r.what);
-            if let What::Tail(..) = r.what {
-                assert_eq!(r.start % 8, 0, "{:?} not 8-aligned", r.what);
+            assert!(r.start + r.len <= l.total, "{} outside segment", r.what);
+            let align = if r.len == 8 && r.what.starts_with("tail") {
+                l.tail_stride
             } else {
-                assert_eq!(r.start % LINE, 0, "{:?} not 64-aligned", r.what);
-            }
+                l.line
+            };
+            assert_eq!(r.start % align, 0, "{} not {align}-aligned", r.what);
         }
-        assert!(l.header_bytes >= LINE * (l.n + 1));
+        assert!(l.header_bytes >= l.line * (l.n + 1));
         v.sort_by_key(|r| r.start);
         for w in v.windows(2) {
             assert!(
                 w[0].start + w[0].len <= w[1].start,
-                "{:?} overlaps {:?}",
+                "{} overlaps {}",
                 w[0].what,
                 w[1].what
             );
         }
-        // Tail records (receiver-written) vs ring data (sender-written): no shared
-        // SHARE_GRAIN-sized block, hence no shared 64-byte line either. Regions are sorted and
-        // disjoint, so the regions touching one grain are consecutive: comparing neighbours
-        // that meet in a grain covers every pair.
-        let grains: Vec<&Region> = v.iter().filter(|r| r.in_rx_block()).collect();
-        for w in grains.windows(2) {
-            if (w[0].start + w[0].len - 1) / SHARE_GRAIN == w[1].start / SHARE_GRAIN {
+        // No grain (two lines) holds regions of two writers. Regions are sorted and disjoint,
+        // so the regions touching one grain are consecutive: comparing neighbours covers it.
+        for w in v.windows(2) {
+            if (w[0].start + w[0].len - 1) / l.grain == w[1].start / l.grain {
                 assert_eq!(
-                    w[0].writer(),
-                    w[1].writer(),
-                    "{:?} and {:?} share a line",
-                    w[0].what,
-                    w[1].what
+                    w[0].writer, w[1].writer,
+                    "{} and {} share a grain",
+                    w[0].what, w[1].what
                 );
             }
         }
-        // Tails and rings stay out of the header.
-        for r in v.iter().filter(|r| r.in_rx_block()) {
-            assert!(r.start >= l.header_bytes, "{:?} inside the header", r.what);
+        // In the multi-threaded layout, every tail has a line of its own.
+        if p.thread_multiple && l.mode == Mode::Pairs {
+            let tails: Vec<&Region> = v.iter().filter(|r| r.what.starts_with("tail")).collect();
+            for w in tails.windows(2) {
+                assert_ne!(w[0].start / l.line, w[1].start / l.line);
+            }
         }
         l
     }
 
     #[test]
-    fn invariants_many_n() {
-        for &n in &[1usize, 2, 3, 5, 8, 64, 1024] {
+    fn invariants_many_n_and_tunables() {
+        for &n in &[1usize, 2, 3, 5, 8, 33, 64, 200] {
             let (c, b) = auto_size(n);
-            for &(c, b) in &[(c, b), (4, 1024), (8, 4096), (1024, 1 << 20)] {
-                if n == 1024 && (c, b) != (4, 1024) {
-                    continue; // millions of regions; one set of tunables is enough here
-                }
-                let pages: &[usize] = if n == 1024 {
-                    &[4096]
-                } else {
-                    &[4096, 16384, 65536]
-                };
-                for &page in pages {
-                    check(&params(n, c, b), page);
+            let sets: Vec<Vec<(&str, String)>> = vec![
+                vec![],
+                vec![("btl_sm_fastbox_max_procs", "0".into())],
+                vec![("btl_sm_fastbox_max_procs", "1000".into())],
+                vec![
+                    ("btl_sm_fastbox_max_procs", "1000".into()),
+                    ("btl_sm_fifo_cells", "4".into()),
+                    ("btl_sm_payload_bytes", "1024".into()),
+                ],
+                vec![
+                    ("btl_sm_fastbox_max_procs", "1000".into()),
+                    ("btl_sm_fifo_cells", c.to_string()),
+                    ("btl_sm_payload_bytes", b.to_string()),
+                ],
+                vec![
+                    ("btl_sm_fastbox_max_procs", "0".into()),
+                    ("btl_sm_fastboxes", "0".into()),
+                ],
+                vec![
+                    ("btl_sm_fastbox_max_procs", "0".into()),
+                    ("btl_sm_fastboxes", "3".into()),
+                    ("btl_sm_fastbox_size", "2".into()),
+                    ("btl_sm_fifo_size", "2".into()),
+                    ("btl_sm_fragments", "3".into()),
+                    ("btl_sm_fragment_size", "192".into()),
+                ],
+            ];
+            for set in sets {
+                for line in ["16", "64", "128", "256"] {
+                    for tl in ["single", "multi"] {
+                        let mut kv = set.clone();
+                        kv.push(("btl_sm_cacheline_size", line.into()));
+                        kv.push(("btl_sm_thread_layout", tl.into()));
+                        let p = params(n, &kv);
+                        if n * n * (p.fifo_cells + p.payload_bytes / 64) > 20_000_000 {
+                            continue;
+                        }
+                        check(&p);
+                    }
                 }
             }
         }
@@ -280,28 +487,27 @@ mod tests {
 
     #[test]
     fn n_one_has_no_channels() {
-        let l = check(&params(1, 64, 65536), 4096);
-        assert_eq!(l.total, 4096);
+        let l = check(&params(1, &[]));
         assert_eq!(l.rx_stride, 0);
+        assert_eq!(l.total, l.header_bytes);
     }
 
     #[test]
-    fn sizes_with_defaults() {
-        for &n in &[1usize, 2, 8, 64, 1024] {
-            let p = Params::resolve(n, &|_| None).unwrap();
-            let l = Layout::try_new(&p).unwrap();
-            assert_eq!(crate::segment_size(&p), l.total);
-            println!(
-                "n={n:5} fifo_cells={:3} payload_bytes={:6} segment_size={} ({:.1} MiB)",
-                p.fifo_cells,
-                p.payload_bytes,
-                l.total,
-                l.total as f64 / (1 << 20) as f64
-            );
-            // Rings within the auto budget (or at their floors), plus small per-rank overhead.
-            let rings = (n * (n - 1) * (p.fifo_cells * 64 + p.payload_bytes))
-                .max(crate::params::AUTO_BUDGET.min(n * (n - 1) * 1280));
-            assert!(l.total <= rings + n * (8 * n + 256) + 2 * 65536);
-        }
+    fn default_at_1024_is_small_and_o_n() {
+        let p = params(1024, &[("btl_sm_cacheline_size", "64".into())]);
+        let l = check(&p);
+        assert_eq!(l.mode, Mode::Fifo);
+        assert!(l.total <= 300_000_000, "{}", l.total);
+        // Linear in n: doubling n at most doubles the segment (plus the header's lines).
+        let l2 = Layout::try_new(&params(2048, &[("btl_sm_cacheline_size", "64".into())])).unwrap();
+        assert!(l2.total <= 2 * l.total + 1024 * 64);
+    }
+
+    #[test]
+    fn multi_thread_layout_costs_lines() {
+        let a = Layout::try_new(&params(8, &[])).unwrap();
+        let b = Layout::try_new(&params(8, &[("btl_sm_thread_layout", "multi".into())])).unwrap();
+        assert!(b.total > a.total);
+        assert_eq!(b.breakdown().eager, a.breakdown().eager);
     }
 }

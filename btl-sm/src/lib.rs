@@ -1,5 +1,7 @@
-//! Shared-memory transport: one segment per node, an SPSC channel per ordered pair of local ranks,
-//! and CMA (`process_vm_readv`) single copy. See docs/DESIGN.md for the channel layout.
+//! Shared-memory transport: one segment per node holding either an SPSC channel per ordered pair
+//! of local ranks (the fast boxes, while n is small) or a lock-free MPSC FIFO per receiver plus an
+//! eager-fragment pool per sender (O(n)), and CMA (`process_vm_readv`) single copy. See
+//! docs/DESIGN.md for the layout; `model` prints what it costs.
 //!
 //! API CONTRACT (used by mpirun and libmpi; keep these signatures):
 //! - `Params::resolve(n_local, &lookup)` / `Params::from_env(n_local)`
@@ -9,17 +11,22 @@
 //! - `cma::{read, allow_ptrace_from_any}`
 //!
 //! Modules: `params` (tunables), `layout` (where everything lives in the segment), `segment`
-//! (creating and mapping it), `channel` (one SPSC ring pair), `transport` (a rank's channels),
+//! (creating and mapping it), `channel` (one SPSC ring pair), `fifo` (MPSC queue + fragment
+//! pools), `model` (memory model), `transport` (a rank's channels),
 //! `cma` (single copy).
 
 mod channel;
 pub mod cma;
+mod fifo;
 mod layout;
+pub mod model;
 mod params;
 mod segment;
 mod transport;
 
 pub use channel::INLINE_MAX;
-pub use params::{ParamError, Params, SingleCopy};
+pub use fifo::FIFO_INLINE;
+pub use layout::{Breakdown, Layout};
+pub use params::{machine_line, Mode, ParamError, ParamInfo, Params, SingleCopy, PARAMS};
 pub use segment::{segment_size, Segment, SmError};
 pub use transport::{SmTransport, MAX_FRAG_CAP, POLL_BUDGET};

@@ -15,17 +15,43 @@ pub enum SingleCopy {
     Auto,
 }
 
+/// How the node's queues are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A per-pair SPSC channel (header ring + payload ring, the "fast box") for every ordered
+    /// pair: fastest, O(n²) memory; used while `n_local <= btl_sm_fastbox_max_procs`.
+    Pairs,
+    /// One lock-free MPSC FIFO per receiver plus one eager-fragment pool per sender: O(n).
+    Fifo,
+}
+
 /// Resolved tunables for a node with `n_local` ranks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
     pub n_local: usize,
-    /// Header-ring cells (64 B each) per ordered pair; a power of two.
+    /// Header-ring cells (64 B each) per ordered pair; a power of two (Pairs mode).
     pub fifo_cells: usize,
-    /// Payload-ring bytes per ordered pair; a power of two, multiple of 64.
+    /// Payload-ring bytes per ordered pair; a power of two, multiple of 64 (Pairs mode).
     pub payload_bytes: usize,
     /// Largest message sent eagerly; larger ones use rendezvous.
     pub eager_limit: usize,
     pub single_copy: SingleCopy,
+    /// Largest n_local that still gets per-pair channels (Pairs mode).
+    pub fastbox_max_procs: usize,
+    /// Cells (64 B each) of each receiver's MPSC FIFO; a power of two (Fifo mode).
+    pub fifo_size: usize,
+    /// Fast boxes per receiver (Fifo mode): SPSC queues claimed by the first senders to contact it.
+    pub fastboxes: usize,
+    /// Cells (one line each) per fast box; a power of two.
+    pub fastbox_size: usize,
+    /// Bytes of one eager fragment (Fifo mode); a multiple of 64.
+    pub fragment_size: usize,
+    /// Eager fragments per sender (Fifo mode).
+    pub fragments: usize,
+    /// MPI_THREAD_MULTIPLE layout: every receiver-written tail on its own cache line.
+    pub thread_multiple: bool,
+    /// Cache-line size used for alignment (from the machine unless overridden).
+    pub line: usize,
 }
 
 #[derive(Debug)]
@@ -46,14 +72,117 @@ pub const PAYLOAD_BYTES_MAX: usize = 1 << 30;
 pub const DEFAULT_FIFO_CELLS: usize = 64;
 pub const DEFAULT_PAYLOAD_BYTES: usize = 64 << 10;
 pub const DEFAULT_EAGER_LIMIT: usize = 16384;
+pub const DEFAULT_FASTBOX_MAX_PROCS: usize = 32;
+pub const DEFAULT_FIFO_SIZE: usize = 256;
+pub const DEFAULT_FASTBOXES: usize = 4;
+pub const DEFAULT_FASTBOX_SIZE: usize = 16;
+pub const DEFAULT_FRAGMENT_SIZE: usize = 4096;
+pub const DEFAULT_FRAGMENTS: usize = 32;
 /// Auto sizing keeps the per-pair rings of all ordered pairs within this many bytes.
 pub const AUTO_BUDGET: usize = 256 << 20;
 /// Hard ceiling on a segment, to turn absurd explicit settings into an error instead of ENOMEM later.
 pub const SEGMENT_MAX: usize = 1 << 40;
 
+/// One tunable: MCA name (also the environment variable, bare or as `RMPI_MCA_<name>`), its
+/// default in words, and its meaning. Listed by `mpirun --mca-list`.
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub meaning: &'static str,
+}
+
+pub const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "btl_sm_eager_limit",
+        default: "16384",
+        meaning: "largest message sent eagerly (bytes); larger ones use rendezvous",
+    },
+    ParamInfo {
+        name: "btl_sm_single_copy",
+        default: "auto",
+        meaning: "rendezvous data: cma (process_vm_readv), none (streamed through the queues), \
+                  auto (stream unless oversubscribed)",
+    },
+    ParamInfo {
+        name: "btl_sm_fastbox_max_procs",
+        default: "32",
+        meaning: "largest number of local ranks given a per-pair channel (fast box) for every \
+                  ordered pair; above it, per-receiver FIFOs + per-sender fragment pools (O(n))",
+    },
+    ParamInfo {
+        name: "btl_sm_fifo_cells",
+        default: "auto: 64, halved with payload_bytes while all pairs exceed 256 MiB",
+        meaning: "64-byte header cells per per-pair channel (power of two, >= 4)",
+    },
+    ParamInfo {
+        name: "btl_sm_payload_bytes",
+        default: "auto: 65536, halved as above",
+        meaning: "payload-ring bytes per per-pair channel (power of two, >= 1024)",
+    },
+    ParamInfo {
+        name: "btl_sm_fifo_size",
+        default: "256",
+        meaning: "64-byte cells in each receiver's FIFO (power of two, >= 2); FIFO mode",
+    },
+    ParamInfo {
+        name: "btl_sm_fastboxes",
+        default: "4",
+        meaning:
+            "fast boxes per receiver (FIFO mode): single-sender queues, each claimed for good \
+                  by one of the first senders to contact that receiver (0 disables)",
+    },
+    ParamInfo {
+        name: "btl_sm_fastbox_size",
+        default: "16",
+        meaning: "cells (one line each) per fast box (power of two, >= 2); FIFO mode",
+    },
+    ParamInfo {
+        name: "btl_sm_fragment_size",
+        default: "4096",
+        meaning: "bytes of one eager fragment (multiple of 64, >= 128); the FIFO mode's \
+                  largest fragment; FIFO mode",
+    },
+    ParamInfo {
+        name: "btl_sm_fragments",
+        default: "32",
+        meaning: "eager fragments per sender (>= 1); FIFO mode",
+    },
+    ParamInfo {
+        name: "btl_sm_thread_layout",
+        default: "single",
+        meaning: "single, or multi (MPI_THREAD_MULTIPLE: every receiver-written tail on its own \
+                  cache line)",
+    },
+    ParamInfo {
+        name: "btl_sm_cacheline_size",
+        default: "the machine's L1 data line (sysconf), 64 if unknown",
+        meaning: "alignment of every shared component (power of two, 16..=4096)",
+    },
+];
+
+/// The machine's cache-line size: sysconf(_SC_LEVEL1_DCACHE_LINESIZE), 64 when unknown.
+pub fn machine_line() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let l = unsafe { libc::sysconf(libc::_SC_LEVEL1_DCACHE_LINESIZE) };
+    if l > 0 && (l as usize).is_power_of_two() && (16..=4096).contains(&(l as usize)) {
+        l as usize
+    } else {
+        64
+    }
+}
+
 impl Params {
-    /// Resolve tunables; `lookup(name)` returns an MCA value when one was given. Names:
-    /// `btl_sm_fifo_cells`, `btl_sm_payload_bytes`, `btl_sm_eager_limit`, `btl_sm_single_copy` (auto|cma|none).
+    /// The layout the tunables select.
+    pub fn mode(&self) -> Mode {
+        if self.n_local <= self.fastbox_max_procs {
+            Mode::Pairs
+        } else {
+            Mode::Fifo
+        }
+    }
+
+    /// Resolve tunables; `lookup(name)` returns an MCA value when one was given (names in
+    /// `PARAMS`).
     pub fn resolve(
         n_local: usize,
         lookup: &dyn Fn(&str) -> Option<String>,
@@ -101,26 +230,103 @@ impl Params {
                 }
             },
         };
+        let count = |name: &str, default: usize, min: usize, max: usize| match lookup(name) {
+            None => Ok(default),
+            Some(v) => match parse_size(&v) {
+                Some(x) if (min..=max).contains(&x) => Ok(x),
+                _ => Err(ParamError(format!(
+                    "invalid value {v:?} for MCA parameter {name}: expected a number \
+                     between {min} and {max} (optional k/m/g suffix)"
+                ))),
+            },
+        };
+        let fastbox_max_procs = count(
+            "btl_sm_fastbox_max_procs",
+            DEFAULT_FASTBOX_MAX_PROCS,
+            0,
+            u32::MAX as usize,
+        )?;
+        let fifo_size = match lookup("btl_sm_fifo_size") {
+            None => DEFAULT_FIFO_SIZE,
+            Some(v) => parse_pow2("btl_sm_fifo_size", &v, 2, 1 << 24)?,
+        };
+        let fastboxes = count("btl_sm_fastboxes", DEFAULT_FASTBOXES, 0, 1 << 16)?;
+        let fastbox_size = match lookup("btl_sm_fastbox_size") {
+            None => DEFAULT_FASTBOX_SIZE,
+            Some(v) => parse_pow2("btl_sm_fastbox_size", &v, 2, 1 << 24)?,
+        };
+        let fragment_size = count("btl_sm_fragment_size", DEFAULT_FRAGMENT_SIZE, 128, 1 << 30)?;
+        if fragment_size & 63 != 0 {
+            return Err(ParamError(format!(
+                "invalid value \"{fragment_size}\" for MCA parameter btl_sm_fragment_size: \
+                 expected a multiple of 64"
+            )));
+        }
+        let fragments = count("btl_sm_fragments", DEFAULT_FRAGMENTS, 1, 1 << 24)?;
+        let thread_multiple = match lookup("btl_sm_thread_layout") {
+            None => false,
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "single" => false,
+                "multi" => true,
+                _ => {
+                    return Err(ParamError(format!(
+                        "invalid value {v:?} for MCA parameter btl_sm_thread_layout: \
+                         expected \"single\" or \"multi\""
+                    )))
+                }
+            },
+        };
+        let line = match lookup("btl_sm_cacheline_size") {
+            None => machine_line(),
+            Some(v) => parse_pow2("btl_sm_cacheline_size", &v, 16, 4096)?,
+        };
         let p = Params {
             n_local,
             fifo_cells,
             payload_bytes,
             eager_limit,
             single_copy,
+            fastbox_max_procs,
+            fifo_size,
+            fastboxes,
+            fastbox_size,
+            fragment_size,
+            fragments,
+            thread_multiple,
+            line,
         };
         match Layout::try_new(&p) {
             Some(l) if l.total <= SEGMENT_MAX => Ok(p),
             _ => Err(ParamError(format!(
-                "btl-sm: segment for {n_local} local ranks with btl_sm_fifo_cells={fifo_cells} and \
-                 btl_sm_payload_bytes={payload_bytes} would exceed {SEGMENT_MAX} bytes; lower them"
+                "btl-sm: segment for {n_local} local ranks would exceed {SEGMENT_MAX} bytes; \
+                 lower {}",
+                p.size_tunables()
             ))),
         }
     }
 
-    /// `resolve` with values from `RMPI_MCA_<name>` environment variables.
+    /// The tunables that size the segment in this mode, with their values (for messages).
+    pub fn size_tunables(&self) -> String {
+        match self.mode() {
+            Mode::Pairs => format!(
+                "btl_sm_fifo_cells={} or btl_sm_payload_bytes={} (or btl_sm_fastbox_max_procs={} \
+                 to use the O(n) FIFO layout)",
+                self.fifo_cells, self.payload_bytes, self.fastbox_max_procs
+            ),
+            Mode::Fifo => format!(
+                "btl_sm_fragments={}, btl_sm_fragment_size={} or btl_sm_fifo_size={}",
+                self.fragments, self.fragment_size, self.fifo_size
+            ),
+        }
+    }
+
+    /// `resolve` with values from `RMPI_MCA_<name>` environment variables, or from variables
+    /// named like the parameter itself (`btl_sm_eager_limit=4096`).
     pub fn from_env(n_local: usize) -> Result<Params, ParamError> {
         Self::resolve(n_local, &|name| {
-            std::env::var(format!("RMPI_MCA_{name}")).ok()
+            std::env::var(format!("RMPI_MCA_{name}"))
+                .ok()
+                .or_else(|| std::env::var(name).ok())
         })
     }
 
@@ -132,6 +338,16 @@ impl Params {
             && (FIFO_CELLS_MIN..=FIFO_CELLS_MAX).contains(&self.fifo_cells)
             && self.payload_bytes.is_power_of_two()
             && (PAYLOAD_BYTES_MIN..=PAYLOAD_BYTES_MAX).contains(&self.payload_bytes)
+            && self.fifo_size.is_power_of_two()
+            && (2..=1 << 24).contains(&self.fifo_size)
+            && self.fastboxes <= 1 << 16
+            && self.fastbox_size.is_power_of_two()
+            && (2..=1 << 24).contains(&self.fastbox_size)
+            && self.fragment_size & 63 == 0
+            && (128..=1 << 30).contains(&self.fragment_size)
+            && (1..=1 << 24).contains(&self.fragments)
+            && self.line.is_power_of_two()
+            && (16..=4096).contains(&self.line)
             && Layout::try_new(self).is_some();
         if ok {
             Ok(())
@@ -201,7 +417,15 @@ mod tests {
                 fifo_cells: 64,
                 payload_bytes: 65536,
                 eager_limit: DEFAULT_EAGER_LIMIT,
-                single_copy: SingleCopy::Auto
+                single_copy: SingleCopy::Auto,
+                fastbox_max_procs: DEFAULT_FASTBOX_MAX_PROCS,
+                fifo_size: DEFAULT_FIFO_SIZE,
+                fastboxes: DEFAULT_FASTBOXES,
+                fastbox_size: DEFAULT_FASTBOX_SIZE,
+                fragment_size: DEFAULT_FRAGMENT_SIZE,
+                fragments: DEFAULT_FRAGMENTS,
+                thread_multiple: false,
+                line: machine_line(),
             }
         );
         assert_eq!(with(&[], 1).unwrap().fifo_cells, 64);
@@ -270,6 +494,14 @@ mod tests {
             ("btl_sm_eager_limit", "lots"),
             ("btl_sm_eager_limit", "-1"),
             ("btl_sm_single_copy", "xpmem"),
+            ("btl_sm_fifo_size", "100"),
+            ("btl_sm_fastbox_size", "3"),
+            ("btl_sm_fastboxes", "many"),
+            ("btl_sm_fragment_size", "100"),
+            ("btl_sm_fragments", "0"),
+            ("btl_sm_thread_layout", "many"),
+            ("btl_sm_cacheline_size", "100"),
+            ("btl_sm_fastbox_max_procs", "x"),
         ];
         for (k, v) in cases {
             let e = with(&[(k, v)], 2).unwrap_err().to_string();
@@ -281,7 +513,11 @@ mod tests {
             .to_string()
             .contains("local ranks"));
         let e = with(
-            &[("btl_sm_fifo_cells", "16m"), ("btl_sm_payload_bytes", "1g")],
+            &[
+                ("btl_sm_fifo_cells", "16m"),
+                ("btl_sm_payload_bytes", "1g"),
+                ("btl_sm_fastbox_max_procs", "5000"),
+            ],
             4096,
         )
         .unwrap_err();

@@ -27,6 +27,28 @@ pub fn segment_size(p: &Params) -> usize {
 #[derive(Debug)]
 pub struct SmError(pub String);
 
+/// Refuse up front a segment larger than the memory the kernel says is available (a memfd is
+/// sparse: without this check, running out would be a SIGBUS in some rank at first touch).
+fn check_room(size: usize, p: &Params) -> Result<(), SmError> {
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+        return Ok(());
+    };
+    let avail = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u128>().ok())
+        .map(|kb| kb * 1024);
+    match avail {
+        Some(a) if (size as u128) > a => Err(SmError(format!(
+            "btl-sm: out of memory for the shared segment: {} local ranks need {size} bytes but \
+             only {a} bytes of memory are available; lower {} (see mpirun --shm-report)",
+            p.n_local,
+            p.size_tunables()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 impl std::fmt::Display for SmError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
@@ -35,7 +57,7 @@ impl std::fmt::Display for SmError {
 impl std::error::Error for SmError {}
 
 const MAGIC: u64 = u64::from_le_bytes(*b"rmpi-sm\0");
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 // Offsets of the info line's fields (all accessed atomically).
 const INFO_MAGIC: usize = 0;
@@ -89,7 +111,17 @@ impl Segment {
             Err(Errno::EINVAL) => memfd_create("rmpi-sm", MFdFlags::empty()),
             r => r,
         }?;
-        ftruncate(&fd, segment_size(p) as libc::off_t)?;
+        let size = segment_size(p);
+        check_room(size, p).map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.0))?;
+        ftruncate(&fd, size as libc::off_t).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!(
+                    "btl-sm: cannot size the segment to {size} bytes ({e}); lower {}",
+                    p.size_tunables()
+                ),
+            )
+        })?;
         Ok(fd)
     }
 
@@ -166,7 +198,8 @@ impl Segment {
             if vfs.blocks() > 0 && avail < size as u128 {
                 return Err(SmError(format!(
                     "btl-sm: {what} needs {size} bytes but only {avail} are free in the shm \
-                     filesystem; enlarge /dev/shm or lower btl_sm_fifo_cells/btl_sm_payload_bytes"
+                     filesystem; enlarge /dev/shm or lower {}",
+                    p.size_tunables()
                 )));
             }
         }
@@ -187,7 +220,15 @@ impl Segment {
         let map = MmapOptions::new()
             .len(layout.total)
             .map_raw(fd.as_raw_fd())
-            .map_err(|e| sm_err(&format!("mmap of {what}"), e))?;
+            .map_err(|e| {
+                SmError(format!(
+                    "btl-sm: out of memory for the shared segment: mapping {what} of {} bytes \
+                     for {} local ranks failed ({e}); lower {}",
+                    layout.total,
+                    p.n_local,
+                    p.size_tunables()
+                ))
+            })?;
         let seg = Segment {
             map,
             params: p.clone(),
@@ -251,7 +292,8 @@ impl Segment {
         Err(SmError(format!(
             "btl-sm: {what} was set up with version={} n_local={} fifo_cells={} \
              payload_bytes={} eager_limit={} single_copy={} but this process has version={VERSION} \
-             n_local={} fifo_cells={} payload_bytes={} eager_limit={} single_copy={}",
+             n_local={} fifo_cells={} payload_bytes={} eager_limit={} single_copy={} \
+             (or another btl_sm_* parameter differs)",
             self.info_u32(INFO_VERSION).load(Ordering::Relaxed),
             self.info_u32(INFO_N).load(Ordering::Relaxed),
             self.info_u32(INFO_FIFO).load(Ordering::Relaxed),
@@ -285,6 +327,14 @@ fn fingerprint(p: &Params) -> u64 {
         p.payload_bytes as u64,
         p.eager_limit as u64,
         single_code(p.single_copy) as u64,
+        p.fastbox_max_procs as u64,
+        p.fifo_size as u64,
+        p.fastboxes as u64,
+        p.fastbox_size as u64,
+        p.fragment_size as u64,
+        p.fragments as u64,
+        p.thread_multiple as u64,
+        p.line as u64,
     ] {
         for b in v.to_le_bytes() {
             h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);

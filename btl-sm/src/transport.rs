@@ -1,8 +1,12 @@
-//! One rank's view of the node: per-peer sender ends, per-peer receiver ends, its pid slot.
+//! One rank's view of the node: per-peer sender and receiver ends (Pairs mode) or its FIFO and
+//! fragment pool (Fifo mode), and its pid slot.
 
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 use crate::channel::{Rx, Tx};
+use crate::fifo::{claim, FboxRx, FifoRx, FifoTx, Pool, Queue};
+use crate::layout::{page_size, Layout};
+use crate::params::Mode;
 use crate::segment::{Segment, SmError};
 
 /// Upper bound on `max_frag`: beyond this, bigger fragments buy little and only delay the
@@ -16,6 +20,8 @@ pub struct SmTransport {
     // Owns the mapping every pointer in tx/rx points into; dropped last.
     tx: Box<[Tx]>,
     rx: Box<[Rx]>,
+    /// Fifo mode (tx/rx are then empty).
+    fifo: Option<FifoPath>,
     me: usize,
     n: usize,
     max_frag: usize,
@@ -24,7 +30,50 @@ pub struct SmTransport {
     seg: Segment,
 }
 
-// SAFETY: the raw pointers in tx/rx point into `seg`'s mapping, which moves with the
+struct FifoPath {
+    tx: FifoTx,
+    /// How we reach each receiver, decided at our first fragment to it.
+    routes: Box<[Route]>,
+    rx: FifoRx,
+    layout: Layout,
+    base: *mut u8,
+}
+
+#[derive(Clone, Copy)]
+enum Route {
+    Undecided,
+    /// The receiver's shared FIFO, or a fast box we own there.
+    Queue(Queue),
+}
+
+impl FifoPath {
+    /// Our route to `peer`: a fast box there if one is still free, else its FIFO; for good.
+    #[cold]
+    fn decide(&mut self, peer: usize, me: usize) -> Queue {
+        let l = &self.layout;
+        let q = (0..l.fastboxes)
+            .find_map(|j| {
+                let at = l.fbox(peer, j);
+                // SAFETY: fast box j of `peer` as laid out for this mapping; owner word at +0,
+                // head one grain further, cells two grains further (layout tests).
+                unsafe {
+                    claim(self.base.add(at), me).then(|| {
+                        Queue::new(
+                            self.base.add(at + l.grain),
+                            self.base.add(at + 2 * l.grain),
+                            l.cell_bytes,
+                            l.fastbox_size,
+                        )
+                    })
+                }
+            })
+            .unwrap_or_else(|| fifo_queue(l, self.base, peer));
+        self.routes[peer] = Route::Queue(q);
+        q
+    }
+}
+
+// SAFETY: the raw pointers in tx/rx/fifo point into `seg`'s mapping, which moves with the
 // transport; nothing in it is tied to the creating thread.
 unsafe impl Send for SmTransport {}
 // SAFETY: the `&self` methods only read plain fields and do atomic loads on the mapping;
@@ -76,6 +125,19 @@ impl SmTransport {
             )));
         }
         pid_cell.store(std::process::id() as i32, Ordering::Release);
+        if l.mode == Mode::Fifo {
+            let fifo = fifo_path(&l, base, me);
+            return Ok(SmTransport {
+                tx: Box::new([]),
+                rx: Box::new([]),
+                fifo: Some(fifo),
+                me,
+                n: l.n,
+                max_frag: p.fragment_size.min(MAX_FRAG_CAP),
+                next_rx: 0,
+                seg,
+            });
+        }
 
         let mut tx = Vec::with_capacity(l.n);
         let mut rx = Vec::with_capacity(l.n);
@@ -106,9 +168,13 @@ impl SmTransport {
                 ));
             }
         }
+        for peer in (0..l.n).filter(|&peer| peer != me) {
+            rx[peer].first_touch(page_size());
+        }
         Ok(SmTransport {
             tx: tx.into_boxed_slice(),
             rx: rx.into_boxed_slice(),
+            fifo: None,
             me,
             n: l.n,
             max_frag: (p.payload_bytes / 2).min(MAX_FRAG_CAP),
@@ -165,7 +231,16 @@ impl SmTransport {
             hdr.len() + data.len(),
             self.max_frag
         );
-        self.tx[peer].try_send(tag, hdr, data)
+        match &mut self.fifo {
+            None => self.tx[peer].try_send(tag, hdr, data),
+            Some(f) => {
+                let q = match f.routes[peer] {
+                    Route::Queue(q) => q,
+                    Route::Undecided => f.decide(peer, self.me),
+                };
+                f.tx.try_send(&q, tag, hdr, data)
+            }
+        }
     }
 
     /// Deliver arrived fragments in order per peer as `f(peer, tag, bytes)`; returns how many.
@@ -173,6 +248,9 @@ impl SmTransport {
     /// `POLL_BUDGET` fragments per call; peers are visited round robin.
     #[inline]
     pub fn poll(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize {
+        if let Some(fifo) = &mut self.fifo {
+            return fifo.rx.poll(POLL_BUDGET, f);
+        }
         let n = self.n;
         let mut left = POLL_BUDGET;
         let mut peer = self.next_rx;
@@ -192,12 +270,83 @@ impl SmTransport {
         POLL_BUDGET - left
     }
 
+    /// Which layout this node runs.
+    pub fn mode(&self) -> Mode {
+        if self.fifo.is_some() {
+            Mode::Fifo
+        } else {
+            Mode::Pairs
+        }
+    }
+
     /// Test hook: start channel `self → peer` (send side here, receive side in `rx`) at the
     /// given positions, to exercise u32 wrap-around.
     #[cfg(test)]
     pub(crate) fn set_positions(&mut self, rx: &mut SmTransport, cell: u32, pay: u32) {
         self.tx[rx.me].set_positions(cell, pay);
         rx.rx[self.me].set_positions(cell, pay);
+    }
+}
+
+/// Receiver r's shared FIFO.
+fn fifo_queue(l: &Layout, base: *mut u8, r: usize) -> Queue {
+    // SAFETY: head and cells of receiver r as laid out for this mapping (in bounds and aligned,
+    // checked by the layout tests); the mapping outlives the transport.
+    unsafe {
+        Queue::new(
+            base.add(l.fifo_head(r)),
+            base.add(l.fifo_cells(r)),
+            l.cell_bytes,
+            l.fifo_size,
+        )
+    }
+}
+
+/// Our FIFO-mode ends: our FIFO and fast boxes, every sender's pool; first-touches what is ours.
+fn fifo_path(l: &Layout, base: *mut u8, me: usize) -> FifoPath {
+    let pool = |s: usize| {
+        // SAFETY: sender s's pool as laid out for this mapping; fragment data follows the
+        // flag line of each slot.
+        unsafe {
+            Pool::new(
+                base.add(l.pool(s)),
+                l.frag_stride,
+                l.line,
+                l.fragments,
+                l.frag_stride - l.line,
+            )
+        }
+    };
+    let boxes: Box<[FboxRx]> = (0..l.fastboxes)
+        .map(|j| {
+            let at = l.fbox(me, j);
+            // SAFETY: our fast box j as laid out for this mapping (owner, head a grain further,
+            // cells two grains further); the mapping outlives the transport.
+            unsafe {
+                FboxRx::new(
+                    base.add(at),
+                    Queue::new(
+                        base.add(at + l.grain),
+                        base.add(at + 2 * l.grain),
+                        l.cell_bytes,
+                        l.fastbox_size,
+                    ),
+                )
+            }
+        })
+        .collect();
+    let pools: Box<[Pool]> = (0..l.n).map(pool).collect();
+    let tx = FifoTx::new(me, pools[me]);
+    let rx = FifoRx::new(fifo_queue(l, base, me), boxes, pools);
+    // NUMA: the receiver's queues and the sender's pool on their owner's node.
+    rx.first_touch(page_size());
+    tx.first_touch(page_size());
+    FifoPath {
+        tx,
+        routes: vec![Route::Undecided; l.n].into_boxed_slice(),
+        rx,
+        layout: l.clone(),
+        base,
     }
 }
 

@@ -145,3 +145,66 @@ fn all_to_all_four_tiny_rings() {
         &[("btl_sm_fifo_cells", "4"), ("btl_sm_payload_bytes", "1024")],
     );
 }
+
+/// The O(n) layout: four processes CAS on one receiver's FIFO head at once.
+const FIFO: (&str, &str) = ("btl_sm_fastbox_max_procs", "0");
+
+const NO_FBOX: (&str, &str) = ("btl_sm_fastboxes", "0");
+
+#[test]
+fn fifo_four_senders_one_receiver() {
+    fan_in(5, &[FIFO, NO_FBOX]);
+}
+
+/// Two senders get fast boxes, two share the FIFO.
+#[test]
+fn fifo_and_fast_boxes_four_senders_one_receiver() {
+    fan_in(
+        5,
+        &[
+            FIFO,
+            ("btl_sm_fastboxes", "2"),
+            ("btl_sm_fastbox_size", "4"),
+        ],
+    );
+}
+
+#[test]
+fn fifo_four_senders_one_receiver_tiny_queue_and_pool() {
+    fan_in(
+        5,
+        &[
+            FIFO,
+            NO_FBOX,
+            ("btl_sm_fifo_size", "4"),
+            ("btl_sm_fragments", "2"),
+            ("btl_sm_fragment_size", "256"),
+        ],
+    );
+}
+
+#[test]
+fn fifo_all_to_all_four() {
+    all_to_all(4, &[FIFO, NO_FBOX]);
+}
+
+#[test]
+fn fifo_and_fast_boxes_all_to_all_four() {
+    all_to_all(4, &[FIFO, ("btl_sm_fastboxes", "1")]);
+}
+
+#[test]
+fn fifo_all_to_all_four_tiny_queue_and_pool() {
+    all_to_all(
+        4,
+        &[
+            FIFO,
+            ("btl_sm_fastboxes", "1"),
+            ("btl_sm_fastbox_size", "2"),
+            ("btl_sm_fifo_size", "2"),
+            ("btl_sm_fragments", "1"),
+            ("btl_sm_fragment_size", "128"),
+            ("btl_sm_cacheline_size", "128"),
+        ],
+    );
+}

@@ -228,3 +228,154 @@ fn peer_pids() {
     assert_eq!(ts[0].peer_pid(1), Some(me));
     assert_eq!(ts[1].peer_pid(0), Some(me));
 }
+
+const FIFO: (&str, &str) = ("btl_sm_fastbox_max_procs", "0");
+const NO_FBOX: (&str, &str) = ("btl_sm_fastboxes", "0");
+
+#[test]
+fn fifo_sizes_arrive_exact_and_in_order() {
+    let mut ts = node(3, &[FIFO, NO_FBOX]);
+    assert_eq!(ts[0].mode(), btl_sm::Mode::Fifo);
+    let mf = ts[0].max_frag();
+    assert_eq!(mf, 4096);
+    let il = btl_sm::FIFO_INLINE;
+    let mut r = XorShift::new(3);
+    let sizes = [0usize, 1, il - 1, il, il + 1, 63, 64, 1000, mf - 1, mf];
+    let mut want = Vec::new();
+    for (i, &n) in sizes.iter().enumerate() {
+        for s in [1usize, 2] {
+            let data: Vec<u8> = (0..n).map(|_| r.next() as u8).collect();
+            let h = n.min(13 * s);
+            assert!(ts[s].try_send(0, i as u8, &data[..h], &data[h..]));
+            want.push((s, i as u8, data));
+        }
+    }
+    let got = drain(&mut ts[0]);
+    assert_eq!(got, want, "queue order = send order across senders");
+}
+
+#[test]
+fn fifo_full_queue_and_empty_pool_then_room() {
+    let mut ts = node(
+        3,
+        &[
+            FIFO,
+            NO_FBOX,
+            ("btl_sm_fifo_size", "4"),
+            ("btl_sm_fragments", "3"),
+            ("btl_sm_fragment_size", "128"),
+        ],
+    );
+    // Four cells, shared by both senders.
+    assert!(ts[1].try_send(0, 1, b"a", &[]));
+    assert!(ts[2].try_send(0, 1, b"b", &[]));
+    assert!(ts[1].try_send(0, 1, b"c", &[]));
+    assert!(ts[2].try_send(0, 1, b"d", &[]));
+    assert!(!ts[1].try_send(0, 1, b"e", &[]), "queue full");
+    assert_eq!(drain(&mut ts[0]).len(), 4);
+    // Three fragments per sender, whichever receivers they go to.
+    let big = [7u8; 128];
+    assert!(ts[1].try_send(0, 2, &big, &[]));
+    assert!(ts[1].try_send(2, 2, &big, &[]));
+    assert!(ts[1].try_send(0, 2, &big, &[]));
+    assert!(!ts[1].try_send(2, 2, &big, &[]), "pool empty");
+    assert!(ts[1].try_send(2, 3, b"inline needs no fragment", &[]));
+    assert_eq!(drain(&mut ts[2]).len(), 2);
+    assert!(
+        ts[1].try_send(2, 2, &big, &[]),
+        "a consumed fragment comes back"
+    );
+    assert!(!ts[1].try_send(0, 2, &big, &[]));
+    let got = drain(&mut ts[0]);
+    assert_eq!(got, vec![(1, 2, big.to_vec()), (1, 2, big.to_vec())]);
+    assert!(ts[1].try_send(0, 2, &big, &[]));
+}
+
+#[test]
+fn fifo_random_sizes_wrap() {
+    let mut ts = node(
+        2,
+        &[
+            FIFO,
+            ("btl_sm_fifo_size", "8"),
+            ("btl_sm_fragments", "4"),
+            ("btl_sm_fragment_size", "1024"),
+        ],
+    );
+    let (a, b) = ts.split_at_mut(1);
+    let (a, b) = (&mut a[0], &mut b[0]);
+    let mf = a.max_frag();
+    let pat = Pattern::new(mf);
+    const N: u64 = 50_000;
+    let (mut sent, mut recvd) = (0u64, 0u64);
+    let mut out_len = Lengths::new(0, 1, mf);
+    let mut in_len = Lengths::new(0, 1, mf);
+    let mut next = out_len.next();
+    let mut rng = XorShift::new(5);
+    while recvd != N {
+        for _ in 0..rng.below(12) {
+            if sent == N {
+                break;
+            }
+            let f = pat.frag(0, 1, sent, next);
+            if !a.try_send(1, f.tag, &f.hdr[..f.hdr_len], f.data) {
+                break;
+            }
+            sent += 1;
+            next = out_len.next();
+        }
+        for _ in 0..rng.below(3) {
+            b.poll(&mut |s, tag, bytes| {
+                let len = in_len.next();
+                if let Some(e) = pat.check(s, 1, recvd, len, tag, bytes) {
+                    panic!("{e}");
+                }
+                recvd += 1;
+            });
+        }
+    }
+}
+
+/// Fast boxes go to the first senders to contact a receiver, for good; the rest share its FIFO.
+/// Each sender's fragments stay in order whichever way they travel.
+#[test]
+fn fast_boxes_then_fifo_keep_per_sender_order() {
+    let mut ts = node(
+        4,
+        &[
+            FIFO,
+            ("btl_sm_fastboxes", "1"),
+            ("btl_sm_fastbox_size", "2"),
+            ("btl_sm_fifo_size", "4"),
+        ],
+    );
+    // Sender 2 contacts 0 first and gets its only fast box (2 cells); 1 and 3 share the FIFO.
+    assert!(ts[2].try_send(0, 0, b"x", &[]));
+    assert!(ts[2].try_send(0, 0, b"y", &[]));
+    assert!(
+        !ts[2].try_send(0, 0, b"z", &[]),
+        "fast box full, no spill into the FIFO"
+    );
+    for k in 0..2u8 {
+        assert!(ts[1].try_send(0, 1, &[k], &[]));
+        assert!(ts[3].try_send(0, 3, &[k; 100], &[]));
+    }
+    assert!(!ts[1].try_send(0, 1, b"full", &[]), "FIFO of 4 cells full");
+    let got = drain(&mut ts[0]);
+    assert_eq!(got.len(), 6);
+    for s in [1usize, 2, 3] {
+        let mine: Vec<_> = got
+            .iter()
+            .filter(|m| m.0 == s)
+            .map(|m| m.2.clone())
+            .collect();
+        let want: Vec<Vec<u8>> = match s {
+            1 => vec![vec![0], vec![1]],
+            2 => vec![b"x".to_vec(), b"y".to_vec()],
+            _ => vec![vec![0; 100], vec![1; 100]],
+        };
+        assert_eq!(mine, want, "sender {s}");
+    }
+    assert!(ts[2].try_send(0, 0, b"z", &[]));
+    assert_eq!(drain(&mut ts[0]), vec![(2, 0, b"z".to_vec())]);
+}

@@ -19,6 +19,9 @@ const SINGLE_DASH_LONG: &[(&str, usize)] = &[
     ("map-by", 1),
     ("version", 0),
     ("help", 0),
+    ("shm-report", 0),
+    ("mca-list", 0),
+    ("json", 0),
 ];
 
 /// Value counts of the remaining options, so normalisation can tell where the program starts.
@@ -109,6 +112,18 @@ pub struct Cli {
     /// Kill the job after this many seconds (exit code 124)
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<String>,
+
+    /// Print the shared-memory model for -np N ranks and the current MCA values; start nothing
+    #[arg(long)]
+    pub shm_report: bool,
+
+    /// With --shm-report: print it as JSON
+    #[arg(long)]
+    pub json: bool,
+
+    /// List the MCA parameters (also environment variables) with defaults and meaning
+    #[arg(long)]
+    pub mca_list: bool,
 
     /// The program to run, then its arguments (passed on untouched)
     #[arg(

@@ -9,6 +9,7 @@ mod pmi_server;
 mod pmi_wire;
 mod program;
 mod report;
+mod shm_report;
 mod signals;
 mod spawn;
 mod stdio;
@@ -28,6 +29,9 @@ fn main() -> ExitCode {
     let argv = cli::normalize_args(std::env::args_os().collect());
     let cli = cli::Cli::try_parse_from(argv).unwrap_or_else(|e| e.exit());
     let ncores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cli.shm_report || cli.mca_list {
+        return shm_report::run(&cli, ncores);
+    }
     let spec = match cli::validate(cli, ncores, &|k| std::env::var_os(k)) {
         Ok(s) => s,
         Err(msg) => return fail(EXIT_USAGE, &msg),
@@ -37,6 +41,7 @@ fn main() -> ExitCode {
         spec.mca_value(name)
             .map(str::to_string)
             .or_else(|| std::env::var(format!("RMPI_MCA_{name}")).ok())
+            .or_else(|| std::env::var(name).ok())
     };
     let params = match btl_sm::Params::resolve(spec.n, &lookup) {
         Ok(p) => p,
