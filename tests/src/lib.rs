@@ -143,10 +143,14 @@ pub fn c_program(src: &str) -> PathBuf {
         .to_string_lossy()
         .to_string();
     let out = out_dir.join(&name);
+    // Tests compile the same source concurrently (threads and test binaries): build under a
+    // unique name and rename it into place, so no one executes a half-written file.
+    let tmp = out_dir.join(format!(".{name}.{}", marker("cc")));
     let mut cmd = Command::new(bin("mpicc"));
-    cmd.args(["-O2", "-Wall", "-o"]).arg(&out).arg(&src_path);
+    cmd.args(["-O2", "-Wall", "-o"]).arg(&tmp).arg(&src_path);
     let r = run_bounded(cmd, Duration::from_secs(120));
     assert!(r.ok(), "mpicc {src} failed:\n{}{}", r.stdout, r.stderr);
+    std::fs::rename(&tmp, &out).expect("move the compiled program into place");
     out
 }
 
