@@ -7,13 +7,16 @@
 pub mod api;
 mod btl;
 pub mod capi;
+mod coll;
 mod comm;
 pub mod datatype;
 pub mod error;
+mod op;
 mod pmi;
 mod pml;
 mod runtime;
 
+pub use api::coll::{Op, Operation, UserOp};
 pub use api::comm::{Communicator, Source, Tag, PROC_NULL};
 pub use api::datatype::Equivalence;
 pub use api::request::{scope, wait_all, Request, Scope};

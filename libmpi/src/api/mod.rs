@@ -11,6 +11,7 @@
 //! }
 //! ```
 
+pub mod coll;
 pub mod comm;
 pub mod datatype;
 pub mod request;

@@ -3,6 +3,7 @@
 //! Every function exists twice, `PMPI_x` (the implementation) and `MPI_x` (calling it), so
 //! profiling tools can interpose on `MPI_x`.
 
+mod coll;
 mod env;
 mod p2p;
 

@@ -86,6 +86,8 @@ enum SendWork {
 pub struct Pml {
     btls: Vec<Box<dyn Btl>>,
     st: State,
+    /// Collective schedules in flight, advanced by every `progress` call.
+    pub coll: crate::coll::Registry,
 }
 
 struct State {
@@ -152,6 +154,7 @@ impl Pml {
                 eager_limit,
                 verbose: false,
             },
+            coll: crate::coll::Registry::default(),
         }
     }
 
@@ -293,7 +296,7 @@ impl Pml {
     /// Poll every transport once and push queued fragments; returns how many fragments arrived.
     #[inline]
     pub fn progress(&mut self) -> usize {
-        let Pml { btls, st } = self;
+        let Pml { btls, st, .. } = self;
         let mut n = 0;
         for (bi, btl) in btls.iter_mut().enumerate() {
             n += btl.progress(&mut |peer, tag, frag| st.on_frag(bi, peer, tag, frag));
@@ -307,6 +310,9 @@ impl Pml {
                     st.push_queue(btls, dest);
                 }
             }
+        }
+        if !self.coll.is_idle() {
+            n += crate::coll::progress(self);
         }
         n
     }
@@ -345,6 +351,19 @@ impl Pml {
             complete: true,
             status,
         })
+    }
+
+    /// A pending request completed by someone other than the pml (a collective schedule).
+    pub fn pending_request(&mut self) -> ReqId {
+        self.st.reqs.insert(Request::send(std::ptr::null(), 0))
+    }
+
+    /// Complete a request from `pending_request` with `status`.
+    pub fn complete_request(&mut self, req: ReqId, status: Status) {
+        if let Some(r) = self.st.reqs.get_mut(req) {
+            r.status = status;
+            r.complete = true;
+        }
     }
 
     /// Fragments still waiting for room in a transport.
