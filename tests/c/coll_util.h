@@ -39,7 +39,7 @@ static int finish(void) {
     return 0;
 }
 
-static void *xmalloc(size_t n) {
+static inline void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) {
         fprintf(stderr, "out of memory\n");
