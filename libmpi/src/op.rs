@@ -147,9 +147,14 @@ pub fn lookup(h: usize) -> Result<Op> {
     if h == OP_NULL {
         return err(ErrorClass::Op, "MPI_OP_NULL is not an operation");
     }
-    USER_OPS.with(|t| match h.checked_sub(USER_BASE).and_then(|i| t.borrow().get(i).copied()) {
-        Some(Some((f, commute))) => Ok(Op::C { f, commute }),
-        _ => err(ErrorClass::Op, format!("{h:#x} is not a valid operation")),
+    USER_OPS.with(|t| {
+        match h
+            .checked_sub(USER_BASE)
+            .and_then(|i| t.borrow().get(i).copied())
+        {
+            Some(Some((f, commute))) => Ok(Op::C { f, commute }),
+            _ => err(ErrorClass::Op, format!("{h:#x} is not a valid operation")),
+        }
     })
 }
 

@@ -83,7 +83,7 @@ impl<'f, T> From<UserOp<'f, T>> for Operation<'f, T> {
 /// A typed view of reduction bytes: borrowed when aligned, else copied.
 fn typed<T: Equivalence>(b: &[u8]) -> std::borrow::Cow<'_, [T]> {
     let size = std::mem::size_of::<T>();
-    if (b.as_ptr() as usize) % std::mem::align_of::<T>() == 0 {
+    if b.as_ptr().cast::<T>().is_aligned() {
         // SAFETY: aligned for T, `b.len() / size` whole elements in range, and every bit
         // pattern is a valid `Equivalence` type (plain integers and floats).
         std::borrow::Cow::Borrowed(unsafe {
@@ -100,11 +100,10 @@ fn typed<T: Equivalence>(b: &[u8]) -> std::borrow::Cow<'_, [T]> {
 fn run_user<T: Equivalence>(f: &dyn Fn(&[T], &mut [T]), a: &[u8], b: &mut [u8]) {
     let a = typed::<T>(a);
     let size = std::mem::size_of::<T>();
-    if (b.as_ptr() as usize) % std::mem::align_of::<T>() == 0 {
+    if b.as_ptr().cast::<T>().is_aligned() {
         // SAFETY: as in `typed`, mutably: any bytes the closure writes are valid `T`s.
-        let bt = unsafe {
-            std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<T>(), b.len() / size)
-        };
+        let bt =
+            unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<T>(), b.len() / size) };
         f(&a, bt);
     } else {
         let mut v = typed::<T>(b).into_owned();
@@ -112,6 +111,9 @@ fn run_user<T: Equivalence>(f: &dyn Fn(&[T], &mut [T]), a: &[u8], b: &mut [u8]) 
         b.copy_from_slice(as_bytes(&v));
     }
 }
+
+/// A user op over raw element bytes, borrowing for `'f`.
+type BytesFn<'f> = Rc<dyn Fn(&[u8], &mut [u8]) + 'f>;
 
 /// The library's form of an operation on `T`.
 ///
@@ -134,15 +136,10 @@ unsafe fn lower<'f, T: Equivalence>(op: Operation<'f, T>) -> Result<Red> {
             Op::Bxor => Builtin::Bxor,
         }),
         Operation::User(UserOp { f, commutative }) => {
-            let w: Rc<dyn Fn(&[u8], &mut [u8]) + 'f> = Rc::new(move |a, b| run_user(f, a, b));
+            let w: BytesFn<'f> = Rc::new(move |a, b| run_user(f, a, b));
             // SAFETY: only the lifetime is erased; this function's contract keeps every use
             // (and the drop) of the closure within 'f.
-            let w: op::RustFn = unsafe {
-                std::mem::transmute::<
-                    Rc<dyn Fn(&[u8], &mut [u8]) + 'f>,
-                    Rc<dyn Fn(&[u8], &mut [u8]) + 'static>,
-                >(w)
-            };
+            let w: op::RustFn = unsafe { std::mem::transmute::<BytesFn<'f>, BytesFn<'static>>(w) };
             op::Op::Rust {
                 f: w,
                 commute: commutative,
@@ -211,6 +208,17 @@ fn layout<T: Equivalence>(
         counts.iter().map(|c| c * size).collect(),
         displs.iter().map(|d| d * size).collect(),
     ))
+}
+
+/// Elements per block when `len` splits into `n` equal blocks.
+fn equal_blocks(what: &str, len: usize, n: i32) -> Result<usize> {
+    let block = len / n as usize;
+    if block * n as usize != len {
+        return Err(count_err(format!(
+            "{what}: {len} elements do not split into {n} equal blocks"
+        )));
+    }
+    Ok(block)
 }
 
 fn uniform(n: i32, bytes: usize) -> (Vec<usize>, Vec<usize>) {
@@ -503,13 +511,8 @@ impl Communicator {
     pub fn all_to_all<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         let n = self.size();
         same_len("all_to_all", send.len(), recv.len())?;
-        if send.len() % n as usize != 0 {
-            return Err(count_err(format!(
-                "all_to_all: {} elements do not split into {n} equal blocks",
-                send.len()
-            )));
-        }
-        let (l, d) = uniform(n, bytes_of(send) / n as usize);
+        let block = equal_blocks("all_to_all", send.len(), n)?;
+        let (l, d) = uniform(n, block * std::mem::size_of::<T>());
         let (s, r) = (rd(send), wr(recv));
         self.run_coll(None, |b| {
             algos::alltoallw(b, Some(s), &l, &d, r, &l, &d);
@@ -528,9 +531,20 @@ impl Communicator {
         recv_displs: &[usize],
     ) -> Result<()> {
         let n = self.size();
-        let (sl, sd) = layout::<T>("all_to_all_varcount", send_counts, send_displs, n, send.len())?;
-        let (rl, rdp) =
-            layout::<T>("all_to_all_varcount", recv_counts, recv_displs, n, recv.len())?;
+        let (sl, sd) = layout::<T>(
+            "all_to_all_varcount",
+            send_counts,
+            send_displs,
+            n,
+            send.len(),
+        )?;
+        let (rl, rdp) = layout::<T>(
+            "all_to_all_varcount",
+            recv_counts,
+            recv_displs,
+            n,
+            recv.len(),
+        )?;
         let (s, r) = (rd(send), wr(recv));
         self.run_coll(None, |b| {
             algos::alltoallw(b, Some(s), &sl, &sd, r, &rl, &rdp);
@@ -633,13 +647,8 @@ impl Communicator {
     ) -> Result<Request<'scope>> {
         let n = self.size();
         same_len("iall_to_all", send.len(), recv.len())?;
-        if send.len() % n as usize != 0 {
-            return Err(count_err(format!(
-                "iall_to_all: {} elements do not split into {n} equal blocks",
-                send.len()
-            )));
-        }
-        let (l, d) = uniform(n, bytes_of(send) / n as usize);
+        let block = equal_blocks("iall_to_all", send.len(), n)?;
+        let (l, d) = uniform(n, block * std::mem::size_of::<T>());
         let (s, r) = (rd(send), wr(recv));
         let id = self.start_coll(None, |b| {
             algos::alltoallw(b, Some(s), &l, &d, r, &l, &d);

@@ -97,7 +97,12 @@ unsafe fn layout(
     n: usize,
 ) -> Result<(Vec<usize>, Vec<usize>)> {
     // SAFETY: forwarded from this function's contract.
-    let (c, d) = unsafe { (ints(counts, n, "counts")?, ints(displs, n, "displacements")?) };
+    let (c, d) = unsafe {
+        (
+            ints(counts, n, "counts")?,
+            ints(displs, n, "displacements")?,
+        )
+    };
     Ok((
         c.iter().map(|&x| span(x, dt)).collect(),
         d.iter().map(|&x| span(x, dt)).collect(),
@@ -105,7 +110,11 @@ unsafe fn layout(
 }
 
 fn extent_of(lens: &[usize], displs: &[usize]) -> usize {
-    lens.iter().zip(displs).map(|(l, d)| l + d).max().unwrap_or(0)
+    lens.iter()
+        .zip(displs)
+        .map(|(l, d)| l + d)
+        .max()
+        .unwrap_or(0)
 }
 
 fn reduction(op: Handle, datatype: Handle) -> Result<Red> {
@@ -301,7 +310,11 @@ unsafe fn reduce_scatter_counts(
     let mine = counts[b.rank() as usize];
     check_buf(
         recvbuf,
-        if send.is_none() { total } else { span(mine, dt) },
+        if send.is_none() {
+            total
+        } else {
+            span(mine, dt)
+        },
         "recvbuf",
     )?;
     algos::reduce_scatter(b, send, at(recvbuf), &counts);
@@ -566,7 +579,15 @@ fn alltoall_common(
     match send {
         Some((sl, sd)) => {
             check_buf(sendbuf, extent_of(&sl, &sd), "sendbuf")?;
-            algos::alltoallw(b, Some(at(sendbuf)), &sl, &sd, at(recvbuf), &rlens, &rdispls);
+            algos::alltoallw(
+                b,
+                Some(at(sendbuf)),
+                &sl,
+                &sd,
+                at(recvbuf),
+                &rlens,
+                &rdispls,
+            );
         }
         None => algos::alltoallw(b, None, &rlens, &rdispls, at(recvbuf), &rlens, &rdispls),
     }

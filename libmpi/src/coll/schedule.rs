@@ -26,11 +26,28 @@ impl At {
 }
 
 enum Step {
-    Send { at: At, len: usize, world: usize },
-    Recv { at: At, len: usize, peer: i32 },
-    Copy { from: At, to: At, len: usize },
+    Send {
+        at: At,
+        len: usize,
+        world: usize,
+    },
+    Recv {
+        at: At,
+        len: usize,
+        peer: i32,
+    },
+    Copy {
+        from: At,
+        to: At,
+        len: usize,
+    },
     /// `to = from op to` over `count` elements; `rev`: `to = to op from`.
-    Reduce { from: At, to: At, count: usize, rev: bool },
+    Reduce {
+        from: At,
+        to: At,
+        count: usize,
+        rev: bool,
+    },
 }
 
 /// The reduction a schedule applies, with the element datatype.

@@ -34,11 +34,16 @@ fn main() {
             vec![0; 1000]
         };
         world.broadcast(&mut buf, root).expect("broadcast");
-        assert!(buf.iter().enumerate().all(|(i, &v)| v == i as u16 ^ root as u16));
+        assert!(buf
+            .iter()
+            .enumerate()
+            .all(|(i, &v)| v == i as u16 ^ root as u16));
 
         let send: Vec<i64> = (0..10).map(|i| rank as i64 + i).collect();
         let mut recv = vec![0i64; if rank == root { 10 } else { 0 }];
-        world.reduce(&send, &mut recv, Op::Sum, root).expect("reduce");
+        world
+            .reduce(&send, &mut recv, Op::Sum, root)
+            .expect("reduce");
         if rank == root {
             assert!((0..10).all(|i| recv[i] == tri(n) + n as i64 * i as i64));
         }
@@ -53,12 +58,19 @@ fn main() {
 
     // All-reduce, small and large (1 MiB of f64: the ring), identical bits everywhere.
     for len in [0usize, 1, 3, 131_072] {
-        let send: Vec<f64> = (0..len).map(|i| 1.0 / (rank as f64 + 1.0 + i as f64)).collect();
+        let send: Vec<f64> = (0..len)
+            .map(|i| 1.0 / (rank as f64 + 1.0 + i as f64))
+            .collect();
         let mut sum = vec![0f64; len];
-        world.all_reduce(&send, &mut sum, Op::Sum).expect("all_reduce");
+        world
+            .all_reduce(&send, &mut sum, Op::Sum)
+            .expect("all_reduce");
         let mut check = sum.clone();
         world.broadcast(&mut check, 0).expect("broadcast");
-        assert!(sum.iter().zip(&check).all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(sum
+            .iter()
+            .zip(&check)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
         let mut mx: Vec<i32> = (0..len as i32).map(|i| i + rank).collect();
         world
             .all_reduce_in_place(&mut mx, Op::Max)
@@ -87,12 +99,18 @@ fn main() {
         world
             .scan(&send, &mut out, UserOp::non_commutative(&matmul))
             .expect("user scan");
-        assert!((0..len).all(|i| out[i] == ordered(0, rank + 1, i)), "scan order");
+        assert!(
+            (0..len).all(|i| out[i] == ordered(0, rank + 1, i)),
+            "scan order"
+        );
         world
             .exscan(&send, &mut out, UserOp::non_commutative(&matmul))
             .expect("user exscan");
         if rank > 0 {
-            assert!((0..len).all(|i| out[i] == ordered(0, rank, i)), "exscan order");
+            assert!(
+                (0..len).all(|i| out[i] == ordered(0, rank, i)),
+                "exscan order"
+            );
         }
     }
     let add = |a: &[i64], b: &mut [i64]| b.iter_mut().zip(a).for_each(|(y, x)| *y += x);
@@ -121,11 +139,14 @@ fn main() {
     assert!(everyone.iter().enumerate().all(|(i, &v)| v == i as u32 / 3));
     // Rank r contributes r elements.
     let counts: Vec<usize> = (0..n as usize).collect();
-    let displs: Vec<usize> = counts.iter().scan(0, |o, c| {
-        let d = *o;
-        *o += c;
-        Some(d)
-    }).collect();
+    let displs: Vec<usize> = counts
+        .iter()
+        .scan(0, |o, c| {
+            let d = *o;
+            *o += c;
+            Some(d)
+        })
+        .collect();
     let total: usize = counts.iter().sum();
     let minev = vec![rank as i16; rank as usize];
     let mut allv = vec![-1i16; total];
@@ -133,7 +154,9 @@ fn main() {
         .all_gather_varcount(&minev, &mut allv, &counts, &displs)
         .expect("all_gather_varcount");
     for r in 0..n as usize {
-        assert!(allv[displs[r]..displs[r] + counts[r]].iter().all(|&v| v == r as i16));
+        assert!(allv[displs[r]..displs[r] + counts[r]]
+            .iter()
+            .all(|&v| v == r as i16));
     }
     let mut gv = vec![-1i16; if rank == 0 { total } else { 0 }];
     world
@@ -166,10 +189,15 @@ fn main() {
     world
         .reduce_scatter_block(&rs_in, &mut rs_out, Op::Sum)
         .expect("reduce_scatter_block");
-    assert_eq!(rs_out, [2 * rank as u64 * n as u64, (2 * rank as u64 + 1) * n as u64]);
+    assert_eq!(
+        rs_out,
+        [2 * rank as u64 * n as u64, (2 * rank as u64 + 1) * n as u64]
+    );
 
     // Errors come back as values.
-    let e = world.all_reduce(&[1.0f64], &mut [0.0], Op::Band).unwrap_err();
+    let e = world
+        .all_reduce(&[1.0f64], &mut [0.0], Op::Band)
+        .unwrap_err();
     assert_eq!(e.class, mpi::ErrorClass::Op);
     let e = world.broadcast(&mut [0u8], n).unwrap_err();
     assert_eq!(e.class, mpi::ErrorClass::Root);
@@ -194,7 +222,9 @@ fn main() {
         let mut r4 = world
             .iall_reduce(s, &small, &mut sums, Op::Sum)
             .expect("iall_reduce");
-        let r5 = world.iall_gather(s, &me, &mut gathered).expect("iall_gather");
+        let r5 = world
+            .iall_gather(s, &me, &mut gathered)
+            .expect("iall_gather");
         let r6 = world.iall_to_all(s, &a2s, &mut a2).expect("iall_to_all");
         let r7 = world.iscan(s, &me, &mut scanned, Op::Sum).expect("iscan");
         while r4.test().expect("test").is_none() {}
