@@ -675,4 +675,88 @@ impl Communicator {
         })?;
         Ok(scope.register(id))
     }
+
+    /// Start an exclusive scan (rank 0's `recv` is left as it was).
+    pub fn iexscan<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        op: impl Into<Operation<'scope, T>>,
+    ) -> Result<Request<'scope>> {
+        same_len("iexscan", send.len(), recv.len())?;
+        // SAFETY: as in `iall_reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (s, r, c) = (rd(send), wr(recv), send.len());
+        let id = self.start_coll(Some(red), |b| {
+            algos::exscan(b, Some(s), r, c);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start a gather to `root` (`recv`, size × `send.len()` elements, is ignored elsewhere).
+    pub fn igather<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        root: i32,
+    ) -> Result<Request<'scope>> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        if me == root {
+            same_len("igather", send.len() * n as usize, recv.len())?;
+        }
+        let (l, d) = uniform(n, bytes_of(send));
+        let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
+        let id = self.start_coll(None, |b| {
+            algos::gatherv(b, Some((s, sl)), r, &l, &d, root);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start a scatter from `root` (`send`, size × `recv.len()` elements, is ignored elsewhere).
+    pub fn iscatter<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        root: i32,
+    ) -> Result<Request<'scope>> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        if me == root {
+            same_len("iscatter", send.len(), recv.len() * n as usize)?;
+        }
+        let (l, d) = uniform(n, bytes_of(recv));
+        let (s, r, rl) = (rd(send), wr(recv), bytes_of(recv));
+        let id = self.start_coll(None, |b| {
+            algos::scatterv(b, s, &l, &d, Some((r, rl)), root);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start a reduce-scatter with equal blocks of `recv.len()` elements.
+    pub fn ireduce_scatter_block<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        op: impl Into<Operation<'scope, T>>,
+    ) -> Result<Request<'scope>> {
+        let n = self.size();
+        same_len("ireduce_scatter_block", send.len(), recv.len() * n as usize)?;
+        // SAFETY: as in `iall_reduce`.
+        let red = unsafe { lower(op.into())? };
+        let counts = vec![recv.len(); n as usize];
+        let (s, r) = (rd(send), wr(recv));
+        let id = self.start_coll(Some(red), |b| {
+            algos::reduce_scatter(b, Some(s), r, &counts);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
 }

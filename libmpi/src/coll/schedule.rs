@@ -58,6 +58,7 @@ pub struct Red {
 }
 
 pub struct Schedule {
+    key: super::SeqKey,
     ctx: u32,
     me: i32,
     tag: i32,
@@ -86,6 +87,7 @@ impl<'c> Builder<'c> {
         Builder {
             comm,
             s: Schedule {
+                key: super::seq_key(comm),
                 ctx: comm.coll_ctx(),
                 me: comm.rank,
                 tag: 0,
@@ -203,8 +205,8 @@ impl<'c> Builder<'c> {
 }
 
 impl Schedule {
-    pub fn ctx(&self) -> u32 {
-        self.ctx
+    pub fn seq_key(&self) -> super::SeqKey {
+        self.key
     }
 
     pub fn set_tag(&mut self, tag: i32) {

@@ -236,6 +236,34 @@ fn main() {
     assert!((0..n).all(|p| gathered[p as usize] == p));
     assert!((0..n).all(|p| a2[p as usize] == p * 10 + rank));
     assert_eq!(scanned[0], (rank + 1) * rank / 2);
+    // The other non-blocking forms, all outstanding together.
+    let mut ex = [-1i64];
+    let mut g = vec![0i32; if rank == 1 % n { n as usize } else { 0 }];
+    let sc_src: Vec<i32> = (0..n).map(|p| p * 3).collect();
+    let mut sc_dst = [0i32];
+    let rsb_src: Vec<u16> = (0..n as u16).collect();
+    let mut rsb = [0u16];
+    let exin = [rank as i64 + 1];
+    mpi::scope(|s| {
+        let a = world.iexscan(s, &exin, &mut ex, Op::Sum).expect("iexscan");
+        let b = world.igather(s, &me, &mut g, 1 % n).expect("igather");
+        let c = world
+            .iscatter(s, &sc_src, &mut sc_dst, 0)
+            .expect("iscatter");
+        let d = world
+            .ireduce_scatter_block(s, &rsb_src, &mut rsb, Op::Max)
+            .expect("ireduce_scatter_block");
+        mpi::wait_all(vec![d, c, b, a]).expect("wait_all");
+    });
+    if rank > 0 {
+        assert_eq!(ex[0], (rank as i64) * (rank as i64 + 1) / 2);
+    }
+    if rank == 1 % n {
+        assert!((0..n).all(|p| g[p as usize] == p));
+    }
+    assert_eq!(sc_dst[0], rank * 3);
+    assert_eq!(rsb[0], rank as u16);
+
     let mut red = [0i64];
     let one = [rank as i64];
     mpi::scope(|s| {
