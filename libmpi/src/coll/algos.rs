@@ -5,7 +5,7 @@
 //! Choices, by message size and rank count: binomial trees for small bcast/reduce, scatter +
 //! ring allgather for large bcast, recursive doubling for small allreduce (with the
 //! non-power-of-two fix-up), ring reduce-scatter + ring allgather for large commutative
-//! reductions, ring allgather, pairwise alltoall. Every reduction order is fixed by the
+//! reductions, Bruck or ring allgather, pairwise alltoall. Every reduction order is fixed by the
 //! algorithm and rank count, never by timing, so results are reproducible and identical on all
 //! ranks; non-commutative ops are always applied in rank order.
 
@@ -336,6 +336,11 @@ pub fn allgatherv(
         return;
     }
     let total: usize = lens.iter().sum();
+    let uniform = (0..n as usize).all(|i| lens[i] == lens[0] && displs[i] == i * lens[0]);
+    if total < ALLGATHER_ONE_ROUND && n > 4 && uniform {
+        b.round();
+        return bruck_allgather(b, recv, lens[0]);
+    }
     if total < ALLGATHER_ONE_ROUND && n <= 16 {
         b.round();
         for i in (0..n).filter(|&i| i != me) {
@@ -347,6 +352,27 @@ pub fn allgatherv(
         b.round();
         ring_allgather(b, recv, displs, lens);
     }
+}
+
+/// Bruck's allgather of equal `len`-byte blocks: ceil(log2 n) rounds for any n. Rank r's
+/// temporary holds the blocks of ranks r, r+1, ... in order; rotated into place at the end.
+fn bruck_allgather(b: &mut Builder, recv: At, len: usize) {
+    let (n, me) = (b.size(), b.rank());
+    let t = b.tmp(n as usize * len);
+    b.copy(recv.add(me as usize * len), t, len);
+    let mut d = 1;
+    while d < n {
+        let k = d.min(n - d) as usize;
+        b.send(t, k * len, md(me - d, n));
+        b.recv(t.add(d as usize * len), k * len, md(me + d, n));
+        b.round();
+        d *= 2;
+    }
+    for i in 1..n {
+        let from = md(me + i, n) as usize;
+        b.copy(t.add(i as usize * len), recv.add(from * len), len);
+    }
+    b.round();
 }
 
 /// Alltoallw in bytes: block i of `send` goes to rank i, block i of `recv` comes from rank i.
