@@ -152,6 +152,13 @@ int main(int argc, char **argv) {
     rc = MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_OP_NULL, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_OP, "MPI_OP_NULL gave class %d", cls);
+    /* MPI_IN_PLACE where it is not allowed, and overlapping Reduce_local buffers. */
+    rc = MPI_Allreduce(&x, MPI_IN_PLACE, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "allreduce into MPI_IN_PLACE gave class %d", cls);
+    rc = MPI_Reduce_local(a, a, 4, MPI_INT, MPI_SUM);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "reduce_local on one buffer gave class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     return finish();
 }

@@ -44,11 +44,19 @@ fn bytes(count: c_int, dt: Handle) -> Result<usize> {
     Ok(span(count as usize, dtype(dt)?))
 }
 
+/// A buffer of `len` bytes must be a real one: not NULL, not MPI_IN_PLACE where that is not
+/// allowed (callers have already taken MPI_IN_PLACE where it is).
 fn check_buf(p: *const c_void, len: usize, what: &str) -> Result<()> {
     if p.is_null() && len > 0 {
         return Err(Error::new(
             ErrorClass::Buffer,
             format!("{what} is NULL but holds {len} bytes"),
+        ));
+    }
+    if in_place(p) && len > 0 {
+        return Err(Error::new(
+            ErrorClass::Buffer,
+            format!("{what} cannot be MPI_IN_PLACE here"),
         ));
     }
     Ok(())
@@ -708,8 +716,12 @@ mpi_fn! {
             if len == 0 {
                 return Ok(());
             }
+            let (i, o) = (inbuf as usize, inoutbuf as usize);
+            if i < o + len && o < i + len {
+                return Err(Error::new(ErrorClass::Buffer, "inbuf and inoutbuf overlap"));
+            }
             // SAFETY: both buffers hold `count` elements of `datatype` (MPI_Reduce_local's
-            // contract); the standard forbids them to overlap.
+            // contract) and were just checked not to overlap.
             let (a, b) = unsafe {
                 (
                     std::slice::from_raw_parts(inbuf.cast::<u8>(), len),
