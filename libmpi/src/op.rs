@@ -286,6 +286,23 @@ lane!(i8, i16, i32, i64, i128, u8, u16, u32, u64, f32, f64);
 
 #[inline(always)]
 fn zip<T: Lane>(a: &[u8], b: &mut [u8], f: impl Fn(T, T) -> T) {
+    if a.as_ptr().cast::<T>().is_aligned() && b.as_ptr().cast::<T>().is_aligned() {
+        // Aligned (the usual case): typed slices, which the compiler vectorises.
+        let n = a.len().min(b.len()) / T::N;
+        // SAFETY: `Lane` types are primitive numbers, valid for every bit pattern; both
+        // pointers are aligned for T and `n` whole elements lie within each slice, which
+        // stay borrowed (b exclusively) for as long as the typed views live.
+        let (xs, ys) = unsafe {
+            (
+                std::slice::from_raw_parts(a.as_ptr().cast::<T>(), n),
+                std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<T>(), n),
+            )
+        };
+        for (x, y) in xs.iter().zip(ys.iter_mut()) {
+            *y = f(*x, *y);
+        }
+        return;
+    }
     for (x, y) in a.chunks_exact(T::N).zip(b.chunks_exact_mut(T::N)) {
         f(T::get(x), T::get(y)).put(y);
     }
