@@ -4,8 +4,8 @@
 //!
 //! Choices, by message size and rank count: binomial trees for small bcast/reduce, scatter +
 //! ring allgather for large bcast, recursive doubling for small allreduce (with the
-//! non-power-of-two fix-up), ring reduce-scatter + ring allgather for large commutative
-//! reductions, Bruck or ring allgather, pairwise alltoall. Every reduction order is fixed by the
+//! non-power-of-two fix-up), Rabenseifner or ring reduce-scatter + allgather for large
+//! commutative reductions, Bruck or ring allgather, pairwise alltoall. Every reduction order is fixed by the
 //! algorithm and rank count, never by timing, so results are reproducible and identical on all
 //! ranks; non-commutative ops are always applied in rank order.
 
@@ -212,7 +212,12 @@ pub fn allreduce(b: &mut Builder, send: Option<At>, recv: At, count: usize) {
     if n == 1 || count == 0 {
         return;
     }
-    if b.commutative() && len >= REDUCE_LARGE && count >= n as usize {
+    let large = b.commutative() && len >= REDUCE_LARGE && count >= n as usize;
+    // Both move the same data; Rabenseifner takes 2 log2(n) rounds to the ring's 2(n-1), but
+    // costs a whole-vector exchange on 2*rem ranks when n is not a power of two.
+    let pow2 = n & (n - 1) == 0;
+    let rabenseifner_wins = (pow2 && n >= 4) || n > 8;
+    if large && !rabenseifner_wins {
         let (off, cnt) = blocks(count, n as usize);
         ring_reduce_scatter(b, recv, &off, &cnt);
         let boff: Vec<usize> = off.iter().map(|o| o * e).collect();
@@ -224,6 +229,9 @@ pub fn allreduce(b: &mut Builder, send: Option<At>, recv: At, count: usize) {
     let pof2 = 1 << (31 - n.leading_zeros());
     let rem = n - pof2;
     let t = b.tmp(len);
+    if large {
+        return rabenseifner(b, recv, t, count, pof2, rem);
+    }
     let newrank = if me < 2 * rem {
         if me % 2 == 0 {
             b.send(recv, len, me + 1);
@@ -252,6 +260,92 @@ pub fn allreduce(b: &mut Builder, send: Option<At>, recv: At, count: usize) {
                 b.reduce_rev(t, recv, count);
             }
             mask <<= 1;
+        }
+    }
+    if me < 2 * rem {
+        if me % 2 == 1 {
+            b.send(recv, len, me - 1);
+        } else {
+            b.recv(recv, len, me + 1);
+        }
+    }
+    b.round();
+}
+
+/// Rabenseifner's allreduce (commutative ops): recursive-halving reduce-scatter, then
+/// recursive-doubling allgather, among a power of two of ranks after the usual fix-up.
+fn rabenseifner(b: &mut Builder, recv: At, t: At, count: usize, pof2: i32, rem: i32) {
+    let (me, e) = (b.rank(), b.elem());
+    let len = count * e;
+    let newrank = if me < 2 * rem {
+        if me % 2 == 0 {
+            b.send(recv, len, me + 1);
+            b.round();
+            -1
+        } else {
+            b.recv(t, len, me - 1);
+            b.round();
+            b.reduce(t, recv, count);
+            me / 2
+        }
+    } else {
+        me - rem
+    };
+    let real = |nr: i32| if nr < rem { nr * 2 + 1 } else { nr + rem };
+    if newrank >= 0 {
+        let p = pof2 as usize;
+        let (off, cnt) = blocks(count, p);
+        let span = |from: usize, to: usize| cnt[from..to].iter().sum::<usize>();
+        let (mut send_idx, mut recv_idx, mut last_idx) = (0usize, 0usize, p);
+        let mut mask = 1usize;
+        while mask < p {
+            let nd = newrank as usize ^ mask;
+            let (sc, rc);
+            if (newrank as usize) < nd {
+                send_idx = recv_idx + p / (mask * 2);
+                sc = span(send_idx, last_idx);
+                rc = span(recv_idx, send_idx);
+            } else {
+                recv_idx = send_idx + p / (mask * 2);
+                sc = span(send_idx, recv_idx);
+                rc = span(recv_idx, last_idx);
+            }
+            let dst = real(nd as i32);
+            b.send(recv.add(off[send_idx] * e), sc * e, dst);
+            b.recv(t.add(off[recv_idx] * e), rc * e, dst);
+            b.round();
+            b.reduce(t.add(off[recv_idx] * e), recv.add(off[recv_idx] * e), rc);
+            send_idx = recv_idx;
+            mask <<= 1;
+            if mask < p {
+                last_idx = recv_idx + p / mask;
+            }
+        }
+        mask >>= 1;
+        while mask > 0 {
+            let nd = newrank as usize ^ mask;
+            let (sc, rc);
+            if (newrank as usize) < nd {
+                if mask != p / 2 {
+                    last_idx += p / (mask * 2);
+                }
+                recv_idx = send_idx + p / (mask * 2);
+                sc = span(send_idx, recv_idx);
+                rc = span(recv_idx, last_idx);
+            } else {
+                recv_idx = send_idx - p / (mask * 2);
+                sc = span(send_idx, last_idx);
+                rc = span(recv_idx, send_idx);
+            }
+            let dst = real(nd as i32);
+            b.round();
+            b.send(recv.add(off[send_idx] * e), sc * e, dst);
+            b.recv(recv.add(off[recv_idx] * e), rc * e, dst);
+            b.round();
+            if (newrank as usize) > nd {
+                send_idx = recv_idx;
+            }
+            mask >>= 1;
         }
     }
     if me < 2 * rem {
