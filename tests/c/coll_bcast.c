@@ -53,6 +53,14 @@ int main(int argc, char **argv) {
     int rc = MPI_Bcast(&x, 1, MPI_INT, size, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_ROOT, "bcast root=size gave class %d", cls);
+    /* Mismatched counts: receivers of the longer message see MPI_ERR_TRUNCATE, nobody hangs. */
+    int ten[10] = {0};
+    rc = MPI_Bcast(ten, rank == 0 ? 10 : 5, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "mismatched bcast gave class %d", cls);
+    int truncated = rc != MPI_SUCCESS, any = 0;
+    MPI_Allreduce(&truncated, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    CHECK(any == (size > 1), "mismatched bcast: truncation reported %d", any);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     return finish();
 }
