@@ -6,9 +6,12 @@
 //! let world = universe.world();
 //! let mut sum = [0u64; 2];
 //! world.all_reduce(&[1u64, world.rank() as u64], &mut sum, Op::Sum).unwrap();
-//! // A non-commutative user operation: applied in rank order.
-//! let first = |a: &[i32], _b: &mut [i32]| { let _ = a; };
-//! world.all_reduce(&[1i32], &mut [0], mpi::UserOp::non_commutative(&first)).unwrap();
+//! // A non-commutative user operation, applied in rank order: "keep the lower rank's value"
+//! // gives everyone rank 0's contribution.
+//! let first = |a: &[i32], b: &mut [i32]| b.copy_from_slice(a);
+//! let mut r = [0];
+//! world.all_reduce(&[world.rank()], &mut r, mpi::UserOp::non_commutative(&first)).unwrap();
+//! assert_eq!(r[0], 0);
 //! ```
 
 use std::rc::Rc;
