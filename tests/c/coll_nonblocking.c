@@ -59,6 +59,17 @@ int main(int argc, char **argv) {
     /* Point-to-point on WORLD in flight across blocking and non-blocking collectives on WORLD,
      * with tags a collective could be confused by (0, 1, 2, ...). */
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    /* A wildcard receive posted across collectives only ever matches point-to-point traffic. */
+    int wild = -1, wmsg = 4242 + rank;
+    MPI_Status wst;
+    MPI_Request wr;
+    MPI_Irecv(&wild, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &wr);
+    int z = rank, zs = 0;
+    MPI_Allreduce(&z, &zs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Bcast(&z, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Send(&wmsg, 1, MPI_INT, right, 77, MPI_COMM_WORLD);
+    MPI_Wait(&wr, &wst);
+    CHECK(wild == 4242 + left && wst.MPI_SOURCE == left && wst.MPI_TAG == 77, "wildcard receive got %d from %d tag %d", wild, wst.MPI_SOURCE, wst.MPI_TAG);
     int pin[8], pout[8];
     MPI_Request p2p[16];
     for (int t = 0; t < 8; t++) {
