@@ -7,18 +7,21 @@
 pub mod api;
 mod btl;
 pub mod capi;
+mod coll;
 mod comm;
 mod comm_agree;
 mod comm_ops;
 pub mod datatype;
 pub mod error;
 mod group;
+mod op;
 mod pmi;
 mod pml;
 mod registry;
 mod runtime;
 
 pub use api::attr::Keyval;
+pub use api::coll::{Op, Operation, UserOp};
 pub use api::comm::{Communicator, Source, Tag, PROC_NULL};
 pub use api::comm_mgmt::{Comparison, ErrorHandler, Group, UserCommunicator};
 pub use api::datatype::Equivalence;

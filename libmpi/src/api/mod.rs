@@ -12,6 +12,7 @@
 //! ```
 
 pub mod attr;
+pub mod coll;
 pub mod comm;
 pub mod comm_mgmt;
 pub mod datatype;

@@ -6,6 +6,7 @@
 mod attr;
 mod comm;
 mod datatype;
+mod coll;
 mod env;
 mod errh;
 mod group;

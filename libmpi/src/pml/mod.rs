@@ -85,6 +85,8 @@ enum SendWork {
 pub struct Pml {
     btls: Vec<Box<dyn Btl>>,
     st: State,
+    /// Collective schedules in flight, advanced by every `progress` call.
+    pub coll: crate::coll::Registry,
 }
 
 struct State {
@@ -138,6 +140,7 @@ impl Pml {
                 verbose: false,
                 scratch: Vec::new(),
             },
+            coll: crate::coll::Registry::default(),
         }
     }
 
@@ -315,7 +318,7 @@ impl Pml {
     /// Poll every transport once and push queued fragments; returns how many fragments arrived.
     #[inline]
     pub fn progress(&mut self) -> usize {
-        let Pml { btls, st } = self;
+        let Pml { btls, st, .. } = self;
         let mut n = 0;
         for (bi, btl) in btls.iter_mut().enumerate() {
             n += btl.progress(&mut |peer, tag, frag| st.on_frag(bi, peer, tag, frag));
@@ -329,6 +332,9 @@ impl Pml {
                     st.push_queue(btls, dest);
                 }
             }
+        }
+        if !self.coll.is_idle() {
+            n += crate::coll::progress(self);
         }
         n
     }
@@ -368,6 +374,19 @@ impl Pml {
             status,
             layout: None,
         })
+    }
+
+    /// A pending request completed by someone other than the pml (a collective schedule).
+    pub fn pending_request(&mut self) -> ReqId {
+        self.st.reqs.insert(Request::send(std::ptr::null(), 0))
+    }
+
+    /// Complete a request from `pending_request` with `status`.
+    pub fn complete_request(&mut self, req: ReqId, status: Status) {
+        if let Some(r) = self.st.reqs.get_mut(req) {
+            r.status = status;
+            r.complete = true;
+        }
     }
 
     /// Fragments still waiting for room in a transport.

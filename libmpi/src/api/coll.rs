@@ -1,0 +1,765 @@
+//! Collective operations in the Rust API: methods on `Communicator`, typed by `Equivalence`.
+//!
+//! ```no_run
+//! use mpi::Op;
+//! let universe = mpi::initialize().unwrap();
+//! let world = universe.world();
+//! let mut sum = [0u64; 2];
+//! world.all_reduce(&[1u64, world.rank() as u64], &mut sum, Op::Sum).unwrap();
+//! // A non-commutative user operation, applied in rank order: "keep the lower rank's value"
+//! // gives everyone rank 0's contribution.
+//! let first = |a: &[i32], b: &mut [i32]| b.copy_from_slice(a);
+//! let mut r = [0];
+//! world.all_reduce(&[world.rank()], &mut r, mpi::UserOp::non_commutative(&first)).unwrap();
+//! assert_eq!(r[0], 0);
+//! ```
+
+use std::rc::Rc;
+
+use super::comm::Communicator;
+use super::datatype::{as_bytes, as_bytes_mut, Equivalence};
+use super::request::{Request, Scope};
+use crate::coll::{self, algos, At, Buf, Builder, Red};
+use crate::error::{Error, ErrorClass, Result};
+use crate::op::{self, Builtin};
+use crate::runtime;
+
+/// The predefined reduction operations that apply to Rust's primitive element types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Sum,
+    Prod,
+    Min,
+    Max,
+    /// Logical and, or, xor (nonzero is true): integers only.
+    Land,
+    Lor,
+    Lxor,
+    /// Bitwise and, or, xor: integers only.
+    Band,
+    Bor,
+    Bxor,
+}
+
+/// A user reduction over slices of `T`: `f(a, b)` must set `b[i] = a[i] op b[i]`, where `a`
+/// holds the contribution of lower ranks.
+pub struct UserOp<'f, T> {
+    f: &'f dyn Fn(&[T], &mut [T]),
+    commutative: bool,
+}
+
+impl<'f, T> UserOp<'f, T> {
+    pub fn commutative(f: &'f dyn Fn(&[T], &mut [T])) -> UserOp<'f, T> {
+        UserOp {
+            f,
+            commutative: true,
+        }
+    }
+
+    /// Applied strictly in rank order.
+    pub fn non_commutative(f: &'f dyn Fn(&[T], &mut [T])) -> UserOp<'f, T> {
+        UserOp {
+            f,
+            commutative: false,
+        }
+    }
+}
+
+/// A predefined or user operation, as the reduction methods take it.
+pub enum Operation<'f, T> {
+    Predefined(Op),
+    User(UserOp<'f, T>),
+}
+
+impl<T> From<Op> for Operation<'_, T> {
+    fn from(op: Op) -> Self {
+        Operation::Predefined(op)
+    }
+}
+
+impl<'f, T> From<UserOp<'f, T>> for Operation<'f, T> {
+    fn from(op: UserOp<'f, T>) -> Self {
+        Operation::User(op)
+    }
+}
+
+/// A typed view of reduction bytes: borrowed when aligned, else copied.
+fn typed<T: Equivalence>(b: &[u8]) -> std::borrow::Cow<'_, [T]> {
+    let size = std::mem::size_of::<T>();
+    if b.as_ptr().cast::<T>().is_aligned() {
+        // SAFETY: aligned for T, `b.len() / size` whole elements in range, and every bit
+        // pattern is a valid `Equivalence` type (plain integers and floats).
+        std::borrow::Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(b.as_ptr().cast::<T>(), b.len() / size)
+        })
+    } else {
+        // SAFETY: all-zero bytes are a valid value of every `Equivalence` type.
+        let mut v = vec![unsafe { std::mem::zeroed::<T>() }; b.len() / size];
+        as_bytes_mut(&mut v).copy_from_slice(b);
+        std::borrow::Cow::Owned(v)
+    }
+}
+
+fn run_user<T: Equivalence>(f: &dyn Fn(&[T], &mut [T]), a: &[u8], b: &mut [u8]) {
+    let a = typed::<T>(a);
+    let size = std::mem::size_of::<T>();
+    if b.as_ptr().cast::<T>().is_aligned() {
+        // SAFETY: as in `typed`, mutably: any bytes the closure writes are valid `T`s.
+        let bt =
+            unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<T>(), b.len() / size) };
+        f(&a, bt);
+    } else {
+        let mut v = typed::<T>(b).into_owned();
+        f(&a, &mut v);
+        b.copy_from_slice(as_bytes(&v));
+    }
+}
+
+/// A user op over raw element bytes, borrowing for `'f`.
+type BytesFn<'f> = Rc<dyn Fn(&[u8], &mut [u8]) + 'f>;
+
+/// The library's form of an operation on `T`.
+///
+/// # Safety
+/// The returned op must be dropped before `'f` ends: the collective that holds it has to
+/// complete (and its schedule be dropped) within `'f`.
+unsafe fn lower<'f, T: Equivalence>(op: Operation<'f, T>) -> Result<Red> {
+    let dt = T::DATATYPE;
+    let op = match op {
+        Operation::Predefined(o) => op::Op::Builtin(match o {
+            Op::Sum => Builtin::Sum,
+            Op::Prod => Builtin::Prod,
+            Op::Min => Builtin::Min,
+            Op::Max => Builtin::Max,
+            Op::Land => Builtin::Land,
+            Op::Lor => Builtin::Lor,
+            Op::Lxor => Builtin::Lxor,
+            Op::Band => Builtin::Band,
+            Op::Bor => Builtin::Bor,
+            Op::Bxor => Builtin::Bxor,
+        }),
+        Operation::User(UserOp { f, commutative }) => {
+            let w: BytesFn<'f> = Rc::new(move |a, b| run_user(f, a, b));
+            // SAFETY: only the lifetime is erased; this function's contract keeps every use
+            // (and the drop) of the closure within 'f.
+            let w: op::RustFn = unsafe { std::mem::transmute::<BytesFn<'f>, BytesFn<'static>>(w) };
+            op::Op::Rust {
+                f: w,
+                commute: commutative,
+            }
+        }
+    };
+    op::check(&op, dt)?;
+    Ok(Red { op, dt })
+}
+
+fn rd<T: Equivalence>(s: &[T]) -> At {
+    At(Buf::User(s.as_ptr() as *mut u8), 0)
+}
+
+fn wr<T: Equivalence>(s: &mut [T]) -> At {
+    At(Buf::User(s.as_mut_ptr().cast()), 0)
+}
+
+fn count_err(msg: String) -> Error {
+    Error::new(ErrorClass::Count, msg)
+}
+
+fn same_len(what: &str, a: usize, b: usize) -> Result<()> {
+    if a != b {
+        return Err(count_err(format!(
+            "{what}: the send buffer has {a} elements but the receive buffer {b}"
+        )));
+    }
+    Ok(())
+}
+
+fn check_root(n: i32, root: i32) -> Result<()> {
+    if !(0..n).contains(&root) {
+        return Err(Error::new(
+            ErrorClass::Root,
+            format!("root {root} is out of range (size {n})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Counts and displacements in elements of `T` as byte lengths and offsets, checked against a
+/// buffer of `len` elements.
+fn layout<T: Equivalence>(
+    what: &str,
+    counts: &[usize],
+    displs: &[usize],
+    n: i32,
+    len: usize,
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    if counts.len() != n as usize || displs.len() != n as usize {
+        return Err(count_err(format!(
+            "{what}: {} counts and {} displacements for {n} ranks",
+            counts.len(),
+            displs.len()
+        )));
+    }
+    if let Some(i) = (0..counts.len()).find(|&i| counts[i] + displs[i] > len) {
+        return Err(count_err(format!(
+            "{what}: block {i} ends at element {} but the buffer has {len}",
+            counts[i] + displs[i]
+        )));
+    }
+    let size = std::mem::size_of::<T>();
+    Ok((
+        counts.iter().map(|c| c * size).collect(),
+        displs.iter().map(|d| d * size).collect(),
+    ))
+}
+
+/// Elements per block when `len` splits into `n` equal blocks.
+fn equal_blocks(what: &str, len: usize, n: i32) -> Result<usize> {
+    let block = len / n as usize;
+    if block * n as usize != len {
+        return Err(count_err(format!(
+            "{what}: {len} elements do not split into {n} equal blocks"
+        )));
+    }
+    Ok(block)
+}
+
+fn uniform(n: i32, bytes: usize) -> (Vec<usize>, Vec<usize>) {
+    let n = n as usize;
+    (vec![bytes; n], (0..n).map(|i| i * bytes).collect())
+}
+
+fn bytes_of<T>(s: &[T]) -> usize {
+    std::mem::size_of_val(s)
+}
+
+impl Communicator {
+    /// Build and start a schedule; its request id.
+    fn start_coll(
+        &self,
+        red: Option<Red>,
+        build: impl FnOnce(&mut Builder) -> Result<()>,
+    ) -> Result<crate::pml::ReqId> {
+        runtime::with(|rt| {
+            let s = {
+                let mut b = Builder::new(rt.comm(self.id)?, red);
+                build(&mut b)?;
+                b.finish()
+            };
+            Ok(coll::start(&mut rt.pml, s))
+        })
+    }
+
+    /// Start a schedule and wait for it; the buffers it uses are borrowed by the caller for
+    /// the whole call.
+    fn run_coll(
+        &self,
+        red: Option<Red>,
+        build: impl FnOnce(&mut Builder) -> Result<()>,
+    ) -> Result<()> {
+        let id = self.start_coll(red, build)?;
+        let st = runtime::with(|rt| rt.wait(id))?;
+        super::comm::check(st).map(|_| ())
+    }
+
+    fn size_rank(&self) -> (i32, i32) {
+        (self.size(), self.rank())
+    }
+
+    /// Broadcast `buf` from `root` to every rank.
+    pub fn broadcast<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
+        check_root(self.size(), root)?;
+        let (at, len) = (wr(buf), bytes_of(buf));
+        self.run_coll(None, |b| {
+            algos::bcast(b, at, len, root);
+            Ok(())
+        })
+    }
+
+    /// Reduce every rank's `send` into `recv` at `root` (`recv` is ignored elsewhere).
+    pub fn reduce<'f, T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: impl Into<Operation<'f, T>>,
+        root: i32,
+    ) -> Result<()> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        if me == root {
+            same_len("reduce", send.len(), recv.len())?;
+        }
+        // SAFETY: the op is dropped when the schedule completes, within this call.
+        let red = unsafe { lower(op.into())? };
+        let (s, r, c) = (rd(send), wr(recv), send.len());
+        self.run_coll(Some(red), |b| {
+            algos::reduce(b, Some(s), r, c, root);
+            Ok(())
+        })
+    }
+
+    /// Reduce with the root's input and result both in `buf` (MPI_IN_PLACE at the root;
+    /// elsewhere `buf` is the input).
+    pub fn reduce_in_place<'f, T: Equivalence>(
+        &self,
+        buf: &mut [T],
+        op: impl Into<Operation<'f, T>>,
+        root: i32,
+    ) -> Result<()> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        // SAFETY: as in `reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (a, c) = (wr(buf), buf.len());
+        let send = (me != root).then_some(a);
+        self.run_coll(Some(red), |b| {
+            algos::reduce(b, send, a, c, root);
+            Ok(())
+        })
+    }
+
+    /// Reduce everyone's `send` into every rank's `recv`.
+    pub fn all_reduce<'f, T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: impl Into<Operation<'f, T>>,
+    ) -> Result<()> {
+        same_len("all_reduce", send.len(), recv.len())?;
+        // SAFETY: as in `reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (s, r, c) = (rd(send), wr(recv), send.len());
+        self.run_coll(Some(red), |b| {
+            algos::allreduce(b, Some(s), r, c);
+            Ok(())
+        })
+    }
+
+    /// All-reduce with input and result in `buf` (MPI_IN_PLACE).
+    pub fn all_reduce_in_place<'f, T: Equivalence>(
+        &self,
+        buf: &mut [T],
+        op: impl Into<Operation<'f, T>>,
+    ) -> Result<()> {
+        // SAFETY: as in `reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (r, c) = (wr(buf), buf.len());
+        self.run_coll(Some(red), |b| {
+            algos::allreduce(b, None, r, c);
+            Ok(())
+        })
+    }
+
+    /// Inclusive prefix reduction: rank i gets `send(0) op ... op send(i)`.
+    pub fn scan<'f, T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: impl Into<Operation<'f, T>>,
+    ) -> Result<()> {
+        same_len("scan", send.len(), recv.len())?;
+        // SAFETY: as in `reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (s, r, c) = (rd(send), wr(recv), send.len());
+        self.run_coll(Some(red), |b| {
+            algos::scan(b, Some(s), r, c);
+            Ok(())
+        })
+    }
+
+    /// Exclusive prefix reduction: rank i > 0 gets `send(0) op ... op send(i-1)`; rank 0's
+    /// `recv` is left as it was.
+    pub fn exscan<'f, T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: impl Into<Operation<'f, T>>,
+    ) -> Result<()> {
+        same_len("exscan", send.len(), recv.len())?;
+        // SAFETY: as in `reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (s, r, c) = (rd(send), wr(recv), send.len());
+        self.run_coll(Some(red), |b| {
+            algos::exscan(b, Some(s), r, c);
+            Ok(())
+        })
+    }
+
+    /// Reduce `send` (size × `recv.len()` elements) and give block i of the result to rank i.
+    pub fn reduce_scatter_block<'f, T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: impl Into<Operation<'f, T>>,
+    ) -> Result<()> {
+        let n = self.size();
+        same_len("reduce_scatter_block", send.len(), recv.len() * n as usize)?;
+        // SAFETY: as in `reduce`.
+        let red = unsafe { lower(op.into())? };
+        let counts = vec![recv.len(); n as usize];
+        let (s, r) = (rd(send), wr(recv));
+        self.run_coll(Some(red), |b| {
+            algos::reduce_scatter(b, Some(s), r, &counts);
+            Ok(())
+        })
+    }
+
+    /// Gather every rank's `send` into `recv` at `root`, in rank order (`recv` is ignored
+    /// elsewhere; at the root it holds size × `send.len()` elements).
+    pub fn gather<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        if me == root {
+            same_len("gather", send.len() * n as usize, recv.len())?;
+        }
+        let (l, d) = uniform(n, bytes_of(send));
+        let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
+        self.run_coll(None, |b| {
+            algos::gatherv(b, Some((s, sl)), r, &l, &d, root);
+            Ok(())
+        })
+    }
+
+    /// Gather with per-rank counts and displacements (in elements) into the root's `recv`.
+    pub fn gather_varcount<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        displs: &[usize],
+        root: i32,
+    ) -> Result<()> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        let (l, d) = if me == root {
+            layout::<T>("gather_varcount", counts, displs, n, recv.len())?
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
+        self.run_coll(None, |b| {
+            algos::gatherv(b, Some((s, sl)), r, &l, &d, root);
+            Ok(())
+        })
+    }
+
+    /// Scatter block i of the root's `send` (size × `recv.len()` elements) to rank i's `recv`.
+    pub fn scatter<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        if me == root {
+            same_len("scatter", send.len(), recv.len() * n as usize)?;
+        }
+        let (l, d) = uniform(n, bytes_of(recv));
+        let (s, r, rl) = (rd(send), wr(recv), bytes_of(recv));
+        self.run_coll(None, |b| {
+            algos::scatterv(b, s, &l, &d, Some((r, rl)), root);
+            Ok(())
+        })
+    }
+
+    /// Scatter with per-rank counts and displacements (in elements) of the root's `send`.
+    pub fn scatter_varcount<T: Equivalence>(
+        &self,
+        send: &[T],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [T],
+        root: i32,
+    ) -> Result<()> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        let (l, d) = if me == root {
+            layout::<T>("scatter_varcount", counts, displs, n, send.len())?
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let (s, r, rl) = (rd(send), wr(recv), bytes_of(recv));
+        self.run_coll(None, |b| {
+            algos::scatterv(b, s, &l, &d, Some((r, rl)), root);
+            Ok(())
+        })
+    }
+
+    /// Every rank's `send`, in rank order, into every rank's `recv` (size × `send.len()`).
+    pub fn all_gather<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        let n = self.size();
+        same_len("all_gather", send.len() * n as usize, recv.len())?;
+        let (l, d) = uniform(n, bytes_of(send));
+        let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
+        self.run_coll(None, |b| {
+            algos::allgatherv(b, Some((s, sl)), r, &l, &d);
+            Ok(())
+        })
+    }
+
+    /// All-gather with per-rank counts and displacements (in elements) of `recv`.
+    pub fn all_gather_varcount<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<()> {
+        let n = self.size();
+        let (l, d) = layout::<T>("all_gather_varcount", counts, displs, n, recv.len())?;
+        let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
+        self.run_coll(None, |b| {
+            algos::allgatherv(b, Some((s, sl)), r, &l, &d);
+            Ok(())
+        })
+    }
+
+    /// Block i of `send` to rank i; block j of `recv` from rank j (equal blocks).
+    pub fn all_to_all<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        let n = self.size();
+        same_len("all_to_all", send.len(), recv.len())?;
+        let block = equal_blocks("all_to_all", send.len(), n)?;
+        let (l, d) = uniform(n, block * std::mem::size_of::<T>());
+        let (s, r) = (rd(send), wr(recv));
+        self.run_coll(None, |b| {
+            algos::alltoallw(b, Some(s), &l, &d, r, &l, &d);
+            Ok(())
+        })
+    }
+
+    /// All-to-all with per-rank counts and displacements (in elements) on both sides.
+    pub fn all_to_all_varcount<T: Equivalence>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+        send_displs: &[usize],
+        recv: &mut [T],
+        recv_counts: &[usize],
+        recv_displs: &[usize],
+    ) -> Result<()> {
+        let n = self.size();
+        let (sl, sd) = layout::<T>(
+            "all_to_all_varcount",
+            send_counts,
+            send_displs,
+            n,
+            send.len(),
+        )?;
+        let (rl, rdp) = layout::<T>(
+            "all_to_all_varcount",
+            recv_counts,
+            recv_displs,
+            n,
+            recv.len(),
+        )?;
+        let (s, r) = (rd(send), wr(recv));
+        self.run_coll(None, |b| {
+            algos::alltoallw(b, Some(s), &sl, &sd, r, &rl, &rdp);
+            Ok(())
+        })
+    }
+
+    /// Start a barrier.
+    pub fn ibarrier<'scope>(&self, scope: &'scope Scope<'scope, '_>) -> Result<Request<'scope>> {
+        let id = self.start_coll(None, |b| {
+            algos::barrier(b);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start a broadcast; `buf` stays borrowed until the request completes.
+    pub fn ibroadcast<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        buf: &'scope mut [T],
+        root: i32,
+    ) -> Result<Request<'scope>> {
+        check_root(self.size(), root)?;
+        let (at, len) = (wr(buf), bytes_of(buf));
+        let id = self.start_coll(None, |b| {
+            algos::bcast(b, at, len, root);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start an all-reduce; the buffers (and a user op) stay borrowed until it completes.
+    pub fn iall_reduce<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        op: impl Into<Operation<'scope, T>>,
+    ) -> Result<Request<'scope>> {
+        same_len("iall_reduce", send.len(), recv.len())?;
+        // SAFETY: the scope completes the request, dropping the op, before 'scope ends.
+        let red = unsafe { lower(op.into())? };
+        let (s, r, c) = (rd(send), wr(recv), send.len());
+        let id = self.start_coll(Some(red), |b| {
+            algos::allreduce(b, Some(s), r, c);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start a reduce to `root` (`recv` is ignored elsewhere).
+    pub fn ireduce<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        op: impl Into<Operation<'scope, T>>,
+        root: i32,
+    ) -> Result<Request<'scope>> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        if me == root {
+            same_len("ireduce", send.len(), recv.len())?;
+        }
+        // SAFETY: as in `iall_reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (s, r, c) = (rd(send), wr(recv), send.len());
+        let id = self.start_coll(Some(red), |b| {
+            algos::reduce(b, Some(s), r, c, root);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start an all-gather.
+    pub fn iall_gather<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+    ) -> Result<Request<'scope>> {
+        let n = self.size();
+        same_len("iall_gather", send.len() * n as usize, recv.len())?;
+        let (l, d) = uniform(n, bytes_of(send));
+        let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
+        let id = self.start_coll(None, |b| {
+            algos::allgatherv(b, Some((s, sl)), r, &l, &d);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start an all-to-all with equal blocks.
+    pub fn iall_to_all<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+    ) -> Result<Request<'scope>> {
+        let n = self.size();
+        same_len("iall_to_all", send.len(), recv.len())?;
+        let block = equal_blocks("iall_to_all", send.len(), n)?;
+        let (l, d) = uniform(n, block * std::mem::size_of::<T>());
+        let (s, r) = (rd(send), wr(recv));
+        let id = self.start_coll(None, |b| {
+            algos::alltoallw(b, Some(s), &l, &d, r, &l, &d);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start an inclusive scan.
+    pub fn iscan<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        op: impl Into<Operation<'scope, T>>,
+    ) -> Result<Request<'scope>> {
+        same_len("iscan", send.len(), recv.len())?;
+        // SAFETY: as in `iall_reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (s, r, c) = (rd(send), wr(recv), send.len());
+        let id = self.start_coll(Some(red), |b| {
+            algos::scan(b, Some(s), r, c);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start an exclusive scan (rank 0's `recv` is left as it was).
+    pub fn iexscan<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        op: impl Into<Operation<'scope, T>>,
+    ) -> Result<Request<'scope>> {
+        same_len("iexscan", send.len(), recv.len())?;
+        // SAFETY: as in `iall_reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (s, r, c) = (rd(send), wr(recv), send.len());
+        let id = self.start_coll(Some(red), |b| {
+            algos::exscan(b, Some(s), r, c);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start a gather to `root` (`recv`, size × `send.len()` elements, is ignored elsewhere).
+    pub fn igather<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        root: i32,
+    ) -> Result<Request<'scope>> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        if me == root {
+            same_len("igather", send.len() * n as usize, recv.len())?;
+        }
+        let (l, d) = uniform(n, bytes_of(send));
+        let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
+        let id = self.start_coll(None, |b| {
+            algos::gatherv(b, Some((s, sl)), r, &l, &d, root);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start a scatter from `root` (`send`, size × `recv.len()` elements, is ignored elsewhere).
+    pub fn iscatter<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        root: i32,
+    ) -> Result<Request<'scope>> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        if me == root {
+            same_len("iscatter", send.len(), recv.len() * n as usize)?;
+        }
+        let (l, d) = uniform(n, bytes_of(recv));
+        let (s, r, rl) = (rd(send), wr(recv), bytes_of(recv));
+        let id = self.start_coll(None, |b| {
+            algos::scatterv(b, s, &l, &d, Some((r, rl)), root);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start a reduce-scatter with equal blocks of `recv.len()` elements.
+    pub fn ireduce_scatter_block<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        op: impl Into<Operation<'scope, T>>,
+    ) -> Result<Request<'scope>> {
+        let n = self.size();
+        same_len("ireduce_scatter_block", send.len(), recv.len() * n as usize)?;
+        // SAFETY: as in `iall_reduce`.
+        let red = unsafe { lower(op.into())? };
+        let counts = vec![recv.len(); n as usize];
+        let (s, r) = (rd(send), wr(recv));
+        let id = self.start_coll(Some(red), |b| {
+            algos::reduce_scatter(b, Some(s), r, &counts);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+}

@@ -1,0 +1,93 @@
+//! Collective operations as non-blocking schedules driven by the progress engine: the blocking
+//! forms start a schedule and wait for its request, so both share one implementation.
+//!
+//! Every collective instance on a communicator gets its own tag on the communicator's
+//! collective context (all ranks call collectives in the same order, so their sequence numbers
+//! agree), so any number of them can be outstanding at once. Sequence numbers are kept per
+//! (context, group): a context id reused later by a communicator of other ranks starts afresh
+//! on every member, without any hook in communicator creation.
+
+pub mod algos;
+pub mod schedule;
+
+use std::collections::HashMap;
+
+use crate::pml::{Pml, ReqId, Status};
+pub use schedule::{At, Buf, Builder, Red, Schedule};
+
+/// A communicator's identity for collective sequence numbers: its collective context and a
+/// hash of its group.
+pub type SeqKey = (u32, u64);
+
+pub fn seq_key(comm: &crate::comm::Comm) -> SeqKey {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    comm.group.hash(&mut h);
+    (comm.coll_ctx(), h.finish())
+}
+
+/// Collective tags live above the tags the plain blocking barrier uses (small round numbers).
+const TAG_BASE: u32 = 1 << 30;
+const TAG_MASK: u32 = TAG_BASE - 1;
+
+/// The schedules in flight and the per-communicator sequence numbers. Lives in the pml so that
+/// every progress call (wait, test, any blocking call) advances them.
+#[derive(Default)]
+pub struct Registry {
+    active: Vec<(ReqId, Schedule)>,
+    seq: HashMap<SeqKey, u32>,
+}
+
+impl Registry {
+    /// The tag for the next collective of the communicator `key` names.
+    pub fn next_tag(&mut self, key: SeqKey) -> i32 {
+        let s = self.seq.entry(key).or_insert(0);
+        let t = TAG_BASE | (*s & TAG_MASK);
+        *s = s.wrapping_add(1);
+        t as i32
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.active.is_empty()
+    }
+}
+
+fn status(error: i32) -> Status {
+    Status {
+        source: crate::pml::ANY_SOURCE,
+        tag: crate::pml::ANY_TAG,
+        error,
+        ..Status::default()
+    }
+}
+
+/// Start a schedule: run what it can now; its request completes when the schedule does.
+pub fn start(pml: &mut Pml, mut s: Schedule) -> ReqId {
+    s.set_tag(pml.coll.next_tag(s.seq_key()));
+    let id = pml.pending_request();
+    if s.advance(pml) {
+        pml.complete_request(id, status(s.error));
+    } else {
+        pml.coll.active.push((id, s));
+    }
+    id
+}
+
+/// Advance every schedule in flight (called from `Pml::progress`); returns how many finished.
+pub fn progress(pml: &mut Pml) -> usize {
+    let mut active = std::mem::take(&mut pml.coll.active);
+    let mut done = 0;
+    active.retain_mut(|(id, s)| {
+        if s.advance(pml) {
+            pml.complete_request(*id, status(s.error));
+            done += 1;
+            false
+        } else {
+            true
+        }
+    });
+    // Nothing starts a schedule from inside progress, so the slot is still empty.
+    debug_assert!(pml.coll.active.is_empty());
+    pml.coll.active = active;
+    done
+}

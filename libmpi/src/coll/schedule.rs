@@ -1,0 +1,317 @@
+//! A collective as a schedule (after libNBC): rounds of point-to-point sends and receives on the
+//! communicator's collective context, plus local copies and reductions. A round's steps run in
+//! order (local steps at once, transfers started); the next round starts when every transfer of
+//! this one has completed. The progress engine advances schedules; nothing here blocks.
+
+use crate::comm::Comm;
+use crate::datatype::Datatype;
+use crate::op::{self, Op};
+use crate::pml::{Pml, ReqId, Started};
+
+/// Where a step's bytes live: a caller's buffer or one of the schedule's temporaries.
+#[derive(Clone, Copy, Debug)]
+pub enum Buf {
+    User(*mut u8),
+    Tmp(usize),
+}
+
+/// A position in a buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct At(pub Buf, pub usize);
+
+impl At {
+    pub fn add(self, off: usize) -> At {
+        At(self.0, self.1 + off)
+    }
+}
+
+enum Step {
+    Send {
+        at: At,
+        len: usize,
+        world: usize,
+    },
+    Recv {
+        at: At,
+        len: usize,
+        peer: i32,
+    },
+    Copy {
+        from: At,
+        to: At,
+        len: usize,
+    },
+    /// `to = from op to` over `count` elements; `rev`: `to = to op from`.
+    Reduce {
+        from: At,
+        to: At,
+        count: usize,
+        rev: bool,
+    },
+}
+
+/// The reduction a schedule applies, with the element datatype.
+#[derive(Clone)]
+pub struct Red {
+    pub op: Op,
+    pub dt: Datatype,
+}
+
+pub struct Schedule {
+    key: super::SeqKey,
+    ctx: u32,
+    me: i32,
+    tag: i32,
+    rounds: Vec<Vec<Step>>,
+    next: usize,
+    pending: Vec<ReqId>,
+    /// Temporaries, allocated when the schedule is built so their addresses never move.
+    tmp: Vec<Vec<u64>>,
+    red: Option<Red>,
+    /// For `rev` reductions of non-commutative ops.
+    scratch: Vec<u8>,
+    /// First error class a transfer reported (truncation), 0 if none.
+    pub error: i32,
+}
+
+/// Builds a schedule for the calling rank of `comm`.
+pub struct Builder<'c> {
+    comm: &'c Comm,
+    s: Schedule,
+    cur: Vec<Step>,
+}
+
+impl<'c> Builder<'c> {
+    /// A builder; the tag is assigned when the schedule starts (`coll::start`).
+    pub fn new(comm: &'c Comm, red: Option<Red>) -> Builder<'c> {
+        Builder {
+            comm,
+            s: Schedule {
+                key: super::seq_key(comm),
+                ctx: comm.coll_ctx(),
+                me: comm.rank,
+                tag: 0,
+                rounds: Vec::new(),
+                next: 0,
+                pending: Vec::new(),
+                tmp: Vec::new(),
+                red,
+                scratch: Vec::new(),
+                error: 0,
+            },
+            cur: Vec::new(),
+        }
+    }
+
+    pub fn rank(&self) -> i32 {
+        self.comm.rank
+    }
+
+    pub fn size(&self) -> i32 {
+        self.comm.size()
+    }
+
+    /// Set the reduction for the reduction steps.
+    pub fn set_red(&mut self, red: Red) {
+        self.s.red = Some(red);
+    }
+
+    pub fn red(&self) -> &Red {
+        self.s.red.as_ref().expect("a reduction schedule has an op")
+    }
+
+    pub fn commutative(&self) -> bool {
+        self.red().op.commutative()
+    }
+
+    pub fn elem(&self) -> usize {
+        self.red().dt.size
+    }
+
+    /// A temporary of `len` bytes, 8-byte aligned (enough for every Rust element type).
+    pub fn tmp(&mut self, len: usize) -> At {
+        self.s.tmp.push(vec![0u64; len.div_ceil(8)]);
+        At(Buf::Tmp(self.s.tmp.len() - 1), 0)
+    }
+
+    fn world(&self, peer: i32) -> usize {
+        self.comm.group[peer as usize] as usize
+    }
+
+    /// Send `len` bytes to `peer`; nothing for an empty message (both sides know it is empty).
+    pub fn send(&mut self, at: At, len: usize, peer: i32) {
+        if len > 0 {
+            self.send0(at, len, peer);
+        }
+    }
+
+    /// A send even of zero bytes (a synchronisation message).
+    pub fn send0(&mut self, at: At, len: usize, peer: i32) {
+        let world = self.world(peer);
+        self.cur.push(Step::Send { at, len, world });
+    }
+
+    pub fn recv(&mut self, at: At, len: usize, peer: i32) {
+        if len > 0 {
+            self.recv0(at, len, peer);
+        }
+    }
+
+    pub fn recv0(&mut self, at: At, len: usize, peer: i32) {
+        self.cur.push(Step::Recv { at, len, peer });
+    }
+
+    pub fn copy(&mut self, from: At, to: At, len: usize) {
+        if len > 0 {
+            self.cur.push(Step::Copy { from, to, len });
+        }
+    }
+
+    /// `to = from op to` (`from` holds the lower ranks' data).
+    pub fn reduce(&mut self, from: At, to: At, count: usize) {
+        if count > 0 {
+            self.cur.push(Step::Reduce {
+                from,
+                to,
+                count,
+                rev: false,
+            });
+        }
+    }
+
+    /// `to = to op from` (`to` holds the lower ranks' data).
+    pub fn reduce_rev(&mut self, from: At, to: At, count: usize) {
+        if count > 0 {
+            self.cur.push(Step::Reduce {
+                from,
+                to,
+                count,
+                rev: true,
+            });
+        }
+    }
+
+    /// End the current round: later steps wait for its transfers.
+    pub fn round(&mut self) {
+        if !self.cur.is_empty() {
+            self.s.rounds.push(std::mem::take(&mut self.cur));
+        }
+    }
+
+    pub fn finish(mut self) -> Schedule {
+        self.round();
+        self.s
+    }
+}
+
+impl Schedule {
+    pub fn seq_key(&self) -> super::SeqKey {
+        self.key
+    }
+
+    pub fn set_tag(&mut self, tag: i32) {
+        self.tag = tag;
+    }
+
+    fn ptr(&mut self, at: At) -> *mut u8 {
+        match at.0 {
+            // SAFETY (pointer arithmetic only): offsets stay within the caller's buffer, which
+            // the algorithm sized from the call's counts.
+            Buf::User(p) => p.wrapping_add(at.1),
+            Buf::Tmp(i) => self.tmp[i].as_mut_ptr().cast::<u8>().wrapping_add(at.1),
+        }
+    }
+
+    /// Advance as far as possible without blocking; true when the whole schedule is done.
+    ///
+    /// The caller of the collective guaranteed that its buffers stay valid, and are not
+    /// touched by anyone else, until the collective's request completes.
+    pub fn advance(&mut self, pml: &mut Pml) -> bool {
+        loop {
+            let mut i = 0;
+            while i < self.pending.len() {
+                let r = self.pending[i];
+                if pml.is_complete(r) {
+                    let st = pml.take(r).expect("complete request exists");
+                    if st.error != 0 && self.error == 0 {
+                        self.error = st.error;
+                    }
+                    self.pending.swap_remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+            if !self.pending.is_empty() {
+                return false;
+            }
+            if self.next == self.rounds.len() {
+                return true;
+            }
+            let round = std::mem::take(&mut self.rounds[self.next]);
+            self.next += 1;
+            for step in &round {
+                self.run(pml, step);
+            }
+        }
+    }
+
+    fn run(&mut self, pml: &mut Pml, step: &Step) {
+        let started = match *step {
+            Step::Send { at, len, world } => {
+                let p = self.ptr(at);
+                // SAFETY: `p` points into a buffer valid for `len` bytes until the schedule
+                // completes (the collective's contract, or our own temporary).
+                unsafe { pml.isend(p, len, world, self.ctx, self.me, self.tag) }
+            }
+            Step::Recv { at, len, peer } => {
+                let p = self.ptr(at);
+                // SAFETY: as above, writable and not otherwise accessed until completion.
+                unsafe { pml.irecv(p, len, self.ctx, peer, self.tag) }
+            }
+            Step::Copy { from, to, len } => {
+                let (s, d) = (self.ptr(from), self.ptr(to));
+                // SAFETY: both ranges are valid for `len` bytes (see above); `copy` allows overlap.
+                unsafe { std::ptr::copy(s, d, len) };
+                return;
+            }
+            Step::Reduce {
+                from,
+                to,
+                count,
+                rev,
+            } => return self.reduce(from, to, count, rev),
+        };
+        match started {
+            Started::Done(st) => {
+                if st.error != 0 && self.error == 0 {
+                    self.error = st.error;
+                }
+            }
+            Started::Pending(r) => self.pending.push(r),
+        }
+    }
+
+    fn reduce(&mut self, from: At, to: At, count: usize, rev: bool) {
+        let red = self.red.clone().expect("a reduction schedule has an op");
+        let len = count * red.dt.size;
+        let (s, d) = (self.ptr(from), self.ptr(to));
+        // SAFETY: both ranges hold `count` elements (the algorithm sized them) and are distinct
+        // (a reduction never reads and writes the same block); no transfer is using them now,
+        // since rounds only touch data their previous rounds completed.
+        let (a, b) = unsafe {
+            (
+                std::slice::from_raw_parts(s.cast_const(), len),
+                std::slice::from_raw_parts_mut(d, len),
+            )
+        };
+        if !rev || red.op.commutative() {
+            op::apply(&red.op, red.dt, count, a, b);
+        } else {
+            // to = to op from: compute into a copy of `from`, then move it to `to`.
+            self.scratch.clear();
+            self.scratch.extend_from_slice(a);
+            op::apply(&red.op, red.dt, count, b, &mut self.scratch);
+            b.copy_from_slice(&self.scratch);
+        }
+    }
+}
