@@ -8,6 +8,7 @@ pub mod api;
 mod btl;
 pub mod capi;
 mod comm;
+mod p2p;
 pub mod datatype;
 pub mod error;
 mod pmi;

@@ -5,6 +5,9 @@
 
 mod env;
 mod p2p;
+mod p2p_completion;
+mod p2p_modes;
+mod p2p_probe;
 
 use std::ffi::c_int;
 

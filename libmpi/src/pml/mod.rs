@@ -3,6 +3,7 @@
 //! eager (MATCH + CONT fragments) up to the eager limit, rendezvous above it (RTS, then a
 //! single-copy get by the receiver and FIN; or CTS and streamed DATA when no single copy).
 
+mod probe;
 pub mod request;
 pub mod wire;
 
@@ -102,6 +103,8 @@ struct State {
     gets: Vec<ReqId>,
     eager_limit: usize,
     verbose: bool,
+    /// Messages matched by MPI_Mprobe, waiting for MPI_Mrecv (slot = message handle).
+    matched: Vec<Option<Unexpected>>,
 }
 
 /// View `len` bytes at `buf`. A zero length never touches the pointer (C may pass NULL).
@@ -151,6 +154,7 @@ impl Pml {
                 gets: Vec::new(),
                 eager_limit,
                 verbose: false,
+                matched: Vec::new(),
             },
         }
     }
@@ -178,6 +182,27 @@ impl Pml {
         src: i32,
         tag: i32,
     ) -> Started {
+        // SAFETY: forwarded contract.
+        unsafe { self.isend_sync(buf, len, dest, ctx, src, tag, false) }
+    }
+
+    /// `isend`, or with `sync` a synchronous send: always rendezvous, so it completes only
+    /// once the receiver has matched it (FIN after its single copy, or the streamed data
+    /// after its CTS).
+    ///
+    /// # Safety
+    /// As `isend`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn isend_sync(
+        &mut self,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+        sync: bool,
+    ) -> Started {
         let st = &mut self.st;
         let ep = st.endpoints[dest];
         let m = MatchHdr {
@@ -186,7 +211,7 @@ impl Pml {
             tag,
             total: len as u64,
         };
-        if len <= st.eager_limit {
+        if !sync && len <= st.eager_limit {
             let btl = &mut self.btls[ep.btl];
             if st.sendq[dest].is_empty() && wire::MATCH_LEN + len <= btl.max_frag() {
                 // SAFETY: the caller's contract on `buf`; the btl copies it before returning.
@@ -247,6 +272,24 @@ impl Pml {
             return Started::Pending(req);
         };
         let u = st.unexpected.remove(i).expect("position found it");
+        // SAFETY: forwarded contract.
+        unsafe { self.deliver(u, buf, cap, ctx, src, tag) }
+    }
+
+    /// Receive an arrived (unexpected or mprobe-matched) message into `buf`.
+    ///
+    /// # Safety
+    /// As `irecv`.
+    unsafe fn deliver(
+        &mut self,
+        u: Unexpected,
+        buf: *mut u8,
+        cap: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+    ) -> Started {
+        let st = &mut self.st;
         let total = u.hdr.total as usize;
         match u.body {
             UnexpectedBody::Eager {
@@ -313,7 +356,13 @@ impl Pml {
 
     #[inline]
     pub fn is_complete(&self, req: ReqId) -> bool {
-        self.st.reqs.get(req).is_some_and(|r| r.complete)
+        match self.st.reqs.get(req) {
+            Some(Request {
+                kind: Kind::Persistent { active, .. },
+                ..
+            }) => active.map_or(true, |a| self.is_complete(a)),
+            r => r.is_some_and(|r| r.complete),
+        }
     }
 
     pub fn is_valid(&self, req: ReqId) -> bool {
@@ -323,6 +372,17 @@ impl Pml {
     /// Remove a completed request and return its status.
     pub fn take(&mut self, req: ReqId) -> Option<Status> {
         debug_assert!(self.is_complete(req));
+        if let Some(Request {
+            kind: Kind::Persistent { active, .. },
+            ..
+        }) = self.st.reqs.get_mut(req)
+        {
+            // A persistent request stays; its run ends (inactive: an empty status).
+            return Some(match active.take() {
+                Some(a) => self.st.reqs.remove(a).map_or_else(probe::empty_status, |r| r.status),
+                None => probe::empty_status(),
+            });
+        }
         self.st.reqs.remove(req).map(|r| r.status)
     }
 
@@ -337,14 +397,7 @@ impl Pml {
 
     /// A request that is already complete.
     fn completed(&mut self, status: Status) -> ReqId {
-        self.st.reqs.insert(Request {
-            kind: Kind::Send {
-                buf: std::ptr::null(),
-                len: 0,
-            },
-            complete: true,
-            status,
-        })
+        self.st.reqs.insert(Request::completed(status))
     }
 
     /// Fragments still waiting for room in a transport.
@@ -380,6 +433,14 @@ impl State {
     fn complete(&mut self, req: ReqId) {
         if let Some(r) = self.reqs.get_mut(req) {
             r.complete = true;
+        }
+        self.reap_detached(req);
+    }
+
+    /// Remove a completed request the user already freed (MPI_Request_free while active).
+    fn reap_detached(&mut self, req: ReqId) {
+        if self.reqs.get(req).is_some_and(|r| r.detached && r.complete) {
+            self.reqs.remove(req);
         }
     }
 
@@ -499,11 +560,12 @@ impl State {
         if let Some(r) = self.reqs.get_mut(req) {
             let cap = match r.kind {
                 Kind::Recv { cap, .. } => cap,
-                Kind::Send { .. } => 0,
+                _ => 0,
             };
             r.status = recv_status(h, h.total as usize, cap);
             r.complete = true;
         }
+        self.reap_detached(req);
     }
 
     fn on_frag(&mut self, btl: usize, peer: usize, tag: u8, frag: &[u8]) {
@@ -634,7 +696,7 @@ impl State {
         match s.dest {
             StreamDest::Req(req) => self.copy_into(req, s.got, data),
             StreamDest::Unexpected(id) => {
-                if let Some(u) = self.unexpected.iter_mut().find(|u| u.id == id) {
+                if let Some(u) = self.arrived_mut(id) {
                     if let UnexpectedBody::Eager { data: buf, .. } = &mut u.body {
                         buf.extend_from_slice(data);
                     }
@@ -649,7 +711,7 @@ impl State {
         match s.dest {
             StreamDest::Req(req) => self.finish_recv(req, &s.hdr),
             StreamDest::Unexpected(id) => {
-                if let Some(u) = self.unexpected.iter_mut().find(|u| u.id == id) {
+                if let Some(u) = self.arrived_mut(id) {
                     if let UnexpectedBody::Eager { complete, .. } = &mut u.body {
                         *complete = true;
                     }
