@@ -1,0 +1,65 @@
+//! Point-to-point beyond send/receive: send modes, persistent requests, completion calls,
+//! probes, matched messages, cancel, PROC_NULL and thousands of outstanding requests; C
+//! programs (MPICH-style " No Errors") at 1 to 8 ranks, oversubscribed, and a Rust program.
+
+use rmpi_tests::*;
+
+/// Run tests/c/<name>.c at np 1..=8 and expect " No Errors".
+fn c_at_1_to_8(name: &str) {
+    let p = c_program(&format!("tests/c/{name}.c"));
+    for np in 1..=8 {
+        let r = mpirun_np(np, &p, &[]);
+        assert!(
+            r.ok() && r.stdout.contains(" No Errors"),
+            "{name} at np {np}: exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            r.code,
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn c_ssend_blocks_until_matched() {
+    c_at_1_to_8("p2p_ssend");
+}
+
+#[test]
+fn c_bsend_attached_buffer() {
+    c_at_1_to_8("p2p_bsend");
+}
+
+#[test]
+fn c_persistent_requests() {
+    c_at_1_to_8("p2p_persistent");
+}
+
+#[test]
+fn c_waitany_waitsome_testall() {
+    c_at_1_to_8("p2p_waitany");
+}
+
+#[test]
+fn c_probe_iprobe() {
+    c_at_1_to_8("p2p_probe");
+}
+
+#[test]
+fn c_mprobe_mrecv() {
+    c_at_1_to_8("p2p_mprobe");
+}
+
+#[test]
+fn c_cancel() {
+    c_at_1_to_8("p2p_cancel");
+}
+
+#[test]
+fn c_thousands_of_requests() {
+    c_at_1_to_8("p2p_many");
+}
+
+#[test]
+fn c_proc_null_and_sendrecv_replace() {
+    c_at_1_to_8("p2p_procnull");
+}
