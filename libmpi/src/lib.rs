@@ -15,7 +15,11 @@ mod pmi;
 mod pml;
 mod runtime;
 
+pub use api::bsend::{attach_buffer, AttachedBuffer, BSEND_OVERHEAD};
 pub use api::comm::{Communicator, Source, Tag, PROC_NULL};
+pub use api::completion::{test_all, wait_any, wait_some};
+pub use api::message::Message;
+pub use api::persistent::Persistent;
 pub use api::datatype::Equivalence;
 pub use api::request::{scope, wait_all, Request, Scope};
 pub use api::status::Status;

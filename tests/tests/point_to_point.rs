@@ -63,3 +63,13 @@ fn c_thousands_of_requests() {
 fn c_proc_null_and_sendrecv_replace() {
     c_at_1_to_8("p2p_procnull");
 }
+
+#[test]
+fn rust_p2p_modes_at_1_to_8() {
+    let p = bin("p2p_modes");
+    for np in 1..=8 {
+        let r = mpirun_np(np, &p, &[]);
+        r.assert_ok();
+        assert!(r.stdout.contains("p2p_modes: OK"), "np {np}: {}", r.stdout);
+    }
+}

@@ -11,8 +11,13 @@
 //! }
 //! ```
 
+pub mod bsend;
 pub mod comm;
+pub mod completion;
 pub mod datatype;
+pub mod message;
+pub mod p2p;
+pub mod persistent;
 pub mod request;
 pub mod status;
 
