@@ -126,14 +126,19 @@ impl Runtime {
             return err(ErrorClass::Request, "MPI_Start needs a persistent request");
         };
         if running {
-            return err(ErrorClass::Request, "the persistent request is already active");
+            return err(
+                ErrorClass::Request,
+                "the persistent request is already active",
+            );
         }
         // SAFETY: the persistent request's creator promised (MPI_*_init's contract, or a
         // borrow held by the Rust API's persistent request) that the buffer stays valid
         // while a run is active.
         let s = unsafe {
             match op.send {
-                Some(mode) => self.start_send_mode(op.comm, op.buf, op.len, op.peer, op.tag, mode)?,
+                Some(mode) => {
+                    self.start_send_mode(op.comm, op.buf, op.len, op.peer, op.tag, mode)?
+                }
                 None => self.start_recv(op.comm, op.buf, op.len, op.peer, op.tag)?,
             }
         };

@@ -12,7 +12,13 @@ use crate::pml::request::{PersistentOp, SendMode};
 use crate::runtime;
 
 impl Communicator {
-    fn send_mode<T: Equivalence>(&self, buf: &[T], dest: i32, tag: i32, mode: SendMode) -> Result<()> {
+    fn send_mode<T: Equivalence>(
+        &self,
+        buf: &[T],
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<()> {
         let b = as_bytes(buf);
         runtime::with(|rt| {
             // SAFETY: `b` is borrowed for this whole call, which returns once the send completed.
@@ -86,7 +92,11 @@ impl Communicator {
 
     /// Wait for a matching message and take it out of matching: only the returned `Message`
     /// can receive it.
-    pub fn mprobe(&self, source: impl Into<Source>, tag: impl Into<Tag>) -> Result<(Message, Status)> {
+    pub fn mprobe(
+        &self,
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<(Message, Status)> {
         let (src, tag) = (source.into().raw(), tag.into().raw());
         let (slot, st) = runtime::with(|rt| rt.mprobe(self.id, src, tag))?;
         Ok((Message { slot }, Status(st)))

@@ -14,9 +14,16 @@ use super::*;
 ///
 /// # Safety
 /// `requests` points to `count` MPI_Requests (or is NULL with count 0).
-unsafe fn active(rt: &Runtime, count: c_int, requests: *const Handle) -> Result<Vec<Option<pml::ReqId>>> {
+unsafe fn active(
+    rt: &Runtime,
+    count: c_int,
+    requests: *const Handle,
+) -> Result<Vec<Option<pml::ReqId>>> {
     if count < 0 {
-        return Err(Error::new(ErrorClass::Count, format!("count {count} is negative")));
+        return Err(Error::new(
+            ErrorClass::Count,
+            format!("count {count} is negative"),
+        ));
     }
     if requests.is_null() && count > 0 {
         return Err(Error::new(ErrorClass::Request, "array of requests is NULL"));
@@ -27,7 +34,10 @@ unsafe fn active(rt: &Runtime, count: c_int, requests: *const Handle) -> Result<
         let id = request_id(unsafe { *requests.add(i) })?;
         if let Some(id) = id {
             if !rt.pml.is_valid(id) {
-                return Err(Error::new(ErrorClass::Request, format!("request {i} is not a live request")));
+                return Err(Error::new(
+                    ErrorClass::Request,
+                    format!("request {i} is not a live request"),
+                ));
             }
         }
         v.push(id.filter(|&id| rt.pml.is_active(id)));
@@ -59,8 +69,14 @@ fn wait_for_one(rt: &mut Runtime, ids: &[Option<pml::ReqId>]) -> bool {
 ///
 /// # Safety
 /// `requests` holds `ids.len()` writable requests.
-unsafe fn take_any(rt: &mut Runtime, ids: &[Option<pml::ReqId>], requests: *mut Handle) -> Option<(usize, pml::Status)> {
-    let i = ids.iter().position(|id| id.is_some_and(|id| rt.pml.is_complete(id)))?;
+unsafe fn take_any(
+    rt: &mut Runtime,
+    ids: &[Option<pml::ReqId>],
+    requests: *mut Handle,
+) -> Option<(usize, pml::Status)> {
+    let i = ids
+        .iter()
+        .position(|id| id.is_some_and(|id| rt.pml.is_complete(id)))?;
     // SAFETY: i < ids.len(), inside the caller's array.
     let slot = unsafe { &mut *requests.add(i) };
     Some((i, retire(rt, slot, ids[i].expect("active"))))
@@ -72,7 +88,13 @@ unsafe fn take_any(rt: &mut Runtime, ids: &[Option<pml::ReqId>], requests: *mut 
 /// # Safety
 /// `requests` holds `ids.len()` writable requests; `indices` and (unless NULL) `statuses`
 /// room for as many entries.
-unsafe fn take_some(rt: &mut Runtime, ids: &[Option<pml::ReqId>], requests: *mut Handle, indices: *mut c_int, statuses: *mut MpiStatus) -> (c_int, bool) {
+unsafe fn take_some(
+    rt: &mut Runtime,
+    ids: &[Option<pml::ReqId>],
+    requests: *mut Handle,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> (c_int, bool) {
     let (mut n, mut failed) = (0usize, false);
     for (i, id) in ids.iter().enumerate() {
         let Some(id) = *id else { continue };
@@ -94,14 +116,21 @@ unsafe fn take_some(rt: &mut Runtime, ids: &[Option<pml::ReqId>], requests: *mut
 }
 
 fn in_status() -> Error {
-    Error::new(ErrorClass::InStatus, "one or more requests failed; see the statuses' MPI_ERROR")
+    Error::new(
+        ErrorClass::InStatus,
+        "one or more requests failed; see the statuses' MPI_ERROR",
+    )
 }
 
 /// Write an *any call's outcome.
 ///
 /// # Safety
 /// `indx` is writable; `status` NULL or writable.
-unsafe fn report_any(got: Option<(usize, pml::Status)>, indx: *mut c_int, status: *mut MpiStatus) -> Result<()> {
+unsafe fn report_any(
+    got: Option<(usize, pml::Status)>,
+    indx: *mut c_int,
+    status: *mut MpiStatus,
+) -> Result<()> {
     let (i, st) = match got {
         Some((i, st)) => (i as c_int, st),
         None => (MPI_UNDEFINED, empty_status()),
@@ -341,12 +370,18 @@ unsafe fn elements(status: *const MpiStatus, datatype: Handle) -> Result<Option<
 /// Store an element count as int (MPI_UNDEFINED when unknown or too large).
 fn store_int(name: &str, status: *const MpiStatus, datatype: Handle, count: *mut c_int) -> c_int {
     if count.is_null() {
-        return fail(name, crate::comm::WORLD, Error::new(ErrorClass::Arg, "count pointer is NULL"));
+        return fail(
+            name,
+            crate::comm::WORLD,
+            Error::new(ErrorClass::Arg, "count pointer is NULL"),
+        );
     }
     // SAFETY: status is NULL (checked inside) or the caller's status.
     match unsafe { elements(status, datatype) } {
         Ok(n) => {
-            let v = n.filter(|&n| n <= c_int::MAX as i64).map_or(MPI_UNDEFINED, |n| n as c_int);
+            let v = n
+                .filter(|&n| n <= c_int::MAX as i64)
+                .map_or(MPI_UNDEFINED, |n| n as c_int);
             // SAFETY: checked non-NULL.
             unsafe { count.write(v) };
             MPI_SUCCESS
@@ -358,7 +393,11 @@ fn store_int(name: &str, status: *const MpiStatus, datatype: Handle, count: *mut
 /// Store an element count as MPI_Count.
 fn store_count(name: &str, status: *const MpiStatus, datatype: Handle, count: *mut i64) -> c_int {
     if count.is_null() {
-        return fail(name, crate::comm::WORLD, Error::new(ErrorClass::Arg, "count pointer is NULL"));
+        return fail(
+            name,
+            crate::comm::WORLD,
+            Error::new(ErrorClass::Arg, "count pointer is NULL"),
+        );
     }
     // SAFETY: status is NULL (checked inside) or the caller's status.
     match unsafe { elements(status, datatype) } {

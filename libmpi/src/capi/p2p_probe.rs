@@ -21,9 +21,15 @@ fn message_handle(m: Option<usize>) -> Handle {
 fn message_slot(h: Handle) -> Result<Option<usize>> {
     match h as usize {
         MESSAGE_NO_PROC => Ok(None),
-        MESSAGE_NULL => Err(Error::new(ErrorClass::Request, "MPI_MESSAGE_NULL cannot be received")),
+        MESSAGE_NULL => Err(Error::new(
+            ErrorClass::Request,
+            "MPI_MESSAGE_NULL cannot be received",
+        )),
         v if v >= DYNAMIC_BASE => Ok(Some(v - DYNAMIC_BASE)),
-        v => Err(Error::new(ErrorClass::Request, format!("{v:#x} is not a message handle"))),
+        v => Err(Error::new(
+            ErrorClass::Request,
+            format!("{v:#x} is not a message handle"),
+        )),
     }
 }
 

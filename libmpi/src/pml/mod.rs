@@ -360,7 +360,7 @@ impl Pml {
             Some(Request {
                 kind: Kind::Persistent { active, .. },
                 ..
-            }) => active.map_or(true, |a| self.is_complete(a)),
+            }) => !active.is_some_and(|a| !self.is_complete(a)),
             r => r.is_some_and(|r| r.complete),
         }
     }
@@ -379,7 +379,11 @@ impl Pml {
         {
             // A persistent request stays; its run ends (inactive: an empty status).
             return Some(match active.take() {
-                Some(a) => self.st.reqs.remove(a).map_or_else(probe::empty_status, |r| r.status),
+                Some(a) => self
+                    .st
+                    .reqs
+                    .remove(a)
+                    .map_or_else(probe::empty_status, |r| r.status),
                 None => probe::empty_status(),
             });
         }

@@ -176,6 +176,6 @@ impl Pml {
 
     /// Whether completion calls wait for it: every request but an inactive persistent one.
     pub fn is_active(&self, req: ReqId) -> bool {
-        self.persistent_op(req).map_or(true, |(_, running)| running)
+        !matches!(self.persistent_op(req), Some((_, false)))
     }
 }

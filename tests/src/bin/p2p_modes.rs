@@ -16,7 +16,10 @@ fn main() {
     mpi::scope(|s| {
         let mut r = world.issend(s, &out, rank, 1).expect("issend");
         for _ in 0..50 {
-            assert!(r.test().expect("test").is_none(), "issend completed before its receive");
+            assert!(
+                r.test().expect("test").is_none(),
+                "issend completed before its receive"
+            );
         }
         world.recv(&mut got, rank, 1).expect("recv");
         r.wait().expect("wait");
@@ -34,11 +37,16 @@ fn main() {
             world.recv(&mut big_in, from, 2).expect("recv");
             world.ssend(&big, to, 2).expect("ssend");
         }
-        assert!(big_in.iter().enumerate().all(|(i, &v)| v == i as u64 + from as u64));
+        assert!(big_in
+            .iter()
+            .enumerate()
+            .all(|(i, &v)| v == i as u64 + from as u64));
     }
 
     // Buffered sends: no buffer is an error; with one, the data is copied at once.
-    let e = world.bsend(&[1u8], to, 3).expect_err("bsend without a buffer");
+    let e = world
+        .bsend(&[1u8], to, 3)
+        .expect_err("bsend without a buffer");
     assert_eq!(e.class, mpi::ErrorClass::Buffer);
     let att = mpi::attach_buffer(vec![0; 10 * (400 + mpi::BSEND_OVERHEAD)]).expect("attach");
     for i in 0..10u32 {
@@ -47,7 +55,13 @@ fn main() {
         msg.fill(0);
     }
     let too_big = vec![0u8; 100_000];
-    assert_eq!(world.bsend(&too_big, to, 4).expect_err("does not fit").class, mpi::ErrorClass::Buffer);
+    assert_eq!(
+        world
+            .bsend(&too_big, to, 4)
+            .expect_err("does not fit")
+            .class,
+        mpi::ErrorClass::Buffer
+    );
     for i in 0..10u32 {
         let mut m = [0u32; 100];
         world.recv(&mut m, from, 3).expect("recv bsend");
@@ -63,15 +77,25 @@ fn main() {
         let mut send = world.send_init(s, &mut sbuf, to, 5).expect("send_init");
         let mut recv = world.recv_init(s, &mut rbuf, from, 5).expect("recv_init");
         for k in 0..5 {
-            send.buffer().expect("inactive").iter_mut().enumerate().for_each(|(i, v)| *v = i as i32 * k + rank);
+            send.buffer()
+                .expect("inactive")
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, v)| *v = i as i32 * k + rank);
             recv.start().expect("start");
             send.start().expect("start");
             assert!(send.buffer().is_err(), "buffer lent while a run is active");
             let st = recv.wait().expect("wait");
             send.wait().expect("wait");
-            assert_eq!((st.source(), st.tag(), st.count::<i32>()), (from, 5, Some(20_000)));
+            assert_eq!(
+                (st.source(), st.tag(), st.count::<i32>()),
+                (from, 5, Some(20_000))
+            );
             let b = recv.buffer().expect("inactive");
-            assert!(b.iter().enumerate().all(|(i, &v)| v == i as i32 * k + from), "run {k}");
+            assert!(
+                b.iter().enumerate().all(|(i, &v)| v == i as i32 * k + from),
+                "run {k}"
+            );
         }
         // Inactive: wait returns an empty status at once.
         let st = recv.wait().expect("wait inactive");
@@ -80,7 +104,7 @@ fn main() {
 
     // wait_any / wait_some / test_all.
     let vals: Vec<u32> = (0..8).map(|i| rank as u32 * 10 + i).collect();
-    let mut ins = vec![[0u32; 1]; 8];
+    let mut ins = [[0u32; 1]; 8];
     mpi::scope(|s| {
         let mut reqs = Vec::new();
         for (i, b) in ins.iter_mut().enumerate() {
@@ -88,7 +112,11 @@ fn main() {
         }
         let mut sends = Vec::new();
         for (i, v) in vals.iter().enumerate() {
-            sends.push(world.isend(s, std::slice::from_ref(v), to, 10 + i as i32).expect("isend"));
+            sends.push(
+                world
+                    .isend(s, std::slice::from_ref(v), to, 10 + i as i32)
+                    .expect("isend"),
+            );
         }
         let mut seen = 0;
         while seen < 4 {
@@ -110,7 +138,10 @@ fn main() {
             }
         }
     });
-    assert!(ins.iter().enumerate().all(|(i, b)| b[0] == from as u32 * 10 + i as u32));
+    assert!(ins
+        .iter()
+        .enumerate()
+        .all(|(i, b)| b[0] == from as u32 * 10 + i as u32));
 
     // probe / iprobe / mprobe.
     world.send(&[7u16, 8, 9], to, 20).expect("send");
@@ -120,7 +151,10 @@ fn main() {
     assert!(world.iprobe(from, 21).expect("iprobe").is_none());
     let (msg, st) = world.mprobe(from, mpi::Tag::Any).expect("mprobe");
     assert_eq!(st.tag(), 20);
-    assert!(world.iprobe(from, 20).expect("iprobe").is_none(), "matched message still visible");
+    assert!(
+        world.iprobe(from, 20).expect("iprobe").is_none(),
+        "matched message still visible"
+    );
     let mut m = [0u16; 3];
     msg.recv(&mut m).expect("mrecv");
     assert_eq!(m, [7, 8, 9]);
@@ -131,7 +165,9 @@ fn main() {
     // cancel an unmatched receive.
     let mut never = [0u8; 4];
     mpi::scope(|s| {
-        let r = world.irecv(s, &mut never, mpi::Source::Any, 99).expect("irecv");
+        let r = world
+            .irecv(s, &mut never, mpi::Source::Any, 99)
+            .expect("irecv");
         r.cancel().expect("cancel");
         assert!(r.wait().expect("wait").is_cancelled());
     });
