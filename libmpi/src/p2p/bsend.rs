@@ -176,3 +176,33 @@ impl Bsend {
         self.busy.remove(i);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_fit_reuses_released_space() {
+        let mut mem = vec![0u8; 2 * (100 + BSEND_OVERHEAD) + 10];
+        let mut b = Bsend::default();
+        b.attach(mem.as_mut_ptr(), mem.len(), false).unwrap();
+        let data = [7u8; 100];
+        // SAFETY: `data` holds 100 readable bytes.
+        let (i0, p0) = unsafe { b.reserve(data.as_ptr(), 100) }.unwrap();
+        // SAFETY: as above.
+        let (_, p1) = unsafe { b.reserve(data.as_ptr(), 100) }.unwrap();
+        assert_eq!(p1 as usize - p0 as usize, 100 + BSEND_OVERHEAD);
+        // SAFETY: as above.
+        let full = unsafe { b.reserve(data.as_ptr(), 1) }.unwrap_err();
+        assert_eq!(full.class, ErrorClass::Buffer);
+        b.release(i0);
+        // SAFETY: as above.
+        let (_, p2) = unsafe { b.reserve(data.as_ptr(), 50) }.unwrap();
+        assert_eq!(p2, p0, "the released slot is reused first");
+        assert_eq!(mem[..100], data);
+        b.release(0);
+        b.release(0);
+        assert_eq!(b.pending(), 0);
+        assert_eq!(b.detach().unwrap().1, mem.len());
+    }
+}

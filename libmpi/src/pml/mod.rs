@@ -3,6 +3,7 @@
 //! eager (MATCH + CONT fragments) up to the eager limit, rendezvous above it (RTS, then a
 //! single-copy get by the receiver and FIN; or CTS and streamed DATA when no single copy).
 
+mod posted;
 mod probe;
 pub mod request;
 pub mod wire;
@@ -94,7 +95,7 @@ struct State {
     /// By btl, then btl peer index: the world rank.
     peer_world: Vec<Vec<usize>>,
     reqs: Requests,
-    posted: VecDeque<ReqId>,
+    posted: posted::Posted,
     unexpected: VecDeque<Unexpected>,
     next_unexpected: u64,
     streams: Vec<Option<Stream>>,
@@ -145,7 +146,7 @@ impl Pml {
                 endpoints,
                 peer_world,
                 reqs: Requests::default(),
-                posted: VecDeque::new(),
+                posted: Default::default(),
                 unexpected: VecDeque::new(),
                 next_unexpected: 0,
                 streams: (0..n).map(|_| None).collect(),
@@ -268,7 +269,7 @@ impl Pml {
             .position(|u| matches(ctx, src, tag, &u.hdr))
         else {
             let req = st.reqs.insert(Request::recv(buf, cap, ctx, src, tag, None));
-            st.posted.push_back(req);
+            st.posted.push(req, ctx, src, tag);
             return Started::Pending(req);
         };
         let u = st.unexpected.remove(i).expect("position found it");
@@ -533,15 +534,7 @@ impl State {
 
     /// The first posted receive that matches, removed from the posted queue.
     fn take_posted(&mut self, h: &MatchHdr) -> Option<ReqId> {
-        let reqs = &self.reqs;
-        let i = self
-            .posted
-            .iter()
-            .position(|&id| match reqs.get(id).map(|r| &r.kind) {
-                Some(Kind::Recv { ctx, src, tag, .. }) => matches(*ctx, *src, *tag, h),
-                _ => false,
-            })?;
-        self.posted.remove(i)
+        self.posted.take(h)
     }
 
     /// Copy `data` into receive `req`'s buffer at `offset`, dropping what does not fit.

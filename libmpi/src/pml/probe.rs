@@ -90,10 +90,9 @@ impl Pml {
             },
             _ => req,
         };
-        let Some(i) = self.st.posted.iter().position(|&r| r == req) else {
+        if !self.st.posted.remove(req) {
             return false;
-        };
-        self.st.posted.remove(i);
+        }
         if let Some(r) = self.st.reqs.get_mut(req) {
             r.status = Status {
                 cancelled: true,

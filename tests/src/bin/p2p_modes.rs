@@ -162,6 +162,16 @@ fn main() {
     assert!(msg.is_no_proc() && st.source() == mpi::PROC_NULL);
     msg.recv(&mut m).expect("mrecv no proc");
 
+    // A matched message dropped unreceived is discarded: its (rendezvous) sender completes.
+    let payload = vec![1u8; 100_000];
+    mpi::scope(|s| {
+        let r = world.isend(s, &payload, to, 30).expect("isend");
+        let (msg, st) = world.mprobe(from, 30).expect("mprobe");
+        assert_eq!(st.count_bytes(), 100_000);
+        drop(msg);
+        r.wait().expect("the sender of a dropped message completes");
+    });
+
     // cancel an unmatched receive.
     let mut never = [0u8; 4];
     mpi::scope(|s| {
