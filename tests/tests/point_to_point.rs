@@ -73,3 +73,32 @@ fn rust_p2p_modes_at_1_to_8() {
         assert!(r.stdout.contains("p2p_modes: OK"), "np {np}: {}", r.stdout);
     }
 }
+
+/// The rendezvous-based paths (Ssend, large bsend/mprobe/persistent) with streamed data
+/// (CTS/DATA) instead of the single copy the oversubscribed runs above use.
+#[test]
+fn c_rendezvous_paths_streamed() {
+    for name in ["p2p_ssend", "p2p_mprobe", "p2p_bsend", "p2p_persistent", "p2p_cancel"] {
+        let p = c_program(&format!("tests/c/{name}.c"));
+        let prog = p.to_str().expect("utf-8 path");
+        for np in ["2", "3"] {
+            let args = [
+                "-np",
+                np,
+                "--oversubscribe",
+                "--mca",
+                "btl_sm_single_copy",
+                "none",
+                prog,
+            ];
+            let r = mpirun(&args);
+            assert!(
+                r.ok() && r.stdout.contains(" No Errors"),
+                "{name} at np {np} streamed: exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+                r.code,
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}
