@@ -1,6 +1,7 @@
 /* Completion over arrays: Waitany, Waitsome, Testany, Testsome, Testall, with null requests
  * mixed in, MPI_UNDEFINED when nothing is active, MPI_STATUSES_IGNORE, MPI_ERR_IN_STATUS with
- * a truncated receive, and Request_free of an active send (it completes in the background). */
+ * a truncated receive, Request_free of an active send (it completes in the background), and
+ * Request_get_status_all/any/some. */
 #include "p2p_common.h"
 
 int main(int argc, char **argv) {
@@ -122,6 +123,20 @@ int main(int argc, char **argv) {
     CHECK(i == (int)sizeof big, "freed send's data wrong at %d", i);
     /* the freed send must have completed before big may be reused: a round trip says so */
     MPI_Sendrecv(NULL, 0, MPI_CHAR, from, 31, NULL, 0, MPI_CHAR, to, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+
+    /* Request_get_status_all/any/some report without freeing */
+    int x = rank + 500, y = -1;
+    MPI_Irecv(&y, 1, MPI_INT, from, 40, MPI_COMM_WORLD, &r[0]);
+    r[1] = MPI_REQUEST_NULL;
+    MPI_Send(&x, 1, MPI_INT, to, 40, MPI_COMM_WORLD);
+    do { MPI_Request_get_status_all(2, r, &flag, st); } while (!flag);
+    CHECK(r[0] != MPI_REQUEST_NULL && st[0].MPI_SOURCE == from && st[1].MPI_SOURCE == MPI_ANY_SOURCE, "get_status_all");
+    MPI_Request_get_status_any(2, r, &idx, &flag, &st[0]);
+    CHECK(flag && idx == 0 && st[0].MPI_TAG == 40, "get_status_any: %d %d", flag, idx);
+    MPI_Request_get_status_some(2, r, &outcount, indices, st);
+    CHECK(outcount == 1 && indices[0] == 0, "get_status_some: %d", outcount);
+    MPI_Wait(&r[0], &st[0]);
+    CHECK(y == from + 500 && r[0] == MPI_REQUEST_NULL, "after get_status: %d", y);
 
     free(r); free(s); free(st); free(in); free(out); free(seen); free(indices);
     return finish();

@@ -433,3 +433,96 @@ mpi_fn! {
         store_count("MPI_Get_count_c", status, datatype, count)
     }
 }
+
+mpi_fn! {
+    fn MPI_Request_get_status_any / PMPI_Request_get_status_any(count: c_int, requests: *const Handle, indx: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+        call("MPI_Request_get_status_any", crate::comm::WORLD, |rt| {
+            if indx.is_null() || flag.is_null() {
+                return Err(Error::new(ErrorClass::Arg, "index or flag pointer is NULL"));
+            }
+            // SAFETY: the caller passes `count` requests.
+            let ids = unsafe { active(rt, count, requests)? };
+            rt.pml.progress();
+            let got = ids
+                .iter()
+                .enumerate()
+                .find_map(|(i, id)| id.and_then(|id| rt.pml.peek(id)).map(|st| (i, st)));
+            let none_active = ids.iter().all(Option::is_none);
+            // SAFETY: flag and indx checked non-NULL; status IGNORE or writable.
+            unsafe {
+                flag.write((got.is_some() || none_active) as c_int);
+                if got.is_none() && !none_active {
+                    indx.write(MPI_UNDEFINED);
+                    return Ok(());
+                }
+                report_any(got, indx, status)
+            }
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Request_get_status_all / PMPI_Request_get_status_all(count: c_int, requests: *const Handle, flag: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+        call("MPI_Request_get_status_all", crate::comm::WORLD, |rt| {
+            if flag.is_null() {
+                return Err(Error::new(ErrorClass::Arg, "flag pointer is NULL"));
+            }
+            // SAFETY: the caller passes `count` requests.
+            let ids = unsafe { active(rt, count, requests)? };
+            rt.pml.progress();
+            let sts: Vec<Option<pml::Status>> = ids
+                .iter()
+                .map(|id| id.map_or(Some(empty_status()), |id| rt.pml.peek(id)))
+                .collect();
+            let all = sts.iter().all(Option::is_some);
+            // SAFETY: checked non-NULL.
+            unsafe { flag.write(all as c_int) };
+            if !all {
+                return Ok(());
+            }
+            let mut failed = false;
+            for (i, st) in sts.iter().flatten().enumerate() {
+                failed |= st.error != 0;
+                if !statuses.is_null() {
+                    // SAFETY: `count` writable statuses unless MPI_STATUSES_IGNORE.
+                    unsafe { store_status(statuses.add(i), st) };
+                }
+            }
+            if failed { Err(in_status()) } else { Ok(()) }
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Request_get_status_some / PMPI_Request_get_status_some(incount: c_int, requests: *const Handle, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+        call("MPI_Request_get_status_some", crate::comm::WORLD, |rt| {
+            if outcount.is_null() || (indices.is_null() && incount > 0) {
+                return Err(Error::new(ErrorClass::Arg, "outcount or indices pointer is NULL"));
+            }
+            // SAFETY: the caller passes `incount` requests.
+            let ids = unsafe { active(rt, incount, requests)? };
+            if ids.iter().all(Option::is_none) {
+                // SAFETY: checked non-NULL.
+                unsafe { outcount.write(MPI_UNDEFINED) };
+                return Ok(());
+            }
+            rt.pml.progress();
+            let (mut n, mut failed) = (0usize, false);
+            for (i, id) in ids.iter().enumerate() {
+                let Some(st) = id.and_then(|id| rt.pml.peek(id)) else { continue };
+                failed |= st.error != 0;
+                // SAFETY: arrays of `incount` entries (the call's contract); n <= i.
+                unsafe {
+                    indices.add(n).write(i as c_int);
+                    if !statuses.is_null() {
+                        store_status(statuses.add(n), &st);
+                    }
+                }
+                n += 1;
+            }
+            // SAFETY: checked non-NULL.
+            unsafe { outcount.write(n as c_int) };
+            if failed { Err(in_status()) } else { Ok(()) }
+        })
+    }
+}
