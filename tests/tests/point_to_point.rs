@@ -78,7 +78,13 @@ fn rust_p2p_modes_at_1_to_8() {
 /// (CTS/DATA) instead of the single copy the oversubscribed runs above use.
 #[test]
 fn c_rendezvous_paths_streamed() {
-    for name in ["p2p_ssend", "p2p_mprobe", "p2p_bsend", "p2p_persistent", "p2p_cancel"] {
+    for name in [
+        "p2p_ssend",
+        "p2p_mprobe",
+        "p2p_bsend",
+        "p2p_persistent",
+        "p2p_cancel",
+    ] {
         let p = c_program(&format!("tests/c/{name}.c"));
         let prog = p.to_str().expect("utf-8 path");
         for np in ["2", "3"] {
