@@ -1,6 +1,7 @@
 /* Cancel: a posted receive that nothing matches is cancelled (Test_cancelled true, the buffer
  * untouched); a persistent receive run can be cancelled and started again; cancelling a send
- * does not cancel it here (it is delivered, Test_cancelled false), which MPI allows. */
+ * does not cancel it here (it is delivered, Test_cancelled false), which MPI allows.
+ * Also MPI_Status_set_* read back through MPI_Test_cancelled and MPI_Get_count. */
 #include "p2p_common.h"
 
 int main(int argc, char **argv) {
@@ -59,5 +60,19 @@ int main(int argc, char **argv) {
     CHECK(!flag, "a send reported cancelled");
     MPI_Recv(&v, 1, MPI_INT, from, 69, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     CHECK(v == from + 2000, "cancelled send not delivered: %d", v);
+    /* Status_set_*: a status built by hand reads back through the query calls */
+    MPI_Status made;
+    int cnt;
+    MPI_Status_set_cancelled(&made, 1);
+    MPI_Status_set_elements(&made, MPI_INT, 5);
+    MPI_Status_set_source(&made, 3);
+    MPI_Status_set_tag(&made, 9);
+    MPI_Status_set_error(&made, MPI_SUCCESS);
+    MPI_Test_cancelled(&made, &flag);
+    MPI_Get_count(&made, MPI_CHAR, &cnt);
+    CHECK(flag && cnt == 20 && made.MPI_SOURCE == 3 && made.MPI_TAG == 9, "status_set: %d %d", flag, cnt);
+    MPI_Status_set_cancelled(&made, 0);
+    MPI_Test_cancelled(&made, &flag);
+    CHECK(!flag, "status_set_cancelled 0");
     return finish();
 }

@@ -526,3 +526,91 @@ mpi_fn! {
         })
     }
 }
+
+/// Run `f` on a status the caller passed, failing cleanly on NULL.
+fn with_status(
+    name: &str,
+    status: *mut MpiStatus,
+    f: impl FnOnce(&mut MpiStatus) -> Result<()>,
+) -> c_int {
+    if status.is_null() {
+        return fail(
+            name,
+            crate::comm::WORLD,
+            Error::new(ErrorClass::Arg, "status pointer is NULL"),
+        );
+    }
+    // SAFETY: checked non-NULL; the caller passes a writable MPI_Status.
+    match f(unsafe { &mut *status }) {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => fail(name, crate::comm::WORLD, e),
+    }
+}
+
+/// Set a status's element count (stored as bytes) from `count` elements of `datatype`.
+fn set_elements(s: &mut MpiStatus, datatype: Handle, count: i64) -> Result<()> {
+    if count < 0 {
+        return Err(Error::new(
+            ErrorClass::Count,
+            format!("count {count} is negative"),
+        ));
+    }
+    let bytes = message_bytes(1, datatype)? as u64 * count as u64;
+    s.internal[0] = bytes as u32 as c_int;
+    s.internal[1] = (bytes >> 32) as u32 as c_int;
+    Ok(())
+}
+
+mpi_fn! {
+    fn MPI_Status_set_cancelled / PMPI_Status_set_cancelled(status: *mut MpiStatus, flag: c_int) -> c_int {
+        with_status("MPI_Status_set_cancelled", status, |s| {
+            s.internal[2] = (flag != 0) as c_int;
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Status_set_elements / PMPI_Status_set_elements(status: *mut MpiStatus, datatype: Handle, count: c_int) -> c_int {
+        with_status("MPI_Status_set_elements", status, |s| set_elements(s, datatype, count as i64))
+    }
+}
+
+mpi_fn! {
+    fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x(status: *mut MpiStatus, datatype: Handle, count: i64) -> c_int {
+        with_status("MPI_Status_set_elements_x", status, |s| set_elements(s, datatype, count))
+    }
+}
+
+mpi_fn! {
+    fn MPI_Status_set_elements_c / PMPI_Status_set_elements_c(status: *mut MpiStatus, datatype: Handle, count: i64) -> c_int {
+        with_status("MPI_Status_set_elements_c", status, |s| set_elements(s, datatype, count))
+    }
+}
+
+mpi_fn! {
+    fn MPI_Status_set_source / PMPI_Status_set_source(status: *mut MpiStatus, source: c_int) -> c_int {
+        with_status("MPI_Status_set_source", status, |s| {
+            s.source = source;
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Status_set_tag / PMPI_Status_set_tag(status: *mut MpiStatus, tag: c_int) -> c_int {
+        with_status("MPI_Status_set_tag", status, |s| {
+            s.tag = tag;
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Status_set_error / PMPI_Status_set_error(status: *mut MpiStatus, error: c_int) -> c_int {
+        with_status("MPI_Status_set_error", status, |s| {
+            s.error = error;
+            Ok(())
+        })
+    }
+}
