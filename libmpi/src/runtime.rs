@@ -67,6 +67,8 @@ pub struct Runtime {
     yield_when_idle: bool,
     pub processor_name: String,
     start: Instant,
+    /// The attached buffer of buffered sends.
+    pub bsend: crate::p2p::Bsend,
 }
 
 fn mca(name: &str) -> Option<String> {
@@ -188,6 +190,7 @@ impl Runtime {
             yield_when_idle,
             processor_name,
             start: Instant::now(),
+            bsend: Default::default(),
         })
     }
 
@@ -373,6 +376,7 @@ impl Runtime {
 
     /// Flush what is queued and tell the launcher this rank is done.
     fn shutdown(&mut self) -> Result<()> {
+        self.bsend_flush();
         self.progress_until(|p| p.queued() == 0);
         if let Some(p) = self.pmi.as_mut() {
             p.barrier()?;

@@ -24,7 +24,7 @@ impl From<i32> for Source {
 }
 
 impl Source {
-    fn raw(self) -> i32 {
+    pub(crate) fn raw(self) -> i32 {
         match self {
             Source::Rank(r) => r,
             Source::Any => pml::ANY_SOURCE,
@@ -46,7 +46,7 @@ impl From<i32> for Tag {
 }
 
 impl Tag {
-    fn raw(self) -> i32 {
+    pub(crate) fn raw(self) -> i32 {
         match self {
             Tag::Is(t) => t,
             Tag::Any => pml::ANY_TAG,

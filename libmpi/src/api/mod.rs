@@ -12,10 +12,15 @@
 //! ```
 
 pub mod attr;
+pub mod bsend;
 pub mod coll;
 pub mod comm;
 pub mod comm_mgmt;
+pub mod completion;
 pub mod datatype;
+pub mod message;
+pub mod p2p;
+pub mod persistent;
 pub mod request;
 pub mod status;
 pub mod usertype;

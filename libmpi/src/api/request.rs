@@ -41,8 +41,13 @@ struct WaitLeft<'a>(&'a RefCell<Vec<ReqId>>);
 impl Drop for WaitLeft<'_> {
     fn drop(&mut self) {
         for req in std::mem::take(&mut *self.0.borrow_mut()) {
-            // A leaked (forgotten) request still owns its buffer until it completes.
-            let _ = runtime::with(|rt| rt.wait(req));
+            // A leaked (forgotten) request still owns its buffer until it completes; a leaked
+            // persistent request is then freed too (a no-op for the others, already gone).
+            let _ = runtime::with(|rt| {
+                let r = rt.wait(req);
+                rt.pml.free(req);
+                r
+            });
         }
     }
 }
@@ -55,9 +60,16 @@ impl<'scope> Scope<'scope, '_> {
             pending: &self.pending,
         }
     }
+
+    /// Track a request this scope must complete (and free) if it is leaked; returns the list
+    /// to `forget` it from once completed another way.
+    pub(crate) fn track(&'scope self, req: ReqId) -> &'scope RefCell<Vec<ReqId>> {
+        self.pending.borrow_mut().push(req);
+        &self.pending
+    }
 }
 
-fn forget(pending: &RefCell<Vec<ReqId>>, req: ReqId) {
+pub(crate) fn forget(pending: &RefCell<Vec<ReqId>>, req: ReqId) {
     let mut p = pending.borrow_mut();
     if let Some(i) = p.iter().position(|&r| r == req) {
         p.swap_remove(i);
@@ -72,6 +84,11 @@ pub struct Request<'scope> {
 }
 
 impl Request<'_> {
+    /// The pml request id (None once used up).
+    pub(crate) fn raw(&self) -> Option<ReqId> {
+        self.req
+    }
+
     /// Block until the operation completes.
     pub fn wait(mut self) -> Result<Status> {
         let req = self.req.take().expect("a live request has an id");

@@ -15,6 +15,10 @@ impl Status {
     pub fn tag(&self) -> i32 {
         self.0.tag
     }
+    /// Whether the operation was cancelled (`Request::cancel` of an unmatched receive).
+    pub fn is_cancelled(&self) -> bool {
+        self.0.cancelled
+    }
     /// Bytes received.
     pub fn count_bytes(&self) -> usize {
         self.0.count

@@ -67,6 +67,32 @@ fn too_large() -> Error {
     Error::new(ErrorClass::Count, "message size overflows")
 }
 
+/// Bytes of `count` elements for calls that move a raw buffer (no datatype layout): predefined
+/// types, and derived ones whose data is one run from the buffer start. Other derived types are
+/// refused rather than sent as the wrong bytes.
+pub(crate) fn contiguous_bytes(count: c_int, datatype: Handle) -> Result<usize> {
+    if count < 0 {
+        return Err(Error::new(
+            ErrorClass::Count,
+            format!("count {count} is negative"),
+        ));
+    }
+    let h = datatype as usize;
+    if let Some(dt) =
+        crate::datatype::lookup(h).filter(|_| !matches!(h, 0x229 | 0x22a | 0x22c | 0x22d))
+    {
+        return (count as usize).checked_mul(dt.size).ok_or_else(too_large);
+    }
+    let layout = table::committed(h)?;
+    match layout.contiguous_run(count as usize) {
+        Some((0, n)) => Ok(n),
+        _ => Err(Error::new(
+            ErrorClass::Type,
+            "this call does not take non-contiguous datatypes yet; use MPI_Send/Recv/Isend/Irecv/Sendrecv or MPI_Pack",
+        )),
+    }
+}
+
 /// Bytes of data in one element of `datatype` (committed or not).
 pub(crate) fn type_size(datatype: Handle) -> Result<usize> {
     match crate::datatype::lookup(datatype as usize) {

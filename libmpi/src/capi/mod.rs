@@ -4,13 +4,16 @@
 //! profiling tools can interpose on `MPI_x`.
 
 mod attr;
+mod coll;
 mod comm;
 mod datatype;
-mod coll;
 mod env;
 mod errh;
 mod group;
 mod p2p;
+mod p2p_completion;
+mod p2p_modes;
+mod p2p_probe;
 
 use datatype::{message, type_size};
 
@@ -135,15 +138,7 @@ fn request_id(h: Handle) -> Result<Option<pml::ReqId>> {
 
 /// Packed bytes of `count` elements of `datatype`, checking both (derived types included).
 fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
-    if count < 0 {
-        return Err(Error::new(
-            ErrorClass::Count,
-            format!("count {count} is negative"),
-        ));
-    }
-    (count as usize)
-        .checked_mul(type_size(datatype)?)
-        .ok_or_else(|| Error::new(ErrorClass::Count, "message size overflows"))
+    datatype::contiguous_bytes(count, datatype)
 }
 
 /// Apply the communicator's error handler to a failed call: return the code (MPI_ERRORS_RETURN)

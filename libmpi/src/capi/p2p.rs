@@ -5,8 +5,18 @@ use std::ffi::{c_int, c_void};
 use super::*;
 
 /// World-comm index of a comm handle for error reporting, before it is known to be valid.
-fn err_comm(comm: Handle) -> usize {
+pub(super) fn err_comm(comm: Handle) -> usize {
     comm_index(comm).unwrap_or(crate::comm::WORLD)
+}
+
+pub(super) fn check_buf(buf: *const c_void, bytes: usize) -> Result<()> {
+    if buf.is_null() && bytes > 0 {
+        return Err(Error::new(
+            ErrorClass::Buffer,
+            "buffer is NULL but the count is not zero",
+        ));
+    }
+    Ok(())
 }
 
 mpi_fn! {
@@ -79,8 +89,11 @@ mpi_fn! {
                 None => empty_status(),
                 Some(id) => {
                     let st = rt.wait(id)?;
-                    // SAFETY: as above.
-                    unsafe { *request = REQUEST_NULL as Handle };
+                    // A persistent request stays, inactive.
+                    if !rt.pml.is_persistent(id) {
+                        // SAFETY: as above.
+                        unsafe { *request = REQUEST_NULL as Handle };
+                    }
                     st
                 }
             };
@@ -105,12 +118,8 @@ mpi_fn! {
                         return Err(Error::new(ErrorClass::Request, "invalid request"));
                     }
                     rt.pml.progress();
-                    let done = if rt.pml.is_complete(id) { rt.pml.take(id) } else { None };
-                    if done.is_some() {
-                        // SAFETY: as above.
-                        unsafe { *request = REQUEST_NULL as Handle };
-                    }
-                    done
+                    // SAFETY: checked non-NULL: the caller's MPI_Request.
+                    rt.pml.is_complete(id).then(|| super::p2p_completion::retire(rt, unsafe { &mut *request }, id))
                 }
             };
             // SAFETY: flag checked non-NULL; status NULL or writable.
@@ -142,7 +151,9 @@ mpi_fn! {
                     None => empty_status(),
                     Some(id) => {
                         let st = rt.wait(id)?;
-                        *slot = REQUEST_NULL as Handle;
+                        if !rt.pml.is_persistent(id) {
+                            *slot = REQUEST_NULL as Handle;
+                        }
                         st
                     }
                 };

@@ -3,13 +3,17 @@
 //! eager (MATCH + CONT fragments) up to the eager limit, rendezvous above it (RTS, then a
 //! single-copy get by the receiver and FIN; or CTS and streamed DATA when no single copy).
 
+mod posted;
+mod probe;
 pub mod request;
 pub mod wire;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::btl::Btl;
 use crate::datatype::segment::{self, Msg};
+use crate::datatype::Layout;
 use crate::error::ErrorClass;
 use request::{Kind, Request, Requests, Rndv};
 pub use request::{ReqId, Status};
@@ -94,7 +98,7 @@ struct State {
     /// By btl, then btl peer index: the world rank.
     peer_world: Vec<Vec<usize>>,
     reqs: Requests,
-    posted: VecDeque<ReqId>,
+    posted: posted::Posted,
     unexpected: VecDeque<Unexpected>,
     next_unexpected: u64,
     streams: Vec<Option<Stream>>,
@@ -105,6 +109,8 @@ struct State {
     verbose: bool,
     /// Where a fragment of a non-contiguous message is packed on its way out.
     scratch: Vec<u8>,
+    /// Messages matched by MPI_Mprobe, waiting for MPI_Mrecv (slot = message handle).
+    matched: Vec<Option<Unexpected>>,
 }
 
 fn matches(ctx: u32, src: i32, tag: i32, h: &MatchHdr) -> bool {
@@ -129,7 +135,7 @@ impl Pml {
                 endpoints,
                 peer_world,
                 reqs: Requests::default(),
-                posted: VecDeque::new(),
+                posted: Default::default(),
                 unexpected: VecDeque::new(),
                 next_unexpected: 0,
                 streams: (0..n).map(|_| None).collect(),
@@ -139,6 +145,7 @@ impl Pml {
                 eager_limit,
                 verbose: false,
                 scratch: Vec::new(),
+                matched: Vec::new(),
             },
             coll: crate::coll::Registry::default(),
         }
@@ -168,7 +175,26 @@ impl Pml {
         tag: i32,
     ) -> Started {
         // SAFETY: forwarded contract.
-        unsafe { self.isend_msg(Msg::bytes(buf, len), dest, ctx, src, tag) }
+        unsafe { self.isend_msg_sync(Msg::bytes(buf, len), dest, ctx, src, tag, false) }
+    }
+
+    /// `isend`, or with `sync` a synchronous send (see `isend_msg_sync`).
+    ///
+    /// # Safety
+    /// As `isend`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn isend_sync(
+        &mut self,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+        sync: bool,
+    ) -> Started {
+        // SAFETY: forwarded contract.
+        unsafe { self.isend_msg_sync(Msg::bytes(buf, len), dest, ctx, src, tag, sync) }
     }
 
     /// Start a send of message `m` (contiguous or through a datatype layout) to world rank `dest`.
@@ -183,6 +209,25 @@ impl Pml {
         src: i32,
         tag: i32,
     ) -> Started {
+        // SAFETY: forwarded contract.
+        unsafe { self.isend_msg_sync(m, dest, ctx, src, tag, false) }
+    }
+
+    /// Start a send of `m`; with `sync`, a synchronous send: always rendezvous, so it completes
+    /// only once the receiver has matched it (FIN after its single copy, or the streamed data
+    /// after its CTS).
+    ///
+    /// # Safety
+    /// As `isend_msg`.
+    pub unsafe fn isend_msg_sync(
+        &mut self,
+        m: Msg,
+        dest: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+        sync: bool,
+    ) -> Started {
         let (buf, len) = (m.ptr.cast_const(), m.len);
         let st = &mut self.st;
         let ep = st.endpoints[dest];
@@ -192,7 +237,7 @@ impl Pml {
             tag,
             total: len as u64,
         };
-        if len <= st.eager_limit {
+        if !sync && len <= st.eager_limit {
             let btl = &mut self.btls[ep.btl];
             if st.sendq[dest].is_empty() && wire::MATCH_LEN + len <= btl.max_frag() {
                 // SAFETY: the caller's contract on `m`; the btl copies it before returning.
@@ -268,10 +313,30 @@ impl Pml {
             let req = st
                 .reqs
                 .insert(Request::recv(buf, cap, ctx, src, tag, None).with_layout(layout));
-            st.posted.push_back(req);
+            st.posted.push(req, ctx, src, tag);
             return Started::Pending(req);
         };
         let u = st.unexpected.remove(i).expect("position found it");
+        // SAFETY: forwarded contract.
+        unsafe { self.deliver(u, buf, cap, layout, ctx, src, tag) }
+    }
+
+    /// Receive an arrived (unexpected or mprobe-matched) message into `buf`.
+    ///
+    /// # Safety
+    /// As `irecv`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn deliver(
+        &mut self,
+        u: Unexpected,
+        buf: *mut u8,
+        cap: usize,
+        layout: Option<Arc<Layout>>,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+    ) -> Started {
+        let st = &mut self.st;
         let total = u.hdr.total as usize;
         match u.body {
             UnexpectedBody::Eager {
@@ -341,7 +406,13 @@ impl Pml {
 
     #[inline]
     pub fn is_complete(&self, req: ReqId) -> bool {
-        self.st.reqs.get(req).is_some_and(|r| r.complete)
+        match self.st.reqs.get(req) {
+            Some(Request {
+                kind: Kind::Persistent { active, .. },
+                ..
+            }) => !active.is_some_and(|a| !self.is_complete(a)),
+            r => r.is_some_and(|r| r.complete),
+        }
     }
 
     pub fn is_valid(&self, req: ReqId) -> bool {
@@ -351,6 +422,21 @@ impl Pml {
     /// Remove a completed request and return its status.
     pub fn take(&mut self, req: ReqId) -> Option<Status> {
         debug_assert!(self.is_complete(req));
+        if let Some(Request {
+            kind: Kind::Persistent { active, .. },
+            ..
+        }) = self.st.reqs.get_mut(req)
+        {
+            // A persistent request stays; its run ends (inactive: an empty status).
+            return Some(match active.take() {
+                Some(a) => self
+                    .st
+                    .reqs
+                    .remove(a)
+                    .map_or_else(probe::empty_status, |r| r.status),
+                None => probe::empty_status(),
+            });
+        }
         self.st.reqs.remove(req).map(|r| r.status)
     }
 
@@ -365,15 +451,7 @@ impl Pml {
 
     /// A request that is already complete.
     fn completed(&mut self, status: Status) -> ReqId {
-        self.st.reqs.insert(Request {
-            kind: Kind::Send {
-                buf: std::ptr::null(),
-                len: 0,
-            },
-            complete: true,
-            status,
-            layout: None,
-        })
+        self.st.reqs.insert(Request::completed(status))
     }
 
     /// A pending request completed by someone other than the pml (a collective schedule).
@@ -422,6 +500,14 @@ impl State {
     fn complete(&mut self, req: ReqId) {
         if let Some(r) = self.reqs.get_mut(req) {
             r.complete = true;
+        }
+        self.reap_detached(req);
+    }
+
+    /// Remove a completed request the user already freed (MPI_Request_free while active).
+    fn reap_detached(&mut self, req: ReqId) {
+        if self.reqs.get(req).is_some_and(|r| r.detached && r.complete) {
+            self.reqs.remove(req);
         }
     }
 
@@ -511,15 +597,7 @@ impl State {
 
     /// The first posted receive that matches, removed from the posted queue.
     fn take_posted(&mut self, h: &MatchHdr) -> Option<ReqId> {
-        let reqs = &self.reqs;
-        let i = self
-            .posted
-            .iter()
-            .position(|&id| match reqs.get(id).map(|r| &r.kind) {
-                Some(Kind::Recv { ctx, src, tag, .. }) => matches(*ctx, *src, *tag, h),
-                _ => false,
-            })?;
-        self.posted.remove(i)
+        self.posted.take(h)
     }
 
     /// Copy `data` into receive `req`'s buffer at `offset`, dropping what does not fit.
@@ -543,11 +621,12 @@ impl State {
         if let Some(r) = self.reqs.get_mut(req) {
             let cap = match r.kind {
                 Kind::Recv { cap, .. } => cap,
-                Kind::Send { .. } => 0,
+                _ => 0,
             };
             r.status = recv_status(h, h.total as usize, cap);
             r.complete = true;
         }
+        self.reap_detached(req);
     }
 
     fn on_frag(&mut self, btl: usize, peer: usize, tag: u8, frag: &[u8]) {
@@ -683,7 +762,7 @@ impl State {
         match s.dest {
             StreamDest::Req(req) => self.copy_into(req, s.got, data),
             StreamDest::Unexpected(id) => {
-                if let Some(u) = self.unexpected.iter_mut().find(|u| u.id == id) {
+                if let Some(u) = self.arrived_mut(id) {
                     if let UnexpectedBody::Eager { data: buf, .. } = &mut u.body {
                         buf.extend_from_slice(data);
                     }
@@ -698,7 +777,7 @@ impl State {
         match s.dest {
             StreamDest::Req(req) => self.finish_recv(req, &s.hdr),
             StreamDest::Unexpected(id) => {
-                if let Some(u) = self.unexpected.iter_mut().find(|u| u.id == id) {
+                if let Some(u) = self.arrived_mut(id) {
                     if let UnexpectedBody::Eager { complete, .. } = &mut u.body {
                         *complete = true;
                     }

@@ -37,6 +37,9 @@ pub enum Kind {
         buf: *const u8,
         len: usize,
     },
+    // The envelope (ctx, src, tag) is kept with the request for debugging; matching goes
+    // through the posted index (pml/posted.rs), which has its own copy.
+    #[allow(dead_code)]
     Recv {
         buf: *mut u8,
         cap: usize,
@@ -47,6 +50,37 @@ pub enum Kind {
         tag: i32,
         rndv: Option<Rndv>,
     },
+    /// A persistent request (MPI_*_init): what MPI_Start begins, and the request of the run
+    /// in progress, if any (inactive when None).
+    Persistent {
+        op: PersistentOp,
+        active: Option<ReqId>,
+    },
+}
+
+/// How a send completes (MPI's send modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    Standard,
+    /// Completes once matched (always rendezvous).
+    Sync,
+    /// Copied into the attached buffer; completes at once.
+    Buffered,
+    /// The receive is known to be posted; sent as a standard send.
+    Ready,
+}
+
+/// The operation a persistent request starts: a send in some mode or a receive, on a
+/// communicator (table index) with a communicator rank (or ANY_SOURCE / PROC_NULL).
+#[derive(Clone, Copy, Debug)]
+pub struct PersistentOp {
+    /// None for a receive.
+    pub send: Option<SendMode>,
+    pub buf: *mut u8,
+    pub len: usize,
+    pub comm: usize,
+    pub peer: i32,
+    pub tag: i32,
 }
 
 #[derive(Debug)]
@@ -57,6 +91,8 @@ pub struct Request {
     /// A derived datatype's layout: `buf` is then the user's buffer and `len`/`cap` count
     /// packed bytes; None for contiguous data.
     pub layout: Option<Arc<Layout>>,
+    /// Freed by the user before completing (MPI_Request_free): removed when it completes.
+    pub detached: bool,
 }
 
 impl Request {
@@ -66,6 +102,27 @@ impl Request {
             complete: false,
             status: Status::default(),
             layout: None,
+            detached: false,
+        }
+    }
+
+    /// A request that is already complete with `status`.
+    pub fn completed(status: Status) -> Request {
+        Request {
+            complete: true,
+            status,
+            ..Request::send(std::ptr::null(), 0)
+        }
+    }
+
+    /// An inactive persistent request.
+    pub fn persistent(op: PersistentOp) -> Request {
+        Request {
+            kind: Kind::Persistent { op, active: None },
+            complete: false,
+            status: Status::default(),
+            layout: None,
+            detached: false,
         }
     }
 
@@ -95,6 +152,7 @@ impl Request {
             complete: false,
             status: Status::default(),
             layout: None,
+            detached: false,
         }
     }
 }
@@ -148,15 +206,7 @@ mod tests {
     use super::*;
 
     fn send() -> Request {
-        Request {
-            kind: Kind::Send {
-                buf: std::ptr::null(),
-                len: 0,
-            },
-            complete: false,
-            status: Status::default(),
-            layout: None,
-        }
+        Request::send(std::ptr::null(), 0)
     }
 
     #[test]

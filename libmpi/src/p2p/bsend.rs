@@ -1,0 +1,208 @@
+//! The buffer of buffered sends (MPI_Buffer_attach): each message takes its size plus
+//! `BSEND_OVERHEAD` bytes of it, first fit, until its send completes. MPI_BUFFER_AUTOMATIC
+//! allocates a copy per message instead.
+
+use crate::error::{err, ErrorClass, Result};
+use crate::pml::{Pml, ReqId};
+
+/// MPI_BSEND_OVERHEAD of the ABI: what each buffered message costs beyond its data.
+pub const BSEND_OVERHEAD: usize = 512;
+
+enum Attached {
+    None,
+    /// The user's buffer: base and size.
+    User(*mut u8, usize),
+    /// MPI_BUFFER_AUTOMATIC: the library allocates.
+    Automatic,
+}
+
+/// Where a message's copy lives: an offset range of the user's buffer, or its own allocation.
+pub struct Slot {
+    off: usize,
+    size: usize,
+    owned: Option<Vec<u8>>,
+}
+
+pub struct Bsend {
+    attached: Attached,
+    /// Messages in flight from the buffer, sorted by offset (owned copies at the end).
+    busy: Vec<(Slot, Option<ReqId>)>,
+}
+
+impl Default for Bsend {
+    fn default() -> Bsend {
+        Bsend {
+            attached: Attached::None,
+            busy: Vec::new(),
+        }
+    }
+}
+
+impl Bsend {
+    /// MPI_Buffer_attach; `automatic` for MPI_BUFFER_AUTOMATIC.
+    pub fn attach(&mut self, base: *mut u8, size: usize, automatic: bool) -> Result<()> {
+        if !matches!(self.attached, Attached::None) {
+            return err(
+                ErrorClass::Buffer,
+                "a buffer is already attached (detach it first)",
+            );
+        }
+        self.attached = if automatic {
+            Attached::Automatic
+        } else {
+            if base.is_null() && size > 0 {
+                return err(ErrorClass::Buffer, "the buffer to attach is NULL");
+            }
+            Attached::User(base, size)
+        };
+        Ok(())
+    }
+
+    /// Forget the buffer (every message must have left it): (base, size), or
+    /// (null, 0) for MPI_BUFFER_AUTOMATIC.
+    pub fn detach(&mut self) -> Result<(*mut u8, usize)> {
+        debug_assert_eq!(self.pending(), 0);
+        match std::mem::replace(&mut self.attached, Attached::None) {
+            Attached::None => err(ErrorClass::Buffer, "no buffer is attached"),
+            Attached::User(b, n) => Ok((b, n)),
+            Attached::Automatic => Ok((std::ptr::null_mut(), 0)),
+        }
+    }
+
+    pub fn is_automatic(&self) -> bool {
+        matches!(self.attached, Attached::Automatic)
+    }
+
+    /// Messages whose sends have not completed.
+    pub fn pending(&self) -> usize {
+        self.busy.len()
+    }
+
+    pub fn requests(&self) -> Vec<ReqId> {
+        self.busy.iter().filter_map(|(_, r)| *r).collect()
+    }
+
+    /// Release the space of every completed send.
+    pub fn reap(&mut self, pml: &mut Pml) {
+        self.busy.retain(|(_, r)| match r {
+            Some(r) if pml.is_complete(*r) => {
+                pml.take(*r);
+                false
+            }
+            _ => true,
+        });
+    }
+
+    /// Reserve room for `len` bytes and copy them there; returns the slot index and the copy.
+    ///
+    /// # Safety
+    /// `buf` holds `len` readable bytes.
+    pub unsafe fn reserve(&mut self, buf: *const u8, len: usize) -> Result<(usize, *const u8)> {
+        let need = len + BSEND_OVERHEAD;
+        let (i, slot) = match self.attached {
+            Attached::None => {
+                return err(
+                    ErrorClass::Buffer,
+                    "buffered send without an attached buffer (MPI_Buffer_attach)",
+                )
+            }
+            Attached::Automatic => {
+                let data = if len == 0 {
+                    Vec::new()
+                } else {
+                    // SAFETY: the caller's contract: `buf` holds `len` readable bytes.
+                    unsafe { std::slice::from_raw_parts(buf, len) }.to_vec()
+                };
+                let slot = Slot {
+                    off: 0,
+                    size: 0,
+                    owned: Some(data),
+                };
+                (self.busy.len(), slot)
+            }
+            Attached::User(base, size) => {
+                let mut end = 0;
+                let mut at = None;
+                for (i, (s, _)) in self.busy.iter().enumerate() {
+                    if s.off - end >= need {
+                        at = Some(i);
+                        break;
+                    }
+                    end = s.off + s.size;
+                }
+                let i = match at {
+                    Some(i) => i,
+                    None if size - end >= need => self.busy.len(),
+                    None => {
+                        return err(
+                            ErrorClass::Buffer,
+                            format!(
+                                "a buffered message of {len} bytes needs {need} bytes (with MPI_BSEND_OVERHEAD) but the attached buffer of {size} bytes has no such room left ({} messages in flight)",
+                                self.busy.len()
+                            ),
+                        )
+                    }
+                };
+                if len > 0 {
+                    // SAFETY: [end, end + need) lies inside the attached buffer (checked above)
+                    // and no other message uses it; `buf` holds `len` bytes (caller).
+                    unsafe { std::ptr::copy_nonoverlapping(buf, base.add(end), len) };
+                }
+                let slot = Slot {
+                    off: end,
+                    size: need,
+                    owned: None,
+                };
+                (i, slot)
+            }
+        };
+        let ptr = match (&slot.owned, &self.attached) {
+            (Some(v), _) => v.as_ptr(),
+            // SAFETY: inside the attached buffer, as above.
+            (None, Attached::User(base, _)) => unsafe { base.add(slot.off) }.cast_const(),
+            (None, _) => unreachable!("a user slot exists only with a user buffer"),
+        };
+        self.busy.insert(i, (slot, None));
+        Ok((i, ptr))
+    }
+
+    /// The send from slot `i` is pending as `req`.
+    pub fn track(&mut self, i: usize, req: ReqId) {
+        self.busy[i].1 = Some(req);
+    }
+
+    /// The send from slot `i` finished at once.
+    pub fn release(&mut self, i: usize) {
+        self.busy.remove(i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_fit_reuses_released_space() {
+        let mut mem = vec![0u8; 2 * (100 + BSEND_OVERHEAD) + 10];
+        let mut b = Bsend::default();
+        b.attach(mem.as_mut_ptr(), mem.len(), false).unwrap();
+        let data = [7u8; 100];
+        // SAFETY: `data` holds 100 readable bytes.
+        let (i0, p0) = unsafe { b.reserve(data.as_ptr(), 100) }.unwrap();
+        // SAFETY: as above.
+        let (_, p1) = unsafe { b.reserve(data.as_ptr(), 100) }.unwrap();
+        assert_eq!(p1 as usize - p0 as usize, 100 + BSEND_OVERHEAD);
+        // SAFETY: as above.
+        let full = unsafe { b.reserve(data.as_ptr(), 1) }.unwrap_err();
+        assert_eq!(full.class, ErrorClass::Buffer);
+        b.release(i0);
+        // SAFETY: as above.
+        let (_, p2) = unsafe { b.reserve(data.as_ptr(), 50) }.unwrap();
+        assert_eq!(p2, p0, "the released slot is reused first");
+        assert_eq!(mem[..100], data);
+        b.release(0);
+        b.release(0);
+        assert_eq!(b.pending(), 0);
+        assert_eq!(b.detach().unwrap().1, mem.len());
+    }
+}

@@ -1,0 +1,110 @@
+//! Point-to-point beyond send/receive: send modes, persistent requests, completion calls,
+//! probes, matched messages, cancel, PROC_NULL and thousands of outstanding requests; C
+//! programs (MPICH-style " No Errors") at 1 to 8 ranks, oversubscribed, and a Rust program.
+
+use rmpi_tests::*;
+
+/// Run tests/c/<name>.c at np 1..=8 and expect " No Errors".
+fn c_at_1_to_8(name: &str) {
+    let p = c_program(&format!("tests/c/{name}.c"));
+    for np in 1..=8 {
+        let r = mpirun_np(np, &p, &[]);
+        assert!(
+            r.ok() && r.stdout.contains(" No Errors"),
+            "{name} at np {np}: exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            r.code,
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn c_ssend_blocks_until_matched() {
+    c_at_1_to_8("p2p_ssend");
+}
+
+#[test]
+fn c_bsend_attached_buffer() {
+    c_at_1_to_8("p2p_bsend");
+}
+
+#[test]
+fn c_persistent_requests() {
+    c_at_1_to_8("p2p_persistent");
+}
+
+#[test]
+fn c_waitany_waitsome_testall() {
+    c_at_1_to_8("p2p_waitany");
+}
+
+#[test]
+fn c_probe_iprobe() {
+    c_at_1_to_8("p2p_probe");
+}
+
+#[test]
+fn c_mprobe_mrecv() {
+    c_at_1_to_8("p2p_mprobe");
+}
+
+#[test]
+fn c_cancel() {
+    c_at_1_to_8("p2p_cancel");
+}
+
+#[test]
+fn c_thousands_of_requests() {
+    c_at_1_to_8("p2p_many");
+}
+
+#[test]
+fn c_proc_null_and_sendrecv_replace() {
+    c_at_1_to_8("p2p_procnull");
+}
+
+#[test]
+fn rust_p2p_modes_at_1_to_8() {
+    let p = bin("p2p_modes");
+    for np in 1..=8 {
+        let r = mpirun_np(np, &p, &[]);
+        r.assert_ok();
+        assert!(r.stdout.contains("p2p_modes: OK"), "np {np}: {}", r.stdout);
+    }
+}
+
+/// The rendezvous-based paths (Ssend, large bsend/mprobe/persistent) with streamed data
+/// (CTS/DATA) instead of the single copy the oversubscribed runs above use.
+#[test]
+fn c_rendezvous_paths_streamed() {
+    for name in [
+        "p2p_ssend",
+        "p2p_mprobe",
+        "p2p_bsend",
+        "p2p_persistent",
+        "p2p_cancel",
+    ] {
+        let p = c_program(&format!("tests/c/{name}.c"));
+        let prog = p.to_str().expect("utf-8 path");
+        for np in ["2", "3"] {
+            let args = [
+                "-np",
+                np,
+                "--oversubscribe",
+                "--mca",
+                "btl_sm_single_copy",
+                "none",
+                prog,
+            ];
+            let r = mpirun(&args);
+            assert!(
+                r.ok() && r.stdout.contains(" No Errors"),
+                "{name} at np {np} streamed: exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+                r.code,
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}
