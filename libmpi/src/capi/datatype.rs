@@ -763,7 +763,7 @@ mpi_fn! {
     fn MPI_Pack_size / PMPI_Pack_size(incount: c_int, datatype: Handle, comm: Handle, size: *mut c_int) -> c_int {
         dcall("MPI_Pack_size", || {
             comm_index(comm)?;
-            let n = message_bytes(incount, datatype)?;
+            let n = packed_bytes(incount, datatype)?;
             // SAFETY: size is NULL or writable, per the standard.
             unsafe { put(size, c_int::try_from(n).map_err(|_| too_large())?, "size") }
         })

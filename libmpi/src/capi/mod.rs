@@ -136,9 +136,23 @@ fn request_id(h: Handle) -> Result<Option<pml::ReqId>> {
     }
 }
 
-/// Packed bytes of `count` elements of `datatype`, checking both (derived types included).
+/// Bytes of `count` elements for calls that move a raw buffer: predefined types and derived
+/// types whose data is one run from the buffer start (others are refused, see contiguous_bytes).
 fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
     datatype::contiguous_bytes(count, datatype)
+}
+
+/// Packed bytes of `count` elements of `datatype`, any layout (a size, not a buffer extent).
+fn packed_bytes(count: c_int, datatype: Handle) -> Result<usize> {
+    if count < 0 {
+        return Err(Error::new(
+            ErrorClass::Count,
+            format!("count {count} is negative"),
+        ));
+    }
+    (count as usize)
+        .checked_mul(type_size(datatype)?)
+        .ok_or_else(|| Error::new(ErrorClass::Count, "message size overflows"))
 }
 
 /// Apply the communicator's error handler to a failed call: return the code (MPI_ERRORS_RETURN)

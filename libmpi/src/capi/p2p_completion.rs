@@ -514,7 +514,7 @@ fn set_elements(s: &mut MpiStatus, datatype: Handle, count: i64) -> Result<()> {
             format!("count {count} is negative"),
         ));
     }
-    let bytes = message_bytes(1, datatype)? as u64 * count as u64;
+    let bytes = type_size(datatype)? as u64 * count as u64;
     s.internal[0] = bytes as u32 as c_int;
     s.internal[1] = (bytes >> 32) as u32 as c_int;
     Ok(())
