@@ -10,6 +10,7 @@ pub mod capi;
 mod comm;
 pub mod datatype;
 pub mod error;
+mod memhook;
 mod pmi;
 mod pml;
 mod runtime;
