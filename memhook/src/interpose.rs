@@ -33,7 +33,7 @@ macro_rules! __memhook_interpose_release_calls {
         /// # Safety
         /// As munmap(2).
         #[no_mangle]
-        pub unsafe extern "C" fn munmap(addr: *mut libc::c_void, len: usize) -> libc::c_int {
+        pub unsafe extern "C" fn munmap(addr: *mut $crate::__libc::c_void, len: usize) -> $crate::__libc::c_int {
             $deliver(__mh_ip::SRC_MUNMAP, addr as usize, len);
             // SAFETY: the caller's munmap, forwarded to the kernel.
             unsafe { __mh_sys::munmap(addr, len) }
@@ -45,12 +45,12 @@ macro_rules! __memhook_interpose_release_calls {
         /// As mremap(2).
         #[no_mangle]
         pub unsafe extern "C" fn mremap(
-            old: *mut libc::c_void,
+            old: *mut $crate::__libc::c_void,
             old_len: usize,
             new_len: usize,
-            flags: libc::c_int,
-            new_addr: *mut libc::c_void,
-        ) -> *mut libc::c_void {
+            flags: $crate::__libc::c_int,
+            new_addr: *mut $crate::__libc::c_void,
+        ) -> *mut $crate::__libc::c_void {
             $deliver(__mh_ip::SRC_MREMAP, old as usize, old_len);
             // SAFETY: the caller's mremap, forwarded to the kernel.
             unsafe { __mh_sys::mremap(old, old_len, new_len, flags, new_addr) }
@@ -62,10 +62,10 @@ macro_rules! __memhook_interpose_release_calls {
         /// As madvise(2).
         #[no_mangle]
         pub unsafe extern "C" fn madvise(
-            addr: *mut libc::c_void,
+            addr: *mut $crate::__libc::c_void,
             len: usize,
-            advice: libc::c_int,
-        ) -> libc::c_int {
+            advice: $crate::__libc::c_int,
+        ) -> $crate::__libc::c_int {
             if __mh_sys::advice_releases(advice) {
                 $deliver(__mh_ip::SRC_MADVISE, addr as usize, len);
             }
@@ -78,7 +78,7 @@ macro_rules! __memhook_interpose_release_calls {
         /// # Safety
         /// As sbrk(2).
         #[no_mangle]
-        pub unsafe extern "C" fn sbrk(inc: libc::intptr_t) -> *mut libc::c_void {
+        pub unsafe extern "C" fn sbrk(inc: $crate::__libc::intptr_t) -> *mut $crate::__libc::c_void {
             if inc < 0 {
                 // SAFETY: sbrk(0) only reads the break.
                 let cur = unsafe { __mh_ip::__sbrk(0) } as usize;
@@ -94,7 +94,7 @@ macro_rules! __memhook_interpose_release_calls {
         /// # Safety
         /// As brk(2).
         #[no_mangle]
-        pub unsafe extern "C" fn brk(addr: *mut libc::c_void) -> libc::c_int {
+        pub unsafe extern "C" fn brk(addr: *mut $crate::__libc::c_void) -> $crate::__libc::c_int {
             // SAFETY: sbrk(0) only reads the break.
             let cur = unsafe { __mh_ip::__sbrk(0) } as usize;
             let want = addr as usize;
@@ -102,7 +102,7 @@ macro_rules! __memhook_interpose_release_calls {
                 $deliver(__mh_ip::SRC_BRK, want, cur - want);
             }
             // SAFETY: moving the break to `want`, as the caller asked.
-            let r = unsafe { __mh_ip::__sbrk(want.wrapping_sub(cur) as libc::intptr_t) };
+            let r = unsafe { __mh_ip::__sbrk(want.wrapping_sub(cur) as $crate::__libc::intptr_t) };
             if r as isize == -1 {
                 -1
             } else {
@@ -115,7 +115,7 @@ macro_rules! __memhook_interpose_release_calls {
         /// # Safety
         /// As shmdt(2).
         #[no_mangle]
-        pub unsafe extern "C" fn shmdt(addr: *const libc::c_void) -> libc::c_int {
+        pub unsafe extern "C" fn shmdt(addr: *const $crate::__libc::c_void) -> $crate::__libc::c_int {
             let len = __mh_sys::mapping_len_at(addr as usize);
             $deliver(__mh_ip::SRC_SHMDT, addr as usize, len);
             // SAFETY: the caller's shmdt, forwarded to the kernel.

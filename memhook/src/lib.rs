@@ -29,6 +29,9 @@ mod recorder;
 #[doc(hidden)]
 pub mod sys;
 
+#[doc(hidden)]
+pub use libc as __libc;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 

@@ -8,6 +8,9 @@ use std::process::Command;
 
 use memhook::{Event, Recorder, Status};
 
+// With the ptmalloc provider, this process's malloc is ours (nothing otherwise).
+memhook::export_malloc!();
+
 static LOG: Recorder<4096> = Recorder::new();
 
 fn record(ev: &Event) {

@@ -9,6 +9,8 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use libc as __libc;
+
 #[path = "../../src/sys.rs"]
 mod sys;
 
