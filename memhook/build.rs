@@ -16,6 +16,9 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(memhook_provider, values(\"ptmalloc\", \"hooks\", \"ldpreload\", \"none\", \"conflict\"))");
     println!("cargo::rustc-cfg=memhook_provider=\"{provider}\"");
     println!("cargo::rustc-env=MEMHOOK_PROVIDER={provider}");
-    println!("cargo::rustc-env=MEMHOOK_FEATURES_NAMED={}", named.join(" and "));
+    println!(
+        "cargo::rustc-env=MEMHOOK_FEATURES_NAMED={}",
+        named.join(" and ")
+    );
     println!("cargo::rerun-if-changed=build.rs");
 }

@@ -83,7 +83,8 @@ impl Event {
 pub type Callback = fn(&Event);
 
 const MAX_SUBSCRIBERS: usize = 8;
-static SUBSCRIBERS: [AtomicUsize; MAX_SUBSCRIBERS] = [const { AtomicUsize::new(0) }; MAX_SUBSCRIBERS];
+static SUBSCRIBERS: [AtomicUsize; MAX_SUBSCRIBERS] =
+    [const { AtomicUsize::new(0) }; MAX_SUBSCRIBERS];
 
 /// A registered callback; pass it to [`unsubscribe`].
 #[derive(Debug)]
@@ -195,5 +196,25 @@ pub fn counters_line() -> String {
         "no events".into()
     } else {
         parts.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn covers_and_names() {
+        let e = Event {
+            addr: 100,
+            len: 50,
+            source: Source::Munmap,
+        };
+        assert!(e.covers(100, 50) && e.covers(120, 10));
+        assert!(!e.covers(90, 20) && !e.covers(140, 20));
+        for (i, s) in SOURCES.iter().enumerate() {
+            assert_eq!(Source::from_u32(i as u32), Some(*s));
+        }
+        assert_eq!(Source::from_u32(99), None);
     }
 }

@@ -25,15 +25,18 @@ extern "C" {
 #[doc(hidden)]
 macro_rules! __memhook_interpose_release_calls {
     ($deliver:path, $sys:path, $ip:path) => {
-        use $sys as __mh_sys;
         use $ip as __mh_ip;
+        use $sys as __mh_sys;
 
         /// munmap(2), reported first.
         ///
         /// # Safety
         /// As munmap(2).
         #[no_mangle]
-        pub unsafe extern "C" fn munmap(addr: *mut $crate::__libc::c_void, len: usize) -> $crate::__libc::c_int {
+        pub unsafe extern "C" fn munmap(
+            addr: *mut $crate::__libc::c_void,
+            len: usize,
+        ) -> $crate::__libc::c_int {
             $deliver(__mh_ip::SRC_MUNMAP, addr as usize, len);
             // SAFETY: the caller's munmap, forwarded to the kernel.
             unsafe { __mh_sys::munmap(addr, len) }
@@ -78,7 +81,9 @@ macro_rules! __memhook_interpose_release_calls {
         /// # Safety
         /// As sbrk(2).
         #[no_mangle]
-        pub unsafe extern "C" fn sbrk(inc: $crate::__libc::intptr_t) -> *mut $crate::__libc::c_void {
+        pub unsafe extern "C" fn sbrk(
+            inc: $crate::__libc::intptr_t,
+        ) -> *mut $crate::__libc::c_void {
             if inc < 0 {
                 // SAFETY: sbrk(0) only reads the break.
                 let cur = unsafe { __mh_ip::__sbrk(0) } as usize;
@@ -115,7 +120,9 @@ macro_rules! __memhook_interpose_release_calls {
         /// # Safety
         /// As shmdt(2).
         #[no_mangle]
-        pub unsafe extern "C" fn shmdt(addr: *const $crate::__libc::c_void) -> $crate::__libc::c_int {
+        pub unsafe extern "C" fn shmdt(
+            addr: *const $crate::__libc::c_void,
+        ) -> $crate::__libc::c_int {
             let len = __mh_sys::mapping_len_at(addr as usize);
             $deliver(__mh_ip::SRC_SHMDT, addr as usize, len);
             // SAFETY: the caller's shmdt, forwarded to the kernel.

@@ -67,10 +67,36 @@ impl<const N: usize> Recorder<N> {
         let lost = self.overflow.swap(false, Ordering::AcqRel);
         for s in &self.slots {
             if s.state.load(Ordering::Acquire) == FULL {
-                f(s.addr.load(Ordering::Relaxed), s.len.load(Ordering::Relaxed));
+                f(
+                    s.addr.load(Ordering::Relaxed),
+                    s.len.load(Ordering::Relaxed),
+                );
                 s.state.store(FREE, Ordering::Release);
             }
         }
         !lost
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Recorder;
+
+    #[test]
+    fn records_drains_and_reports_overflow() {
+        let r: Recorder<4> = Recorder::new();
+        r.record(1, 2);
+        r.record(3, 4);
+        let mut got = Vec::new();
+        assert!(r.drain(|a, l| got.push((a, l))));
+        got.sort();
+        assert_eq!(got, [(1, 2), (3, 4)]);
+        for i in 0..5 {
+            r.record(i, 1);
+        }
+        let mut n = 0;
+        assert!(!r.drain(|_, _| n += 1), "the fifth range overflowed");
+        assert_eq!(n, 4);
+        assert!(r.drain(|_, _| panic!("empty")));
     }
 }

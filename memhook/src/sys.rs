@@ -63,7 +63,14 @@ pub unsafe fn mremap(
 ) -> *mut libc::c_void {
     // SAFETY: forwarded.
     let r = unsafe {
-        raw5(libc::SYS_mremap, old as usize, old_len, new_len, flags as usize, new_addr as usize)
+        raw5(
+            libc::SYS_mremap,
+            old as usize,
+            old_len,
+            new_len,
+            flags as usize,
+            new_addr as usize,
+        )
     };
     ret(r) as *mut libc::c_void
 }
@@ -72,7 +79,8 @@ pub unsafe fn mremap(
 /// As madvise(2).
 pub unsafe fn madvise(addr: *mut libc::c_void, len: usize, advice: libc::c_int) -> libc::c_int {
     // SAFETY: forwarded.
-    ret(unsafe { raw5(libc::SYS_madvise, addr as usize, len, advice as usize, 0, 0) }) as libc::c_int
+    ret(unsafe { raw5(libc::SYS_madvise, addr as usize, len, advice as usize, 0, 0) })
+        as libc::c_int
 }
 
 /// The brk system call: returns the new break (the old one on failure), never an error code.
@@ -126,7 +134,14 @@ pub fn mapping_len_at(addr: usize) -> usize {
     let path = b"/proc/self/maps\0";
     // SAFETY: a NUL-terminated path; raw open so no hooked wrapper or allocation is involved.
     let fd = unsafe {
-        raw5(libc::SYS_open, path.as_ptr() as usize, libc::O_RDONLY as usize, 0, 0, 0)
+        raw5(
+            libc::SYS_open,
+            path.as_ptr() as usize,
+            libc::O_RDONLY as usize,
+            0,
+            0,
+            0,
+        )
     };
     if fd < 0 {
         return 0;
@@ -138,7 +153,16 @@ pub fn mapping_len_at(addr: usize) -> usize {
     let mut found = 0usize;
     'read: loop {
         // SAFETY: reading into a stack buffer of the length given.
-        let n = unsafe { raw5(libc::SYS_read, fd as usize, buf.as_mut_ptr() as usize, buf.len(), 0, 0) };
+        let n = unsafe {
+            raw5(
+                libc::SYS_read,
+                fd as usize,
+                buf.as_mut_ptr() as usize,
+                buf.len(),
+                0,
+                0,
+            )
+        };
         if n <= 0 {
             break;
         }

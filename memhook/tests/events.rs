@@ -35,7 +35,11 @@ fn discard() {
 const PAGE: usize = 4096;
 
 fn map(len: usize, shared: bool) -> *mut c_void {
-    let vis = if shared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
+    let vis = if shared {
+        libc::MAP_SHARED
+    } else {
+        libc::MAP_PRIVATE
+    };
     // SAFETY: a fresh anonymous mapping at a kernel-chosen address.
     let p = unsafe {
         libc::mmap(
@@ -275,7 +279,10 @@ fn preload_self() -> Option<i32> {
     if dir.file_name().is_some_and(|n| n == "release") {
         build.arg("--release");
     }
-    assert!(build.status().unwrap().success(), "building memhook-preload");
+    assert!(
+        build.status().unwrap().success(),
+        "building memhook-preload"
+    );
     let lib = dir.join("libmemhook_preload.so");
     assert!(lib.exists(), "{} missing", lib.display());
     let st = Command::new(&exe)
@@ -301,10 +308,18 @@ fn main() {
     if memhook::PROVIDER == "none" {
         assert!(!active, "the none provider must say it sees nothing");
     } else {
-        assert!(active, "provider {} is not active: {status}", memhook::PROVIDER);
+        assert!(
+            active,
+            "provider {} is not active: {status}",
+            memhook::PROVIDER
+        );
     }
     let mut failures = run_cases("main thread", active);
-    failures.extend(std::thread::spawn(move || run_cases("second thread", active)).join().unwrap());
+    failures.extend(
+        std::thread::spawn(move || run_cases("second thread", active))
+            .join()
+            .unwrap(),
+    );
 
     // The registration cache: right with events, wrong without them, right again when it
     // turns itself off because the provider says it is unavailable.
@@ -316,7 +331,9 @@ fn main() {
         }
     } else {
         if cached {
-            failures.push("the cache saw no event yet was not stale: the demonstration is broken".into());
+            failures.push(
+                "the cache saw no event yet was not stale: the demonstration is broken".into(),
+            );
         }
         let off = cache_delivers_correctly(status.is_active());
         println!("  cache that turns off when the provider is unavailable: {off}");

@@ -112,7 +112,13 @@ unsafe fn patch(func: *mut u8, hook: usize) -> Result<(), &'static str> {
     // SAFETY: the range is now writable; the caller guarantees no thread runs these bytes.
     unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), func, PATCH_LEN) };
     // SAFETY: as above, restoring read+execute.
-    unsafe { libc::mprotect(start as *mut c_void, end - start, libc::PROT_READ | libc::PROT_EXEC) };
+    unsafe {
+        libc::mprotect(
+            start as *mut c_void,
+            end - start,
+            libc::PROT_READ | libc::PROT_EXEC,
+        )
+    };
     Ok(())
 }
 

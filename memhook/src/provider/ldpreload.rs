@@ -16,7 +16,9 @@ pub fn install() -> Result<(), &'static str> {
     // SAFETY: looking up a symbol by a NUL-terminated name in the global scope.
     let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"memhook_preload_attach".as_ptr()) };
     if p.is_null() {
-        return Err("libmemhook_preload.so is not preloaded (mpirun adds it to the ranks' LD_PRELOAD)");
+        return Err(
+            "libmemhook_preload.so is not preloaded (mpirun adds it to the ranks' LD_PRELOAD)",
+        );
     }
     // SAFETY: the preload library defines memhook_preload_attach with this signature.
     let attach: extern "C" fn(extern "C" fn(u32, usize, usize)) -> u32 =

@@ -149,3 +149,26 @@ impl Block {
         self.owner.load(Ordering::Acquire)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_are_increasing_and_cover_every_size() {
+        assert!(CLASS_SIZE.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(CLASS_SIZE[NCLASSES - 1], MAX_SMALL);
+        for size in (0..=MAX_SMALL)
+            .step_by(7)
+            .chain([0, 1, 16, 17, 128, 129, MAX_SMALL])
+        {
+            let c = class_of(size);
+            assert!(CLASS_SIZE[c] >= size, "{size} in class {c}");
+            assert!(
+                c == 0 || CLASS_SIZE[c - 1] < size,
+                "{size} not in the smallest class"
+            );
+            assert_eq!(CLASS_SIZE[c] % 16, 0);
+        }
+    }
+}

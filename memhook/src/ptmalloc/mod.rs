@@ -68,7 +68,10 @@ pub unsafe fn free(p: *mut u8) {
         source::huge_free(b);
         return;
     }
-    debug_assert_eq!(magic, MAGIC_SMALL, "free() of a pointer this allocator did not give");
+    debug_assert_eq!(
+        magic, MAGIC_SMALL,
+        "free() of a pointer this allocator did not give"
+    );
     let me = heap::mine_if_any();
     // SAFETY: a live small block's header.
     let owner = unsafe { (*b).owner() };
@@ -267,7 +270,9 @@ pub fn install() -> Result<(), &'static str> {
     // SAFETY: dli_fname is a NUL-terminated path owned by the loader.
     let file = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
     if file.windows(7).any(|w| w == b"libc.so") {
-        return Err("the process's malloc is libc's, not libmpi's (was libmpi loaded late, with dlopen?)");
+        return Err(
+            "the process's malloc is libc's, not libmpi's (was libmpi loaded late, with dlopen?)",
+        );
     }
     Ok(())
 }
@@ -327,7 +332,10 @@ macro_rules! __memhook_export_ptmalloc {
         /// # Safety
         /// As realloc(3).
         #[no_mangle]
-        pub unsafe extern "C" fn realloc(p: *mut $crate::__libc::c_void, size: usize) -> *mut $crate::__libc::c_void {
+        pub unsafe extern "C" fn realloc(
+            p: *mut $crate::__libc::c_void,
+            size: usize,
+        ) -> *mut $crate::__libc::c_void {
             // SAFETY: the caller's contract.
             unsafe { $crate::ptmalloc::realloc(p.cast(), size).cast() }
         }
