@@ -18,6 +18,8 @@ struct Slot {
 pub struct Recorder<const N: usize> {
     slots: [Slot; N],
     hint: AtomicUsize,
+    /// Slots claimed and not yet drained: when it reaches N, recording is one load, not a scan.
+    used: AtomicUsize,
     overflow: AtomicBool,
 }
 
@@ -38,12 +40,19 @@ impl<const N: usize> Recorder<N> {
                 }
             }; N],
             hint: AtomicUsize::new(0),
+            used: AtomicUsize::new(0),
             overflow: AtomicBool::new(false),
         }
     }
 
     /// Records a range: safe to call from any hook (a bounded scan of CAS attempts, no locks).
     pub fn record(&self, addr: usize, len: usize) {
+        if self.used.fetch_add(1, Ordering::AcqRel) >= N {
+            self.used.fetch_sub(1, Ordering::AcqRel);
+            self.overflow.store(true, Ordering::Release);
+            return;
+        }
+        // A slot is free for us: `used` counted us in, so at most N claimers scan at once.
         let start = self.hint.fetch_add(1, Ordering::Relaxed);
         for k in 0..N {
             let s = &self.slots[(start + k) % N];
@@ -57,6 +66,8 @@ impl<const N: usize> Recorder<N> {
                 return;
             }
         }
+        // Rare: concurrent claimers took the free slots this scan had passed. Conservative.
+        self.used.fetch_sub(1, Ordering::AcqRel);
         self.overflow.store(true, Ordering::Release);
     }
 
@@ -72,6 +83,7 @@ impl<const N: usize> Recorder<N> {
                     s.len.load(Ordering::Relaxed),
                 );
                 s.state.store(FREE, Ordering::Release);
+                self.used.fetch_sub(1, Ordering::AcqRel);
             }
         }
         !lost

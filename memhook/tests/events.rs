@@ -301,6 +301,10 @@ fn main() {
     // 1 MiB block would stay in the heap; a fixed threshold keeps "free() unmaps 1 MiB" true.
     // SAFETY: mallopt only sets a tunable (a no-op for the ptmalloc provider's allocator).
     unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) };
+    // ptmalloc: events fire when its memory source returns memory to the OS; keeping nothing
+    // for reuse makes every free of a block a return, which the cases below check.
+    #[cfg(memhook_provider = "ptmalloc")]
+    memhook::ptmalloc::set_policy(memhook::ptmalloc::Policy::Release { keep_blocks: 0 });
     let status = memhook::init();
     println!("memhook provider {}: {status}", memhook::PROVIDER);
     let sub = memhook::subscribe(record).expect("subscribe");

@@ -279,6 +279,19 @@ mod suite {
         set_policy(Policy::Release {
             keep_blocks: memhook::ptmalloc::DEFAULT_KEEP_BLOCKS,
         });
+        // The default release policy keeps a few blocks' worth and returns the rest, with events.
+        let before = memhook::counters()[memhook::Source::Allocator as usize].events;
+        let ps: Vec<*mut u8> = (0..8).map(|_| c_malloc(4 << 20)).collect();
+        for p in ps {
+            // SAFETY: live blocks.
+            unsafe { libc::free(p.cast()) };
+        }
+        let after = memhook::counters()[memhook::Source::Allocator as usize].events;
+        println!(
+            "    release: {} allocator events for 32 MiB freed",
+            after - before
+        );
+        assert!(after > before, "the release policy returned nothing");
     }
 
     /// Builds libmpi.so with this provider and runs tests/c/malloc_stress.c linked with it, under

@@ -13,8 +13,8 @@ use crate::sys;
 /// When freed memory is returned to the OS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
-    /// Keep up to `keep_blocks` free macro-blocks for reuse, unmap the rest; unmap huge blocks
-    /// when freed. Each unmap is an event.
+    /// Keep up to `keep_blocks` free macro-blocks, and as many bytes of freed huge mappings,
+    /// for reuse; unmap the rest. Each unmap is an event. `keep_blocks: 0` returns everything.
     Release { keep_blocks: usize },
     /// Never return memory (seed 001): no events, footprint stays at its peak.
     Retain,
@@ -99,6 +99,7 @@ struct Cache {
     blocks: *mut Block,
     nblocks: usize,
     huge: *mut Block,
+    huge_bytes: usize,
 }
 
 // SAFETY: the raw pointers are only followed under the spinlock.
@@ -108,6 +109,7 @@ static CACHE: Spin<Cache> = Spin::new(Cache {
     blocks: std::ptr::null_mut(),
     nblocks: 0,
     huge: std::ptr::null_mut(),
+    huge_bytes: 0,
 });
 
 /// Maps `len` bytes (a multiple of the page size) at a BLOCK-aligned address.
@@ -201,7 +203,7 @@ pub fn huge_alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
     if len > isize::MAX as usize {
         return None;
     }
-    if policy() == Policy::Retain && align <= BLOCK {
+    if align <= BLOCK {
         if let Some(p) = huge_from_cache(len, lead, off) {
             return Some((p, false));
         }
@@ -242,6 +244,7 @@ fn huge_from_cache(len: usize, lead: usize, off: usize) -> Option<*mut u8> {
                 let ml = (*b).map_len;
                 if ml >= len && ml <= 2 * len && (*b).map_base % BLOCK == 0 {
                     *link = (*b).next;
+                    c.huge_bytes -= ml;
                     return b;
                 }
                 link = &mut (*b).next;
@@ -258,12 +261,20 @@ fn huge_from_cache(len: usize, lead: usize, off: usize) -> Option<*mut u8> {
     Some(huge_init(base + lead, base, ml, base + lead + off))
 }
 
-/// Frees a huge allocation whose header is `b`.
+/// Frees a huge allocation whose header is `b`: kept for reuse while the policy allows,
+/// else unmapped.
 pub fn huge_free(b: *mut Block) {
     // SAFETY: `b` is the header of a live huge allocation being freed.
     let (base, len) = unsafe { ((*b).map_base, (*b).map_len) };
-    if policy() == Policy::Retain {
-        let h = base as *mut Block;
+    let budget = match policy() {
+        Policy::Retain => usize::MAX,
+        Policy::Release { keep_blocks } => keep_blocks.saturating_mul(BLOCK),
+    };
+    let h = base as *mut Block;
+    let kept = CACHE.lock(|c| {
+        if c.huge_bytes.saturating_add(len) > budget {
+            return false;
+        }
         // SAFETY: the mapping's first bytes become the cache entry's header (its user data is
         // dead); `base` is block-aligned for every mapping made by map_aligned.
         unsafe {
@@ -271,12 +282,13 @@ pub fn huge_free(b: *mut Block) {
             (*h).magic = MAGIC_HUGE;
             (*h).map_base = base;
             (*h).map_len = len;
+            (*h).next = c.huge;
         }
-        CACHE.lock(|c| {
-            // SAFETY: as above.
-            unsafe { (*h).next = c.huge };
-            c.huge = h;
-        });
+        c.huge = h;
+        c.huge_bytes += len;
+        true
+    });
+    if kept {
         HELD.fetch_add(len, Ordering::Relaxed);
     } else {
         unmap(base, len);
