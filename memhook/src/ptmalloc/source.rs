@@ -20,7 +20,7 @@ pub enum Policy {
     Retain,
 }
 
-pub const DEFAULT_KEEP_BLOCKS: usize = 4;
+pub const DEFAULT_KEEP_BLOCKS: usize = 16;
 
 // 0: not read yet; 1: release; 2: retain.
 static POLICY: AtomicUsize = AtomicUsize::new(0);
