@@ -38,5 +38,8 @@ pub fn finish() {
             memhook::status().map_or("not started".into(), |s| s.to_string()),
             memhook::counters_line()
         );
+        if let Some(line) = memhook::allocator_line() {
+            eprintln!("rmpi: rank {rank}: {line}");
+        }
     }
 }

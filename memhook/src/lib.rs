@@ -150,3 +150,23 @@ macro_rules! export_malloc {
 macro_rules! export_malloc {
     () => {};
 }
+
+/// For logs: the ptmalloc provider's policy and footprint (what "never give memory back" costs:
+/// `held free` is memory kept instead of returned); None for other providers.
+pub fn allocator_line() -> Option<String> {
+    #[cfg(memhook_provider = "ptmalloc")]
+    {
+        let s = ptmalloc::stats();
+        let mib = |b: usize| b as f64 / (1 << 20) as f64;
+        Some(format!(
+            "ptmalloc policy {:?}: mapped {:.1} MiB (peak {:.1} MiB), held free {:.1} MiB, returned to the OS {:.1} MiB",
+            ptmalloc::policy(),
+            mib(s.mapped),
+            mib(s.peak_mapped),
+            mib(s.held_free),
+            mib(s.released as usize)
+        ))
+    }
+    #[cfg(not(memhook_provider = "ptmalloc"))]
+    None
+}
