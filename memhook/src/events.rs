@@ -32,9 +32,11 @@ pub enum Source {
     Realloc = 6,
     /// Our allocator's memory source gave memory back to the OS (ptmalloc provider).
     Allocator = 7,
+    /// mmap(MAP_FIXED) or mremap(MREMAP_FIXED) replaced whatever was mapped at the target.
+    MmapFixed = 8,
 }
 
-pub const SOURCES: [Source; 8] = [
+pub const SOURCES: [Source; 9] = [
     Source::Munmap,
     Source::Mremap,
     Source::Madvise,
@@ -43,6 +45,7 @@ pub const SOURCES: [Source; 8] = [
     Source::Free,
     Source::Realloc,
     Source::Allocator,
+    Source::MmapFixed,
 ];
 
 impl Source {
@@ -56,6 +59,7 @@ impl Source {
             Source::Free => "free",
             Source::Realloc => "realloc",
             Source::Allocator => "allocator",
+            Source::MmapFixed => "mmap-fixed",
         }
     }
 

@@ -12,13 +12,14 @@ pub const SRC_BRK: u32 = 3;
 pub const SRC_SHMDT: u32 = 4;
 pub const SRC_FREE: u32 = 5;
 pub const SRC_REALLOC: u32 = 6;
+pub const SRC_MMAP_FIXED: u32 = 8;
 
 extern "C" {
     /// glibc's sbrk under its exported internal name, which our `sbrk` cannot shadow.
     pub fn __sbrk(increment: libc::intptr_t) -> *mut libc::c_void;
 }
 
-/// Defines `munmap`, `mremap`, `madvise`, `brk`, `sbrk` and `shmdt`, each reporting through
+/// Defines `munmap`, `mremap`, `mmap`/`mmap64`, `madvise`, `brk`, `sbrk` and `shmdt`, each reporting through
 /// `$deliver(source: u32, addr: usize, len: usize)` (record-only, lock-free) before acting.
 /// `$sys` is the path of the raw-syscall module.
 #[macro_export]
@@ -55,8 +56,48 @@ macro_rules! __memhook_interpose_release_calls {
             new_addr: *mut $crate::__libc::c_void,
         ) -> *mut $crate::__libc::c_void {
             $deliver(__mh_ip::SRC_MREMAP, old as usize, old_len);
+            if flags & $crate::__libc::MREMAP_FIXED != 0 {
+                $deliver(__mh_ip::SRC_MMAP_FIXED, new_addr as usize, new_len);
+            }
             // SAFETY: the caller's mremap, forwarded to the kernel.
             unsafe { __mh_sys::mremap(old, old_len, new_len, flags, new_addr) }
+        }
+
+        /// mmap(2); MAP_FIXED replaces what was mapped there, which is reported.
+        ///
+        /// # Safety
+        /// As mmap(2).
+        #[no_mangle]
+        pub unsafe extern "C" fn mmap(
+            addr: *mut $crate::__libc::c_void,
+            len: usize,
+            prot: $crate::__libc::c_int,
+            flags: $crate::__libc::c_int,
+            fd: $crate::__libc::c_int,
+            off: $crate::__libc::off_t,
+        ) -> *mut $crate::__libc::c_void {
+            if __mh_sys::mmap_replaces(flags) {
+                $deliver(__mh_ip::SRC_MMAP_FIXED, addr as usize, len);
+            }
+            // SAFETY: the caller's mmap, forwarded to the kernel.
+            unsafe { __mh_sys::mmap(addr, len, prot, flags, fd, off) }
+        }
+
+        /// mmap64(2), the same call on 64-bit Linux.
+        ///
+        /// # Safety
+        /// As mmap(2).
+        #[no_mangle]
+        pub unsafe extern "C" fn mmap64(
+            addr: *mut $crate::__libc::c_void,
+            len: usize,
+            prot: $crate::__libc::c_int,
+            flags: $crate::__libc::c_int,
+            fd: $crate::__libc::c_int,
+            off: $crate::__libc::off_t,
+        ) -> *mut $crate::__libc::c_void {
+            // SAFETY: forwarded.
+            unsafe { mmap(addr, len, prot, flags, fd, off) }
         }
 
         /// madvise(2); the advices that drop pages are reported.

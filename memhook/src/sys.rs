@@ -30,6 +30,49 @@ unsafe fn raw5(nr: libc::c_long, a: usize, b: usize, c: usize, d: usize, e: usiz
     r
 }
 
+/// A system call with six arguments (mmap).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+unsafe fn raw6(
+    nr: libc::c_long,
+    a: usize,
+    b: usize,
+    c: usize,
+    d: usize,
+    e: usize,
+    f: usize,
+) -> libc::c_long {
+    let r: libc::c_long;
+    // SAFETY: as in raw5, the sixth argument in r9.
+    unsafe {
+        std::arch::asm!("syscall", inlateout("rax") nr => r, in("rdi") a, in("rsi") b,
+            in("rdx") c, in("r10") d, in("r8") e, in("r9") f, lateout("rcx") _, lateout("r11") _,
+            options(nostack));
+    }
+    r
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+unsafe fn raw6(
+    nr: libc::c_long,
+    a: usize,
+    b: usize,
+    c: usize,
+    d: usize,
+    e: usize,
+    f: usize,
+) -> libc::c_long {
+    // SAFETY: forwarded; libc's syscall() does not go through the hooked wrappers.
+    let r = unsafe { libc::syscall(nr, a, b, c, d, e, f) };
+    if r == -1 {
+        // SAFETY: as in `ret`.
+        -(unsafe { *libc::__errno_location() }) as libc::c_long
+    } else {
+        r
+    }
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
 unsafe fn raw5(nr: libc::c_long, a: usize, b: usize, c: usize, d: usize, e: usize) -> libc::c_long {
@@ -97,6 +140,43 @@ pub unsafe fn brk(addr: usize) -> usize {
 pub unsafe fn shmdt(addr: *const libc::c_void) -> libc::c_int {
     // SAFETY: forwarded.
     ret(unsafe { raw5(libc::SYS_shmdt, addr as usize, 0, 0, 0, 0) }) as libc::c_int
+}
+
+/// mmap(2) without libc's wrapper, with glibc's offset check.
+///
+/// # Safety
+/// As mmap(2); with MAP_FIXED, whatever was mapped at `addr` is gone.
+pub unsafe fn mmap(
+    addr: *mut libc::c_void,
+    len: usize,
+    prot: libc::c_int,
+    flags: libc::c_int,
+    fd: libc::c_int,
+    off: libc::off_t,
+) -> *mut libc::c_void {
+    if off & 0xfff != 0 {
+        // SAFETY: this thread's errno slot.
+        unsafe { *libc::__errno_location() = libc::EINVAL };
+        return libc::MAP_FAILED;
+    }
+    // SAFETY: forwarded.
+    let r = unsafe {
+        raw6(
+            libc::SYS_mmap,
+            addr as usize,
+            len,
+            prot as usize,
+            flags as usize,
+            fd as usize,
+            off as usize,
+        )
+    };
+    ret(r) as *mut libc::c_void
+}
+
+/// Whether an mmap with these flags replaces what is mapped at its address.
+pub fn mmap_replaces(flags: libc::c_int) -> bool {
+    flags & libc::MAP_FIXED != 0
 }
 
 /// mmap without libc's wrapper (the allocator's memory source), for symmetry with munmap.

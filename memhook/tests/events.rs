@@ -93,7 +93,10 @@ fn realloc_moves() -> Option<(usize, usize)> {
             println!("    (realloc grew in place: nothing to report)");
         }
         // Check before these frees add their own events.
-        let ok = r.is_none_or(|(a, l)| covered(a, l));
+        let ok = match r {
+            Some((a, l)) => covered(a, l),
+            None => true,
+        };
         libc::free(q);
         libc::free(blocker);
         if ok {
@@ -171,6 +174,27 @@ fn shmdt_segment() -> Option<(usize, usize)> {
     }
 }
 
+fn mmap_fixed_over() -> Option<(usize, usize)> {
+    let p = map(4 * PAGE, false);
+    discard();
+    // SAFETY: replacing our own mapping's middle pages with fresh ones.
+    let q = unsafe {
+        libc::mmap(
+            (p as usize + PAGE) as *mut c_void,
+            2 * PAGE,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+            -1,
+            0,
+        )
+    };
+    assert_eq!(q as usize, p as usize + PAGE, "mmap MAP_FIXED");
+    let ok = covered(p as usize + PAGE, 2 * PAGE);
+    // SAFETY: our own mapping.
+    unsafe { libc::munmap(p, 4 * PAGE) };
+    ok.then_some((0, 0)).or(Some((usize::MAX, 0)))
+}
+
 const CASES: &[Case] = &[
     ("1 MiB malloc then free", malloc_free_1m),
     ("large realloc that moves", realloc_moves),
@@ -179,6 +203,7 @@ const CASES: &[Case] = &[
     ("madvise(MADV_DONTNEED)", madvise_dontneed),
     ("heap shrink through sbrk", brk_shrink),
     ("shmdt of a SysV segment", shmdt_segment),
+    ("mmap(MAP_FIXED) over a mapping", mmap_fixed_over),
 ];
 
 /// Runs every case; returns the names of those whose release was (active) or was not (none)

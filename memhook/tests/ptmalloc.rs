@@ -194,7 +194,7 @@ mod suite {
         let v: Vec<Page> = (0..10).map(|_| Page([7; 4096])).collect();
         assert!(v
             .iter()
-            .all(|p| p as *const Page as usize % 4096 == 0 && p.0[4095] == 7));
+            .all(|p| p as *const Page as usize & 4095 == 0 && p.0[4095] == 7));
     }
 
     /// Short-lived threads leave objects behind; their heaps are orphaned and adopted, and the

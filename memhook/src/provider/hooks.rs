@@ -1,6 +1,6 @@
 //! The `hooks` provider: libc's munmap, mremap, madvise, brk and shmdt are patched at their entry
 //! points (as Open MPI's patcher and UCX's bistro do): the first 13 bytes become
-//! `movabs r11, hook; jmp r11`. Calls from inside libc (free() unmapping a large chunk, malloc
+//! `movabs r11, hook; jmp r11`. mmap is patched too: MAP_FIXED replaces what was mapped. Calls from inside libc (free() unmapping a large chunk, malloc
 //! trimming the heap with brk or madvise) reach the same entry points, so they are caught too.
 //! The hooks never return into the patched code: each records the event and makes the system
 //! call itself. brk is also how sbrk (and so malloc_trim) moves the break.
@@ -33,8 +33,26 @@ unsafe extern "C" fn hook_mremap(
 ) -> *mut c_void {
     // The old range may move (or shrink): report all of it, before the kernel acts.
     notify(Source::Mremap, old as usize, old_len);
+    if flags & libc::MREMAP_FIXED != 0 {
+        notify(Source::MmapFixed, new_addr as usize, new_len);
+    }
     // SAFETY: the caller's mremap, forwarded to the kernel.
     unsafe { sys::mremap(old, old_len, new_len, flags, new_addr) }
+}
+
+unsafe extern "C" fn hook_mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: libc::off_t,
+) -> *mut c_void {
+    if sys::mmap_replaces(flags) {
+        notify(Source::MmapFixed, addr as usize, len);
+    }
+    // SAFETY: the caller's mmap, forwarded to the kernel.
+    unsafe { sys::mmap(addr, len, prot, flags, fd, off) }
 }
 
 unsafe extern "C" fn hook_madvise(addr: *mut c_void, len: usize, advice: c_int) -> c_int {
@@ -144,14 +162,15 @@ pub fn install() -> Result<(), &'static str> {
     }
     let curbrk = libc_symbol(h, c"__curbrk")?;
     CURBRK.store(curbrk.cast(), Ordering::Relaxed);
-    let targets: [(&CStr, usize); 5] = [
+    let targets: [(&CStr, usize); 6] = [
         (c"munmap", hook_munmap as *const () as usize),
         (c"mremap", hook_mremap as *const () as usize),
         (c"madvise", hook_madvise as *const () as usize),
         (c"brk", hook_brk as *const () as usize),
         (c"shmdt", hook_shmdt as *const () as usize),
+        (c"mmap", hook_mmap as *const () as usize),
     ];
-    let mut funcs = [std::ptr::null_mut::<u8>(); 5];
+    let mut funcs = [std::ptr::null_mut::<u8>(); 6];
     for (f, (name, _)) in funcs.iter_mut().zip(&targets) {
         *f = libc_symbol(h, name)?.cast();
     }

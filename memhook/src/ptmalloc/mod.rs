@@ -193,7 +193,7 @@ pub fn memalign(align: usize, size: usize) -> *mut u8 {
 /// # Safety
 /// `out` is valid for a pointer write.
 pub unsafe fn posix_memalign(out: *mut *mut u8, align: usize, size: usize) -> i32 {
-    if !align.is_power_of_two() || align % std::mem::size_of::<usize>() != 0 {
+    if !align.is_power_of_two() || align < std::mem::size_of::<usize>() {
         return libc::EINVAL;
     }
     let p = memalign(align, size);

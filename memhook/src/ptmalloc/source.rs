@@ -242,7 +242,7 @@ fn huge_from_cache(len: usize, lead: usize, off: usize) -> Option<*mut u8> {
             while !(*link).is_null() {
                 let b = *link;
                 let ml = (*b).map_len;
-                if ml >= len && ml <= 2 * len && (*b).map_base % BLOCK == 0 {
+                if ml >= len && ml <= 2 * len && (*b).map_base & (BLOCK - 1) == 0 {
                     *link = (*b).next;
                     c.huge_bytes -= ml;
                     return b;
