@@ -140,6 +140,23 @@ unsafe fn patch(func: *mut u8, hook: usize) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// The size of the function starting at `f`, from libc's symbol table (dladdr1 RTLD_DL_SYMENT).
+fn function_size(f: *mut c_void) -> Option<usize> {
+    const RTLD_DL_SYMENT: c_int = 1;
+    // SAFETY: dladdr1 fills `info` and points `sym` at the loader's own symbol entry.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        let mut sym: *mut c_void = std::ptr::null_mut();
+        if libc::dladdr1(f, &mut info, &mut sym, RTLD_DL_SYMENT) == 0
+            || sym.is_null()
+            || info.dli_saddr != f
+        {
+            return None;
+        }
+        Some((*sym.cast::<libc::Elf64_Sym>()).st_size as usize)
+    }
+}
+
 fn libc_symbol(handle: *mut c_void, name: &CStr) -> Result<*mut c_void, &'static str> {
     // SAFETY: a valid handle from dlopen and a NUL-terminated name.
     let p = unsafe { libc::dlsym(handle, name.as_ptr()) };
@@ -172,7 +189,14 @@ pub fn install() -> Result<(), &'static str> {
     ];
     let mut funcs = [std::ptr::null_mut::<u8>(); 6];
     for (f, (name, _)) in funcs.iter_mut().zip(&targets) {
-        *f = libc_symbol(h, name)?.cast();
+        let p = libc_symbol(h, name)?;
+        // A shorter function would have its neighbour overwritten.
+        if !matches!(function_size(p), Some(n) if n >= PATCH_LEN) {
+            return Err(
+                "a libc function to patch is shorter than the 13-byte jump (unknown libc build)",
+            );
+        }
+        *f = p.cast();
     }
     for (f, (_, hook)) in funcs.iter().zip(&targets) {
         // SAFETY: glibc's x86-64 wrappers for these calls are each longer than PATCH_LEN with no
