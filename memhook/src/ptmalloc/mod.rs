@@ -42,12 +42,14 @@ fn alloc(size: usize) -> *mut u8 {
         let Some(h) = heap::mine() else {
             return null_mut();
         };
-        // SAFETY: the calling thread's own heap.
-        let h = unsafe { &mut *h };
-        if h.has_remote() {
-            h.drain_remote();
+        // SAFETY: the calling thread's own heap (heaps are never freed), on its thread.
+        unsafe {
+            let h = &*h;
+            if h.has_remote() {
+                h.drain_remote();
+            }
+            return h.alloc(block::class_of(size)).unwrap_or(null_mut());
         }
-        return h.alloc(block::class_of(size)).unwrap_or(null_mut());
     }
     source::huge_alloc(size, MIN_ALIGN).map_or(null_mut(), |(p, _)| p)
 }
@@ -76,11 +78,13 @@ pub unsafe fn free(p: *mut u8) {
     // SAFETY: a live small block's header.
     let owner = unsafe { (*b).owner() };
     if owner == me {
-        // SAFETY: our own heap, on its own thread.
-        let h = unsafe { &mut *me };
-        h.free_local(b, p as usize);
-        if h.has_remote() {
-            h.drain_remote();
+        // SAFETY: our own heap, on its own thread; `p` is a live object of its block `b`.
+        unsafe {
+            let h = &*me;
+            h.free_local(b, p as usize);
+            if h.has_remote() {
+                h.drain_remote();
+            }
         }
     } else {
         // SAFETY: heaps are never freed (orphans are adopted), so the owner is valid.
