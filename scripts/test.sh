@@ -7,3 +7,10 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh gcc pkg-config mpich
 cargo build --workspace --all-targets
 cargo test --workspace
+# memhook: the suite above ran with the default provider (hooks on x86-64 Linux); the memhook tests
+# (every release path must raise an event, the allocator under load) run again once per other
+# provider, which is all a provider changes.
+for provider in none ldpreload ptmalloc; do
+    echo "== memhook tests, provider $provider"
+    cargo test -p memhook --features "$provider"
+done

@@ -14,6 +14,7 @@ mod comm_ops;
 pub mod datatype;
 pub mod error;
 mod group;
+mod memhook;
 mod op;
 mod p2p;
 mod pmi;

@@ -137,6 +137,7 @@ impl Runtime {
             .ok_or_else(|| other("this rank is missing from its node"))?;
 
         let yield_when_idle = yield_when_idle(local.len());
+        crate::memhook::start(rank);
         let mut btls: Vec<Box<dyn Btl>> = vec![Box::new(SelfBtl::default())];
         let params = btl_sm::Params::from_env(local.len()).map_err(|e| other(e.to_string()))?;
         let seg = match pmi.as_mut() {
@@ -414,6 +415,7 @@ pub fn finalize() -> Result<()> {
         return err(ErrorClass::Other, not_running_reason());
     };
     let r = rt.shutdown();
+    crate::memhook::finish();
     STATE.store(FINALIZED, Ordering::Release);
     drop(rt);
     r

@@ -4,6 +4,7 @@
 mod cli;
 mod job;
 mod lines;
+mod memhook_info;
 mod pmi_conn;
 mod pmi_server;
 mod pmi_wire;
@@ -27,7 +28,14 @@ const EXIT_LAUNCH: u8 = 1;
 
 fn main() -> ExitCode {
     let argv = cli::normalize_args(std::env::args_os().collect());
-    let cli = cli::Cli::try_parse_from(argv).unwrap_or_else(|e| e.exit());
+    let cli = cli::Cli::try_parse_from(argv).unwrap_or_else(|e| {
+        if e.kind() == clap::error::ErrorKind::DisplayVersion {
+            print!("{e}");
+            println!("{}", memhook_info::version_line());
+            std::process::exit(0);
+        }
+        e.exit()
+    });
     let ncores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cli.shm_report || cli.mca_list {
         return shm_report::run(&cli, ncores);

@@ -110,6 +110,10 @@ fn spawn_one(spec: &JobSpec, seg: Segment, rank: usize, cpu: Option<usize>) -> i
     for (k, v) in &spec.mca {
         cmd.env(format!("RMPI_MCA_{k}"), v);
     }
+    let user_preload = spec.exports.iter().find(|(k, _)| k == "LD_PRELOAD");
+    if let Some(v) = crate::memhook_info::ld_preload(user_preload.map(|(_, v)| v)) {
+        cmd.env("LD_PRELOAD", v);
+    }
     if spec.oversubscribed {
         cmd.env("RMPI_YIELD", "1");
     }

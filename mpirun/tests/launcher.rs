@@ -453,10 +453,15 @@ fn program_arguments_are_untouched() {
 fn version() {
     let o = run(mpirun(&["--version"]));
     assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    let mut lines = out.lines();
     assert_eq!(
-        stdout(&o),
-        format!("mpirun (rmpi) {}\n", env!("CARGO_PKG_VERSION"))
+        lines.next(),
+        Some(format!("mpirun (rmpi) {}", env!("CARGO_PKG_VERSION")).as_str())
     );
+    // The memory-release provider compiled in, and whether it is active.
+    let mh = lines.next().unwrap_or_default();
+    assert!(mh.starts_with("memhook provider: "), "{out}");
 }
 
 /// Processes whose command line is exactly `argv` (NUL-separated in /proc).

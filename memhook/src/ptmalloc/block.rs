@@ -1,0 +1,174 @@
+//! Macro-blocks: 2 MiB, 2 MiB-aligned, a header at the start. A small block holds objects of one
+//! size class for one thread's heap; a huge block holds one large allocation. The header of any
+//! pointer p we handed out is at `(p - 1) & !(BLOCK - 1)`: objects never start at a block's first
+//! byte (the header is there), and huge allocations put their header at most 2 MiB below p.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use super::heap::Heap;
+
+pub const BLOCK: usize = 2 << 20;
+pub const HEADER: usize = 128;
+pub const MAGIC_SMALL: usize = 0x6d68_736d_616c_6c31; // "mhsmall1"
+pub const MAGIC_HUGE: usize = 0x6d68_6875_6765_3131; // "mhhuge11"
+
+/// Size classes: 16-byte steps to 128, then four per doubling up to MAX_SMALL.
+pub const MAX_SMALL: usize = 256 << 10;
+pub const NCLASSES: usize = 8 + 4 * 11;
+pub const CLASS_SIZE: [usize; NCLASSES] = class_sizes();
+
+const fn class_sizes() -> [usize; NCLASSES] {
+    let mut t = [0usize; NCLASSES];
+    let mut i = 0;
+    while i < 8 {
+        t[i] = 16 * (i + 1);
+        i += 1;
+    }
+    let mut base = 128;
+    while i < NCLASSES {
+        let step = base / 4;
+        let mut k = 1;
+        while k <= 4 {
+            t[i] = base + k * step;
+            i += 1;
+            k += 1;
+        }
+        base *= 2;
+    }
+    t
+}
+
+/// The smallest class holding `size` bytes (size <= MAX_SMALL).
+#[inline]
+pub fn class_of(size: usize) -> usize {
+    if size <= 128 {
+        return size.saturating_sub(1) / 16;
+    }
+    CLASS_SIZE.partition_point(|&s| s < size)
+}
+
+pub struct FreeObj {
+    pub next: *mut FreeObj,
+}
+
+#[repr(C)]
+pub struct Block {
+    pub magic: usize,
+    pub class: usize,
+    pub obj_size: usize,
+    pub capacity: usize,
+    /// The heap whose thread allocates from this block; read by freeing threads.
+    pub owner: AtomicPtr<Heap>,
+    // Owner-thread state.
+    pub free: *mut FreeObj,
+    pub bump: usize,
+    pub used: usize,
+    pub next: *mut Block,
+    pub prev: *mut Block,
+    pub listed: bool,
+    // Huge blocks: the whole mapping.
+    pub map_base: usize,
+    pub map_len: usize,
+}
+
+const _: () = assert!(std::mem::size_of::<Block>() <= HEADER);
+
+impl Block {
+    /// The header of the block holding `p`, a pointer this allocator handed out.
+    #[inline]
+    pub fn of(p: usize) -> *mut Block {
+        ((p - 1) & !(BLOCK - 1)) as *mut Block
+    }
+
+    /// # Safety
+    /// `b` is a fresh or returned 2 MiB block nobody else uses.
+    pub unsafe fn init_small(b: *mut Block, class: usize, owner: *mut Heap) {
+        let obj_size = CLASS_SIZE[class];
+        // SAFETY: the caller gives us the block's header.
+        unsafe {
+            b.write(Block {
+                magic: MAGIC_SMALL,
+                class,
+                obj_size,
+                capacity: (BLOCK - HEADER) / obj_size,
+                owner: AtomicPtr::new(owner),
+                free: std::ptr::null_mut(),
+                bump: 0,
+                used: 0,
+                next: std::ptr::null_mut(),
+                prev: std::ptr::null_mut(),
+                listed: false,
+                map_base: 0,
+                map_len: 0,
+            })
+        };
+    }
+
+    #[inline]
+    pub fn first(&self) -> usize {
+        self as *const Block as usize + HEADER
+    }
+
+    /// The start of the object holding `p` (an aligned allocation may point inside it).
+    #[inline]
+    pub fn obj_start(&self, p: usize) -> usize {
+        let first = self.first();
+        first + (p - first) / self.obj_size * self.obj_size
+    }
+
+    /// An object, if the block has one free. Owner thread only.
+    #[inline]
+    pub fn take(&mut self) -> Option<*mut u8> {
+        let p = if !self.free.is_null() {
+            let o = self.free;
+            // SAFETY: free-list entries are objects of this block holding a FreeObj.
+            self.free = unsafe { (*o).next };
+            o.cast::<u8>()
+        } else if self.bump < self.capacity {
+            let o = self.first() + self.bump * self.obj_size;
+            self.bump += 1;
+            o as *mut u8
+        } else {
+            return None;
+        };
+        self.used += 1;
+        Some(p)
+    }
+
+    /// Puts an object back. Owner thread only.
+    #[inline]
+    pub fn give(&mut self, obj: usize) {
+        let o = obj as *mut FreeObj;
+        // SAFETY: `obj` is a dead object of this block, at least 16 bytes, ours to link.
+        unsafe { (*o).next = self.free };
+        self.free = o;
+        self.used -= 1;
+    }
+
+    pub fn owner(&self) -> *mut Heap {
+        self.owner.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_are_increasing_and_cover_every_size() {
+        assert!(CLASS_SIZE.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(CLASS_SIZE[NCLASSES - 1], MAX_SMALL);
+        for size in (0..=MAX_SMALL)
+            .step_by(7)
+            .chain([0, 1, 16, 17, 128, 129, MAX_SMALL])
+        {
+            let c = class_of(size);
+            assert!(CLASS_SIZE[c] >= size, "{size} in class {c}");
+            assert!(
+                c == 0 || CLASS_SIZE[c - 1] < size,
+                "{size} not in the smallest class"
+            );
+            assert_eq!(CLASS_SIZE[c] % 16, 0);
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! Per-thread allocation chains (seed 002): each thread allocates from its own heap without
+//! locks. An object freed by another thread goes on the owner heap's remote-free queue (a
+//! lock-free stack), which the owner drains at its next allocation or free.
+//!
+//! When a thread exits its heap is *dead*: its empty blocks go back to the source, and it waits
+//! on the orphan list to be adopted by the next new thread. Meanwhile a thread freeing into a
+//! dead heap tends it (under the heap's `tending` flag, which adoption also takes), so objects
+//! freed after their owner exited do not strand their blocks.
+
+use std::cell::{Cell, UnsafeCell};
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+use super::block::{Block, FreeObj, BLOCK, NCLASSES};
+use super::source;
+use super::spin::Spin;
+
+/// State only the heap's thread touches (or, for a dead heap, the thread holding `tending`).
+struct Local {
+    /// The block each class allocates from.
+    current: [*mut Block; NCLASSES],
+    /// Other blocks of each class with free objects (doubly linked through the headers).
+    partial: [*mut Block; NCLASSES],
+}
+
+pub struct Heap {
+    local: UnsafeCell<Local>,
+    /// Objects of our blocks freed by other threads.
+    rfq: AtomicPtr<FreeObj>,
+    /// The thread exited and nobody adopted the heap yet.
+    dead: AtomicBool,
+    /// Held by whoever works on a dead heap's `local`: a tending freer, or the adopter.
+    tending: AtomicBool,
+    /// Orphan list link, only touched under GLOBAL's lock.
+    next_orphan: Cell<*mut Heap>,
+}
+
+thread_local! {
+    // Const, no destructor: no registration or allocation on first use, usable in any context.
+    static HEAP: Cell<*mut Heap> = const { Cell::new(null_mut()) };
+}
+
+struct Global {
+    orphans: *mut Heap,
+    /// Bump region for Heap structs.
+    meta: usize,
+    meta_end: usize,
+    key: Option<libc::pthread_key_t>,
+}
+
+// SAFETY: the raw pointers are only followed under the spinlock.
+unsafe impl Send for Global {}
+
+static GLOBAL: Spin<Global> = Spin::new(Global {
+    orphans: null_mut(),
+    meta: 0,
+    meta_end: 0,
+    key: None,
+});
+
+/// At thread exit (pthread key destructor): the heap dies and becomes an orphan.
+unsafe extern "C" fn thread_exit(h: *mut libc::c_void) {
+    HEAP.with(|c| c.set(null_mut()));
+    let h = h.cast::<Heap>();
+    // SAFETY: still this thread's heap: nobody else works on it until it is marked dead.
+    unsafe {
+        (*h).release_empty();
+        (*h).dead.store(true, Ordering::Release);
+    }
+    GLOBAL.lock(|g| {
+        // SAFETY: heaps are never freed; next_orphan is only touched under this lock.
+        unsafe { (*h).next_orphan.set(g.orphans) };
+        g.orphans = h;
+    });
+}
+
+/// The calling thread's heap, adopting an orphan or making one on first use.
+#[inline]
+pub fn mine() -> Option<*mut Heap> {
+    let h = HEAP.with(|c| c.get());
+    if !h.is_null() {
+        return Some(h);
+    }
+    new_for_thread()
+}
+
+/// The calling thread's heap if it has one (free() does not make one).
+#[inline]
+pub fn mine_if_any() -> *mut Heap {
+    HEAP.with(|c| c.get())
+}
+
+#[cold]
+fn new_for_thread() -> Option<*mut Heap> {
+    let (h, adopted, key) = GLOBAL.lock(|g| {
+        if g.key.is_none() {
+            let mut k: libc::pthread_key_t = 0;
+            // SAFETY: creating a key with a destructor that takes our heap pointer.
+            if unsafe { libc::pthread_key_create(&mut k, Some(thread_exit)) } == 0 {
+                g.key = Some(k);
+            }
+        }
+        if !g.orphans.is_null() {
+            let h = g.orphans;
+            // SAFETY: orphans are valid heaps linked through next_orphan (under this lock).
+            g.orphans = unsafe { (*h).next_orphan.get() };
+            return (h, true, g.key);
+        }
+        let size = std::mem::size_of::<Heap>().next_multiple_of(64);
+        if g.meta + size > g.meta_end {
+            // SAFETY: a fresh anonymous mapping for heap structs, never unmapped.
+            let m = unsafe { crate::sys::mmap_anon(BLOCK) };
+            if m == libc::MAP_FAILED {
+                return (null_mut(), false, g.key);
+            }
+            g.meta = m as usize;
+            g.meta_end = g.meta + BLOCK;
+        }
+        let h = g.meta as *mut Heap;
+        g.meta += size;
+        // SAFETY: fresh, suitably aligned memory of the bump region, ours alone.
+        unsafe {
+            h.write(Heap {
+                local: UnsafeCell::new(Local {
+                    current: [null_mut(); NCLASSES],
+                    partial: [null_mut(); NCLASSES],
+                }),
+                rfq: AtomicPtr::new(null_mut()),
+                dead: AtomicBool::new(false),
+                tending: AtomicBool::new(false),
+                next_orphan: Cell::new(null_mut()),
+            })
+        };
+        (h, false, g.key)
+    });
+    if h.is_null() {
+        return None;
+    }
+    if adopted {
+        // SAFETY: heaps are never freed.
+        let hh = unsafe { &*h };
+        // Wait out a freer tending it, then keep others off: it is alive again.
+        while hh
+            .tending
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+        hh.dead.store(false, Ordering::Relaxed);
+        hh.tending.store(false, Ordering::Release);
+    }
+    HEAP.with(|c| c.set(h));
+    if let Some(k) = key {
+        // SAFETY: a valid key; the value is only passed back to thread_exit.
+        unsafe { libc::pthread_setspecific(k, h.cast()) };
+    }
+    Some(h)
+}
+
+impl Heap {
+    /// The owner-only state. Raw, so no reference outlives the access it is used for.
+    #[inline]
+    fn l(&self) -> *mut Local {
+        self.local.get()
+    }
+
+    /// An object of class `c`.
+    ///
+    /// # Safety
+    /// Called by the heap's own thread.
+    #[inline]
+    pub unsafe fn alloc(&self, c: usize) -> Option<*mut u8> {
+        // SAFETY: the owner's state, on the owner's thread.
+        let b = unsafe { (*self.l()).current[c] };
+        if !b.is_null() {
+            // SAFETY: current blocks are this heap's, used by this thread only.
+            if let Some(p) = unsafe { (*b).take() } {
+                return Some(p);
+            }
+        }
+        // SAFETY: forwarded.
+        unsafe { self.alloc_slow(c) }
+    }
+
+    #[cold]
+    unsafe fn alloc_slow(&self, c: usize) -> Option<*mut u8> {
+        // SAFETY: the owner's thread (this function's callers' contract) throughout.
+        unsafe {
+            self.drain_remote();
+            let l = self.l();
+            loop {
+                let b = (*l).current[c];
+                if !b.is_null() {
+                    if let Some(p) = (*b).take() {
+                        return Some(p);
+                    }
+                }
+                // The current block is full: it leaves `current`, unlisted, until an object of
+                // it is freed. Take a partial block, or a new one from the source.
+                let next = (*l).partial[c];
+                if !next.is_null() {
+                    self.unlist(next);
+                    (*l).current[c] = next;
+                    continue;
+                }
+                let nb = source::get_block()?;
+                Block::init_small(nb, c, self as *const Heap as *mut Heap);
+                (*l).current[c] = nb;
+            }
+        }
+    }
+
+    /// Frees an object of one of our blocks.
+    ///
+    /// # Safety
+    /// The heap's own thread (or the tender of a dead heap); `p` a live object of block `b`,
+    /// which is one of this heap's.
+    #[inline]
+    pub unsafe fn free_local(&self, b: *mut Block, p: usize) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let bb = &mut *b;
+            bb.give(bb.obj_start(p));
+            let c = bb.class;
+            if (*self.l()).current[c] == b {
+                return;
+            }
+            if bb.used == 0 {
+                if bb.listed {
+                    self.unlist(b);
+                }
+                source::put_block(b);
+            } else if !bb.listed {
+                self.list(b);
+            }
+        }
+    }
+
+    /// Another thread frees `p`, an object of one of our blocks.
+    pub fn free_remote(&self, p: usize) {
+        let o = p as *mut FreeObj;
+        let mut head = self.rfq.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: `p` is dead and at least 16 bytes: its first word becomes the link.
+            unsafe { (*o).next = head };
+            match self
+                .rfq
+                .compare_exchange_weak(head, o, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => break,
+                Err(h) => head = h,
+            }
+        }
+        if self.dead.load(Ordering::Acquire) {
+            self.tend();
+        }
+    }
+
+    /// A dead heap: whoever gets `tending` frees what is queued and returns empty blocks.
+    #[cold]
+    fn tend(&self) {
+        if self
+            .tending
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return; // someone else is at it; our object waits in the queue
+        }
+        if self.dead.load(Ordering::Relaxed) {
+            // SAFETY: dead (its thread is gone) and `tending` held: adoption waits for us, so
+            // this thread alone works on the heap's state.
+            unsafe { self.release_empty() };
+        }
+        self.tending.store(false, Ordering::Release);
+    }
+
+    #[inline]
+    pub fn has_remote(&self) -> bool {
+        !self.rfq.load(Ordering::Relaxed).is_null()
+    }
+
+    /// Frees everything other threads queued for us. Only the owner (or tender) takes from the
+    /// queue, and it takes all of it at once, so pushes never race a pop (no ABA).
+    ///
+    /// # Safety
+    /// As free_local.
+    pub unsafe fn drain_remote(&self) {
+        let mut o = self.rfq.swap(null_mut(), Ordering::Acquire);
+        while !o.is_null() {
+            // SAFETY: queued objects are dead objects of our blocks, linked by free_remote.
+            let next = unsafe { (*o).next };
+            let p = o as usize;
+            // SAFETY: the caller's contract; the object is one of ours.
+            unsafe { self.free_local(Block::of(p), p) };
+            o = next;
+        }
+    }
+
+    /// Frees queued objects and gives current blocks with nothing live back to the source, so
+    /// a dead heap holds only blocks with live objects.
+    ///
+    /// # Safety
+    /// As free_local.
+    unsafe fn release_empty(&self) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.drain_remote();
+            let l = self.l();
+            for c in 0..NCLASSES {
+                let b = (*l).current[c];
+                if !b.is_null() && (*b).used == 0 {
+                    (*l).current[c] = null_mut();
+                    source::put_block(b);
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// As free_local; `b` is this heap's and unlisted.
+    unsafe fn list(&self, b: *mut Block) {
+        // SAFETY: `b` and the list's blocks are this heap's; only this thread links them.
+        unsafe {
+            let l = self.l();
+            let c = (*b).class;
+            let head = (*l).partial[c];
+            (*b).prev = null_mut();
+            (*b).next = head;
+            if !head.is_null() {
+                (*head).prev = b;
+            }
+            (*l).partial[c] = b;
+            (*b).listed = true;
+        }
+    }
+
+    /// # Safety
+    /// As free_local; `b` is this heap's and listed.
+    unsafe fn unlist(&self, b: *mut Block) {
+        // SAFETY: as in list.
+        unsafe {
+            let l = self.l();
+            let c = (*b).class;
+            let (p, n) = ((*b).prev, (*b).next);
+            if p.is_null() {
+                (*l).partial[c] = n;
+            } else {
+                (*p).next = n;
+            }
+            if !n.is_null() {
+                (*n).prev = p;
+            }
+            (*b).listed = false;
+            (*b).next = null_mut();
+            (*b).prev = null_mut();
+        }
+    }
+}

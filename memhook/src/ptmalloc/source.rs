@@ -1,0 +1,296 @@
+//! The memory source (seed 002): where macro-blocks and huge allocations come from, and the one
+//! place that decides whether freed memory goes back to the OS. Events fire only here, when it
+//! does. The policy knob covers seed 001's "never give memory back": no events at all, at the
+//! cost of keeping the process's peak footprint (reported by [`stats`]).
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use super::block::{Block, BLOCK, HEADER, MAGIC_HUGE};
+use super::spin::Spin;
+use crate::events::{notify, Source};
+use crate::sys;
+
+/// When freed memory is returned to the OS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Keep up to `keep_blocks` free macro-blocks, and as many bytes of freed huge mappings,
+    /// for reuse; unmap the rest. Each unmap is an event. `keep_blocks: 0` returns everything.
+    Release { keep_blocks: usize },
+    /// Never return memory (seed 001): no events, footprint stays at its peak.
+    Retain,
+}
+
+pub const DEFAULT_KEEP_BLOCKS: usize = 16;
+
+// 0: not read yet; 1: release; 2: retain.
+static POLICY: AtomicUsize = AtomicUsize::new(0);
+static KEEP: AtomicUsize = AtomicUsize::new(DEFAULT_KEEP_BLOCKS);
+
+/// Sets the policy; applies to memory freed from now on.
+pub fn set_policy(p: Policy) {
+    match p {
+        Policy::Release { keep_blocks } => {
+            KEEP.store(keep_blocks, Ordering::Relaxed);
+            POLICY.store(1, Ordering::Relaxed);
+        }
+        Policy::Retain => POLICY.store(2, Ordering::Relaxed),
+    }
+}
+
+/// The policy: set_policy's, else `MEMHOOK_PTMALLOC_POLICY` / `RMPI_MCA_memhook_ptmalloc_policy`
+/// (`release` or `retain`), else release.
+pub fn policy() -> Policy {
+    let mut v = POLICY.load(Ordering::Relaxed);
+    if v == 0 {
+        v = if env_is(c"MEMHOOK_PTMALLOC_POLICY", b"retain")
+            || env_is(c"RMPI_MCA_memhook_ptmalloc_policy", b"retain")
+        {
+            2
+        } else {
+            1
+        };
+        POLICY.store(v, Ordering::Relaxed);
+    }
+    if v == 2 {
+        Policy::Retain
+    } else {
+        Policy::Release {
+            keep_blocks: KEEP.load(Ordering::Relaxed),
+        }
+    }
+}
+
+fn env_is(name: &std::ffi::CStr, want: &[u8]) -> bool {
+    // SAFETY: getenv reads the environment without allocating; the name is NUL-terminated.
+    let p = unsafe { libc::getenv(name.as_ptr()) };
+    // SAFETY: a non-null getenv result is a NUL-terminated string.
+    !p.is_null() && unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes() == want
+}
+
+/// What the source holds, for the policy's cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Bytes mapped from the OS now.
+    pub mapped: usize,
+    /// The most ever mapped at once.
+    pub peak_mapped: usize,
+    /// Of `mapped`, bytes free and kept by the source (not in any allocation or heap).
+    pub held_free: usize,
+    /// Bytes given back to the OS so far (each time an event).
+    pub released: u64,
+}
+
+static MAPPED: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+static HELD: AtomicUsize = AtomicUsize::new(0);
+static RELEASED: AtomicU64 = AtomicU64::new(0);
+
+pub fn stats() -> Stats {
+    Stats {
+        mapped: MAPPED.load(Ordering::Relaxed),
+        peak_mapped: PEAK.load(Ordering::Relaxed),
+        held_free: HELD.load(Ordering::Relaxed),
+        released: RELEASED.load(Ordering::Relaxed),
+    }
+}
+
+/// Free memory the source keeps: macro-blocks, and (retain policy) huge mappings.
+struct Cache {
+    blocks: *mut Block,
+    nblocks: usize,
+    huge: *mut Block,
+    huge_bytes: usize,
+}
+
+// SAFETY: the raw pointers are only followed under the spinlock.
+unsafe impl Send for Cache {}
+
+static CACHE: Spin<Cache> = Spin::new(Cache {
+    blocks: std::ptr::null_mut(),
+    nblocks: 0,
+    huge: std::ptr::null_mut(),
+    huge_bytes: 0,
+});
+
+/// Maps `len` bytes (a multiple of the page size) at a BLOCK-aligned address.
+fn map_aligned(len: usize) -> Option<usize> {
+    // SAFETY: a fresh anonymous mapping.
+    let p = unsafe { sys::mmap_anon(len + BLOCK) };
+    if p == libc::MAP_FAILED {
+        return None;
+    }
+    let p = p as usize;
+    let start = p.next_multiple_of(BLOCK);
+    // Trim the slack on both sides: never handed out, so no event.
+    // SAFETY: both pieces are parts of the mapping just made, outside [start, start+len).
+    unsafe {
+        if start > p {
+            sys::munmap(p as *mut libc::c_void, start - p);
+        }
+        let end = start + len;
+        let map_end = p + len + BLOCK;
+        if map_end > end {
+            sys::munmap(end as *mut libc::c_void, map_end - end);
+        }
+    }
+    let now = MAPPED.fetch_add(len, Ordering::Relaxed) + len;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+    Some(start)
+}
+
+/// Gives a range back to the OS, telling subscribers first.
+fn unmap(addr: usize, len: usize) {
+    notify(Source::Allocator, addr, len);
+    // SAFETY: the range is a whole mapping (or block) of ours that nothing uses any more.
+    unsafe { sys::munmap(addr as *mut libc::c_void, len) };
+    MAPPED.fetch_sub(len, Ordering::Relaxed);
+    RELEASED.fetch_add(len as u64, Ordering::Relaxed);
+}
+
+/// A macro-block for a heap.
+pub fn get_block() -> Option<*mut Block> {
+    let cached = CACHE.lock(|c| {
+        let b = c.blocks;
+        if !b.is_null() {
+            // SAFETY: cached blocks are ours, linked through their headers.
+            c.blocks = unsafe { (*b).next };
+            c.nblocks -= 1;
+        }
+        b
+    });
+    if !cached.is_null() {
+        HELD.fetch_sub(BLOCK, Ordering::Relaxed);
+        return Some(cached);
+    }
+    map_aligned(BLOCK).map(|a| a as *mut Block)
+}
+
+/// A heap's empty block comes back: kept or unmapped, as the policy says.
+pub fn put_block(b: *mut Block) {
+    let keep = match policy() {
+        Policy::Retain => usize::MAX,
+        Policy::Release { keep_blocks } => keep_blocks,
+    };
+    let kept = CACHE.lock(|c| {
+        if c.nblocks < keep {
+            // SAFETY: the block is ours and empty; its header links it.
+            unsafe { (*b).next = c.blocks };
+            c.blocks = b;
+            c.nblocks += 1;
+            true
+        } else {
+            false
+        }
+    });
+    if kept {
+        HELD.fetch_add(BLOCK, Ordering::Relaxed);
+    } else {
+        unmap(b as usize, BLOCK);
+    }
+}
+
+/// A huge allocation of `size` bytes aligned to `align` (a power of two). Returns the pointer
+/// and whether its memory is fresh from the OS (already zero).
+pub fn huge_alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
+    let align = align.max(16);
+    // The user pointer sits `off` bytes after the header's block boundary (0 < off <= BLOCK).
+    let (off, lead) = if align >= BLOCK {
+        (BLOCK, align - BLOCK) // header one block below an align-aligned pointer
+    } else {
+        (HEADER.next_multiple_of(align), 0)
+    };
+    let len = (lead + off).checked_add(size)?.checked_add(4095)? & !4095;
+    if len > isize::MAX as usize {
+        return None;
+    }
+    if align <= BLOCK {
+        if let Some(p) = huge_from_cache(len, lead, off) {
+            return Some((p, false));
+        }
+    }
+    let base = if align > BLOCK {
+        // Over-map so that an align-aligned address follows a block for the header.
+        let a = map_aligned(len + align)?;
+        let user = (a + BLOCK).next_multiple_of(align);
+        // The mapping is [a, a+len+align); keep it whole, bookkeeping covers it all.
+        return Some((huge_init(user - BLOCK, a, len + align, user), true));
+    } else {
+        map_aligned(len)?
+    };
+    Some((huge_init(base + lead, base, len, base + lead + off), true))
+}
+
+fn huge_init(hdr: usize, map_base: usize, map_len: usize, user: usize) -> *mut u8 {
+    let b = hdr as *mut Block;
+    // SAFETY: `hdr` is a block boundary inside a mapping just made (or reused) for this
+    // allocation; the header is ours.
+    unsafe {
+        (*b).magic = MAGIC_HUGE;
+        (*b).map_base = map_base;
+        (*b).map_len = map_len;
+        (*b).next = std::ptr::null_mut();
+    }
+    user as *mut u8
+}
+
+/// Retain policy: a kept huge mapping big enough (but not more than twice) for `len`.
+fn huge_from_cache(len: usize, lead: usize, off: usize) -> Option<*mut u8> {
+    let found = CACHE.lock(|c| {
+        let mut link: *mut *mut Block = &mut c.huge;
+        // SAFETY: the list holds headers of kept huge mappings, linked through `next`.
+        unsafe {
+            while !(*link).is_null() {
+                let b = *link;
+                let ml = (*b).map_len;
+                if ml >= len && ml <= 2 * len && (*b).map_base & (BLOCK - 1) == 0 {
+                    *link = (*b).next;
+                    c.huge_bytes -= ml;
+                    return b;
+                }
+                link = &mut (*b).next;
+            }
+        }
+        std::ptr::null_mut()
+    });
+    if found.is_null() {
+        return None;
+    }
+    // SAFETY: a kept mapping's header.
+    let (base, ml) = unsafe { ((*found).map_base, (*found).map_len) };
+    HELD.fetch_sub(ml, Ordering::Relaxed);
+    Some(huge_init(base + lead, base, ml, base + lead + off))
+}
+
+/// Frees a huge allocation whose header is `b`: kept for reuse while the policy allows,
+/// else unmapped.
+pub fn huge_free(b: *mut Block) {
+    // SAFETY: `b` is the header of a live huge allocation being freed.
+    let (base, len) = unsafe { ((*b).map_base, (*b).map_len) };
+    let budget = match policy() {
+        Policy::Retain => usize::MAX,
+        Policy::Release { keep_blocks } => keep_blocks.saturating_mul(BLOCK),
+    };
+    let h = base as *mut Block;
+    let kept = CACHE.lock(|c| {
+        if c.huge_bytes.saturating_add(len) > budget {
+            return false;
+        }
+        // SAFETY: the mapping's first bytes become the cache entry's header (its user data is
+        // dead); `base` is block-aligned for every mapping made by map_aligned.
+        unsafe {
+            h.write(std::mem::zeroed());
+            (*h).magic = MAGIC_HUGE;
+            (*h).map_base = base;
+            (*h).map_len = len;
+            (*h).next = c.huge;
+        }
+        c.huge = h;
+        c.huge_bytes += len;
+        true
+    });
+    if kept {
+        HELD.fetch_add(len, Ordering::Relaxed);
+    } else {
+        unmap(base, len);
+    }
+}

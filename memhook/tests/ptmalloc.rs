@@ -1,0 +1,403 @@
+//! The ptmalloc provider's allocator under load, in a process whose malloc it is: random
+//! multi-threaded malloc/free/realloc with content checks, cross-thread frees, alignment
+//! requests, thread churn, the retain policy, and a real C MPI program linked with libmpi.so
+//! exporting it. Skipped (with a line saying so) for other providers.
+
+memhook::export_malloc!();
+
+#[cfg(memhook_provider = "ptmalloc")]
+#[global_allocator]
+static GLOBAL: memhook::ptmalloc::PtMalloc = memhook::ptmalloc::PtMalloc;
+
+#[cfg(memhook_provider = "ptmalloc")]
+mod suite {
+    use std::process::Command;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn size(&mut self) -> usize {
+            match self.next() % 100 {
+                0 => (self.next() % (2 << 20)) as usize,       // huge
+                1..=9 => (self.next() % (256 << 10)) as usize, // up to the largest class
+                10..=29 => (self.next() % 4096) as usize,
+                _ => (self.next() % 256) as usize,
+            }
+        }
+    }
+
+    fn c_malloc(n: usize) -> *mut u8 {
+        // SAFETY: malloc of any size.
+        let p = unsafe { libc::malloc(n) }.cast::<u8>();
+        assert!(!p.is_null() || n == 0, "malloc({n}) failed");
+        p
+    }
+
+    fn fill(p: *mut u8, n: usize, tag: u8) {
+        // SAFETY: `p` holds n bytes.
+        unsafe { std::ptr::write_bytes(p, tag, n) };
+    }
+
+    fn check(p: *const u8, n: usize, tag: u8, what: &str) {
+        // SAFETY: `p` holds n bytes.
+        let s = unsafe { std::slice::from_raw_parts(p, n) };
+        // Spot checks (ends and a stride) keep huge blocks cheap.
+        let stride = (n / 64).max(1);
+        for i in (0..n).step_by(stride).chain(n.saturating_sub(1)..n) {
+            assert_eq!(s[i], tag, "{what}: byte {i} of {n} corrupted");
+        }
+    }
+
+    /// Threads doing random malloc/free/realloc on their own slots, checking contents.
+    fn random_workload(threads: usize, ops: usize) {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                std::thread::spawn(move || {
+                    let mut rng = Rng(0x9E37_79B9 + t as u64 * 7919);
+                    let mut slots: Vec<(usize, usize, u8)> = vec![(0, 0, 0); 512];
+                    for op in 0..ops {
+                        let i = (rng.next() % slots.len() as u64) as usize;
+                        let (p, n, tag) = slots[i];
+                        let p = p as *mut u8;
+                        match rng.next() % 3 {
+                            0 if !p.is_null() => {
+                                check(p, n, tag, "before free");
+                                // SAFETY: a live block of ours.
+                                unsafe { libc::free(p.cast()) };
+                                slots[i] = (0, 0, 0);
+                            }
+                            1 if !p.is_null() => {
+                                check(p, n, tag, "before realloc");
+                                let m = rng.size().max(1);
+                                // SAFETY: a live block.
+                                let q = unsafe { libc::realloc(p.cast(), m) }.cast::<u8>();
+                                assert!(!q.is_null());
+                                check(q, n.min(m), tag, "after realloc");
+                                let tag = (op % 251) as u8;
+                                fill(q, m, tag);
+                                slots[i] = (q as usize, m, tag);
+                            }
+                            _ => {
+                                if !p.is_null() {
+                                    // SAFETY: a live block.
+                                    unsafe { libc::free(p.cast()) };
+                                }
+                                let n = rng.size();
+                                let q = c_malloc(n);
+                                // SAFETY: a live block.
+                                assert!(unsafe { libc::malloc_usable_size(q.cast()) } >= n);
+                                let tag = (op % 251) as u8;
+                                fill(q, n, tag);
+                                slots[i] = (q as usize, n, tag);
+                            }
+                        }
+                    }
+                    for (p, n, tag) in slots {
+                        if p != 0 {
+                            check(p as *const u8, n, tag, "at end");
+                            // SAFETY: a live block.
+                            unsafe { libc::free(p as *mut libc::c_void) };
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    }
+
+    /// Producers allocate and fill; a consumer on another thread checks and frees (remote frees).
+    /// Repeated rounds must not grow the footprint: the remote-free queue gives the memory back.
+    fn cross_thread_frees(rounds: usize, per_round: usize) -> usize {
+        let mut peak_after_first = 0;
+        for round in 0..rounds {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, usize, u8)>(1024);
+            let consumer = std::thread::spawn(move || {
+                for (p, n, tag) in rx {
+                    check(p as *const u8, n, tag, "remote free");
+                    // SAFETY: a live block handed over by the producer.
+                    unsafe { libc::free(p as *mut libc::c_void) };
+                }
+            });
+            let producers: Vec<_> = (0..2)
+                .map(|t| {
+                    let tx = tx.clone();
+                    std::thread::spawn(move || {
+                        let mut rng = Rng(12345 + t);
+                        for i in 0..per_round {
+                            let n = 16 + (rng.next() % 2000) as usize;
+                            let p = c_malloc(n);
+                            let tag = (i % 200) as u8 + 1;
+                            fill(p, n, tag);
+                            tx.send((p as usize, n, tag)).unwrap();
+                        }
+                    })
+                })
+                .collect();
+            drop(tx);
+            for p in producers {
+                p.join().unwrap();
+            }
+            consumer.join().unwrap();
+            let m = memhook::ptmalloc::stats().mapped;
+            if round == 0 {
+                peak_after_first = m;
+            }
+            println!("    round {round}: mapped {} KiB", m >> 10);
+        }
+        peak_after_first
+    }
+
+    fn alignments() {
+        for shift in 4..=23 {
+            let align = 1usize << shift;
+            for size in [1, 24, 100, 4096, 300 << 10, 3 << 20] {
+                // SAFETY: memalign/posix_memalign/aligned_alloc with a power-of-two alignment.
+                unsafe {
+                    let a = libc::memalign(align, size).cast::<u8>();
+                    let mut b: *mut libc::c_void = std::ptr::null_mut();
+                    assert_eq!(libc::posix_memalign(&mut b, align, size), 0);
+                    let c = libc::aligned_alloc(align, size.next_multiple_of(align)).cast::<u8>();
+                    for (p, what) in [
+                        (a, "memalign"),
+                        (b.cast::<u8>(), "posix_memalign"),
+                        (c, "aligned_alloc"),
+                    ] {
+                        assert!(!p.is_null(), "{what}({align}, {size})");
+                        assert_eq!(p as usize % align, 0, "{what}({align}, {size}) misaligned");
+                        assert!(libc::malloc_usable_size(p.cast()) >= size);
+                        fill(p, size, 0xa5);
+                    }
+                    for p in [a, b.cast(), c] {
+                        check(p, size, 0xa5, "aligned");
+                        libc::free(p.cast());
+                    }
+                }
+            }
+        }
+        // Bad alignments are refused with EINVAL, not crashes.
+        let mut p: *mut libc::c_void = std::ptr::null_mut();
+        // SAFETY: posix_memalign with an invalid alignment only returns an error.
+        assert_eq!(
+            unsafe { libc::posix_memalign(&mut p, 24, 10) },
+            libc::EINVAL
+        );
+        // Rust's own aligned allocations go through the global allocator.
+        #[repr(align(4096))]
+        struct Page([u8; 4096]);
+        let v: Vec<Page> = (0..10).map(|_| Page([7; 4096])).collect();
+        assert!(v
+            .iter()
+            .all(|p| p as *const Page as usize & 4095 == 0 && p.0[4095] == 7));
+    }
+
+    /// Short-lived threads leave objects behind; their heaps are orphaned and adopted, and the
+    /// objects are freed by the main thread.
+    fn thread_churn(n: usize) {
+        let mut left = Vec::new();
+        for t in 0..n {
+            let v = std::thread::spawn(move || {
+                let ps: Vec<usize> = (0..100)
+                    .map(|i| {
+                        let p = c_malloc(64 + i);
+                        fill(p, 64 + i, t as u8);
+                        p as usize
+                    })
+                    .collect();
+                ps
+            })
+            .join()
+            .unwrap();
+            left.push((t as u8, v));
+        }
+        for (t, ps) in left {
+            for (i, p) in ps.into_iter().enumerate() {
+                check(p as *const u8, 64 + i, t, "churn");
+                // SAFETY: a live block from an exited thread.
+                unsafe { libc::free(p as *mut libc::c_void) };
+            }
+        }
+    }
+
+    fn calloc_zeroes_reused_memory() {
+        for n in [10, 1000, 100_000, 1 << 20] {
+            let p = c_malloc(n);
+            fill(p, n, 0xff);
+            // SAFETY: p is live; calloc result checked below.
+            unsafe {
+                libc::free(p.cast());
+                let q = libc::calloc(1, n).cast::<u8>();
+                check(q, n, 0, "calloc");
+                libc::free(q.cast());
+            }
+        }
+        // SAFETY: an overflowing calloc returns null.
+        assert!(unsafe { libc::calloc(usize::MAX / 2, 4) }.is_null());
+    }
+
+    fn retain_policy() {
+        use memhook::ptmalloc::{set_policy, stats, Policy};
+        let before = memhook::counters()[memhook::Source::Allocator as usize].events;
+        set_policy(Policy::Retain);
+        let ps: Vec<*mut u8> = (0..8).map(|_| c_malloc(4 << 20)).collect();
+        for &p in &ps {
+            fill(p, 4 << 20, 1);
+            // SAFETY: live blocks.
+            unsafe { libc::free(p.cast()) };
+        }
+        let after = memhook::counters()[memhook::Source::Allocator as usize].events;
+        let s = stats();
+        println!(
+            "    retain: {} allocator events while retaining; held free {} MiB, mapped {} MiB, peak {} MiB",
+            after - before,
+            s.held_free >> 20,
+            s.mapped >> 20,
+            s.peak_mapped >> 20
+        );
+        assert_eq!(
+            after, before,
+            "the retain policy must never give memory back"
+        );
+        assert!(
+            s.held_free >= 32 << 20,
+            "retained blocks are counted as held"
+        );
+        // Reuse: the same sizes come from the cache, the footprint does not grow.
+        let mapped = s.mapped;
+        let ps: Vec<*mut u8> = (0..8).map(|_| c_malloc(4 << 20)).collect();
+        assert_eq!(stats().mapped, mapped, "retained memory is reused");
+        for p in ps {
+            // SAFETY: live blocks.
+            unsafe { libc::free(p.cast()) };
+        }
+        set_policy(Policy::Release {
+            keep_blocks: memhook::ptmalloc::DEFAULT_KEEP_BLOCKS,
+        });
+        // The default release policy keeps a few blocks' worth and returns the rest, with events.
+        let before = memhook::counters()[memhook::Source::Allocator as usize].events;
+        let ps: Vec<*mut u8> = (0..8).map(|_| c_malloc(4 << 20)).collect();
+        for p in ps {
+            // SAFETY: live blocks.
+            unsafe { libc::free(p.cast()) };
+        }
+        let after = memhook::counters()[memhook::Source::Allocator as usize].events;
+        println!(
+            "    release: {} allocator events for 32 MiB freed",
+            after - before
+        );
+        assert!(after > before, "the release policy returned nothing");
+    }
+
+    /// Builds libmpi.so with this provider and runs tests/c/malloc_stress.c linked with it, under
+    /// mpirun with 2 ranks.
+    fn c_program() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let exe = std::env::current_exe().unwrap();
+        let target = exe.parent().unwrap().parent().unwrap().to_path_buf();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.current_dir(&root).args([
+            "build",
+            "-q",
+            "-p",
+            "libmpi",
+            "-p",
+            "mpirun",
+            "--lib",
+            "--bins",
+            "--features",
+            "memory-manager/ptmalloc",
+        ]);
+        if target.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        assert!(
+            build.status().unwrap().success(),
+            "cargo build libmpi with ptmalloc"
+        );
+        let out = target.join("malloc_stress");
+        let st = Command::new(target.join("mpicc"))
+            .args(["-O2", "-Wall", "-pthread", "-o"])
+            .arg(&out)
+            .arg(root.join("memhook/tests/c/malloc_stress.c"))
+            .status()
+            .expect("run mpicc (is gcc installed?)");
+        assert!(st.success(), "mpicc malloc_stress.c");
+        let o = Command::new(target.join("mpirun"))
+            .args([
+                "--timeout",
+                "120",
+                "-np",
+                "2",
+                "--oversubscribe",
+                "--mca",
+                "memhook_verbose",
+                "1",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        println!("{}", stdout.trim_end().replace('\n', "\n    "));
+        println!("    {}", stderr.trim_end().replace('\n', "\n    "));
+        assert!(
+            o.status.success() && stdout.contains(" No Errors"),
+            "malloc_stress failed"
+        );
+        assert!(
+            stderr.contains("memhook provider ptmalloc: active"),
+            "ranks did not report ptmalloc active"
+        );
+    }
+
+    pub fn run() {
+        let st = memhook::init();
+        println!("memhook provider ptmalloc: {st}");
+        assert!(st.is_active(), "{st}");
+        println!("  random malloc/free/realloc, 4 threads");
+        random_workload(4, 200_000);
+        println!("  cross-thread frees");
+        let first = cross_thread_frees(4, 100_000);
+        let last = memhook::ptmalloc::stats().mapped;
+        assert!(
+            last <= first + (16 << 20),
+            "remote frees leak: {first} -> {last} bytes mapped"
+        );
+        println!("  alignment requests");
+        alignments();
+        println!("  thread churn (orphaned heaps adopted)");
+        thread_churn(64);
+        println!("  calloc");
+        calloc_zeroes_reused_memory();
+        println!("  retain policy");
+        retain_policy();
+        println!("  C program linked with libmpi.so (ptmalloc)");
+        c_program();
+        println!(
+            "  stats: {:?}; events: {}",
+            memhook::ptmalloc::stats(),
+            memhook::counters_line()
+        );
+        println!("ptmalloc allocator tests: all passed");
+    }
+}
+
+fn main() {
+    #[cfg(memhook_provider = "ptmalloc")]
+    suite::run();
+    #[cfg(not(memhook_provider = "ptmalloc"))]
+    println!(
+        "ptmalloc allocator tests: skipped (provider is {})",
+        memhook::PROVIDER
+    );
+}
