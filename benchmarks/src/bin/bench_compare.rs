@@ -1,1 +1,383 @@
-fn main(){}
+//! bench-compare: the same C benchmarks (benchmarks/c/side_by_side.c) built with rmpi's mpicc and
+//! with every other mpicc/mpirun pair on the machine, run interleaved (A B A B ...) so drift on a
+//! shared machine hits all alike, best of the rounds per size, and a table of per-size ratios.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+const SOURCE: &str = include_str!("../../c/side_by_side.c");
+
+#[derive(Parser)]
+#[command(
+    name = "bench-compare",
+    about = "Run the same C ping-pong / bandwidth (/ allreduce) benchmarks built with rmpi and with \
+             every other MPI found (Open MPI, MPICH), interleaved, and print per-size ratios"
+)]
+struct Args {
+    /// Ranks per job
+    #[arg(long = "np", default_value_t = 2, value_parser = benchmarks::cli::positive)]
+    np: usize,
+    /// Largest message size (K/M/G suffixes: powers of 1024)
+    #[arg(short = 'm', long = "max-size", value_parser = benchmarks::parse_size, default_value = "4M")]
+    max_size: usize,
+    /// Divide OSU's iteration counts by this for quicker, noisier runs
+    #[arg(long = "divisor", default_value_t = 1, value_parser = benchmarks::cli::positive)]
+    divisor: usize,
+    /// Rounds of A B A B; each size keeps the best round
+    #[arg(long = "rounds", default_value_t = 2, value_parser = benchmarks::cli::positive)]
+    rounds: usize,
+    /// Tests to run, comma-separated: lat, bw, bibw, allreduce
+    #[arg(long = "tests", value_delimiter = ',', default_value = "lat,bw,bibw")]
+    tests: Vec<Test>,
+    /// Also build the allreduce test (needs MPI_Allreduce in rmpi; adds it to --tests)
+    #[arg(long = "allreduce")]
+    allreduce: bool,
+    /// Write each test's results per MPI as benchmark JSON here (for bench-plot)
+    #[arg(long = "json-dir", value_name = "DIR")]
+    json_dir: Option<PathBuf>,
+    /// Seconds one run may take before it is killed
+    #[arg(long = "timeout", default_value_t = 600)]
+    timeout: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Test {
+    Lat,
+    Bw,
+    Bibw,
+    Allreduce,
+}
+
+impl Test {
+    fn mode(self) -> &'static str {
+        match self {
+            Test::Lat => "lat",
+            Test::Bw => "bw",
+            Test::Bibw => "bibw",
+            Test::Allreduce => "allreduce",
+        }
+    }
+    fn lower_is_better(self) -> bool {
+        matches!(self, Test::Lat | Test::Allreduce)
+    }
+    fn what(self) -> &'static str {
+        match self {
+            Test::Lat => "one-way latency (us)",
+            Test::Bw => "bandwidth, window of 64 (MB/s)",
+            Test::Bibw => "bidirectional bandwidth, window of 64 (MB/s)",
+            Test::Allreduce => "allreduce of doubles, average over ranks (us)",
+        }
+    }
+    fn json_key(self) -> &'static str {
+        match self {
+            Test::Lat => "latency_us",
+            Test::Bw | Test::Bibw => "bandwidth_mbs",
+            Test::Allreduce => "avg_latency_us",
+        }
+    }
+}
+
+/// One MPI: its compiler wrapper and how to launch N ranks.
+struct Mpi {
+    name: String,
+    mpicc: PathBuf,
+    launch: Vec<String>,
+    exe: PathBuf,
+}
+
+/// `name` on PATH, resolved.
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // /proc/self belongs to this process's effective user.
+    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+}
+
+/// rmpi (next to this binary) and every other MPI found, without duplicates.
+fn find_mpis(np: usize) -> Result<Vec<Mpi>, String> {
+    let here = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .ok_or("cannot find where bench-compare lives")?;
+    let (mpicc, mpirun) = (here.join("mpicc"), here.join("mpirun"));
+    if !mpicc.is_file() || !mpirun.is_file() {
+        return Err(format!(
+            "rmpi's mpicc and mpirun are not in {} (cargo build --release --workspace first)",
+            here.display()
+        ));
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let over = np > cores;
+    let np_s = np.to_string();
+    let mut launch = vec![mpirun.display().to_string(), "-np".into(), np_s.clone()];
+    if over {
+        launch.push("--oversubscribe".into());
+    }
+    let mut mpis = vec![Mpi {
+        name: "rmpi".into(),
+        mpicc,
+        launch,
+        exe: PathBuf::new(),
+    }];
+    let root = is_root();
+    let candidates: [(&str, &str, &str); 3] = [
+        ("openmpi", "mpicc.openmpi", "mpirun.openmpi"),
+        ("mpich", "mpicc.mpich", "mpiexec.mpich"),
+        ("system", "mpicc", "mpirun"),
+    ];
+    for (name, cc, run) in candidates {
+        let (Some(cc), Some(run)) = (which(cc), which(run)) else {
+            continue;
+        };
+        // Debian's plain mpicc is an alternative pointing at one of the above.
+        let real = std::fs::canonicalize(&cc).unwrap_or(cc.clone());
+        if mpis
+            .iter()
+            .any(|m| std::fs::canonicalize(&m.mpicc).unwrap_or(m.mpicc.clone()) == real)
+        {
+            continue;
+        }
+        let runner = run.display().to_string();
+        let is_ompi = name == "openmpi"
+            || std::fs::canonicalize(&run).is_ok_and(|p| p.to_string_lossy().contains("orterun"));
+        let mut launch = vec![runner];
+        if is_ompi && root {
+            launch.push("--allow-run-as-root".into());
+        }
+        launch.extend(["-np".into(), np_s.clone()]);
+        if is_ompi && over {
+            launch.push("--oversubscribe".into());
+        }
+        mpis.push(Mpi {
+            name: name.into(),
+            mpicc: cc,
+            launch,
+            exe: PathBuf::new(),
+        });
+    }
+    Ok(mpis)
+}
+
+/// Build the C source with each MPI's mpicc; an MPI whose build fails is left out (not rmpi).
+fn build(mpis: Vec<Mpi>, dir: &Path, allreduce: bool) -> Result<Vec<Mpi>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let src = dir.join("side_by_side.c");
+    std::fs::write(&src, SOURCE).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+    let mut ok = Vec::new();
+    for mut m in mpis {
+        m.exe = dir.join(format!("side_by_side.{}", m.name));
+        let mut cmd = Command::new(&m.mpicc);
+        cmd.arg("-O2");
+        if allreduce {
+            cmd.arg("-DBENCH_ALLREDUCE");
+        }
+        cmd.arg("-o").arg(&m.exe).arg(&src);
+        let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", m.mpicc.display()))?;
+        if out.status.success() {
+            ok.push(m);
+        } else if m.name == "rmpi" {
+            return Err(format!(
+                "{} failed:\n{}",
+                m.mpicc.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        } else {
+            eprintln!(
+                "bench-compare: leaving out {}: its mpicc failed:\n{}",
+                m.name,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    Ok(ok)
+}
+
+/// One run: (size, value) lines from rank 0.
+fn run_once(m: &Mpi, test: Test, args: &Args) -> Result<Vec<(usize, f64)>, String> {
+    let mut cmd = Command::new(&m.launch[0]);
+    cmd.args(&m.launch[1..])
+        .arg(&m.exe)
+        .args([test.mode(), &args.max_size.to_string(), &args.divisor.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", m.launch[0]))?;
+    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    while child.try_wait().map_err(|e| e.to_string())?.is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{} {} ran past {} s", m.name, test.mode(), args.timeout));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} {} failed ({}):\n{}",
+            m.name,
+            test.mode(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<(usize, f64)> = text
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+        })
+        .collect();
+    if rows.is_empty() {
+        return Err(format!("{} {} printed no results:\n{text}", m.name, test.mode()));
+    }
+    Ok(rows)
+}
+
+/// Keep the better value per size (lower or higher, by the test).
+fn merge(best: &mut Vec<(usize, f64)>, run: Vec<(usize, f64)>, lower: bool) {
+    if best.is_empty() {
+        *best = run;
+        return;
+    }
+    for (b, r) in best.iter_mut().zip(run) {
+        if (lower && r.1 < b.1) || (!lower && r.1 > b.1) {
+            b.1 = r.1;
+        }
+    }
+}
+
+fn size_label(s: usize) -> String {
+    if s == 0 {
+        "0 B".into()
+    } else {
+        benchmarks::plot::bytes_label(s as f64)
+    }
+}
+
+fn print_table(test: Test, mpis: &[Mpi], results: &[Vec<(usize, f64)>], args: &Args) {
+    println!(
+        "\n## {}: {}, {} ranks, best of {} interleaved rounds",
+        test.mode(),
+        test.what(),
+        args.np,
+        args.rounds
+    );
+    println!("## ratio = how many times as fast rmpi is (> 1: rmpi faster)");
+    let mut head = format!("{:>9}", "size");
+    for m in mpis {
+        head += &format!("{:>13}", m.name);
+    }
+    for m in &mpis[1..] {
+        head += &format!("{:>14}", format!("vs {}", m.name));
+    }
+    println!("{head}");
+    for (i, &(size, ours)) in results[0].iter().enumerate() {
+        let mut line = format!("{:>9}", size_label(size));
+        let vals: Vec<Option<f64>> = results.iter().map(|r| r.get(i).map(|x| x.1)).collect();
+        for v in &vals {
+            line += &v.map_or(format!("{:>13}", "-"), |v| format!("{v:>13.2}"));
+        }
+        for v in &vals[1..] {
+            let ratio = v.and_then(|t| {
+                let r = if test.lower_is_better() { t / ours } else { ours / t };
+                r.is_finite().then_some(r)
+            });
+            line += &ratio.map_or(format!("{:>14}", "-"), |r| format!("{r:>14.2}"));
+        }
+        println!("{line}");
+    }
+}
+
+fn write_json(dir: &Path, test: Test, m: &Mpi, rows: &[(usize, f64)], np: usize) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let results: Vec<_> = rows
+        .iter()
+        .map(|&(s, v)| {
+            let mut o = serde_json::Map::new();
+            o.insert("size".into(), json!(s));
+            o.insert(test.json_key().into(), json!(v));
+            serde_json::Value::Object(o)
+        })
+        .collect();
+    let doc = json!({
+        "benchmark": format!("side-by-side {}", test.mode()),
+        "title": test.what(),
+        "implementation": m.name,
+        "label": format!("{} {}", m.name, test.mode()),
+        "ranks": np,
+        "results": results,
+    });
+    let path = dir.join(format!("{}-{}.json", test.mode(), m.name));
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let mut tests = args.tests.clone();
+    if args.allreduce && !tests.contains(&Test::Allreduce) {
+        tests.push(Test::Allreduce);
+    }
+    if tests.contains(&Test::Allreduce) && !args.allreduce {
+        return Err("the allreduce test needs --allreduce (and MPI_Allreduce in rmpi)".into());
+    }
+    let point_to_point = tests.iter().any(|&t| t != Test::Allreduce);
+    if point_to_point && args.np < 2 {
+        return Err("lat, bw and bibw need --np 2 or more".into());
+    }
+    let mpis = find_mpis(args.np)?;
+    let dir = mpis[0]
+        .mpicc
+        .parent()
+        .map_or_else(|| PathBuf::from("side-by-side"), |d| d.join("side-by-side"));
+    let mpis = build(mpis, &dir, args.allreduce)?;
+    let names: Vec<&str> = mpis.iter().map(|m| m.name.as_str()).collect();
+    eprintln!("bench-compare: {} (built in {})", names.join(", "), dir.display());
+    let bar = ProgressBar::new((tests.len() * args.rounds * mpis.len()) as u64);
+    if let Ok(style) = ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}") {
+        bar.set_style(style);
+    }
+    bar.set_prefix("bench-compare");
+    for &test in &tests {
+        let mut best: Vec<Vec<(usize, f64)>> = vec![Vec::new(); mpis.len()];
+        for round in 0..args.rounds {
+            for (m, b) in mpis.iter().zip(best.iter_mut()) {
+                bar.set_message(format!("{} {} round {}", test.mode(), m.name, round + 1));
+                let rows = run_once(m, test, args)?;
+                merge(b, rows, test.lower_is_better());
+                bar.inc(1);
+            }
+        }
+        bar.suspend(|| print_table(test, &mpis, &best, args));
+        if let Some(d) = &args.json_dir {
+            for (m, b) in mpis.iter().zip(&best) {
+                write_json(d, test, m, b, args.np)?;
+            }
+        }
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench-compare: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
