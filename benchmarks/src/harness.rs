@@ -59,7 +59,12 @@ pub fn run(
         Report::new(
             spec.name,
             spec.title,
-            &[report::AVG_US, report::MIN_US, report::MAX_US, report::ITERATIONS],
+            &[
+                report::AVG_US,
+                report::MIN_US,
+                report::MAX_US,
+                report::ITERATIONS,
+            ],
             true,
             common.json,
             world.size(),

@@ -87,7 +87,9 @@ pub fn parse_size(t: &str) -> Result<usize, String> {
         .and_then(|n| n.checked_mul(mul))
         .ok_or_else(|| format!("'{t}' is not a message size in bytes"))?;
     if n > MAX_SIZE {
-        return Err(format!("message size {n} is above the limit of {MAX_SIZE} bytes"));
+        return Err(format!(
+            "message size {n} is above the limit of {MAX_SIZE} bytes"
+        ));
     }
     Ok(n)
 }

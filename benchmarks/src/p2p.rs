@@ -108,6 +108,13 @@ mod tests {
     #[test]
     fn stats() {
         let s = Stats::of(&[1.0, 2.0, 6.0]);
-        assert_eq!(s, Stats { min: 1.0, avg: 3.0, max: 6.0 });
+        assert_eq!(
+            s,
+            Stats {
+                min: 1.0,
+                avg: 3.0,
+                max: 6.0
+            }
+        );
     }
 }

@@ -85,7 +85,12 @@ fn panel_svg(out: &mut String, p: &Panel, ox: f64) {
         esc(&p.title)
     );
     let Some(((x0, x1), (y0, y1))) = bounds(p) else {
-        let _ = writeln!(out, r#"<text x="{}" y="{}" text-anchor="middle">no data</text>"#, ox + W / 2.0, H / 2.0);
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle">no data</text>"#,
+            ox + W / 2.0,
+            H / 2.0
+        );
         return;
     };
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
@@ -200,8 +205,14 @@ mod tests {
             title: "Latency".into(),
             y_label: "us".into(),
             series: vec![
-                Series { label: "a<b".into(), points: vec![(1.0, 0.5), (1024.0, 3.0), (0.0, 1.0)] },
-                Series { label: "c".into(), points: vec![(2.0, 0.7)] },
+                Series {
+                    label: "a<b".into(),
+                    points: vec![(1.0, 0.5), (1024.0, 3.0), (0.0, 1.0)],
+                },
+                Series {
+                    label: "c".into(),
+                    points: vec![(2.0, 0.7)],
+                },
             ],
         };
         let s = svg(&[p]);

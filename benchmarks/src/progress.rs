@@ -18,9 +18,9 @@ impl Progress {
     /// A bar over `steps` steps (message sizes), hidden for now.
     pub fn new(name: &str, steps: usize) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::hidden());
-        if let Ok(style) =
-            ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}")
-        {
+        if let Ok(style) = ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}",
+        ) {
             bar.set_style(style);
         }
         bar.set_prefix(name.to_string());

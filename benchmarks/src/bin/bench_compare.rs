@@ -101,7 +101,9 @@ fn which(name: &str) -> Option<PathBuf> {
 fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     // /proc/self belongs to this process's effective user.
-    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false)
 }
 
 /// rmpi (next to this binary) and every other MPI found, without duplicates.
@@ -183,7 +185,9 @@ fn build(mpis: Vec<Mpi>, dir: &Path, allreduce: bool) -> Result<Vec<Mpi>, String
             cmd.arg("-DBENCH_ALLREDUCE");
         }
         cmd.arg("-o").arg(&m.exe).arg(&src);
-        let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", m.mpicc.display()))?;
+        let out = cmd
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", m.mpicc.display()))?;
         if out.status.success() {
             ok.push(m);
         } else if m.name == "rmpi" {
@@ -208,17 +212,28 @@ fn run_once(m: &Mpi, test: Test, args: &Args) -> Result<Vec<(usize, f64)>, Strin
     let mut cmd = Command::new(&m.launch[0]);
     cmd.args(&m.launch[1..])
         .arg(&m.exe)
-        .args([test.mode(), &args.max_size.to_string(), &args.divisor.to_string()])
+        .args([
+            test.mode(),
+            &args.max_size.to_string(),
+            &args.divisor.to_string(),
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", m.launch[0]))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", m.launch[0]))?;
     let deadline = Instant::now() + Duration::from_secs(args.timeout);
     while child.try_wait().map_err(|e| e.to_string())?.is_none() {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!("{} {} ran past {} s", m.name, test.mode(), args.timeout));
+            return Err(format!(
+                "{} {} ran past {} s",
+                m.name,
+                test.mode(),
+                args.timeout
+            ));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -241,7 +256,11 @@ fn run_once(m: &Mpi, test: Test, args: &Args) -> Result<Vec<(usize, f64)>, Strin
         })
         .collect();
     if rows.is_empty() {
-        return Err(format!("{} {} printed no results:\n{text}", m.name, test.mode()));
+        return Err(format!(
+            "{} {} printed no results:\n{text}",
+            m.name,
+            test.mode()
+        ));
     }
     Ok(rows)
 }
@@ -292,7 +311,11 @@ fn print_table(test: Test, mpis: &[Mpi], results: &[Vec<(usize, f64)>], args: &A
         }
         for v in &vals[1..] {
             let ratio = v.and_then(|t| {
-                let r = if test.lower_is_better() { t / ours } else { ours / t };
+                let r = if test.lower_is_better() {
+                    t / ours
+                } else {
+                    ours / t
+                };
                 r.is_finite().then_some(r)
             });
             line += &ratio.map_or(format!("{:>14}", "-"), |r| format!("{r:>14.2}"));
@@ -301,7 +324,13 @@ fn print_table(test: Test, mpis: &[Mpi], results: &[Vec<(usize, f64)>], args: &A
     }
 }
 
-fn write_json(dir: &Path, test: Test, m: &Mpi, rows: &[(usize, f64)], np: usize) -> Result<(), String> {
+fn write_json(
+    dir: &Path,
+    test: Test,
+    m: &Mpi,
+    rows: &[(usize, f64)],
+    np: usize,
+) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let results: Vec<_> = rows
         .iter()
@@ -344,9 +373,15 @@ fn run(args: &Args) -> Result<(), String> {
         .map_or_else(|| PathBuf::from("side-by-side"), |d| d.join("side-by-side"));
     let mpis = build(mpis, &dir, args.allreduce)?;
     let names: Vec<&str> = mpis.iter().map(|m| m.name.as_str()).collect();
-    eprintln!("bench-compare: {} (built in {})", names.join(", "), dir.display());
+    eprintln!(
+        "bench-compare: {} (built in {})",
+        names.join(", "),
+        dir.display()
+    );
     let bar = ProgressBar::new((tests.len() * args.rounds * mpis.len()) as u64);
-    if let Ok(style) = ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}") {
+    if let Ok(style) =
+        ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}")
+    {
         bar.set_style(style);
     }
     bar.set_prefix("bench-compare");

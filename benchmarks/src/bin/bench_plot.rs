@@ -28,7 +28,9 @@ fn points(doc: &Value, keys: &[(&str, f64)]) -> Vec<(f64, f64)> {
     rows.iter()
         .filter_map(|r| {
             let size = r["size"].as_f64()?;
-            let v = keys.iter().find_map(|(k, scale)| r[*k].as_f64().map(|v| v * scale))?;
+            let v = keys
+                .iter()
+                .find_map(|(k, scale)| r[*k].as_f64().map(|v| v * scale))?;
             Some((size, v))
         })
         .collect()
@@ -39,29 +41,49 @@ fn run(args: &Args) -> Result<(), String> {
     let mut bw = Vec::new();
     let mut labels: Vec<String> = Vec::new();
     for f in &args.files {
-        let text = std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        let text =
+            std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
         let doc: Value = serde_json::from_str(&text)
             .map_err(|e| format!("{} is not benchmark JSON: {e}", f.display()))?;
         if !doc["results"].is_array() {
-            return Err(format!("{} has no \"results\" array (was it written with --json?)", f.display()));
+            return Err(format!(
+                "{} has no \"results\" array (was it written with --json?)",
+                f.display()
+            ));
         }
         let s = |k: &str| doc[k].as_str().unwrap_or("").to_string();
         let mut label = match (doc["label"].as_str(), s("implementation"), s("benchmark")) {
             (Some(l), _, _) => l.to_string(),
             (None, i, b) if !i.is_empty() => format!("{i} {b}"),
-            _ => f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            _ => f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
         };
         if labels.contains(&label) {
             label = format!("{label} [{}]", f.display());
         }
         labels.push(label.clone());
-        let l = points(&doc, &[("latency_us", 1.0), ("avg_latency_us", 1.0), ("time_us", 1.0)]);
+        let l = points(
+            &doc,
+            &[
+                ("latency_us", 1.0),
+                ("avg_latency_us", 1.0),
+                ("time_us", 1.0),
+            ],
+        );
         let b = points(&doc, &[("bandwidth_mbs", 1.0), ("mbps", 1.0 / 8.0)]);
         if l.is_empty() && b.is_empty() {
-            return Err(format!("{} has no sized latency or bandwidth results to plot", f.display()));
+            return Err(format!(
+                "{} has no sized latency or bandwidth results to plot",
+                f.display()
+            ));
         }
         if !l.is_empty() {
-            lat.push(Series { label: label.clone(), points: l });
+            lat.push(Series {
+                label: label.clone(),
+                points: l,
+            });
         }
         if !b.is_empty() {
             bw.push(Series { label, points: b });
@@ -69,10 +91,18 @@ fn run(args: &Args) -> Result<(), String> {
     }
     let mut panels = Vec::new();
     if !lat.is_empty() {
-        panels.push(Panel { title: "Latency".into(), y_label: "latency (µs)".into(), series: lat });
+        panels.push(Panel {
+            title: "Latency".into(),
+            y_label: "latency (µs)".into(),
+            series: lat,
+        });
     }
     if !bw.is_empty() {
-        panels.push(Panel { title: "Bandwidth".into(), y_label: "bandwidth (MB/s)".into(), series: bw });
+        panels.push(Panel {
+            title: "Bandwidth".into(),
+            y_label: "bandwidth (MB/s)".into(),
+            series: bw,
+        });
     }
     std::fs::write(&args.output, svg(&panels))
         .map_err(|e| format!("cannot write {}: {e}", args.output.display()))

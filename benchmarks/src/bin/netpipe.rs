@@ -14,7 +14,10 @@ use mpi::Communicator;
 use serde_json::json;
 
 #[derive(Parser)]
-#[command(name = "netpipe", about = "NetPIPE-style ramp of ping-pong or streaming transfers (2 ranks)")]
+#[command(
+    name = "netpipe",
+    about = "NetPIPE-style ramp of ping-pong or streaming transfers (2 ranks)"
+)]
 struct Args {
     /// Smallest message size in bytes
     #[arg(short = 'l', long = "lower", value_parser = benchmarks::parse_size, default_value = "1")]
@@ -53,7 +56,14 @@ fn seconds(s: &str) -> Result<f64, String> {
 }
 
 /// One trial: `reps` transfers of `size` bytes; one-way seconds per transfer (rank 0's view).
-fn trial(world: &Communicator, stream: bool, size: usize, reps: usize, sbuf: &[u8], rbuf: &mut [u8]) -> mpi::Result<f64> {
+fn trial(
+    world: &Communicator,
+    stream: bool,
+    size: usize,
+    reps: usize,
+    sbuf: &[u8],
+    rbuf: &mut [u8],
+) -> mpi::Result<f64> {
     let rank = world.rank();
     let mut sync = [0u8; 1];
     world.barrier()?;
@@ -131,7 +141,14 @@ fn main() -> mpi::Result<()> {
         let reps = reps[0] as usize;
         let mut best = f64::INFINITY;
         for _ in 0..args.trials {
-            best = best.min(trial(&world, args.stream, step.size, reps, &sbuf, &mut rbuf)?);
+            best = best.min(trial(
+                &world,
+                args.stream,
+                step.size,
+                reps,
+                &sbuf,
+                &mut rbuf,
+            )?);
         }
         tlast = best;
         let mbps = step.size as f64 * 8.0 / best / 1e6;
@@ -171,7 +188,10 @@ fn main() -> mpi::Result<()> {
                            "trials": args.trials},
             "results": rows,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).expect("a JSON value serialises"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("a JSON value serialises")
+        );
     }
     Ok(())
 }

@@ -25,7 +25,12 @@ fn main() -> mpi::Result<()> {
         Report::new(
             "osu-barrier",
             "# OSU MPI Barrier Latency Test",
-            &[report::AVG_US, report::MIN_US, report::MAX_US, report::ITERATIONS],
+            &[
+                report::AVG_US,
+                report::MIN_US,
+                report::MAX_US,
+                report::ITERATIONS,
+            ],
             false,
             c.json,
             world.size(),

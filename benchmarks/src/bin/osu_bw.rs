@@ -32,7 +32,14 @@ fn main() -> mpi::Result<()> {
     let min = min.max(1);
     let sizes = benchmarks::sizes(min, max);
     let sbuf = vec![b'a'; max];
-    let mut rbufs = vec![b'b'; if rank == 1 { window_bytes(max, window) } else { 0 }];
+    let mut rbufs = vec![
+        b'b';
+        if rank == 1 {
+            window_bytes(max, window)
+        } else {
+            0
+        }
+    ];
     let mut out = (rank == 0).then(|| {
         let mut r = Report::new(
             "osu-bw",

@@ -23,7 +23,12 @@ fn main() -> mpi::Result<()> {
     let universe = mpi::initialize()?;
     let world = universe.world();
     let (rank, n) = (world.rank(), world.size());
-    require_ranks(&world, "osu-multi-lat", n >= 2 && n % 2 == 0, "an even number of ranks");
+    require_ranks(
+        &world,
+        "osu-multi-lat",
+        n >= 2 && n % 2 == 0,
+        "an even number of ranks",
+    );
     let pairs = n / 2;
     let sender = rank < pairs;
     let peer = if sender { rank + pairs } else { rank - pairs };
