@@ -9,6 +9,7 @@ pub mod p2p;
 pub mod plot;
 pub mod progress;
 pub mod report;
+pub mod terminal;
 
 /// OSU's threshold between "small" and "large" messages for iteration counts.
 pub const LARGE_MESSAGE: usize = 8192;

@@ -32,8 +32,8 @@ pub fn ramp(lower: usize, upper: usize, perturbation: usize) -> Vec<Step> {
     out
 }
 
-/// Repetitions for a step: enough to fill `time_slice` seconds given the previous size's one-way
-/// time `tlast`, at least `min` (NetPIPE: MAX(RUNTM / (len / (len - inc + 1) * tlast), TRIALS)).
+/// Repetitions for a step: enough to fill `time_slice` seconds given the previous size's time per
+/// repetition `tlast`, at least `min` (NetPIPE: MAX(RUNTM / (len / (len - inc + 1) * tlast), TRIALS)).
 pub fn repetitions(time_slice: f64, step: Step, tlast: f64, min: usize) -> usize {
     let len = step.size as f64;
     let scale = len / (len - step.inc as f64 + 1.0).max(1.0);

@@ -1,9 +1,11 @@
-//! A progress bar on stderr that appears only once a run has lasted a couple of seconds, so quick
-//! runs stay quiet; indicatif hides it when stderr is not a terminal.
+//! A progress bar that appears only once a run has lasted a couple of seconds, so quick runs stay
+//! quiet, and only on a terminal (see `terminal`: under mpirun, mpirun's).
 
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::terminal;
 
 /// How long a run goes before its bar is drawn.
 const SHOW_AFTER: Duration = Duration::from_secs(2);
@@ -11,7 +13,10 @@ const SHOW_AFTER: Duration = Duration::from_secs(2);
 pub struct Progress {
     bar: ProgressBar,
     start: Instant,
-    shown: bool,
+    /// Not yet looked for a terminal.
+    pending: bool,
+    /// Result lines are printed above the bar on its terminal rather than on stdout.
+    lines_via_bar: bool,
 }
 
 impl Progress {
@@ -27,15 +32,19 @@ impl Progress {
         Progress {
             bar,
             start: Instant::now(),
-            shown: false,
+            pending: true,
+            lines_via_bar: false,
         }
     }
 
     /// Say what is running now (e.g. the message size), drawing the bar once the run is long.
     pub fn working_on(&mut self, what: impl Into<String>) {
-        if !self.shown && self.start.elapsed() >= SHOW_AFTER {
-            self.bar.set_draw_target(ProgressDrawTarget::stderr());
-            self.shown = true;
+        if self.pending && self.start.elapsed() >= SHOW_AFTER {
+            self.pending = false;
+            if let Some(t) = terminal::find() {
+                self.bar.set_draw_target(t.draw);
+                self.lines_via_bar = t.lines_via_bar;
+            }
         }
         self.bar.set_message(what.into());
     }
@@ -44,9 +53,13 @@ impl Progress {
         self.bar.inc(1);
     }
 
-    /// Print a line on stdout without tearing the bar.
+    /// Print a result line without tearing the bar.
     pub fn println(&self, line: &str) {
-        self.bar.suspend(|| println!("{line}"));
+        if self.lines_via_bar {
+            self.bar.println(line);
+        } else {
+            self.bar.suspend(|| println!("{line}"));
+        }
     }
 
     pub fn finish(&self) {

@@ -38,7 +38,7 @@ struct Args {
     #[arg(long = "time-slice", default_value_t = 0.25, value_parser = seconds)]
     time_slice: f64,
     /// Trials per size, the best one kept; also the fewest repetitions
-    #[arg(long = "trials", default_value_t = 7, value_parser = benchmarks::cli::positive)]
+    #[arg(long = "trials", default_value_t = 3, value_parser = benchmarks::cli::positive)]
     trials: usize,
     /// Stop once one transfer takes longer than this many seconds (NetPIPE's STOPTM)
     #[arg(long = "stop-time", default_value_t = 1.0, value_parser = seconds)]
@@ -128,7 +128,9 @@ fn main() -> mpi::Result<()> {
         let mut reps = [0u64];
         if rank == 0 {
             if tlast < args.stop_time {
-                reps[0] = repetitions(args.time_slice, *step, tlast, args.trials) as u64;
+                // A ping-pong repetition is a round trip: two one-way times.
+                let per_rep = if args.stream { tlast } else { 2.0 * tlast };
+                reps[0] = repetitions(args.time_slice, *step, per_rep, args.trials) as u64;
             }
             world.send(&reps, 1, TAG_CONTROL)?;
             progress.working_on(format!("{} B", step.size));
