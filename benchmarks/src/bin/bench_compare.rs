@@ -385,19 +385,31 @@ fn run(args: &Args) -> Result<(), String> {
         bar.set_style(style);
     }
     bar.set_prefix("bench-compare");
+    // Another MPI that fails to run is left out with a warning; rmpi failing is an error.
+    let mut alive = vec![true; mpis.len()];
     for &test in &tests {
         let mut best: Vec<Vec<(usize, f64)>> = vec![Vec::new(); mpis.len()];
         for round in 0..args.rounds {
-            for (m, b) in mpis.iter().zip(best.iter_mut()) {
-                bar.set_message(format!("{} {} round {}", test.mode(), m.name, round + 1));
-                let rows = run_once(m, test, args)?;
-                merge(b, rows, test.lower_is_better());
+            for (i, (m, b)) in mpis.iter().zip(best.iter_mut()).enumerate() {
                 bar.inc(1);
+                if !alive[i] {
+                    continue;
+                }
+                bar.set_message(format!("{} {} round {}", test.mode(), m.name, round + 1));
+                match run_once(m, test, args) {
+                    Ok(rows) => merge(b, rows, test.lower_is_better()),
+                    Err(e) if i > 0 => {
+                        bar.suspend(|| eprintln!("bench-compare: leaving out {}: {e}", m.name));
+                        alive[i] = false;
+                        b.clear();
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         }
         bar.suspend(|| print_table(test, &mpis, &best, args));
         if let Some(d) = &args.json_dir {
-            for (m, b) in mpis.iter().zip(&best) {
+            for (m, b) in mpis.iter().zip(&best).filter(|(_, b)| !b.is_empty()) {
                 write_json(d, test, m, b, args.np)?;
             }
         }
