@@ -290,3 +290,21 @@ fn bench_compare_runs_side_by_side() {
     parse_json(&doc, &["size", "latency_us"][1..]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn collective_harness_at_4() {
+    // A broadcast by point-to-point, timed by the harness the collective benchmarks will use.
+    let r = mpirun_np(4, &example("linear_bcast"), &TINY);
+    r.assert_ok();
+    let sizes = parse_osu_text(&r.stdout, true, 4);
+    assert_eq!((sizes.first(), sizes.last()), (Some(&1), Some(&1024)));
+    let mut args = TINY.to_vec();
+    args.push("--json");
+    let j = mpirun_np(4, &example("linear_bcast"), &args);
+    j.assert_ok();
+    let doc = parse_json(
+        &j.stdout,
+        &["avg_latency_us", "min_latency_us", "max_latency_us"],
+    );
+    assert_eq!(doc["ranks"], 4);
+}
