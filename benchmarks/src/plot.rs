@@ -44,9 +44,9 @@ pub fn bytes_label(b: f64) -> String {
     }
 }
 
-/// A power of ten as 0.01, 1, 1000, 1e+06.
+/// A power of ten as 0.01, 1, 1000000, 1e7.
 fn decade_label(v: f64) -> String {
-    if (1e-3..1e5).contains(&v) {
+    if (1e-3..1e7).contains(&v) {
         format!("{v}")
     } else {
         format!("{v:e}")
