@@ -5,6 +5,8 @@ use std::fmt::Write;
 
 pub struct Series {
     pub label: String,
+    /// Index into the palette, so one source keeps its colour across panels.
+    pub color: usize,
     /// (x, y), both > 0 (log axes); others are dropped.
     pub points: Vec<(f64, f64)>,
 }
@@ -102,7 +104,7 @@ fn panel_svg(out: &mut String, p: &Panel, ox: f64) {
         ox + LEFT
     );
     // x ticks every 4x (every 16x when crowded), y ticks every decade.
-    let step = if x1 - x0 > 24.0 { 4.0 } else { 2.0 };
+    let step = if x1 - x0 > 12.0 { 4.0 } else { 2.0 };
     let mut e = x0;
     while e <= x1 + 1e-9 {
         let x = sx(e.exp2());
@@ -142,7 +144,7 @@ fn panel_svg(out: &mut String, p: &Panel, ox: f64) {
         esc(&p.y_label)
     );
     for (i, s) in p.series.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
+        let color = COLORS[s.color % COLORS.len()];
         let pts: Vec<String> = s
             .points
             .iter()

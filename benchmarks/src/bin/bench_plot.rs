@@ -64,6 +64,7 @@ fn run(args: &Args) -> Result<(), String> {
             label = format!("{label} [{}]", f.display());
         }
         labels.push(label.clone());
+        let color = labels.len() - 1;
         let l = points(
             &doc,
             &[
@@ -82,11 +83,16 @@ fn run(args: &Args) -> Result<(), String> {
         if !l.is_empty() {
             lat.push(Series {
                 label: label.clone(),
+                color,
                 points: l,
             });
         }
         if !b.is_empty() {
-            bw.push(Series { label, points: b });
+            bw.push(Series {
+                label,
+                color,
+                points: b,
+            });
         }
     }
     let mut panels = Vec::new();
