@@ -209,10 +209,12 @@ mod tests {
             series: vec![
                 Series {
                     label: "a<b".into(),
+                    color: 0,
                     points: vec![(1.0, 0.5), (1024.0, 3.0), (0.0, 1.0)],
                 },
                 Series {
                     label: "c".into(),
+                    color: 1,
                     points: vec![(2.0, 0.7)],
                 },
             ],
