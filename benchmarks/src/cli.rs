@@ -43,13 +43,17 @@ pub fn positive(s: &str) -> Result<usize, String> {
     }
 }
 
-/// Leave the job when the rank count does not fit the test: rank 0 says why, all exit 1.
-/// Every rank sees the same size, so all leave together without an abort.
-pub fn require_ranks(world: &mpi::Communicator, name: &str, ok: bool, need: &str) {
-    if !ok {
-        if world.rank() == 0 {
-            eprintln!("{name}: this test needs {need} (got {})", world.size());
-        }
-        std::process::exit(1);
+/// Leave the job when the rank count does not fit the test: rank 0 says why, then every rank
+/// finalises and exits 1 (the barrier first, so no rank leaves before the message is out).
+pub fn require_ranks(universe: mpi::Universe, name: &str, ok: bool, need: &str) -> mpi::Universe {
+    if ok {
+        return universe;
     }
+    let world = universe.world();
+    if world.rank() == 0 {
+        eprintln!("{name}: this test needs {need} (got {})", world.size());
+    }
+    let _ = world.barrier();
+    let _ = universe.finalize();
+    std::process::exit(1);
 }

@@ -7,6 +7,8 @@ pub struct Series {
     pub label: String,
     /// Index into the palette, so one source keeps its colour across panels.
     pub color: usize,
+    /// Drawn dashed (a second series from the same source in one panel).
+    pub dashed: bool,
     /// (x, y), both > 0 (log axes); others are dropped.
     pub points: Vec<(f64, f64)>,
 }
@@ -145,6 +147,11 @@ fn panel_svg(out: &mut String, p: &Panel, ox: f64) {
     );
     for (i, s) in p.series.iter().enumerate() {
         let color = COLORS[s.color % COLORS.len()];
+        let dash = if s.dashed {
+            r#" stroke-dasharray="6 4""#
+        } else {
+            ""
+        };
         let pts: Vec<String> = s
             .points
             .iter()
@@ -153,7 +160,7 @@ fn panel_svg(out: &mut String, p: &Panel, ox: f64) {
             .collect();
         let _ = writeln!(
             out,
-            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="1.8"/>"#,
+            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="1.8"{dash}/>"#,
             pts.join(" ")
         );
         for p in &pts {
@@ -164,7 +171,7 @@ fn panel_svg(out: &mut String, p: &Panel, ox: f64) {
         let (lx, ly) = (ox + LEFT + 10.0, TOP + 16.0 + 16.0 * i as f64);
         let _ = writeln!(
             out,
-            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="2.5"/><text x="{}" y="{}" font-size="12">{}</text>"#,
+            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="2.5"{dash}/><text x="{}" y="{}" font-size="12">{}</text>"#,
             lx + 22.0,
             lx + 28.0,
             ly + 4.0,
@@ -210,11 +217,13 @@ mod tests {
                 Series {
                     label: "a<b".into(),
                     color: 0,
+                    dashed: false,
                     points: vec![(1.0, 0.5), (1024.0, 3.0), (0.0, 1.0)],
                 },
                 Series {
                     label: "c".into(),
                     color: 1,
+                    dashed: true,
                     points: vec![(2.0, 0.7)],
                 },
             ],

@@ -40,6 +40,7 @@ fn run(args: &Args) -> Result<(), String> {
     let mut lat = Vec::new();
     let mut bw = Vec::new();
     let mut labels: Vec<String> = Vec::new();
+    let mut impls: Vec<String> = Vec::new();
     for f in &args.files {
         let text =
             std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
@@ -64,7 +65,19 @@ fn run(args: &Args) -> Result<(), String> {
             label = format!("{label} [{}]", f.display());
         }
         labels.push(label.clone());
-        let color = labels.len() - 1;
+        // One colour per MPI; a second series of the same MPI in a panel is dashed.
+        let who = match s("implementation") {
+            i if i.is_empty() => label.clone(),
+            i => i,
+        };
+        let color = match impls.iter().position(|i| *i == who) {
+            Some(c) => c,
+            None => {
+                impls.push(who);
+                impls.len() - 1
+            }
+        };
+        let dashed = |v: &[Series]| v.iter().any(|s| s.color == color);
         let l = points(
             &doc,
             &[
@@ -84,6 +97,7 @@ fn run(args: &Args) -> Result<(), String> {
             lat.push(Series {
                 label: label.clone(),
                 color,
+                dashed: dashed(&lat),
                 points: l,
             });
         }
@@ -91,6 +105,7 @@ fn run(args: &Args) -> Result<(), String> {
             bw.push(Series {
                 label,
                 color,
+                dashed: dashed(&bw),
                 points: b,
             });
         }

@@ -100,7 +100,8 @@ fn main() -> mpi::Result<()> {
     let universe = mpi::initialize()?;
     let world = universe.world();
     let rank = world.rank();
-    benchmarks::cli::require_ranks(&world, "netpipe", world.size() == 2, "exactly 2 ranks");
+    let _universe =
+        benchmarks::cli::require_ranks(universe, "netpipe", world.size() == 2, "exactly 2 ranks");
     let steps: Vec<Step> = ramp(args.lower, args.upper, args.perturbation);
     let cap = steps.iter().map(|s| s.size).max().unwrap_or(0);
     let sbuf = vec![b'a'; cap];

@@ -25,7 +25,7 @@ fn main() -> mpi::Result<()> {
     let universe = mpi::initialize()?;
     let world = universe.world();
     let rank = world.rank();
-    require_ranks(&world, "osu-bibw", world.size() == 2, "exactly 2 ranks");
+    let _universe = require_ranks(universe, "osu-bibw", world.size() == 2, "exactly 2 ranks");
     let (c, window) = (&args.common, args.window.window);
     let (min, max) = c.range_or(1);
     // Bandwidth of empty messages means nothing: the ramp starts at 1 byte, as OSU's.

@@ -23,7 +23,12 @@ fn main() -> mpi::Result<()> {
     let universe = mpi::initialize()?;
     let world = universe.world();
     let rank = world.rank();
-    require_ranks(&world, "osu-latency", world.size() == 2, "exactly 2 ranks");
+    let _universe = require_ranks(
+        universe,
+        "osu-latency",
+        world.size() == 2,
+        "exactly 2 ranks",
+    );
     let c = &args.common;
     let (min, max) = c.range_or(0);
     let sizes = benchmarks::sizes(min, max);

@@ -36,8 +36,8 @@ fn main() -> mpi::Result<()> {
     let universe = mpi::initialize()?;
     let world = universe.world();
     let (rank, n) = (world.rank(), world.size());
-    require_ranks(
-        &world,
+    let _universe = require_ranks(
+        universe,
         "osu-mbw-mr",
         n >= 2 && n % 2 == 0,
         "an even number of ranks",
