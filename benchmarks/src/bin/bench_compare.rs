@@ -226,8 +226,7 @@ fn run_once(m: &Mpi, test: Test, args: &Args) -> Result<Vec<(usize, f64)>, Strin
     let deadline = Instant::now() + Duration::from_secs(args.timeout);
     while child.try_wait().map_err(|e| e.to_string())?.is_none() {
         if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
+            stop(&mut child);
             return Err(format!(
                 "{} {} ran past {} s",
                 m.name,
@@ -263,6 +262,23 @@ fn run_once(m: &Mpi, test: Test, args: &Args) -> Result<Vec<(usize, f64)>, Strin
         ));
     }
     Ok(rows)
+}
+
+/// End a launcher that ran too long: SIGTERM first, so it can take its ranks down (a SIGKILLed
+/// launcher leaves them running), SIGKILL if it is still there 5 s later.
+fn stop(child: &mut std::process::Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// Keep the better value per size (lower or higher, by the test).
