@@ -3,6 +3,7 @@
 //! ramp and the SVG plot.
 
 pub mod cli;
+pub mod compare;
 pub mod harness;
 pub mod netpipe;
 pub mod p2p;
