@@ -1,4 +1,16 @@
-//! Shared pieces of the OSU-style benchmarks: the size ramp and OSU's iteration counts.
+//! Shared pieces of the bundled benchmarks: the size ramp, OSU's iteration counts, the common
+//! command line, text/JSON reports with a progress bar, the collective timing harness, NetPIPE's
+//! ramp and the SVG plot.
+
+pub mod cli;
+pub mod compare;
+pub mod harness;
+pub mod netpipe;
+pub mod p2p;
+pub mod plot;
+pub mod progress;
+pub mod report;
+pub mod terminal;
 
 /// OSU's threshold between "small" and "large" messages for iteration counts.
 pub const LARGE_MESSAGE: usize = 8192;
@@ -19,23 +31,74 @@ pub fn sizes(min: usize, max: usize) -> Vec<usize> {
     v
 }
 
-/// (warm-up, timed) iterations for a message size, OSU's defaults unless overridden.
+/// OSU's (warm-up, timed) iteration counts for small and large messages, per kind of test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counts {
+    pub small: (usize, usize),
+    pub large: (usize, usize),
+}
+
+/// osu_latency, osu_multi_lat.
+pub const LATENCY: Counts = Counts {
+    small: (1000, 10_000),
+    large: (100, 1000),
+};
+/// osu_bw, osu_bibw, osu_mbw_mr (each iteration is a whole window).
+pub const BANDWIDTH: Counts = Counts {
+    small: (10, 100),
+    large: (2, 20),
+};
+/// The collectives and osu_barrier.
+pub const COLLECTIVE: Counts = Counts {
+    small: (200, 1000),
+    large: (10, 100),
+};
+
+impl Counts {
+    /// (warm-up, timed) for `size`; `-i`/`-x` override both small and large counts.
+    pub fn at(&self, size: usize, iters: Option<usize>, warmup: Option<usize>) -> (usize, usize) {
+        let (w, i) = if size < LARGE_MESSAGE {
+            self.small
+        } else {
+            self.large
+        };
+        (warmup.unwrap_or(w), iters.unwrap_or(i))
+    }
+}
+
+/// (warm-up, timed) iterations for a latency test at a message size.
 pub fn iterations(size: usize, iters: Option<usize>, warmup: Option<usize>) -> (usize, usize) {
-    let (w, i) = if size < LARGE_MESSAGE {
-        (1000, 10_000)
-    } else {
-        (100, 1000)
+    LATENCY.at(size, iters, warmup)
+}
+
+/// Largest message size accepted: buffers (a window of them for bandwidth) must fit in memory.
+pub const MAX_SIZE: usize = 1 << 30;
+
+/// A size in bytes, with an optional K/M/G suffix (powers of 1024).
+pub fn parse_size(t: &str) -> Result<usize, String> {
+    let t = t.trim();
+    let (num, mul) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1usize << 10),
+        Some((i, 'm' | 'M')) => (&t[..i], 1 << 20),
+        Some((i, 'g' | 'G')) => (&t[..i], 1 << 30),
+        _ => (t, 1),
     };
-    (warmup.unwrap_or(w), iters.unwrap_or(i))
+    let n = num
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mul))
+        .ok_or_else(|| format!("'{t}' is not a message size in bytes"))?;
+    if n > MAX_SIZE {
+        return Err(format!(
+            "message size {n} is above the limit of {MAX_SIZE} bytes"
+        ));
+    }
+    Ok(n)
 }
 
 /// Parse OSU's `-m` argument: `MAX` or `MIN:MAX`.
 pub fn parse_range(s: &str) -> Result<(usize, usize), String> {
-    let parse = |t: &str| {
-        t.trim()
-            .parse::<usize>()
-            .map_err(|_| format!("'{t}' is not a message size in bytes"))
-    };
+    let parse = parse_size;
     let (min, max) = match s.split_once(':') {
         Some((a, b)) => (parse(a)?, parse(b)?),
         None => (0, parse(s)?),
@@ -63,6 +126,8 @@ mod tests {
         assert_eq!(parse_range("8:64"), Ok((8, 64)));
         assert!(parse_range("64:8").is_err());
         assert!(parse_range("x").is_err());
+        assert_eq!(parse_range("1K:4M"), Ok((1024, 4 << 20)));
+        assert!(parse_range("2G").is_err());
     }
 
     #[test]

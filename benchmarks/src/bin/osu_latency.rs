@@ -1,6 +1,11 @@
 //! osu-latency: ping-pong between ranks 0 and 1, OSU's method and output.
 //! One-way latency = round trip / 2, averaged over the timed iterations after a warm-up.
 
+use std::time::Instant;
+
+use benchmarks::cli::{require_ranks, Common};
+use benchmarks::p2p::TAG_DATA;
+use benchmarks::report::{self, Report};
 use clap::Parser;
 
 #[derive(Parser)]
@@ -9,63 +14,68 @@ use clap::Parser;
     about = "OSU-style point-to-point latency test (2 ranks)"
 )]
 struct Args {
-    /// Message sizes: MAX or MIN:MAX bytes
-    #[arg(short = 'm', long = "message-size", value_parser = benchmarks::parse_range, default_value = "0:4194304")]
-    range: (usize, usize),
-    /// Timed iterations per size (default: 10000 below 8 KiB, 1000 above)
-    #[arg(short = 'i', long = "iterations")]
-    iters: Option<usize>,
-    /// Warm-up iterations per size (default: 1000 below 8 KiB, 100 above)
-    #[arg(short = 'x', long = "warmup")]
-    warmup: Option<usize>,
+    #[command(flatten)]
+    common: Common,
 }
 
-fn main() {
+fn main() -> mpi::Result<()> {
     let args = Args::parse();
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = mpi::initialize()?;
     let world = universe.world();
     let rank = world.rank();
-    if world.size() != 2 {
-        if rank == 0 {
-            eprintln!(
-                "osu-latency: this test needs exactly 2 ranks (got {})",
-                world.size()
-            );
-        }
-        world.abort(1);
-    }
-    let (min, max) = args.range;
+    let _universe = require_ranks(
+        universe,
+        "osu-latency",
+        world.size() == 2,
+        "exactly 2 ranks",
+    );
+    let c = &args.common;
+    let (min, max) = c.range_or(0);
+    let sizes = benchmarks::sizes(min, max);
     let mut sbuf = vec![b'a'; max];
     let mut rbuf = vec![b'b'; max];
-    if rank == 0 {
-        println!("# OSU MPI Latency Test (rmpi)");
-        println!("{:<10}{:>18}", "# Size", "Latency (us)");
+    let mut out = (rank == 0).then(|| {
+        Report::new(
+            "osu-latency",
+            "# OSU MPI Latency Test",
+            &[report::LATENCY_US],
+            true,
+            c.json,
+            2,
+            sizes.len(),
+        )
+    });
+    if let Some(r) = &out {
+        r.start();
     }
-    for size in benchmarks::sizes(min, max) {
-        let (warmup, iters) = benchmarks::iterations(size, args.iters, args.warmup);
-        world.barrier().expect("barrier");
-        let mut start = 0.0;
+    for size in sizes {
+        let (warmup, iters) = benchmarks::LATENCY.at(size, c.iters, c.warmup);
+        if let Some(r) = &mut out {
+            r.working_on(size);
+        }
+        world.barrier()?;
+        let mut start = Instant::now();
         for i in 0..warmup + iters {
             if i == warmup {
-                start = universe.wtime();
+                start = Instant::now();
             }
             if rank == 0 {
-                world.send(&sbuf[..size], 1, 1).expect("send");
-                world.recv(&mut rbuf[..size], 1, 1).expect("recv");
+                world.send(&sbuf[..size], 1, TAG_DATA)?;
+                world.recv(&mut rbuf[..size], 1, TAG_DATA)?;
             } else {
-                world.recv(&mut rbuf[..size], 0, 1).expect("recv");
-                world.send(&sbuf[..size], 0, 1).expect("send");
+                world.recv(&mut rbuf[..size], 0, TAG_DATA)?;
+                world.send(&sbuf[..size], 0, TAG_DATA)?;
             }
         }
-        let elapsed = universe.wtime() - start;
-        if rank == 0 {
-            println!(
-                "{:<10}{:>18.2}",
-                size,
-                elapsed * 1e6 / (2.0 * iters.max(1) as f64)
-            );
+        let elapsed = start.elapsed().as_secs_f64();
+        if let Some(r) = &mut out {
+            r.row(Some(size), &[elapsed * 1e6 / (2.0 * iters as f64)]);
         }
         sbuf[..size].fill(b'a');
         rbuf[..size].fill(b'b');
     }
+    if let Some(r) = out {
+        r.finish();
+    }
+    Ok(())
 }
