@@ -5,8 +5,8 @@
  *   side_by_side lat       MAX DIV  ping-pong, one-way latency in us (round trip / 2)
  *   side_by_side bw        MAX DIV  window of 64 MPI_Isend, one reply; MB/s (10^6 bytes)
  *   side_by_side bibw      MAX DIV  windows both ways at once; MB/s counting both directions
- *   side_by_side allreduce MAX DIV  MPI_Allreduce of doubles (SUM), average us over ranks;
- *                                   only when built with -DBENCH_ALLREDUCE (needs collectives)
+ *   side_by_side allreduce MAX DIV  MPI_Allreduce of doubles (SUM), average us over ranks
+ *                                   (from 8 bytes; any number of ranks)
  *
  * Sizes are powers of two up to MAX bytes (0 first for lat); OSU's iteration counts divided by
  * DIV (>= 1) for quick runs. Rank 0 prints one "size value" line per size. Receives of a window
@@ -85,7 +85,6 @@ static double bw(char *s, char *r, long size, long div, int rank, int both)
     return (double)size * WINDOW * iters * (both ? 2 : 1) / 1e6 / t;
 }
 
-#ifdef BENCH_ALLREDUCE
 static double allreduce(char *s, char *r, long size, long div, int nranks)
 {
     long skip = counts(size, 200, 10, div), iters = counts(size, 1000, 100, div);
@@ -102,7 +101,6 @@ static double allreduce(char *s, char *r, long size, long div, int nranks)
     check(MPI_Allreduce(&mine, &avg, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
     return avg / nranks;
 }
-#endif
 
 int main(int argc, char **argv)
 {
@@ -112,20 +110,12 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     const char *mode = argc > 1 ? argv[1] : "";
     long max = argc > 2 ? atol(argv[2]) : 0, div = argc > 3 ? atol(argv[3]) : 0;
-    int known = !strcmp(mode, "lat") || !strcmp(mode, "bw") || !strcmp(mode, "bibw");
-#ifdef BENCH_ALLREDUCE
-    known = known || !strcmp(mode, "allreduce");
-#endif
+    int known = !strcmp(mode, "lat") || !strcmp(mode, "bw") || !strcmp(mode, "bibw") ||
+                !strcmp(mode, "allreduce");
     if (!known || max < 1 || max > (1L << 30) || div < 1 || (strcmp(mode, "allreduce") && nranks < 2)) {
         if (rank == 0)
-            fprintf(stderr, "usage: side_by_side lat|bw|bibw%s MAX_BYTES ITERATION_DIVISOR "
-                            "(2 ranks or more)\n",
-#ifdef BENCH_ALLREDUCE
-                    "|allreduce"
-#else
-                    ""
-#endif
-            );
+            fprintf(stderr, "usage: side_by_side lat|bw|bibw|allreduce MAX_BYTES ITERATION_DIVISOR "
+                            "(2 ranks or more but for allreduce)\n");
         MPI_Finalize();
         return 2;
     }
@@ -144,10 +134,8 @@ int main(int argc, char **argv)
             v = lat(s, r, size, div, rank);
         else if (!strcmp(mode, "bw") || !strcmp(mode, "bibw"))
             v = bw(s, r, size, div, rank, !strcmp(mode, "bibw"));
-#ifdef BENCH_ALLREDUCE
         else
             v = allreduce(s, r, size, div, nranks);
-#endif
         if (rank == 0) {
             printf("%ld %.4f\n", size, v);
             fflush(stdout);

@@ -57,3 +57,12 @@ pub fn require_ranks(universe: mpi::Universe, name: &str, ok: bool, need: &str) 
     let _ = universe.finalize();
     std::process::exit(1);
 }
+
+/// `-f`: OSU's full output of the collective tests and osu-barrier.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Full {
+    /// Also print min and max latency over ranks and the iteration count (the JSON always has
+    /// them)
+    #[arg(short = 'f', long = "full")]
+    pub full: bool,
+}

@@ -98,12 +98,7 @@ pub fn find_mpis(np: usize) -> Result<Vec<Mpi>, String> {
 }
 
 /// Build the C source with each MPI's mpicc; an MPI whose build fails is left out (not rmpi).
-pub fn build(
-    source: &str,
-    mpis: Vec<Mpi>,
-    dir: &Path,
-    allreduce: bool,
-) -> Result<Vec<Mpi>, String> {
+pub fn build(source: &str, mpis: Vec<Mpi>, dir: &Path) -> Result<Vec<Mpi>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let src = dir.join("side_by_side.c");
     std::fs::write(&src, source).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
@@ -111,11 +106,7 @@ pub fn build(
     for mut m in mpis {
         m.exe = dir.join(format!("side_by_side.{}", m.name));
         let mut cmd = Command::new(&m.mpicc);
-        cmd.arg("-O2");
-        if allreduce {
-            cmd.arg("-DBENCH_ALLREDUCE");
-        }
-        cmd.arg("-o").arg(&m.exe).arg(&src);
+        cmd.arg("-O2").arg("-o").arg(&m.exe).arg(&src);
         let out = cmd
             .output()
             .map_err(|e| format!("cannot run {}: {e}", m.mpicc.display()))?;

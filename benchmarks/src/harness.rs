@@ -1,26 +1,105 @@
 //! The collective timing harness, OSU's method: per size, warm-up iterations, then timed ones
 //! each followed by a barrier (so skew from one call does not leak into the next); each rank's
-//! average time per call, then min/avg/max over ranks at rank 0. A collective benchmark is the
-//! operation as a closure:
+//! average time per call, then min/avg/max over ranks at rank 0 by MPI_Reduce. A collective
+//! benchmark is its spec and the operation as a closure:
 //!
 //! ```ignore
-//! let spec = Collective { name: "osu-allreduce", title: "# OSU MPI Allreduce Latency Test", min_size: 4 };
-//! harness::run(&spec, &args.common, &world, |size| world.allreduce(&s[..size / 4], &mut r[..size / 4], Op::Sum))
+//! const SPEC: Collective = Collective { name: "osu-bcast", title: "# OSU MPI Broadcast Latency Test",
+//!                                       about: "...", min_size: 1 };
+//! let opts = Options::parse_for(&SPEC);
+//! let universe = mpi::initialize()?;
+//! let world = universe.world();
+//! let _universe = require_two(universe, &SPEC);
+//! let mut buf = vec![0u8; opts.max_size(&SPEC)];
+//! harness::run(&SPEC, &opts, &world, |size| world.broadcast(&mut buf[..size], 0))
 //! ```
 
 use std::time::Instant;
 
+use clap::{CommandFactory, FromArgMatches};
 use mpi::{Communicator, Result};
 
-use crate::cli::Common;
-use crate::p2p::{gather_at_root, Stats};
+use crate::cli::{Common, Full};
 use crate::report::{self, Report};
+use crate::stats::Stats;
 
-/// A collective benchmark: its name, OSU's title line and the smallest size it makes sense at.
+/// OSU's default largest message of the collective tests (MAX_MSG_SIZE_COLL): 1 MiB (the
+/// `-m` help says "1M").
+pub const DEFAULT_MAX: usize = 1 << 20;
+
+/// A collective benchmark: its name, OSU's title line, its help text and the smallest size it
+/// makes sense at (a reduction's element: 4 bytes of float).
 pub struct Collective {
     pub name: &'static str,
     pub title: &'static str,
+    pub about: &'static str,
     pub min_size: usize,
+}
+
+/// The collective tests' options: the common ones and `-f`.
+#[derive(clap::Parser, Debug, Clone)]
+pub struct Options {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub full: Full,
+}
+
+impl Options {
+    /// Parse the command line under `spec`'s name; bad options (or a size range with no size
+    /// the test can use) print clap's error and exit 2, before MPI starts.
+    pub fn parse_for(spec: &Collective) -> Options {
+        let min = spec.min_size;
+        let mut cmd = Options::command()
+            .name(spec.name)
+            .bin_name(spec.name)
+            .about(spec.about)
+            .mut_arg("range", |a| {
+                a.help(format!(
+                    "Message sizes: MAX or MIN:MAX bytes, K/M/G suffixes for powers of 1024 \
+                     [default: {min}:1M]"
+                ))
+            });
+        let matches = cmd.get_matches_mut();
+        let opts =
+            Options::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit());
+        if opts.sizes(spec).is_empty() {
+            let (lo, hi) = opts.range(spec);
+            let unit = if min == 1 { "byte" } else { "bytes" };
+            cmd.error(
+                clap::error::ErrorKind::ValueValidation,
+                format!(
+                    "message size range {lo}:{hi} holds no size {} measures (powers of two \
+                     from {min} {unit})",
+                    spec.name
+                ),
+            )
+            .exit();
+        }
+        opts
+    }
+
+    /// The (min, max) sizes asked for, or OSU's default ramp for `spec`.
+    pub fn range(&self, spec: &Collective) -> (usize, usize) {
+        self.common.range.unwrap_or((spec.min_size, DEFAULT_MAX))
+    }
+
+    /// The sizes measured: powers of two in the range, from `spec.min_size` up.
+    pub fn sizes(&self, spec: &Collective) -> Vec<usize> {
+        let (min, max) = self.range(spec);
+        crate::sizes(min.max(spec.min_size), max)
+    }
+
+    /// The largest size measured (what buffers need to hold).
+    pub fn max_size(&self, spec: &Collective) -> usize {
+        self.sizes(spec).last().copied().unwrap_or(0)
+    }
+}
+
+/// Leave the job unless there are at least 2 ranks, as OSU's collective tests require.
+pub fn require_two(universe: mpi::Universe, spec: &Collective) -> mpi::Universe {
+    let n = universe.world().size();
+    crate::cli::require_ranks(universe, spec.name, n >= 2, "at least 2 ranks")
 }
 
 /// Average seconds per call of `op` on this rank: `warmup` untimed calls, then `iters` timed.
@@ -42,21 +121,18 @@ pub fn time_calls(
     Ok(total / iters.max(1) as f64)
 }
 
-/// Run a collective over the sizes of `common.range` (from `spec.min_size` up), printing
-/// avg/min/max latency over ranks at rank 0. `op(size)` does one call at `size` bytes.
+/// Run a collective over `opts`' sizes, printing avg (and with -f min, max, iterations)
+/// latency over ranks at rank 0. `op(size)` does one call at `size` bytes.
 pub fn run(
     spec: &Collective,
-    common: &Common,
+    opts: &Options,
     world: &Communicator,
     mut op: impl FnMut(usize) -> Result<()>,
 ) -> Result<()> {
-    let (min, max) = common.range_or(spec.min_size);
-    let sizes: Vec<usize> = crate::sizes(min.max(spec.min_size), max)
-        .into_iter()
-        .filter(|&s| s >= spec.min_size)
-        .collect();
+    let common = &opts.common;
+    let sizes = opts.sizes(spec);
     let mut out = (world.rank() == 0).then(|| {
-        Report::new(
+        let mut r = Report::new(
             spec.name,
             spec.title,
             &[
@@ -69,7 +145,11 @@ pub fn run(
             common.json,
             world.size(),
             sizes.len(),
-        )
+        );
+        if !opts.full.full {
+            r.brief_text(1);
+        }
+        r
     });
     if let Some(r) = &out {
         r.start();
@@ -81,8 +161,7 @@ pub fn run(
         }
         world.barrier()?;
         let t = time_calls(world, warmup, iters, || op(size))?;
-        if let (Some(all), Some(r)) = (gather_at_root(world, t * 1e6)?, &mut out) {
-            let s = Stats::of(&all);
+        if let (Some(s), Some(r)) = (Stats::over_ranks(world, t * 1e6)?, &mut out) {
             r.row(Some(size), &[s.avg, s.min, s.max, iters as f64]);
         }
     }

@@ -10,6 +10,7 @@ pub mod p2p;
 pub mod plot;
 pub mod progress;
 pub mod report;
+pub mod stats;
 pub mod terminal;
 
 /// OSU's threshold between "small" and "large" messages for iteration counts.

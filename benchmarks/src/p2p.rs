@@ -1,5 +1,4 @@
-//! Point-to-point building blocks of the tests: a window of non-blocking sends or receives, and
-//! gathering one number per rank at rank 0 (what a reduce will do once collectives land).
+//! Point-to-point building blocks of the tests: a window of non-blocking sends or receives.
 
 use mpi::{Communicator, Result};
 
@@ -64,57 +63,4 @@ pub fn exchange_window(
 /// The memory a window of receives of up to `max` bytes needs.
 pub fn window_bytes(max: usize, window: usize) -> usize {
     max.max(1) * window
-}
-
-/// Every rank's `value`, in rank order, at rank 0 (None elsewhere).
-// TODO(collectives): an MPI_Gather / MPI_Reduce once the collective API lands.
-pub fn gather_at_root(world: &Communicator, value: f64) -> Result<Option<Vec<f64>>> {
-    if world.rank() != 0 {
-        world.send(&[value], 0, TAG_CONTROL)?;
-        return Ok(None);
-    }
-    let mut all = vec![value];
-    for r in 1..world.size() {
-        let mut v = [0f64];
-        world.recv(&mut v, r, TAG_CONTROL)?;
-        all.push(v[0]);
-    }
-    Ok(Some(all))
-}
-
-/// Min, average and max of per-rank numbers.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Stats {
-    pub min: f64,
-    pub avg: f64,
-    pub max: f64,
-}
-
-impl Stats {
-    pub fn of(values: &[f64]) -> Stats {
-        let n = values.len().max(1) as f64;
-        Stats {
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            avg: values.iter().sum::<f64>() / n,
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stats() {
-        let s = Stats::of(&[1.0, 2.0, 6.0]);
-        assert_eq!(
-            s,
-            Stats {
-                min: 1.0,
-                avg: 3.0,
-                max: 6.0
-            }
-        );
-    }
 }

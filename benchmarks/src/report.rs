@@ -48,6 +48,8 @@ pub struct Report {
     name: String,
     title: String,
     columns: Vec<Column>,
+    /// How many of `columns` the text shows (all unless `brief_text`); the JSON has all.
+    text_columns: usize,
     sized: bool,
     json: bool,
     ranks: i32,
@@ -72,6 +74,7 @@ impl Report {
             name: name.into(),
             title: title.into(),
             columns: columns.to_vec(),
+            text_columns: columns.len(),
             sized,
             json,
             ranks,
@@ -84,6 +87,11 @@ impl Report {
     /// A test parameter: printed as `# [ key: value ]` under the title, kept in the JSON.
     pub fn parameter(&mut self, key: &str, value: impl Into<Value>) {
         self.parameters.insert(key.into(), value.into());
+    }
+
+    /// Show only the first `n` columns in the text (OSU's collectives without -f).
+    pub fn brief_text(&mut self, n: usize) {
+        self.text_columns = n.min(self.columns.len());
     }
 
     /// Print the title, parameters and column headers (text mode).
@@ -105,7 +113,7 @@ impl Report {
         } else {
             "#".to_string()
         };
-        for c in &self.columns {
+        for c in &self.columns[..self.text_columns] {
             line += &format!("{:>20}", c.header);
         }
         println!("{line}");
@@ -126,7 +134,7 @@ impl Report {
             }
             None => " ".to_string(),
         };
-        for (c, v) in self.columns.iter().zip(values) {
+        for (i, (c, v)) in self.columns.iter().zip(values).enumerate() {
             obj.insert(
                 c.key.into(),
                 if c.decimals == 0 {
@@ -135,7 +143,9 @@ impl Report {
                     json!(v)
                 },
             );
-            line += &format!("{:>20.*}", c.decimals, v);
+            if i < self.text_columns {
+                line += &format!("{:>20.*}", c.decimals, v);
+            }
         }
         self.rows.push(Value::Object(obj));
         if !self.json {

@@ -1,5 +1,6 @@
 //! The bundled benchmarks under the real mpirun at tiny sizes and iteration counts: their text
 //! and JSON output parses, the plot is written, wrong options fail clearly. No timing checks.
+//! The collective tests run at 2 ranks and at 3 (oversubscribed, not a power of two).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -122,6 +123,11 @@ fn osu_point_to_point_and_plot() {
 fn osu_barrier_at_3() {
     let r = mpirun_np(3, &bin("osu-barrier"), &TINY);
     r.assert_ok();
+    parse_osu_text(&r.stdout, false, 1);
+    let mut full = TINY.to_vec();
+    full.push("-f");
+    let r = mpirun_np(3, &bin("osu-barrier"), &full);
+    r.assert_ok();
     parse_osu_text(&r.stdout, false, 4);
     let j = mpirun_np(3, &bin("osu-barrier"), &["-i", "10", "-x", "2", "--json"]);
     j.assert_ok();
@@ -240,8 +246,26 @@ fn wrong_options_fail_clearly() {
     fails_with("bench-compare", &["--tests", "pingpong"], "pingpong");
     fails_with(
         "bench-compare",
-        &["--tests", "allreduce"],
-        "needs --allreduce",
+        &["--tests", "allreduce", "-m", "4"],
+        "needs -m 8 or more",
+    );
+    fails_with(
+        "osu-allreduce",
+        &["-m", "0:2"],
+        "message size range 0:2 holds no size osu-allreduce measures (powers of two from 4 bytes)",
+    );
+    fails_with("osu-gather", &["-m", "5:7"], "powers of two from 1 byte");
+    fails_with("osu-bcast", &["-W", "4"], "'-W'");
+    fails_with("osu-latency", &["-f"], "'-f'");
+    fails_with(
+        "osu-alltoall",
+        &["-i", "0"],
+        "'0' is not a positive whole number",
+    );
+    fails_with(
+        "osu-scatter",
+        &["-m", "1:lots"],
+        "'lots' is not a message size",
     );
 
     // A rank count the test cannot use: all ranks leave with a message from rank 0.
@@ -255,6 +279,12 @@ fn wrong_options_fail_clearly() {
     let r = mpirun_np(3, &bin("osu-mbw-mr"), &TINY);
     assert!(
         !r.ok() && r.stderr.contains("an even number of ranks"),
+        "{}",
+        r.stderr
+    );
+    let r = mpirun_np(1, &bin("osu-allgather"), &TINY);
+    assert!(
+        !r.ok() && r.stderr.contains("needs at least 2 ranks (got 1)"),
         "{}",
         r.stderr
     );
@@ -273,7 +303,7 @@ fn bench_compare_runs_side_by_side() {
         "--rounds",
         "1",
         "--tests",
-        "lat,bw",
+        "lat,bw,allreduce",
         "--json-dir",
         d,
         "--timeout",
@@ -281,30 +311,82 @@ fn bench_compare_runs_side_by_side() {
     ]);
     let r = run_bounded(cmd, Duration::from_secs(300));
     r.assert_ok();
-    assert!(
-        r.stdout.contains("## lat:") && r.stdout.contains("## bw:"),
-        "{}",
-        r.stdout
-    );
+    for t in ["lat", "bw", "allreduce"] {
+        assert!(r.stdout.contains(&format!("## {t}:")), "{}", r.stdout);
+    }
     let doc = std::fs::read_to_string(dir.join("lat-rmpi.json")).expect("lat-rmpi.json");
     parse_json(&doc, &["size", "latency_us"][1..]);
+    let doc = std::fs::read_to_string(dir.join("allreduce-rmpi.json")).expect("allreduce json");
+    let doc = parse_json(&doc, &["size", "avg_latency_us"]);
+    let sizes: Vec<u64> = doc["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|r| r["size"].as_u64())
+        .collect();
+    assert_eq!(sizes, [8, 16, 32, 64], "allreduce of doubles from 8 bytes");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The collective tests and the smallest size each measures (a float for the reductions).
+const COLLECTIVES: [(&str, usize); 7] = [
+    ("osu-bcast", 1),
+    ("osu-reduce", 4),
+    ("osu-allreduce", 4),
+    ("osu-gather", 1),
+    ("osu-scatter", 1),
+    ("osu-allgather", 1),
+    ("osu-alltoall", 1),
+];
+
+/// Every collective test at `np` ranks: OSU's brief text (size, avg), the full text (-f: avg,
+/// min, max, iterations) and the JSON, which always has all four.
+fn collectives_at(np: usize) {
+    let mut full = TINY.to_vec();
+    full.push("-f");
+    let mut json = TINY.to_vec();
+    json.push("--json");
+    for (name, first) in COLLECTIVES {
+        let r = mpirun_np(np, &bin(name), &TINY);
+        r.assert_ok();
+        let sizes = parse_osu_text(&r.stdout, true, 1);
+        assert_eq!(
+            (sizes.first(), sizes.last()),
+            (Some(&first), Some(&1024)),
+            "{name}"
+        );
+        let r = mpirun_np(np, &bin(name), &full);
+        r.assert_ok();
+        assert_eq!(parse_osu_text(&r.stdout, true, 4), sizes, "{name} -f");
+        let j = mpirun_np(np, &bin(name), &json);
+        j.assert_ok();
+        let doc = parse_json(
+            &j.stdout,
+            &[
+                "size",
+                "avg_latency_us",
+                "min_latency_us",
+                "max_latency_us",
+                "iterations",
+            ],
+        );
+        assert_eq!(
+            (&doc["benchmark"], &doc["ranks"]),
+            (&Value::from(name), &Value::from(np)),
+            "{name}"
+        );
+        let rows = doc["results"].as_array().expect("results");
+        assert_eq!(rows.len(), sizes.len(), "{name}");
+        assert!(rows.iter().all(|r| r["iterations"] == 10), "{name}");
+    }
+}
+
 #[test]
-fn collective_harness_at_4() {
-    // A broadcast by point-to-point, timed by the harness the collective benchmarks will use.
-    let r = mpirun_np(4, &example("linear_bcast"), &TINY);
-    r.assert_ok();
-    let sizes = parse_osu_text(&r.stdout, true, 4);
-    assert_eq!((sizes.first(), sizes.last()), (Some(&1), Some(&1024)));
-    let mut args = TINY.to_vec();
-    args.push("--json");
-    let j = mpirun_np(4, &example("linear_bcast"), &args);
-    j.assert_ok();
-    let doc = parse_json(
-        &j.stdout,
-        &["avg_latency_us", "min_latency_us", "max_latency_us"],
-    );
-    assert_eq!(doc["ranks"], 4);
+fn osu_collectives_at_2() {
+    collectives_at(2);
+}
+
+#[test]
+fn osu_collectives_at_3() {
+    collectives_at(3);
 }

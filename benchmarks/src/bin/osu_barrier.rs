@@ -1,10 +1,11 @@
-//! osu-barrier: average time of MPI_Barrier on each rank, then min/avg/max over ranks.
+//! osu-barrier: average time of MPI_Barrier on each rank, then min/avg/max over ranks (avg only
+//! in the text unless -f, as OSU prints it).
 
 use std::time::Instant;
 
-use benchmarks::cli::Common;
-use benchmarks::p2p::{gather_at_root, Stats};
+use benchmarks::cli::{Common, Full};
 use benchmarks::report::{self, Report};
+use benchmarks::stats::Stats;
 use clap::Parser;
 
 #[derive(Parser)]
@@ -13,6 +14,8 @@ struct Args {
     /// (accepted for symmetry with the other tests; a barrier carries no message)
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    full: Full,
 }
 
 fn main() -> mpi::Result<()> {
@@ -22,7 +25,7 @@ fn main() -> mpi::Result<()> {
     let c = &args.common;
     let (warmup, iters) = benchmarks::COLLECTIVE.at(0, c.iters, c.warmup);
     let mut out = (world.rank() == 0).then(|| {
-        Report::new(
+        let mut r = Report::new(
             "osu-barrier",
             "# OSU MPI Barrier Latency Test",
             &[
@@ -35,7 +38,11 @@ fn main() -> mpi::Result<()> {
             c.json,
             world.size(),
             1,
-        )
+        );
+        if !args.full.full {
+            r.brief_text(1);
+        }
+        r
     });
     if let Some(r) = &mut out {
         r.start();
@@ -50,8 +57,7 @@ fn main() -> mpi::Result<()> {
         world.barrier()?;
     }
     let mine = start.elapsed().as_secs_f64() * 1e6 / iters as f64;
-    if let (Some(all), Some(r)) = (gather_at_root(&world, mine)?, &mut out) {
-        let s = Stats::of(&all);
+    if let (Some(s), Some(r)) = (Stats::over_ranks(&world, mine)?, &mut out) {
         r.row(None, &[s.avg, s.min, s.max, iters as f64]);
     }
     if let Some(r) = out {

@@ -4,8 +4,9 @@
 use std::time::Instant;
 
 use benchmarks::cli::{require_ranks, Common, Window};
-use benchmarks::p2p::{gather_at_root, recv_window, send_window, window_bytes, TAG_CONTROL};
+use benchmarks::p2p::{recv_window, send_window, window_bytes, TAG_CONTROL};
 use benchmarks::report::{Column, Report};
+use benchmarks::stats::sum_at_root;
 use clap::Parser;
 
 #[derive(Parser)]
@@ -95,8 +96,7 @@ fn main() -> mpi::Result<()> {
         } else {
             0.0
         };
-        if let (Some(all), Some(r)) = (gather_at_root(&world, mine)?, &mut out) {
-            let mbs: f64 = all.iter().sum();
+        if let (Some(mbs), Some(r)) = (sum_at_root(&world, mine)?, &mut out) {
             let rate = if size == 0 {
                 (pairs as usize * window * iters) as f64 / elapsed
             } else {

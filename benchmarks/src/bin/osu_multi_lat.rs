@@ -4,8 +4,9 @@
 use std::time::Instant;
 
 use benchmarks::cli::{require_ranks, Common};
-use benchmarks::p2p::{gather_at_root, TAG_DATA};
+use benchmarks::p2p::TAG_DATA;
 use benchmarks::report::{self, Report};
+use benchmarks::stats::sum_at_root;
 use clap::Parser;
 
 #[derive(Parser)]
@@ -74,8 +75,8 @@ fn main() -> mpi::Result<()> {
         }
         let lat = start.elapsed().as_secs_f64() * 1e6 / (2.0 * iters as f64);
         let mine = if sender { lat } else { 0.0 };
-        if let (Some(all), Some(r)) = (gather_at_root(&world, mine)?, &mut out) {
-            r.row(Some(size), &[all.iter().sum::<f64>() / pairs as f64]);
+        if let (Some(sum), Some(r)) = (sum_at_root(&world, mine)?, &mut out) {
+            r.row(Some(size), &[sum / pairs as f64]);
         }
     }
     if let Some(r) = out {
