@@ -159,11 +159,16 @@ fn write_json(
             serde_json::Value::Object(o)
         })
         .collect();
+    // The point-to-point tests involve two ranks whatever --np; the allreduce all of them.
+    let label = match test {
+        Test::Allreduce => format!("{} {}, {np} ranks", m.name, test.mode()),
+        _ => format!("{} {}", m.name, test.mode()),
+    };
     let doc = json!({
         "benchmark": format!("side-by-side {}", test.mode()),
         "title": test.what(),
         "implementation": m.name,
-        "label": format!("{} {}", m.name, test.mode()),
+        "label": label,
         "ranks": np,
         "results": results,
     });
