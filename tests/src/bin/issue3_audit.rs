@@ -1,0 +1,159 @@
+//! The Rust API counterparts of tests/c/coll_split_p2p.c, coll_overlap.c and coll_errors.c:
+//! collectives on a split communicator while isend/irecv (some rendezvous-sized, one wildcard)
+//! are pending on WORLD; non-blocking collectives on WORLD, a duplicate and a split in flight
+//! together; hundreds of outstanding all-reduces; and the error classes of bad collective
+//! arguments, with the ranks still in step afterwards. Panics on any mismatch.
+
+use mpi::{ErrorClass, Op, Source, Tag};
+
+fn split_beside_p2p(world: &mpi::Communicator) {
+    let (rank, n) = (world.rank(), world.size());
+    let color = rank % 2;
+    let sub = world
+        .split(Some(color), rank)
+        .expect("split")
+        .expect("member");
+    assert_eq!(sub.rank(), rank / 2);
+    let (next, prev) = ((rank + 1) % n, (rank + n - 1) % n);
+    for it in 0..30 {
+        let len = if it % 10 == 0 { 50_000 } else { 64 };
+        let send: Vec<i32> = (0..len)
+            .map(|j| rank * 100_000 + it * 100 + (j % 100) as i32)
+            .collect();
+        let mut recv = vec![-1i32; len];
+        let mut wild = [-1i32];
+        let wsend = [rank * 1000 + it];
+        let expect: i32 = (color..n).step_by(2).map(|r| r + it).sum();
+        let mine = [rank + it];
+        let mut isum = [0i32];
+        let (ring, wildst) = mpi::scope(|s| {
+            // The specific receive first, so the ring message cannot land in the wildcard one.
+            let r0 = world.irecv(s, &mut recv, prev, it).expect("irecv");
+            let r1 = world
+                .irecv(s, &mut wild, Source::Any, Tag::Any)
+                .expect("irecv any");
+            let r2 = world.isend(s, &send, next, it).expect("isend");
+
+            let mut sum = [0i32];
+            sub.all_reduce(&mine, &mut sum, Op::Sum).expect("all_reduce");
+            assert_eq!(sum[0], expect, "it {it}: all_reduce on the split");
+            let root = it % sub.size();
+            let mut b = [if sub.rank() == root { it * 7 + color } else { -1 }];
+            sub.broadcast(&mut b, root).expect("broadcast");
+            assert_eq!(b[0], it * 7 + color, "it {it}: broadcast");
+            let mut g = vec![-1i32; sub.size() as usize];
+            sub.all_gather(&[rank], &mut g).expect("all_gather");
+            for (i, &v) in g.iter().enumerate() {
+                assert_eq!(v, color + 2 * i as i32, "it {it}: all_gather[{i}]");
+            }
+            let c = sub
+                .iall_reduce(s, &mine, &mut isum, Op::Sum)
+                .expect("iall_reduce");
+            // Sent only now: the wildcard receive was pending through the collectives.
+            let r3 = world.isend(s, &wsend, next, 30_000 + it).expect("isend");
+            c.wait().expect("iall_reduce wait");
+            let ring = r0.wait().expect("ring recv");
+            let wildst = r1.wait().expect("wildcard recv");
+            r2.wait().expect("ring send");
+            r3.wait().expect("wildcard send");
+            (ring, wildst)
+        });
+        assert_eq!(isum[0], expect, "it {it}: iall_reduce");
+        assert_eq!((ring.source(), ring.tag()), (prev, it));
+        assert_eq!((wildst.source(), wildst.tag()), (prev, 30_000 + it));
+        assert_eq!(wild[0], prev * 1000 + it, "it {it}: wildcard payload");
+        for (j, &v) in recv.iter().enumerate() {
+            assert_eq!(v, prev * 100_000 + it * 100 + (j % 100) as i32, "it {it}: ring[{j}]");
+        }
+    }
+}
+
+fn overlapping(world: &mpi::Communicator) {
+    let (rank, n) = (world.rank(), world.size());
+    let dup = world.duplicate().expect("duplicate");
+    let split = world
+        .split(Some(rank % 3), -rank)
+        .expect("split")
+        .expect("member");
+    let members: Vec<i32> = (rank % 3..n).step_by(3).collect();
+    let mut bc = [0i32; 100];
+    if rank == n - 1 {
+        bc.iter_mut().enumerate().for_each(|(i, v)| *v = 3 * i as i32 + 1);
+    }
+    let (me, one) = ([rank], [1i64]);
+    let (mut sum, mut mx, mut sc) = ([0i32], [0i32], [0i64]);
+    let mut g = vec![-1i32; n as usize];
+    let mut many = vec![[0i32; 1]; 200];
+    let inputs: Vec<[i32; 1]> = (0..200).map(|k| [k + rank]).collect();
+    mpi::scope(|s| {
+        let mut reqs = vec![
+            dup.ibroadcast(s, &mut bc, n - 1).expect("ibroadcast"),
+            split
+                .iall_reduce(s, &me, &mut sum, Op::Sum)
+                .expect("iall_reduce"),
+            world.igather(s, &me, &mut g, 0).expect("igather"),
+            dup.iscan(s, &one, &mut sc, Op::Sum).expect("iscan"),
+            split.ibarrier(s).expect("ibarrier"),
+            world
+                .iall_reduce(s, &me, &mut mx, Op::Max)
+                .expect("iall_reduce max"),
+        ];
+        for (k, (inp, out)) in inputs.iter().zip(many.iter_mut()).enumerate() {
+            let c: &mpi::Communicator = if k % 2 == 0 { &dup } else { &split };
+            reqs.push(c.iall_reduce(s, inp, out, Op::Sum).expect("many"));
+        }
+        mpi::wait_all(reqs).expect("wait_all");
+    });
+    for (i, &v) in bc.iter().enumerate() {
+        assert_eq!(v, 3 * i as i32 + 1, "ibroadcast[{i}]");
+    }
+    assert_eq!(sum[0], members.iter().sum::<i32>());
+    assert_eq!(mx[0], n - 1);
+    assert_eq!(sc[0], rank as i64 + 1);
+    if rank == 0 {
+        assert_eq!(g, (0..n).collect::<Vec<_>>());
+    }
+    for (k, out) in many.iter().enumerate() {
+        let k = k as i32;
+        let want = if k % 2 == 0 {
+            k * n + n * (n - 1) / 2
+        } else {
+            members.iter().map(|r| k + r).sum()
+        };
+        assert_eq!(out[0], want, "outstanding all_reduce {k}");
+    }
+}
+
+fn errors(world: &mpi::Communicator) {
+    let n = world.size();
+    let class = |r: mpi::Result<()>| r.expect_err("must fail").class;
+    let mut x = [1i32; 4];
+    let mut y = [0i32; 4];
+    assert_eq!(class(world.broadcast(&mut x, n)), ErrorClass::Root);
+    assert_eq!(class(world.broadcast(&mut x, -1)), ErrorClass::Root);
+    assert_eq!(class(world.reduce(&x, &mut y, Op::Sum, n)), ErrorClass::Root);
+    assert_eq!(class(world.all_reduce(&x, &mut y[..3], Op::Sum)), ErrorClass::Count);
+    let f = [1.5f64];
+    let mut fo = [0f64];
+    assert_eq!(class(world.all_reduce(&f, &mut fo, Op::Band)), ErrorClass::Op);
+    let mut g = vec![0i32; n as usize + 1];
+    assert!(world.all_gather(&[1i32], &mut g).is_err(), "all_gather into a wrong-size buffer");
+    // Still in step: no refused call took a collective sequence number.
+    let mut s = [0i32];
+    world
+        .all_reduce(&[world.rank()], &mut s, Op::Sum)
+        .expect("all_reduce");
+    assert_eq!(s[0], n * (n - 1) / 2);
+}
+
+fn main() {
+    let universe = mpi::initialize().expect("MPI_Init");
+    let world = universe.world();
+    split_beside_p2p(&world);
+    overlapping(&world);
+    errors(&world);
+    world.barrier().expect("barrier");
+    if world.rank() == 0 {
+        println!(" No Errors");
+    }
+}
