@@ -59,12 +59,20 @@ fn c_collective_fatal_message() {
     let prog = c_program("tests/c/coll_errors.c");
     for np in [1, 3] {
         let r = mpirun_np(np, &prog, &["fatal"]);
-        assert!(!r.ok(), "bad root under the fatal handler exited 0:\n{}", r.stdout);
+        assert!(
+            !r.ok(),
+            "bad root under the fatal handler exited 0:\n{}",
+            r.stdout
+        );
         assert!(
             r.stderr.contains("MPI_Bcast") && r.stderr.contains("root"),
             "np {np}: no clear message:\n{}",
             r.stderr
         );
-        assert!(!r.stdout.contains("returned"), "the call returned:\n{}", r.stdout);
+        assert!(
+            !r.stdout.contains("returned"),
+            "the call returned:\n{}",
+            r.stdout
+        );
     }
 }

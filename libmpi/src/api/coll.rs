@@ -763,3 +763,18 @@ impl Communicator {
         Ok(scope.register(id))
     }
 }
+
+/// Combine two local buffers without communication: `inout[i] = input[i] op inout[i]`
+/// (MPI_Reduce_local; `input` plays the lower ranks' part for a non-commutative op).
+pub fn reduce_local<'f, T: Equivalence>(
+    input: &[T],
+    inout: &mut [T],
+    op: impl Into<Operation<'f, T>>,
+) -> Result<()> {
+    same_len("reduce_local", input.len(), inout.len())?;
+    // SAFETY: the op is used and dropped within this call.
+    let red = unsafe { lower(op.into())? };
+    let n = input.len();
+    op::apply(&red.op, red.dt, n, as_bytes(input), as_bytes_mut(inout));
+    Ok(())
+}

@@ -33,9 +33,8 @@ fn dtype(h: Handle) -> Result<Datatype> {
 fn dense_derived(h: usize) -> Result<Datatype> {
     let l = crate::datatype::table::committed(h)?;
     let size = l.size();
-    let dense = l.lb() == 0
-        && l.extent() == size as isize
-        && l.contiguous_run(2) == Some((0, 2 * size));
+    let dense =
+        l.lb() == 0 && l.extent() == size as isize && l.contiguous_run(2) == Some((0, 2 * size));
     if dense || size == 0 {
         return Ok(Datatype { handle: h, size });
     }

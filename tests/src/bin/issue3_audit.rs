@@ -1,8 +1,10 @@
 //! The Rust API counterparts of tests/c/coll_split_p2p.c, coll_overlap.c and coll_errors.c:
 //! collectives on a split communicator while isend/irecv (some rendezvous-sized, one wildcard)
 //! are pending on WORLD; non-blocking collectives on WORLD, a duplicate and a split in flight
-//! together; hundreds of outstanding all-reduces; and the error classes of bad collective
-//! arguments, with the ranks still in step afterwards. Panics on any mismatch.
+//! together; hundreds of outstanding all-reduces; the error classes of bad collective
+//! arguments, with the ranks still in step afterwards; and the Rust API pieces the audit added
+//! (ibsend, irsend, test_any, test_some, reduce_local, version, abi_version, wtick,
+//! is_thread_main). Panics on any mismatch.
 
 use mpi::{ErrorClass, Op, Source, Tag};
 
@@ -35,10 +37,15 @@ fn split_beside_p2p(world: &mpi::Communicator) {
             let r2 = world.isend(s, &send, next, it).expect("isend");
 
             let mut sum = [0i32];
-            sub.all_reduce(&mine, &mut sum, Op::Sum).expect("all_reduce");
+            sub.all_reduce(&mine, &mut sum, Op::Sum)
+                .expect("all_reduce");
             assert_eq!(sum[0], expect, "it {it}: all_reduce on the split");
             let root = it % sub.size();
-            let mut b = [if sub.rank() == root { it * 7 + color } else { -1 }];
+            let mut b = [if sub.rank() == root {
+                it * 7 + color
+            } else {
+                -1
+            }];
             sub.broadcast(&mut b, root).expect("broadcast");
             assert_eq!(b[0], it * 7 + color, "it {it}: broadcast");
             let mut g = vec![-1i32; sub.size() as usize];
@@ -63,7 +70,11 @@ fn split_beside_p2p(world: &mpi::Communicator) {
         assert_eq!((wildst.source(), wildst.tag()), (prev, 30_000 + it));
         assert_eq!(wild[0], prev * 1000 + it, "it {it}: wildcard payload");
         for (j, &v) in recv.iter().enumerate() {
-            assert_eq!(v, prev * 100_000 + it * 100 + (j % 100) as i32, "it {it}: ring[{j}]");
+            assert_eq!(
+                v,
+                prev * 100_000 + it * 100 + (j % 100) as i32,
+                "it {it}: ring[{j}]"
+            );
         }
     }
 }
@@ -78,7 +89,9 @@ fn overlapping(world: &mpi::Communicator) {
     let members: Vec<i32> = (rank % 3..n).step_by(3).collect();
     let mut bc = [0i32; 100];
     if rank == n - 1 {
-        bc.iter_mut().enumerate().for_each(|(i, v)| *v = 3 * i as i32 + 1);
+        bc.iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v = 3 * i as i32 + 1);
     }
     let (me, one) = ([rank], [1i64]);
     let (mut sum, mut mx, mut sc) = ([0i32], [0i32], [0i64]);
@@ -131,13 +144,25 @@ fn errors(world: &mpi::Communicator) {
     let mut y = [0i32; 4];
     assert_eq!(class(world.broadcast(&mut x, n)), ErrorClass::Root);
     assert_eq!(class(world.broadcast(&mut x, -1)), ErrorClass::Root);
-    assert_eq!(class(world.reduce(&x, &mut y, Op::Sum, n)), ErrorClass::Root);
-    assert_eq!(class(world.all_reduce(&x, &mut y[..3], Op::Sum)), ErrorClass::Count);
+    assert_eq!(
+        class(world.reduce(&x, &mut y, Op::Sum, n)),
+        ErrorClass::Root
+    );
+    assert_eq!(
+        class(world.all_reduce(&x, &mut y[..3], Op::Sum)),
+        ErrorClass::Count
+    );
     let f = [1.5f64];
     let mut fo = [0f64];
-    assert_eq!(class(world.all_reduce(&f, &mut fo, Op::Band)), ErrorClass::Op);
+    assert_eq!(
+        class(world.all_reduce(&f, &mut fo, Op::Band)),
+        ErrorClass::Op
+    );
     let mut g = vec![0i32; n as usize + 1];
-    assert!(world.all_gather(&[1i32], &mut g).is_err(), "all_gather into a wrong-size buffer");
+    assert!(
+        world.all_gather(&[1i32], &mut g).is_err(),
+        "all_gather into a wrong-size buffer"
+    );
     // Still in step: no refused call took a collective sequence number.
     let mut s = [0i32];
     world
@@ -146,12 +171,110 @@ fn errors(world: &mpi::Communicator) {
     assert_eq!(s[0], n * (n - 1) / 2);
 }
 
+fn api_additions(world: &mpi::Communicator) {
+    let (rank, n) = (world.rank(), world.size());
+    let (next, prev) = ((rank + 1) % n, (rank + n - 1) % n);
+    assert_eq!(mpi::version(), (5, 0));
+    assert_eq!(mpi::abi_version(), (1, 0));
+    assert!(mpi::wtick() > 0.0 && mpi::wtick() <= 1e-3);
+    assert!(mpi::is_thread_main());
+    assert!(!std::thread::spawn(mpi::is_thread_main).join().unwrap());
+
+    // reduce_local: input plays the lower ranks' part.
+    let mut inout = [10i64, 20, 30];
+    mpi::reduce_local(&[1i64, 2, 3], &mut inout, Op::Sum).expect("reduce_local");
+    assert_eq!(inout, [11, 22, 33]);
+    let f = |a: &[i64], b: &mut [i64]| b.iter_mut().zip(a).for_each(|(y, x)| *y += 100 * x);
+    mpi::reduce_local(&[1i64, 2, 3], &mut inout, mpi::UserOp::non_commutative(&f))
+        .expect("reduce_local user op");
+    assert_eq!(inout, [111, 222, 333]);
+    let class = |r: mpi::Result<()>| r.expect_err("must fail").class;
+    assert_eq!(
+        class(mpi::reduce_local(&[1i64], &mut inout, Op::Sum)),
+        ErrorClass::Count
+    );
+    assert_eq!(
+        class(mpi::reduce_local(&[1.0f64], &mut [2.0], Op::Bxor)),
+        ErrorClass::Op
+    );
+
+    // irsend: every receive is posted before the barrier.
+    let big: Vec<u32> = (0..40_000).map(|i| i * 3 + rank as u32).collect();
+    let mut got = vec![0u32; big.len()];
+    mpi::scope(|s| {
+        let r = world.irecv(s, &mut got, prev, 5).expect("irecv");
+        world.barrier().expect("barrier");
+        let w = world.irsend(s, &big, next, 5).expect("irsend");
+        w.wait().expect("irsend wait");
+        r.wait().expect("irecv wait");
+    });
+    assert!(got
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == i as u32 * 3 + prev as u32));
+
+    // ibsend from the attached buffer.
+    let att = mpi::attach_buffer(vec![0u8; 4096 + mpi::BSEND_OVERHEAD]).expect("attach");
+    let msg = [rank as u64; 16];
+    let mut back = [0u64; 16];
+    mpi::scope(|s| {
+        let r = world.irecv(s, &mut back, prev, 6).expect("irecv");
+        world
+            .ibsend(s, &msg, next, 6)
+            .expect("ibsend")
+            .wait()
+            .expect("ibsend wait");
+        r.wait().expect("irecv wait");
+    });
+    assert_eq!(back, [prev as u64; 16]);
+    att.detach().expect("detach");
+
+    // test_any / test_some never block; nothing is sent before the barrier.
+    let (mut a, mut b, mut c) = ([0i32], [0i32], [0i32]);
+    mpi::scope(|s| {
+        let mut reqs = vec![
+            world.irecv(s, &mut a, prev, 77).expect("irecv"),
+            world.irecv(s, &mut b, prev, 78).expect("irecv"),
+            world.irecv(s, &mut c, prev, 79).expect("irecv"),
+        ];
+        assert!(
+            mpi::test_any(&mut reqs).is_none(),
+            "test_any before any send"
+        );
+        assert!(
+            mpi::test_some(&mut reqs).is_empty(),
+            "test_some before any send"
+        );
+        world.barrier().expect("barrier");
+        for t in 77..80 {
+            world.send(&[t * 10 + rank], next, t).expect("send");
+        }
+        let mut tags = Vec::new();
+        while tags.is_empty() {
+            if let Some((_, st)) = mpi::test_any(&mut reqs) {
+                tags.push(st.expect("status").tag());
+            }
+        }
+        while !reqs.is_empty() {
+            for (i, st) in mpi::test_some(&mut reqs) {
+                assert!(i < 3);
+                tags.push(st.expect("status").tag());
+            }
+        }
+        tags.sort();
+        assert_eq!(tags, [77, 78, 79]);
+        assert!(mpi::test_any(&mut reqs).is_none());
+    });
+    assert_eq!([a[0], b[0], c[0]], [770 + prev, 780 + prev, 790 + prev]);
+}
+
 fn main() {
     let universe = mpi::initialize().expect("MPI_Init");
     let world = universe.world();
     split_beside_p2p(&world);
     overlapping(&world);
     errors(&world);
+    api_additions(&world);
     world.barrier().expect("barrier");
     if world.rank() == 0 {
         println!(" No Errors");
