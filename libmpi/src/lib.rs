@@ -32,7 +32,7 @@ pub use api::completion::{test_all, wait_any, wait_some};
 pub use api::datatype::Equivalence;
 pub use api::env::{abi_version, is_thread_main, version, wtick};
 pub use api::message::Message;
-pub use api::p2p_more::{test_any, test_some};
+pub use api::p2p_more::{start_all, test_any, test_some};
 pub use api::persistent::Persistent;
 pub use api::request::{scope, wait_all, Request, Scope};
 pub use api::status::Status;

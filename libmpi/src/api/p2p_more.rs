@@ -1,9 +1,10 @@
 //! The rest of MPI's point-to-point completion and send modes in the Rust API: non-blocking
-//! buffered and ready sends (MPI_Ibsend, MPI_Irsend) and the non-blocking forms of the
-//! any/some completions (MPI_Testany, MPI_Testsome).
+//! buffered and ready sends (MPI_Ibsend, MPI_Irsend), the non-blocking forms of the
+//! any/some completions (MPI_Testany, MPI_Testsome) and MPI_Startall.
 
 use super::comm::Communicator;
 use super::datatype::{as_bytes, Equivalence};
+use super::persistent::Persistent;
 use super::request::{Request, Scope};
 use super::status::Status;
 use crate::error::Result;
@@ -83,4 +84,10 @@ pub fn test_some(reqs: &mut Vec<Request<'_>>) -> Vec<(usize, Result<Status>)> {
     }
     out.reverse();
     out
+}
+
+/// Start a run of every request of `reqs`, in order (MPI_Startall); stops at the first that
+/// fails (one already active).
+pub fn start_all<T>(reqs: &mut [Persistent<'_, T>]) -> Result<()> {
+    reqs.iter_mut().try_for_each(Persistent::start)
 }

@@ -3,8 +3,10 @@
 //! are pending on WORLD; non-blocking collectives on WORLD, a duplicate and a split in flight
 //! together; hundreds of outstanding all-reduces; the error classes of bad collective
 //! arguments, with the ranks still in step afterwards; and the Rust API pieces the audit added
-//! (ibsend, irsend, test_any, test_some, reduce_local, version, abi_version, wtick,
-//! is_thread_main). Panics on any mismatch.
+//! (ibsend, irsend, bsend_init, rsend_init, start_all, test_any, test_some, elements_of,
+//! reduce_local, version, abi_version, wtick,
+//! is_thread_main, reduce_scatter, ireduce_scatter and the non-blocking varcount collectives).
+//! Panics on any mismatch.
 
 use mpi::{ErrorClass, Op, Source, Tag};
 
@@ -266,6 +268,162 @@ fn api_additions(world: &mpi::Communicator) {
         assert!(mpi::test_any(&mut reqs).is_none());
     });
     assert_eq!([a[0], b[0], c[0]], [770 + prev, 780 + prev, 790 + prev]);
+
+    // Persistent buffered and ready sends, started with start_all.
+    let att = mpi::attach_buffer(vec![0u8; 2 * (64 + mpi::BSEND_OVERHEAD)]).expect("attach");
+    let (mut sb, mut sr) = ([0i64; 8], [0i64; 8]);
+    let (mut rb, mut rr) = ([0i64; 8], [0i64; 8]);
+    mpi::scope(|s| {
+        let mut recvs = vec![
+            world.recv_init(s, &mut rb, prev, 10).expect("recv_init"),
+            world.recv_init(s, &mut rr, prev, 11).expect("recv_init"),
+        ];
+        let mut sends = vec![
+            world.bsend_init(s, &mut sb, next, 10).expect("bsend_init"),
+            world.rsend_init(s, &mut sr, next, 11).expect("rsend_init"),
+        ];
+        for run in 0..3i64 {
+            for (k, p) in sends.iter_mut().enumerate() {
+                p.buffer()
+                    .expect("between runs")
+                    .fill(rank as i64 * 100 + run * 10 + k as i64);
+            }
+            mpi::start_all(&mut recvs).expect("start_all receives");
+            world.barrier().expect("barrier"); // every ready send's receive is posted
+            mpi::start_all(&mut sends).expect("start_all sends");
+            for p in sends.iter_mut().chain(recvs.iter_mut()) {
+                p.wait().expect("persistent wait");
+            }
+            for (k, p) in recvs.iter_mut().enumerate() {
+                let want = prev as i64 * 100 + run * 10 + k as i64;
+                assert_eq!(
+                    p.buffer().expect("after run"),
+                    [want; 8],
+                    "run {run} req {k}"
+                );
+            }
+        }
+    });
+    att.detach().expect("detach");
+
+    // elements_of counts basic elements of a partly received derived element.
+    let pair = mpi::UserDatatype::contiguous(2, &mpi::UserDatatype::of::<i32>()).expect("type");
+    let mut five = [0i32; 8];
+    let st = mpi::scope(|s| {
+        let r = world.irecv(s, &mut five, prev, 12).expect("irecv");
+        world.send(&[1i32, 2, 3, 4, 5], next, 12).expect("send");
+        r.wait().expect("recv")
+    });
+    assert_eq!(st.count_of(&pair), None);
+    assert_eq!(st.elements_of(&pair), Some(5));
+}
+
+/// Prefix sums: displacements of blocks of the given counts laid end to end.
+fn prefix(counts: &[usize]) -> Vec<usize> {
+    counts
+        .iter()
+        .scan(0, |acc, &c| {
+            let d = *acc;
+            *acc += c;
+            Some(d)
+        })
+        .collect()
+}
+
+fn varcount_forms(world: &mpi::Communicator) {
+    let (rank, n) = (world.rank(), world.size());
+    let (me, nu) = (rank as usize, n as usize);
+    let tri = (n * (n - 1) / 2) as i64;
+    // reduce_scatter / ireduce_scatter: rank i gets i % 3 + 1 elements.
+    let rs_counts: Vec<usize> = (0..nu).map(|i| i % 3 + 1).collect();
+    let off = prefix(&rs_counts)[me];
+    let total: usize = rs_counts.iter().sum();
+    let send: Vec<i64> = (0..total).map(|k| rank as i64 * 1000 + k as i64).collect();
+    let mut got = vec![0i64; rs_counts[me]];
+    world
+        .reduce_scatter(&send, &mut got, &rs_counts, Op::Sum)
+        .expect("reduce_scatter");
+    for (k, &v) in got.iter().enumerate() {
+        assert_eq!(
+            v,
+            1000 * tri + n as i64 * (off + k) as i64,
+            "reduce_scatter[{k}]"
+        );
+    }
+    let class = |r: mpi::Result<()>| r.expect_err("must fail").class;
+    assert_eq!(
+        class(world.reduce_scatter(&send, &mut got, &rs_counts[1..], Op::Sum)),
+        ErrorClass::Count
+    );
+    assert_eq!(
+        class(world.reduce_scatter(&send, &mut got[1..], &rs_counts, Op::Sum)),
+        ErrorClass::Count
+    );
+
+    // Everything else non-blocking, all in flight at once.
+    let counts: Vec<usize> = (0..nu).map(|i| i + 1).collect();
+    let displs = prefix(&counts);
+    let all = counts.iter().sum::<usize>();
+    let mine: Vec<i32> = (0..=rank).map(|j| rank * 10 + j).collect();
+    let root = n / 2;
+    let mut gathered = vec![-1i32; all];
+    let scatter_src: Vec<i32> = (0..all as i32).collect();
+    let mut scattered = vec![-1i32; me + 1];
+    let mut allg = vec![-1i32; all];
+    let sc: Vec<usize> = (0..nu).map(|j| j % 3 + 1).collect();
+    let rc = vec![me % 3 + 1; nu];
+    let (sd, rdp) = (prefix(&sc), prefix(&rc));
+    let a2a_send: Vec<i32> = (0..nu)
+        .flat_map(|j| (0..sc[j]).map(move |k| rank * 1000 + j as i32 * 10 + k as i32))
+        .collect();
+    let mut a2a_recv = vec![-1i32; rc.iter().sum()];
+    let mut irs = vec![0i64; rs_counts[me]];
+    mpi::scope(|s| {
+        let reqs = vec![
+            world
+                .ireduce_scatter(s, &send, &mut irs, &rs_counts, Op::Max)
+                .expect("ireduce_scatter"),
+            world
+                .igather_varcount(s, &mine, &mut gathered, &counts, &displs, root)
+                .expect("igather_varcount"),
+            world
+                .iscatter_varcount(s, &scatter_src, &counts, &displs, &mut scattered, 0)
+                .expect("iscatter_varcount"),
+            world
+                .iall_gather_varcount(s, &mine, &mut allg, &counts, &displs)
+                .expect("iall_gather_varcount"),
+            world
+                .iall_to_all_varcount(s, &a2a_send, &sc, &sd, &mut a2a_recv, &rc, &rdp)
+                .expect("iall_to_all_varcount"),
+        ];
+        mpi::wait_all(reqs).expect("wait_all");
+    });
+    for (k, &v) in irs.iter().enumerate() {
+        assert_eq!(
+            v,
+            (n as i64 - 1) * 1000 + (off + k) as i64,
+            "ireduce_scatter[{k}]"
+        );
+    }
+    let expect_gather: Vec<i32> = (0..n)
+        .flat_map(|i| (0..=i).map(move |j| i * 10 + j))
+        .collect();
+    if rank == root {
+        assert_eq!(gathered, expect_gather, "igather_varcount");
+    }
+    assert_eq!(allg, expect_gather, "iall_gather_varcount");
+    let first = displs[me] as i32;
+    assert_eq!(scattered, (first..first + rank + 1).collect::<Vec<_>>());
+    for i in 0..nu {
+        for k in 0..rc[i] {
+            let want = i as i32 * 1000 + rank * 10 + k as i32;
+            assert_eq!(
+                a2a_recv[rdp[i] + k],
+                want,
+                "iall_to_all_varcount from {i}[{k}]"
+            );
+        }
+    }
 }
 
 fn main() {
@@ -275,6 +433,7 @@ fn main() {
     overlapping(&world);
     errors(&world);
     api_additions(&world);
+    varcount_forms(&world);
     world.barrier().expect("barrier");
     if world.rank() == 0 {
         println!(" No Errors");
