@@ -24,12 +24,15 @@ mod runtime;
 
 pub use api::attr::Keyval;
 pub use api::bsend::{attach_buffer, AttachedBuffer, BSEND_OVERHEAD};
+pub use api::coll::reduce_local;
 pub use api::coll::{Op, Operation, UserOp};
 pub use api::comm::{Communicator, Source, Tag, PROC_NULL};
 pub use api::comm_mgmt::{Comparison, ErrorHandler, Group, UserCommunicator};
 pub use api::completion::{test_all, wait_any, wait_some};
 pub use api::datatype::Equivalence;
+pub use api::env::{abi_version, is_thread_main, version, wtick};
 pub use api::message::Message;
+pub use api::p2p_more::{start_all, test_any, test_some};
 pub use api::persistent::Persistent;
 pub use api::request::{scope, wait_all, Request, Scope};
 pub use api::status::Status;

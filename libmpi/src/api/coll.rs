@@ -763,3 +763,172 @@ impl Communicator {
         Ok(scope.register(id))
     }
 }
+
+/// Combine two local buffers without communication: `inout[i] = input[i] op inout[i]`
+/// (MPI_Reduce_local; `input` plays the lower ranks' part for a non-commutative op).
+pub fn reduce_local<'f, T: Equivalence>(
+    input: &[T],
+    inout: &mut [T],
+    op: impl Into<Operation<'f, T>>,
+) -> Result<()> {
+    same_len("reduce_local", input.len(), inout.len())?;
+    // SAFETY: the op is used and dropped within this call.
+    let red = unsafe { lower(op.into())? };
+    let n = input.len();
+    op::apply(&red.op, red.dt, n, as_bytes(input), as_bytes_mut(inout));
+    Ok(())
+}
+
+/// The varcount forms that were missing: reduce-scatter with per-rank counts (blocking and
+/// not) and the non-blocking gather/scatter/all-gather/all-to-all with counts and
+/// displacements (in elements), checked like their blocking forms.
+impl Communicator {
+    /// Reduce `send` (the sum of `counts` elements) and give rank i its `counts[i]` elements.
+    pub fn reduce_scatter<'f, T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: impl Into<Operation<'f, T>>,
+    ) -> Result<()> {
+        self.check_reduce_scatter("reduce_scatter", send.len(), recv.len(), counts)?;
+        // SAFETY: as in `reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (s, r) = (rd(send), wr(recv));
+        self.run_coll(Some(red), |b| {
+            algos::reduce_scatter(b, Some(s), r, counts);
+            Ok(())
+        })
+    }
+
+    /// Start a reduce-scatter with per-rank counts.
+    pub fn ireduce_scatter<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        counts: &[usize],
+        op: impl Into<Operation<'scope, T>>,
+    ) -> Result<Request<'scope>> {
+        self.check_reduce_scatter("ireduce_scatter", send.len(), recv.len(), counts)?;
+        // SAFETY: as in `iall_reduce`.
+        let red = unsafe { lower(op.into())? };
+        let (s, r) = (rd(send), wr(recv));
+        let id = self.start_coll(Some(red), |b| {
+            algos::reduce_scatter(b, Some(s), r, counts);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    fn check_reduce_scatter(
+        &self,
+        what: &str,
+        send: usize,
+        recv: usize,
+        c: &[usize],
+    ) -> Result<()> {
+        let (n, me) = self.size_rank();
+        if c.len() != n as usize {
+            return Err(count_err(format!(
+                "{what}: {} counts for {n} ranks",
+                c.len()
+            )));
+        }
+        same_len(what, send, c.iter().sum())?;
+        same_len(what, c[me as usize], recv)
+    }
+
+    /// Start a gather with per-rank counts and displacements into the root's `recv`.
+    pub fn igather_varcount<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        counts: &[usize],
+        displs: &[usize],
+        root: i32,
+    ) -> Result<Request<'scope>> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        let (l, d) = if me == root {
+            layout::<T>("igather_varcount", counts, displs, n, recv.len())?
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
+        let id = self.start_coll(None, |b| {
+            algos::gatherv(b, Some((s, sl)), r, &l, &d, root);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start a scatter with per-rank counts and displacements of the root's `send`.
+    pub fn iscatter_varcount<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &'scope mut [T],
+        root: i32,
+    ) -> Result<Request<'scope>> {
+        let (n, me) = self.size_rank();
+        check_root(n, root)?;
+        let (l, d) = if me == root {
+            layout::<T>("iscatter_varcount", counts, displs, n, send.len())?
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let (s, r, rl) = (rd(send), wr(recv), bytes_of(recv));
+        let id = self.start_coll(None, |b| {
+            algos::scatterv(b, s, &l, &d, Some((r, rl)), root);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start an all-gather with per-rank counts and displacements of `recv`.
+    pub fn iall_gather_varcount<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<Request<'scope>> {
+        let n = self.size();
+        let (l, d) = layout::<T>("iall_gather_varcount", counts, displs, n, recv.len())?;
+        let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
+        let id = self.start_coll(None, |b| {
+            algos::allgatherv(b, Some((s, sl)), r, &l, &d);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+
+    /// Start an all-to-all with per-rank counts and displacements on both sides.
+    #[allow(clippy::too_many_arguments)]
+    pub fn iall_to_all_varcount<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [T],
+        send_counts: &[usize],
+        send_displs: &[usize],
+        recv: &'scope mut [T],
+        recv_counts: &[usize],
+        recv_displs: &[usize],
+    ) -> Result<Request<'scope>> {
+        let n = self.size();
+        let what = "iall_to_all_varcount";
+        let (sl, sd) = layout::<T>(what, send_counts, send_displs, n, send.len())?;
+        let (rl, rdp) = layout::<T>(what, recv_counts, recv_displs, n, recv.len())?;
+        let (s, r) = (rd(send), wr(recv));
+        let id = self.start_coll(None, |b| {
+            algos::alltoallw(b, Some(s), &sl, &sd, r, &rl, &rdp);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+}

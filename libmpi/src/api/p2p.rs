@@ -158,6 +158,28 @@ impl Communicator {
         self.init(scope, buf, dest, tag, Some(SendMode::Sync))
     }
 
+    /// A persistent buffered send (MPI_Bsend_init): each run copies into the attached buffer.
+    pub fn bsend_init<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        buf: &'scope mut [T],
+        dest: i32,
+        tag: i32,
+    ) -> Result<Persistent<'scope, T>> {
+        self.init(scope, buf, dest, tag, Some(SendMode::Buffered))
+    }
+
+    /// A persistent ready send (MPI_Rsend_init): each run needs the receive already posted.
+    pub fn rsend_init<'scope, T: Equivalence>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        buf: &'scope mut [T],
+        dest: i32,
+        tag: i32,
+    ) -> Result<Persistent<'scope, T>> {
+        self.init(scope, buf, dest, tag, Some(SendMode::Ready))
+    }
+
     /// A persistent receive into `buf` (MPI_Recv_init).
     pub fn recv_init<'scope, T: Equivalence>(
         &self,

@@ -386,6 +386,12 @@ fn raw_tag(t: Tag) -> i32 {
 }
 
 impl Status {
+    /// Basic elements received as `ty` describes them (MPI_Get_elements): also counts those of
+    /// a partly received element; None when the bytes end inside a basic element.
+    pub fn elements_of(&self, ty: &UserDatatype) -> Option<usize> {
+        ty.layout.elements_in(self.0.count)
+    }
+
     /// Whole elements of `ty` received; None when the bytes are not a whole number of them.
     pub fn count_of(&self, ty: &UserDatatype) -> Option<usize> {
         match ty.size() {

@@ -20,12 +20,35 @@ fn at(p: *const c_void) -> At {
 }
 
 fn dtype(h: Handle) -> Result<Datatype> {
-    crate::datatype::lookup(h as usize).ok_or_else(|| {
-        Error::new(
-            ErrorClass::Type,
-            format!("{:#x} is not a valid datatype", h as usize),
-        )
-    })
+    if let Some(d) = crate::datatype::lookup(h as usize) {
+        return Ok(d);
+    }
+    dense_derived(h as usize)
+}
+
+/// A committed derived type whose elements tile memory from offset 0 (no holes, lb 0, extent =
+/// size) moves through a schedule like a predefined type of that size. Schedules move plain
+/// byte ranges, so any other derived type is refused with a clear MPI_ERR_TYPE rather than
+/// sending the wrong bytes.
+fn dense_derived(h: usize) -> Result<Datatype> {
+    let l = crate::datatype::table::committed(h)?;
+    let size = l.size();
+    let dense =
+        l.lb() == 0 && l.extent() == size as isize && l.contiguous_run(2) == Some((0, 2 * size));
+    if dense || size == 0 {
+        return Ok(Datatype { handle: h, size });
+    }
+    Err(Error::new(
+        ErrorClass::Type,
+        format!(
+            "datatype {h:#x} is not contiguous (holes, lb {} or extent {} != size {}); \
+             collectives take predefined and contiguous derived datatypes only \
+             (MPI_Pack into MPI_PACKED instead)",
+            l.lb(),
+            l.extent(),
+            size
+        ),
+    ))
 }
 
 /// The bytes `count` elements of `dt` occupy: the one place a collective turns

@@ -7,7 +7,7 @@ mod attr;
 mod coll;
 mod comm;
 mod datatype;
-mod env;
+pub(crate) mod env;
 mod errh;
 mod group;
 mod p2p;
