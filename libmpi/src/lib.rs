@@ -25,7 +25,7 @@ mod runtime;
 pub use api::attr::Keyval;
 pub use api::bsend::{attach_buffer, AttachedBuffer, BSEND_OVERHEAD};
 pub use api::coll::reduce_local;
-pub use api::coll::{Op, Operation, UserOp};
+pub use api::coll::{Op, Operation, UserOp, WBlock};
 pub use api::comm::{Communicator, Source, Tag, PROC_NULL};
 pub use api::comm_mgmt::{Comparison, ErrorHandler, Group, UserCommunicator};
 pub use api::completion::{test_all, wait_any, wait_some};
@@ -37,7 +37,7 @@ pub use api::persistent::Persistent;
 pub use api::request::{scope, wait_all, Request, Scope};
 pub use api::status::Status;
 pub use api::usertype::{Order, UserDatatype, View, ViewMut};
-pub use api::{initialize, Universe};
+pub use api::{initialize, initialize_with_threading, Threading, Universe};
 pub use error::{Error, ErrorClass, Result};
 
 /// Library version, as MPI_Get_library_version reports it.

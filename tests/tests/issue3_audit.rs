@@ -76,3 +76,12 @@ fn c_collective_fatal_message() {
         );
     }
 }
+
+#[test]
+fn rust_alltoallw_indexed_block_threading() {
+    for np in [1, 2, 3, 4] {
+        let r = mpirun_np(np, &bin("rust_gaps"), &[]);
+        r.assert_ok();
+        assert!(r.stdout.contains("rust_gaps: OK"), "np {np}: {}", r.stdout);
+    }
+}

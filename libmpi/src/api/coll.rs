@@ -932,3 +932,90 @@ impl Communicator {
         Ok(scope.register(id))
     }
 }
+
+/// One rank's block in `all_to_all_w`: `count` elements of `datatype` at byte offset `displ`.
+/// Collectives move contiguous data: the datatype must have no holes, a lower bound of 0 and
+/// an extent equal to its size (as the C MPI_Alltoallw here requires).
+#[derive(Clone, Copy)]
+pub struct WBlock<'t> {
+    pub count: usize,
+    pub displ: usize,
+    pub datatype: &'t super::usertype::UserDatatype,
+}
+
+/// Byte lengths and displacements of `blocks`, checked against the rank count and the buffer.
+fn w_blocks(
+    what: &str,
+    blocks: &[WBlock<'_>],
+    n: i32,
+    len: usize,
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    if blocks.len() != n as usize {
+        return Err(count_err(format!(
+            "{what}: {} blocks for {n} ranks",
+            blocks.len()
+        )));
+    }
+    let mut lens = Vec::with_capacity(blocks.len());
+    for (i, b) in blocks.iter().enumerate() {
+        let bytes = b
+            .count
+            .checked_mul(b.datatype.size())
+            .ok_or_else(|| count_err(format!("{what}: block {i} overflows")))?;
+        if bytes > 0 && b.datatype.contiguous_run(b.count) != Some((0, bytes)) {
+            return Err(Error::new(
+                ErrorClass::Type,
+                format!("{what}: block {i}'s datatype is not contiguous (collectives move contiguous data)"),
+            ));
+        }
+        if b.displ.checked_add(bytes).is_none_or(|end| end > len) {
+            return Err(count_err(format!(
+                "{what}: block {i} ends at byte {} but the buffer has {len}",
+                b.displ.saturating_add(bytes)
+            )));
+        }
+        lens.push(bytes);
+    }
+    Ok((lens, blocks.iter().map(|b| b.displ).collect()))
+}
+
+impl Communicator {
+    /// All-to-all with a count, byte displacement and datatype per rank (MPI_Alltoallw).
+    pub fn all_to_all_w(
+        &self,
+        send: &[u8],
+        sends: &[WBlock<'_>],
+        recv: &mut [u8],
+        recvs: &[WBlock<'_>],
+    ) -> Result<()> {
+        let n = self.size();
+        let (sl, sd) = w_blocks("all_to_all_w", sends, n, send.len())?;
+        let (rl, rdp) = w_blocks("all_to_all_w", recvs, n, recv.len())?;
+        let (s, r) = (rd(send), wr(recv));
+        self.run_coll(None, |b| {
+            algos::alltoallw(b, Some(s), &sl, &sd, r, &rl, &rdp);
+            Ok(())
+        })
+    }
+
+    /// Start an all-to-all with per-rank datatypes (MPI_Ialltoallw); the buffers stay borrowed
+    /// until the request completes.
+    pub fn iall_to_all_w<'scope>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        send: &'scope [u8],
+        sends: &[WBlock<'_>],
+        recv: &'scope mut [u8],
+        recvs: &[WBlock<'_>],
+    ) -> Result<Request<'scope>> {
+        let n = self.size();
+        let (sl, sd) = w_blocks("iall_to_all_w", sends, n, send.len())?;
+        let (rl, rdp) = w_blocks("iall_to_all_w", recvs, n, recv.len())?;
+        let (s, r) = (rd(send), wr(recv));
+        let id = self.start_coll(None, |b| {
+            algos::alltoallw(b, Some(s), &sl, &sd, r, &rl, &rdp);
+            Ok(())
+        })?;
+        Ok(scope.register(id))
+    }
+}

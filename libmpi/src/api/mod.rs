@@ -37,6 +37,24 @@ pub struct Universe {
     _not_send: PhantomData<*const ()>,
 }
 
+/// Thread support levels (MPI_THREAD_SINGLE ... MPI_THREAD_MULTIPLE), in increasing order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Threading {
+    Single,
+    Funneled,
+    Serialized,
+    Multiple,
+}
+
+/// The level this library provides: MPI state belongs to the thread that initialised it.
+const PROVIDED: Threading = Threading::Funneled;
+
+/// Initialise MPI asking for a thread level (MPI_Init_thread); returns the level provided,
+/// which is at most `Threading::Funneled`.
+pub fn initialize_with_threading(required: Threading) -> Result<(Universe, Threading)> {
+    Ok((initialize()?, required.min(PROVIDED)))
+}
+
 /// Initialise MPI (MPI_Init). Fails if MPI was already initialised in this process.
 pub fn initialize() -> Result<Universe> {
     runtime::init()?;
@@ -46,6 +64,11 @@ pub fn initialize() -> Result<Universe> {
 }
 
 impl Universe {
+    /// The thread level provided (MPI_Query_thread).
+    pub fn threading(&self) -> Threading {
+        PROVIDED
+    }
+
     pub fn world(&self) -> comm::Communicator {
         comm::world()
     }

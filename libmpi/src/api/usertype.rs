@@ -102,6 +102,22 @@ impl UserDatatype {
         Self::hindexed(&v, old)
     }
 
+    /// Blocks of `blocklen` elements at the given displacements in elements of `old`
+    /// (MPI_Type_create_indexed_block).
+    pub fn indexed_block(
+        blocklen: usize,
+        displs: &[isize],
+        old: &UserDatatype,
+    ) -> Result<UserDatatype> {
+        let blocks: Vec<(usize, isize)> = displs.iter().map(|&d| (blocklen, d)).collect();
+        Self::indexed(&blocks, old)
+    }
+
+    /// Where `count` elements of this type lie when they form one run: (offset, bytes).
+    pub(crate) fn contiguous_run(&self, count: usize) -> Option<(isize, usize)> {
+        self.layout.contiguous_run(count)
+    }
+
     /// Blocks of (blocklength, displacement in bytes) (MPI_Type_create_hindexed).
     pub fn hindexed(blocks: &[(usize, isize)], old: &UserDatatype) -> Result<UserDatatype> {
         Self::new(Layout::hindexed(blocks, &old.layout))
