@@ -7,10 +7,9 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh gcc pkg-config mpich
 cargo build --workspace --all-targets
 cargo test --workspace
-# memhook: the suite above ran with the default provider (hooks on x86-64 Linux); the memhook tests
-# (every release path must raise an event, the allocator under load) run again once per other
-# provider, which is all a provider changes.
+# Once more per other memhook provider (the suite above used the default: hooks on x86-64 Linux):
+# the whole workspace, with the ranks under mpirun built with that provider.
 for provider in none ldpreload ptmalloc; do
-    echo "== memhook tests, provider $provider"
-    cargo test -p memhook --features "$provider"
+    echo "== whole suite, memhook provider $provider"
+    RMPI_TEST_FEATURES="memory-manager/$provider" cargo test --workspace --features "memory-manager/$provider"
 done

@@ -35,6 +35,13 @@ pub fn ensure_built() {
         if target_dir().file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }
+        // The features the suite runs under (e.g. a memhook provider), so that this build does
+        // not replace the binaries under test with default-feature ones.
+        if let Ok(f) = std::env::var("RMPI_TEST_FEATURES") {
+            if !f.is_empty() {
+                cmd.args(["--features", &f]);
+            }
+        }
         let st = cmd.status().expect("run cargo build");
         assert!(st.success(), "cargo build of the workspace failed");
     });
