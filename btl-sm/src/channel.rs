@@ -296,6 +296,11 @@ impl Rx {
             };
             f(peer, tag, bytes);
             self.next = self.next.wrapping_add(1);
+            done += 1;
+        }
+        // Free what was consumed once per batch rather than per fragment: one store to the
+        // line the sender reads instead of one per message.
+        if done > 0 {
             // SAFETY: 8-aligned u64 in our own tail block, only accessed atomically; only this
             // process writes it. Release: our reads of the bytes above happen before the sender
             // (Acquire in Tx::refresh) reuses them.
@@ -305,7 +310,6 @@ impl Rx {
                     Ordering::Release,
                 )
             };
-            done += 1;
         }
         done
     }

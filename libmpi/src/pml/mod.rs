@@ -419,6 +419,13 @@ impl Pml {
         self.st.reqs.get(req).is_some()
     }
 
+    /// The status of `req` if it is complete (and not persistent), removing it; None
+    /// otherwise. The wait path's one-lookup shortcut.
+    #[inline]
+    pub fn take_if_complete(&mut self, req: ReqId) -> Option<Status> {
+        self.st.reqs.take_complete(req)
+    }
+
     /// Remove a completed request and return its status.
     pub fn take(&mut self, req: ReqId) -> Option<Status> {
         debug_assert!(self.is_complete(req));
@@ -437,7 +444,7 @@ impl Pml {
                 None => probe::empty_status(),
             });
         }
-        self.st.reqs.remove(req).map(|r| r.status)
+        self.st.reqs.remove_status(req)
     }
 
     /// The request of a started operation, creating a completed one when it finished at once
@@ -650,7 +657,7 @@ impl State {
                         ..
                     }) = self.reqs.get_mut(req)
                     {
-                        *slot = Some(rndv);
+                        *slot = Some(Box::new(rndv));
                     }
                     self.gets.push(req);
                 } else {
@@ -721,6 +728,9 @@ impl State {
         let total = h.total as usize;
         let complete = chunk.len() == total;
         if let Some(req) = self.take_posted(&h) {
+            if complete && self.recv_whole(req, &h, chunk) {
+                return;
+            }
             self.copy_into(req, 0, chunk);
             if complete {
                 self.finish_recv(req, &h);
@@ -750,6 +760,32 @@ impl State {
                 });
             }
         }
+    }
+
+    /// A whole eager message for posted receive `req`, with one request lookup: copy,
+    /// status, complete. False (nothing done) unless `req` is a plain contiguous receive
+    /// still attached to its user.
+    #[inline]
+    fn recv_whole(&mut self, req: ReqId, h: &MatchHdr, data: &[u8]) -> bool {
+        let Some(Request {
+            kind: Kind::Recv { buf, cap, .. },
+            layout: None,
+            detached: false,
+            complete,
+            status,
+        }) = self.reqs.get_mut(req)
+        else {
+            return false;
+        };
+        let n = data.len().min(*cap);
+        if n > 0 {
+            // SAFETY: irecv's contract: `buf` has `cap` writable bytes owned by this pending
+            // request; n <= cap and n <= data.len().
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), *buf, n) };
+        }
+        *status = recv_status(h, h.total as usize, *cap);
+        *complete = true;
+        true
     }
 
     fn on_cont(&mut self, from: usize, data: &[u8]) {
@@ -835,7 +871,7 @@ impl State {
             else {
                 continue;
             };
-            let (buf, r) = (*buf, *r);
+            let (buf, r) = (*buf, **r);
             let n = r.total.min(*cap);
             let ep = self.endpoints[r.peer];
             // A non-contiguous sender (address 0) streams; a non-contiguous receive reads by
