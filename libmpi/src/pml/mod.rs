@@ -201,6 +201,7 @@ impl Pml {
     ///
     /// # Safety
     /// Every byte `m` maps to must stay valid and unmodified until the send completes.
+    #[inline]
     pub unsafe fn isend_msg(
         &mut self,
         m: Msg,
@@ -210,7 +211,43 @@ impl Pml {
         tag: i32,
     ) -> Started {
         // SAFETY: forwarded contract.
+        if unsafe { self.send_now(&m, dest, ctx, src, tag) } {
+            return Started::Done(Status::default());
+        }
+        // SAFETY: forwarded contract.
         unsafe { self.isend_msg_sync(m, dest, ctx, src, tag, false) }
+    }
+
+    /// The small-message fast path, inlined into the caller: a contiguous eager message that
+    /// fits one fragment goes straight to the transport when nothing is queued for `dest`.
+    /// False if it did not (the general path then takes over, in order).
+    ///
+    /// # Safety
+    /// As `isend_msg`; the transport copies the bytes before returning.
+    #[inline(always)]
+    unsafe fn send_now(&mut self, m: &Msg, dest: usize, ctx: u32, src: i32, tag: i32) -> bool {
+        let st = &mut self.st;
+        if m.layout.is_some() || m.len > st.eager_limit || !st.sendq[dest].is_empty() {
+            return false;
+        }
+        let ep = st.endpoints[dest];
+        let btl = &mut self.btls[ep.btl];
+        if wire::MATCH_LEN + m.len > btl.max_frag() {
+            return false;
+        }
+        let hdr = MatchHdr {
+            ctx,
+            src,
+            tag,
+            total: m.len as u64,
+        };
+        let data = if m.len == 0 {
+            &[][..]
+        } else {
+            // SAFETY: the caller's contract: `len` readable bytes at `ptr`.
+            unsafe { std::slice::from_raw_parts(m.ptr.cast_const(), m.len) }
+        };
+        btl.try_send(ep.peer, wire::MATCH, &hdr.encode(), data)
     }
 
     /// Start a send of `m`; with `sync`, a synchronous send: always rendezvous, so it completes
@@ -305,11 +342,14 @@ impl Pml {
     pub unsafe fn irecv_msg(&mut self, m: Msg, ctx: u32, src: i32, tag: i32) -> Started {
         let (buf, cap, layout) = (m.ptr, m.len, m.layout);
         let st = &mut self.st;
-        let Some(i) = st
-            .unexpected
-            .iter()
-            .position(|u| matches(ctx, src, tag, &u.hdr))
-        else {
+        let found = if st.unexpected.is_empty() {
+            None
+        } else {
+            st.unexpected
+                .iter()
+                .position(|u| matches(ctx, src, tag, &u.hdr))
+        };
+        let Some(i) = found else {
             let req = st
                 .reqs
                 .insert(Request::recv(buf, cap, ctx, src, tag, None).with_layout(layout));

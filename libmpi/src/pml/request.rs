@@ -98,6 +98,7 @@ pub struct Request {
 }
 
 impl Request {
+    #[inline]
     pub fn send(buf: *const u8, len: usize) -> Request {
         Request {
             kind: Kind::Send { buf, len },
@@ -109,6 +110,7 @@ impl Request {
     }
 
     /// A request that is already complete with `status`.
+    #[inline]
     pub fn completed(status: Status) -> Request {
         Request {
             complete: true,
@@ -129,11 +131,13 @@ impl Request {
     }
 
     /// This request moves its data through `layout` (a non-contiguous message).
+    #[inline]
     pub fn with_layout(mut self, layout: Option<Arc<Layout>>) -> Request {
         self.layout = layout;
         self
     }
 
+    #[inline]
     pub fn recv(
         buf: *mut u8,
         cap: usize,
