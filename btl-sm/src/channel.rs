@@ -182,38 +182,8 @@ impl Tx {
                 ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
                 ptr::write(cell.add(OFF_TAG), tag);
             }
-        } else {
-            let need = round_line(len as u32);
-            let off = self.pay_head & (self.pay_size - 1);
-            // Never wrap a fragment: skip the too-short end; the skipped bytes are consumed
-            // together with this fragment when the receiver advances its tail past it.
-            let skip = if off + need > self.pay_size {
-                self.pay_size - off
-            } else {
-                0
-            };
-            if self.pay_size - self.pay_head.wrapping_sub(self.pay_tail) < skip + need {
-                self.refresh();
-                if self.pay_size - self.pay_head.wrapping_sub(self.pay_tail) < skip + need {
-                    return false;
-                }
-            }
-            let start = self.pay_head.wrapping_add(skip);
-            let at = (start & (self.pay_size - 1)) as usize;
-            // SAFETY: at + need <= pay_size (skip guarantees no wrap), so the copy stays in this
-            // channel's payload ring; [pay_head, start + need) is free per the (Acquire-read)
-            // receiver tail, so we are its only accessor until the stamp below publishes it.
-            // The cell is ours as in the inline case; all offsets are 4-aligned in a 64-aligned
-            // cell.
-            unsafe {
-                let dst = self.pay.add(at);
-                ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
-                ptr::copy_nonoverlapping(data.as_ptr(), dst.add(hdr.len()), data.len());
-                ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
-                ptr::write(cell.add(OFF_PAY_POS).cast::<u32>(), start);
-                ptr::write(cell.add(OFF_TAG), tag);
-            }
-            self.pay_head = start.wrapping_add(need);
+        } else if !self.fill_payload(cell, tag, hdr, data) {
+            return false;
         }
         self.head = self.head.wrapping_add(1);
         // SAFETY: the stamp is a 4-aligned u32 at the cell start, accessed atomically by both
@@ -222,6 +192,45 @@ impl Tx {
         unsafe {
             AtomicU32::from_ptr(cell.add(OFF_STAMP).cast()).store(self.head, Ordering::Release)
         };
+        true
+    }
+
+    /// The payload-ring half of `try_send` (fragments over `INLINE_MAX`), out of line so
+    /// the inline path stays small; false if the ring has no room.
+    #[inline(never)]
+    fn fill_payload(&mut self, cell: *mut u8, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        let len = hdr.len() + data.len();
+        let need = round_line(len as u32);
+        let off = self.pay_head & (self.pay_size - 1);
+        // Never wrap a fragment: skip the too-short end; the skipped bytes are consumed
+        // together with this fragment when the receiver advances its tail past it.
+        let skip = if off + need > self.pay_size {
+            self.pay_size - off
+        } else {
+            0
+        };
+        if self.pay_size - self.pay_head.wrapping_sub(self.pay_tail) < skip + need {
+            self.refresh();
+            if self.pay_size - self.pay_head.wrapping_sub(self.pay_tail) < skip + need {
+                return false;
+            }
+        }
+        let start = self.pay_head.wrapping_add(skip);
+        let at = (start & (self.pay_size - 1)) as usize;
+        // SAFETY: at + need <= pay_size (skip guarantees no wrap), so the copy stays in this
+        // channel's payload ring; [pay_head, start + need) is free per the (Acquire-read)
+        // receiver tail, so we are its only accessor until try_send's stamp publishes it.
+        // `cell` is the unpublished cell try_send owns; all offsets are 4-aligned in a
+        // 64-aligned cell.
+        unsafe {
+            let dst = self.pay.add(at);
+            ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
+            ptr::copy_nonoverlapping(data.as_ptr(), dst.add(hdr.len()), data.len());
+            ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
+            ptr::write(cell.add(OFF_PAY_POS).cast::<u32>(), start);
+            ptr::write(cell.add(OFF_TAG), tag);
+        }
+        self.pay_head = start.wrapping_add(need);
         true
     }
 

@@ -643,6 +643,7 @@ impl State {
     }
 
     /// The first posted receive that matches, removed from the posted queue.
+    #[inline]
     fn take_posted(&mut self, h: &MatchHdr) -> Option<ReqId> {
         self.posted.take(h)
     }

@@ -172,7 +172,7 @@ pub struct Requests {
 }
 
 impl Requests {
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, r: Request) -> ReqId {
         self.live += 1;
         if let Some(id) = self.free.pop() {
