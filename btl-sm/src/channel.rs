@@ -37,6 +37,50 @@ fn round_line(len: u32) -> u32 {
 
 /// Sender end. All fields are private to the sending process; only `tail` points at
 /// receiver-written memory.
+/// Copy `n <= INLINE_MAX` bytes with a few possibly overlapping fixed-size moves: on the
+/// inline path the libc memcpy call costs more than the copy itself.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `n` bytes, not overlapping; `n <= INLINE_MAX`.
+#[inline(always)]
+unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
+    debug_assert!(n <= INLINE_MAX);
+    // SAFETY: every access below is within [0, n) of both ranges (the caller's contract);
+    // unaligned reads and writes.
+    unsafe {
+        let mv16 = |at: usize| {
+            dst.add(at)
+                .cast::<u128>()
+                .write_unaligned(src.add(at).cast::<u128>().read_unaligned())
+        };
+        if n >= 16 {
+            mv16(0);
+            if n > 32 {
+                mv16(16);
+            }
+            mv16(n - 16);
+        } else if n >= 8 {
+            let (a, b) = (
+                src.cast::<u64>().read_unaligned(),
+                src.add(n - 8).cast::<u64>().read_unaligned(),
+            );
+            dst.cast::<u64>().write_unaligned(a);
+            dst.add(n - 8).cast::<u64>().write_unaligned(b);
+        } else if n >= 4 {
+            let (a, b) = (
+                src.cast::<u32>().read_unaligned(),
+                src.add(n - 4).cast::<u32>().read_unaligned(),
+            );
+            dst.cast::<u32>().write_unaligned(a);
+            dst.add(n - 4).cast::<u32>().write_unaligned(b);
+        } else if n > 0 {
+            *dst = *src;
+            *dst.add(n / 2) = *src.add(n / 2);
+            *dst.add(n - 1) = *src.add(n - 1);
+        }
+    }
+}
+
 pub struct Tx {
     cells: *mut u8,
     pay: *mut u8,
@@ -133,47 +177,13 @@ impl Tx {
             // released it (Acquire in refresh), and it has not been published yet. hdr and data
             // fit in the 48 inline bytes; sources are process-private, so no overlap.
             unsafe {
-                ptr::copy_nonoverlapping(hdr.as_ptr(), cell.add(OFF_INLINE), hdr.len());
-                ptr::copy_nonoverlapping(
-                    data.as_ptr(),
-                    cell.add(OFF_INLINE + hdr.len()),
-                    data.len(),
-                );
+                copy_small(hdr.as_ptr(), cell.add(OFF_INLINE), hdr.len());
+                copy_small(data.as_ptr(), cell.add(OFF_INLINE + hdr.len()), data.len());
                 ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
                 ptr::write(cell.add(OFF_TAG), tag);
             }
-        } else {
-            let need = round_line(len as u32);
-            let off = self.pay_head & (self.pay_size - 1);
-            // Never wrap a fragment: skip the too-short end; the skipped bytes are consumed
-            // together with this fragment when the receiver advances its tail past it.
-            let skip = if off + need > self.pay_size {
-                self.pay_size - off
-            } else {
-                0
-            };
-            if self.pay_size - self.pay_head.wrapping_sub(self.pay_tail) < skip + need {
-                self.refresh();
-                if self.pay_size - self.pay_head.wrapping_sub(self.pay_tail) < skip + need {
-                    return false;
-                }
-            }
-            let start = self.pay_head.wrapping_add(skip);
-            let at = (start & (self.pay_size - 1)) as usize;
-            // SAFETY: at + need <= pay_size (skip guarantees no wrap), so the copy stays in this
-            // channel's payload ring; [pay_head, start + need) is free per the (Acquire-read)
-            // receiver tail, so we are its only accessor until the stamp below publishes it.
-            // The cell is ours as in the inline case; all offsets are 4-aligned in a 64-aligned
-            // cell.
-            unsafe {
-                let dst = self.pay.add(at);
-                ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
-                ptr::copy_nonoverlapping(data.as_ptr(), dst.add(hdr.len()), data.len());
-                ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
-                ptr::write(cell.add(OFF_PAY_POS).cast::<u32>(), start);
-                ptr::write(cell.add(OFF_TAG), tag);
-            }
-            self.pay_head = start.wrapping_add(need);
+        } else if !self.fill_payload(cell, tag, hdr, data) {
+            return false;
         }
         self.head = self.head.wrapping_add(1);
         // SAFETY: the stamp is a 4-aligned u32 at the cell start, accessed atomically by both
@@ -182,6 +192,45 @@ impl Tx {
         unsafe {
             AtomicU32::from_ptr(cell.add(OFF_STAMP).cast()).store(self.head, Ordering::Release)
         };
+        true
+    }
+
+    /// The payload-ring half of `try_send` (fragments over `INLINE_MAX`), out of line so
+    /// the inline path stays small; false if the ring has no room.
+    #[inline(never)]
+    fn fill_payload(&mut self, cell: *mut u8, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        let len = hdr.len() + data.len();
+        let need = round_line(len as u32);
+        let off = self.pay_head & (self.pay_size - 1);
+        // Never wrap a fragment: skip the too-short end; the skipped bytes are consumed
+        // together with this fragment when the receiver advances its tail past it.
+        let skip = if off + need > self.pay_size {
+            self.pay_size - off
+        } else {
+            0
+        };
+        if self.pay_size - self.pay_head.wrapping_sub(self.pay_tail) < skip + need {
+            self.refresh();
+            if self.pay_size - self.pay_head.wrapping_sub(self.pay_tail) < skip + need {
+                return false;
+            }
+        }
+        let start = self.pay_head.wrapping_add(skip);
+        let at = (start & (self.pay_size - 1)) as usize;
+        // SAFETY: at + need <= pay_size (skip guarantees no wrap), so the copy stays in this
+        // channel's payload ring; [pay_head, start + need) is free per the (Acquire-read)
+        // receiver tail, so we are its only accessor until try_send's stamp publishes it.
+        // `cell` is the unpublished cell try_send owns; all offsets are 4-aligned in a
+        // 64-aligned cell.
+        unsafe {
+            let dst = self.pay.add(at);
+            ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
+            ptr::copy_nonoverlapping(data.as_ptr(), dst.add(hdr.len()), data.len());
+            ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
+            ptr::write(cell.add(OFF_PAY_POS).cast::<u32>(), start);
+            ptr::write(cell.add(OFF_TAG), tag);
+        }
+        self.pay_head = start.wrapping_add(need);
         true
     }
 
@@ -255,6 +304,7 @@ impl Rx {
         f: &mut dyn FnMut(usize, u8, &[u8]),
     ) -> usize {
         let mut done = 0;
+        let mut pending = false;
         while done < budget {
             let idx = (self.next & self.cell_mask) as usize;
             // SAFETY: idx < fifo_cells: the cell is inside this channel's header ring.
@@ -296,18 +346,35 @@ impl Rx {
             };
             f(peer, tag, bytes);
             self.next = self.next.wrapping_add(1);
-            // SAFETY: 8-aligned u64 in our own tail block, only accessed atomically; only this
-            // process writes it. Release: our reads of the bytes above happen before the sender
-            // (Acquire in Tx::refresh) reuses them.
-            unsafe {
-                (*self.tail).store(
-                    self.next as u64 | (self.pay_tail as u64) << 32,
-                    Ordering::Release,
-                )
-            };
             done += 1;
+            // Inline fragments are freed once per batch (one store to the line the sender
+            // reads instead of one per message); payload fragments at once, so that the
+            // sender can refill the payload ring while we copy out the next ones.
+            if len as usize <= INLINE_MAX {
+                pending = true;
+            } else {
+                self.publish();
+                pending = false;
+            }
+        }
+        if pending {
+            self.publish();
         }
         done
+    }
+
+    /// Give the consumed cells and payload back to the sender.
+    #[inline(always)]
+    fn publish(&self) {
+        // SAFETY: 8-aligned u64 in our own tail block, only accessed atomically; only this
+        // process writes it. Release: our reads of the consumed bytes happen before the sender
+        // (Acquire in Tx::refresh) reuses them.
+        unsafe {
+            (*self.tail).store(
+                self.next as u64 | (self.pay_tail as u64) << 32,
+                Ordering::Release,
+            )
+        };
     }
 
     /// Test hook: the receiver half of `Tx::set_positions`.

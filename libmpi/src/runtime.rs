@@ -239,6 +239,9 @@ impl Runtime {
     }
 
     pub fn wait(&mut self, req: ReqId) -> Result<Status> {
+        if let Some(st) = self.pml.take_if_complete(req) {
+            return Ok(st);
+        }
         if !self.pml.is_valid(req) {
             return err(ErrorClass::Request, "invalid request");
         }

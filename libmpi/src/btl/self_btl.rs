@@ -29,6 +29,9 @@ impl Btl for SelfBtl {
     fn progress(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize {
         // Only what was queued before this call: handlers may queue more (replies to ourselves).
         let n = self.queue.len();
+        if n == 0 {
+            return 0;
+        }
         for _ in 0..n {
             let (tag, frag) = self.queue.pop_front().expect("counted above");
             f(0, tag, &frag);

@@ -24,7 +24,25 @@ pub(crate) fn message(buf: *const c_void, count: c_int, datatype: Handle) -> Res
 }
 
 /// `message` for the large-count (`_c`) calls.
+#[inline]
 pub(crate) fn message_c(buf: *const c_void, count: Count, datatype: Handle) -> Result<Msg> {
+    // The common case inline (a predefined type, a valid buffer); everything else, errors
+    // included, in `message_general`.
+    let h = datatype as usize;
+    if count >= 0 && !matches!(h, 0x229 | 0x22a | 0x22c | 0x22d) {
+        if let Some(dt) = crate::datatype::lookup(h) {
+            if let Some(n) = (count as usize).checked_mul(dt.size) {
+                if !buf.is_null() || n == 0 {
+                    return Ok(Msg::bytes(buf.cast(), n));
+                }
+            }
+        }
+    }
+    message_general(buf, count, datatype)
+}
+
+#[inline(never)]
+fn message_general(buf: *const c_void, count: Count, datatype: Handle) -> Result<Msg> {
     if count < 0 {
         return Err(Error::new(
             ErrorClass::Count,

@@ -93,19 +93,29 @@ fn empty_status() -> pml::Status {
     }
 }
 
+#[inline]
 fn comm_index(h: Handle) -> Result<usize> {
     match h as usize {
         COMM_WORLD => Ok(crate::comm::WORLD),
         COMM_SELF => Ok(crate::comm::SELF),
-        COMM_NULL => Err(Error::new(
+        v if v >= DYNAMIC_BASE => Ok(v - DYNAMIC_BASE),
+        v => Err(bad_comm(v)),
+    }
+}
+
+/// Out of line: the error of `comm_index`, kept off every call's path.
+#[cold]
+fn bad_comm(v: usize) -> Error {
+    if v == COMM_NULL {
+        Error::new(
             ErrorClass::Comm,
             "MPI_COMM_NULL is not a valid communicator here",
-        )),
-        v if v >= DYNAMIC_BASE => Ok(v - DYNAMIC_BASE),
-        v => Err(Error::new(
+        )
+    } else {
+        Error::new(
             ErrorClass::Comm,
             format!("{v:#x} is not a communicator handle"),
-        )),
+        )
     }
 }
 

@@ -105,6 +105,12 @@ pub fn lookup(handle: usize) -> Option<Datatype> {
         0x214 => return Some(Datatype { handle, size: 8 }),
         _ => {}
     }
+    lookup_table(handle)
+}
+
+/// `lookup` past the common types: out of line so the inlined part stays a few compares.
+#[inline(never)]
+fn lookup_table(handle: usize) -> Option<Datatype> {
     PREDEFINED
         .iter()
         .find(|(h, _, _)| *h == handle)

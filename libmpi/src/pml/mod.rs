@@ -201,6 +201,7 @@ impl Pml {
     ///
     /// # Safety
     /// Every byte `m` maps to must stay valid and unmodified until the send completes.
+    #[inline]
     pub unsafe fn isend_msg(
         &mut self,
         m: Msg,
@@ -210,7 +211,43 @@ impl Pml {
         tag: i32,
     ) -> Started {
         // SAFETY: forwarded contract.
+        if unsafe { self.send_now(&m, dest, ctx, src, tag) } {
+            return Started::Done(Status::default());
+        }
+        // SAFETY: forwarded contract.
         unsafe { self.isend_msg_sync(m, dest, ctx, src, tag, false) }
+    }
+
+    /// The small-message fast path, inlined into the caller: a contiguous eager message that
+    /// fits one fragment goes straight to the transport when nothing is queued for `dest`.
+    /// False if it did not (the general path then takes over, in order).
+    ///
+    /// # Safety
+    /// As `isend_msg`; the transport copies the bytes before returning.
+    #[inline(always)]
+    unsafe fn send_now(&mut self, m: &Msg, dest: usize, ctx: u32, src: i32, tag: i32) -> bool {
+        let st = &mut self.st;
+        if m.layout.is_some() || m.len > st.eager_limit || !st.sendq[dest].is_empty() {
+            return false;
+        }
+        let ep = st.endpoints[dest];
+        let btl = &mut self.btls[ep.btl];
+        if wire::MATCH_LEN + m.len > btl.max_frag() {
+            return false;
+        }
+        let hdr = MatchHdr {
+            ctx,
+            src,
+            tag,
+            total: m.len as u64,
+        };
+        let data = if m.len == 0 {
+            &[][..]
+        } else {
+            // SAFETY: the caller's contract: `len` readable bytes at `ptr`.
+            unsafe { std::slice::from_raw_parts(m.ptr.cast_const(), m.len) }
+        };
+        btl.try_send(ep.peer, wire::MATCH, &hdr.encode(), data)
     }
 
     /// Start a send of `m`; with `sync`, a synchronous send: always rendezvous, so it completes
@@ -305,11 +342,14 @@ impl Pml {
     pub unsafe fn irecv_msg(&mut self, m: Msg, ctx: u32, src: i32, tag: i32) -> Started {
         let (buf, cap, layout) = (m.ptr, m.len, m.layout);
         let st = &mut self.st;
-        let Some(i) = st
-            .unexpected
-            .iter()
-            .position(|u| matches(ctx, src, tag, &u.hdr))
-        else {
+        let found = if st.unexpected.is_empty() {
+            None
+        } else {
+            st.unexpected
+                .iter()
+                .position(|u| matches(ctx, src, tag, &u.hdr))
+        };
+        let Some(i) = found else {
             let req = st
                 .reqs
                 .insert(Request::recv(buf, cap, ctx, src, tag, None).with_layout(layout));
@@ -419,6 +459,13 @@ impl Pml {
         self.st.reqs.get(req).is_some()
     }
 
+    /// The status of `req` if it is complete (and not persistent), removing it; None
+    /// otherwise. The wait path's one-lookup shortcut.
+    #[inline]
+    pub fn take_if_complete(&mut self, req: ReqId) -> Option<Status> {
+        self.st.reqs.take_complete(req)
+    }
+
     /// Remove a completed request and return its status.
     pub fn take(&mut self, req: ReqId) -> Option<Status> {
         debug_assert!(self.is_complete(req));
@@ -437,7 +484,7 @@ impl Pml {
                 None => probe::empty_status(),
             });
         }
-        self.st.reqs.remove(req).map(|r| r.status)
+        self.st.reqs.remove_status(req)
     }
 
     /// The request of a started operation, creating a completed one when it finished at once
@@ -596,6 +643,7 @@ impl State {
     }
 
     /// The first posted receive that matches, removed from the posted queue.
+    #[inline]
     fn take_posted(&mut self, h: &MatchHdr) -> Option<ReqId> {
         self.posted.take(h)
     }
@@ -650,7 +698,7 @@ impl State {
                         ..
                     }) = self.reqs.get_mut(req)
                     {
-                        *slot = Some(rndv);
+                        *slot = Some(Box::new(rndv));
                     }
                     self.gets.push(req);
                 } else {
@@ -721,6 +769,9 @@ impl State {
         let total = h.total as usize;
         let complete = chunk.len() == total;
         if let Some(req) = self.take_posted(&h) {
+            if complete && self.recv_whole(req, &h, chunk) {
+                return;
+            }
             self.copy_into(req, 0, chunk);
             if complete {
                 self.finish_recv(req, &h);
@@ -750,6 +801,32 @@ impl State {
                 });
             }
         }
+    }
+
+    /// A whole eager message for posted receive `req`, with one request lookup: copy,
+    /// status, complete. False (nothing done) unless `req` is a plain contiguous receive
+    /// still attached to its user.
+    #[inline]
+    fn recv_whole(&mut self, req: ReqId, h: &MatchHdr, data: &[u8]) -> bool {
+        let Some(Request {
+            kind: Kind::Recv { buf, cap, .. },
+            layout: None,
+            detached: false,
+            complete,
+            status,
+        }) = self.reqs.get_mut(req)
+        else {
+            return false;
+        };
+        let n = data.len().min(*cap);
+        if n > 0 {
+            // SAFETY: irecv's contract: `buf` has `cap` writable bytes owned by this pending
+            // request; n <= cap and n <= data.len().
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), *buf, n) };
+        }
+        *status = recv_status(h, h.total as usize, *cap);
+        *complete = true;
+        true
     }
 
     fn on_cont(&mut self, from: usize, data: &[u8]) {
@@ -835,7 +912,7 @@ impl State {
             else {
                 continue;
             };
-            let (buf, r) = (*buf, *r);
+            let (buf, r) = (*buf, **r);
             let n = r.total.min(*cap);
             let ep = self.endpoints[r.peer];
             // A non-contiguous sender (address 0) streams; a non-contiguous receive reads by

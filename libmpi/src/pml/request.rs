@@ -48,7 +48,9 @@ pub enum Kind {
         src: i32,
         /// Tag, or ANY_TAG.
         tag: i32,
-        rndv: Option<Rndv>,
+        /// Boxed: only rendezvous receives have one, and it keeps `Request` small enough to
+        /// be moved without a memcpy call on the small-message path.
+        rndv: Option<Box<Rndv>>,
     },
     /// A persistent request (MPI_*_init): what MPI_Start begins, and the request of the run
     /// in progress, if any (inactive when None).
@@ -96,6 +98,7 @@ pub struct Request {
 }
 
 impl Request {
+    #[inline]
     pub fn send(buf: *const u8, len: usize) -> Request {
         Request {
             kind: Kind::Send { buf, len },
@@ -107,6 +110,7 @@ impl Request {
     }
 
     /// A request that is already complete with `status`.
+    #[inline]
     pub fn completed(status: Status) -> Request {
         Request {
             complete: true,
@@ -127,11 +131,13 @@ impl Request {
     }
 
     /// This request moves its data through `layout` (a non-contiguous message).
+    #[inline]
     pub fn with_layout(mut self, layout: Option<Arc<Layout>>) -> Request {
         self.layout = layout;
         self
     }
 
+    #[inline]
     pub fn recv(
         buf: *mut u8,
         cap: usize,
@@ -147,7 +153,7 @@ impl Request {
                 ctx,
                 src,
                 tag,
-                rndv,
+                rndv: rndv.map(Box::new),
             },
             complete: false,
             status: Status::default(),
@@ -166,6 +172,7 @@ pub struct Requests {
 }
 
 impl Requests {
+    #[inline(always)]
     pub fn insert(&mut self, r: Request) -> ReqId {
         self.live += 1;
         if let Some(id) = self.free.pop() {
@@ -192,6 +199,34 @@ impl Requests {
         self.free.push(id);
         self.live -= 1;
         Some(r)
+    }
+
+    /// Remove request `id` and return its status; drops it in place rather than moving the
+    /// whole request out (the completion path of every small message).
+    #[inline]
+    pub fn remove_status(&mut self, id: ReqId) -> Option<Status> {
+        let slot = self.slots.get_mut(id as usize)?;
+        let status = slot.as_ref()?.status;
+        *slot = None;
+        self.free.push(id);
+        self.live -= 1;
+        Some(status)
+    }
+
+    /// `remove_status` if `id` is a complete, non-persistent request (one slab lookup: the
+    /// wait path of a request that finished already).
+    #[inline]
+    pub fn take_complete(&mut self, id: ReqId) -> Option<Status> {
+        let slot = self.slots.get_mut(id as usize)?;
+        let r = slot.as_ref()?;
+        if !r.complete || matches!(r.kind, Kind::Persistent { .. }) {
+            return None;
+        }
+        let status = r.status;
+        *slot = None;
+        self.free.push(id);
+        self.live -= 1;
+        Some(status)
     }
 
     /// How many requests exist (pending or completed but not yet freed).
