@@ -169,6 +169,12 @@ impl Pmi {
     }
 
     /// Tell the launcher to tear the job down; does not wait for an answer.
+    /// The launcher socket's descriptor.
+    pub fn raw_fd(&self) -> RawFd {
+        use std::os::fd::AsRawFd;
+        self.writer.as_raw_fd()
+    }
+
     pub fn abort(&mut self, code: i32, message: &str) {
         let msg: String = message
             .chars()

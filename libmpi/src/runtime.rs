@@ -3,15 +3,15 @@
 //! (MPI_THREAD_FUNNELED): other threads get a clear error instead of a data race.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::time::Instant;
 
-use crate::btl::{self_btl::SelfBtl, sm::SmBtl, Btl};
+use crate::btl::sm::SmBtl;
 use crate::comm::{self, Comm};
 use crate::datatype::Msg;
 use crate::error::{err, Error, ErrorClass, Result};
 use crate::pmi::{self, Pmi};
-use crate::pml::{Endpoint, Pml, ReqId, Started, Status};
+use crate::pml::{Pml, ReqId, Started, Status};
 
 pub const PROC_NULL: i32 = -3;
 pub const TAG_UB: i32 = i32::MAX;
@@ -138,43 +138,37 @@ impl Runtime {
 
         let yield_when_idle = yield_when_idle(local.len());
         crate::memhook::start(rank);
-        let mut btls: Vec<Box<dyn Btl>> = vec![Box::new(SelfBtl::default())];
+        let verbose = mca("btl_base_verbose").is_some_and(|v| v != "0");
+        let sel = btl_ib::BtlSelection::from_env().map_err(other)?;
         let params = btl_sm::Params::from_env(local.len()).map_err(|e| other(e.to_string()))?;
         let seg = match pmi.as_mut() {
-            Some(p) => attach_segment(p, &local, me_local, &params)?,
+            Some(p) if sel.sm => attach_segment(p, &local, me_local, &params)?,
+            _ => None,
+        };
+        let sm = match seg {
+            Some(seg) => {
+                let transport =
+                    btl_sm::SmTransport::new(seg, me_local).map_err(|e| other(e.to_string()))?;
+                let cma = match params.single_copy {
+                    btl_sm::SingleCopy::Cma => true,
+                    btl_sm::SingleCopy::None => false,
+                    btl_sm::SingleCopy::Auto => yield_when_idle,
+                };
+                Some(SmBtl::new(transport, cma))
+            }
             None => None,
         };
-        if let Some(seg) = seg {
-            let transport =
-                btl_sm::SmTransport::new(seg, me_local).map_err(|e| other(e.to_string()))?;
-            let cma = match params.single_copy {
-                btl_sm::SingleCopy::Cma => true,
-                btl_sm::SingleCopy::None => false,
-                btl_sm::SingleCopy::Auto => yield_when_idle,
-            };
-            btls.push(Box::new(SmBtl::new(transport, cma)));
+        if let Some(p) = pmi.as_ref() {
+            PMI_ABORT_FD.store(p.raw_fd(), Ordering::Relaxed);
         }
-        let mut endpoints = Vec::with_capacity(size as usize);
-        for r in 0..size {
-            let ep = if r == rank {
-                Endpoint { btl: 0, peer: 0 }
-            } else if let Some(i) = local.iter().position(|&l| l == r) {
-                Endpoint { btl: 1, peer: i }
-            } else {
-                return err(
-                    ErrorClass::Other,
-                    format!("no transport reaches rank {r} from rank {rank}: it is on another node and btl-ib is not available ({})", btl_ib::unavailable_reason()),
-                );
-            };
-            endpoints.push(ep);
-        }
+        let choice =
+            crate::btl::select::choose(pmi.as_mut(), rank, size, &local, sel, sm, verbose)?;
 
         let processor_name = nix::unistd::gethostname()
             .ok()
             .and_then(|h| h.into_string().ok())
             .unwrap_or_else(|| "localhost".into());
-        let mut pml = Pml::new(btls, endpoints, params.eager_limit);
-        let verbose = mca("btl_base_verbose").is_some_and(|v| v != "0");
+        let mut pml = Pml::new(choice.btls, choice.endpoints, params.eager_limit);
         if verbose {
             eprintln!(
                 "rmpi: rank {rank}: transports {} ({} local ranks, {params:?})",
@@ -381,7 +375,7 @@ impl Runtime {
     /// Flush what is queued and tell the launcher this rank is done.
     fn shutdown(&mut self) -> Result<()> {
         self.bsend_flush();
-        self.progress_until(|p| p.queued() == 0);
+        self.progress_until(|p| p.queued() == 0 && p.btls_flushed());
         if let Some(p) = self.pmi.as_mut() {
             p.barrier()?;
             p.finalize()?;
@@ -402,6 +396,32 @@ fn abort_process(pmi: Option<&mut Pmi>, code: i32, message: &str) -> ! {
         None => eprintln!("rmpi: {message}"),
     }
     // Exit with the code at once; the launcher kills the other ranks.
+    std::process::exit(if code == 0 { 1 } else { code })
+}
+
+/// The launcher connection's descriptor, for aborts from inside the progress loop (where the
+/// runtime, and its `Pmi`, are borrowed); -1 without a launcher.
+static PMI_ABORT_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// A transport failed in a way that leaves a pair unusable: say so and end the job with
+/// `code` (an MPI error class), through the launcher like MPI_Abort.
+#[cold]
+pub fn abort_from_progress(code: i32, message: &str) -> ! {
+    use std::io::Write;
+    eprintln!("rmpi: {message} (aborting the job)");
+    let _ = std::io::stdout().flush();
+    let fd = PMI_ABORT_FD.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let msg: String = message
+            .chars()
+            .map(|c| if c.is_ascii_whitespace() { '_' } else { c })
+            .collect();
+        let line = format!("cmd=abort exitcode={code} message={msg}\n");
+        // SAFETY: `fd` is the launcher socket the runtime owns for the life of the process
+        // (it is never closed before exit); no PMI request is in flight while progress runs,
+        // so this line cannot interleave with another.
+        unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
+    }
     std::process::exit(if code == 0 { 1 } else { code })
 }
 

@@ -67,11 +67,13 @@ fn mca_list() -> String {
     let mut s = String::from(
         "MCA parameters (--mca NAME VALUE, or environment variable RMPI_MCA_NAME or NAME):\n",
     );
-    for p in btl_sm::PARAMS {
-        s += &format!(
-            "  {}\n      default: {}\n      {}\n",
-            p.name, p.default, p.meaning
-        );
+    // `btl` first, then sm's tunables, then ib's.
+    let (btl, ib) = btl_ib::PARAMS.split_at(1);
+    let all = btl.iter().map(|p| (p.name, p.default, p.meaning));
+    let all = all.chain(btl_sm::PARAMS.iter().map(|p| (p.name, p.default, p.meaning)));
+    let all = all.chain(ib.iter().map(|p| (p.name, p.default, p.meaning)));
+    for (name, default, meaning) in all {
+        s += &format!("  {name}\n      default: {default}\n      {meaning}\n");
     }
     s
 }

@@ -1,6 +1,8 @@
 //! Byte transfer layers: what the pml sends fragments through. One trait, one implementation per
-//! transport (`self` for messages to oneself, `sm` for peers on the node, later `ib`).
+//! transport (`self` for messages to oneself, `sm` for peers on the node, `ib` for RDMA).
 
+pub mod ib;
+pub mod select;
 pub mod self_btl;
 pub mod sm;
 
@@ -9,6 +11,9 @@ pub mod sm;
 pub enum GetError {
     /// This transport has no single copy, or the OS refused it (e.g. ptrace restrictions).
     Unsupported(String),
+    /// The transfer failed on the wire (bad key, peer lost; the transport has said why): the
+    /// receive completes with this error class.
+    Failed { class: crate::error::ErrorClass },
 }
 
 /// A transport. Peers are named by the transport's own index (`Endpoint::peer`).
@@ -20,6 +25,19 @@ pub trait Btl {
     fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool;
     /// Deliver arrived fragments, in order per peer, as `f(peer, tag, bytes)`; returns how many.
     fn progress(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize;
-    /// Single copy: read `local.len()` bytes at `remote` in the peer's address space.
-    fn get(&mut self, peer: usize, remote: usize, local: &mut [u8]) -> Result<(), GetError>;
+    /// Single copy: read `local.len()` bytes at `remote` in the peer's address space, which
+    /// the peer exposed under `key` (see [`Btl::expose`]).
+    fn get(&mut self, peer: usize, remote: usize, key: u64, local: &mut [u8])
+        -> Result<(), GetError>;
+    /// Makes `[addr, addr + len)` readable by `peer`'s `get` until [`Btl::unexpose`]; the key
+    /// the rendezvous header carries, or None when it cannot (the receiver then gets it streamed).
+    fn expose(&mut self, _peer: usize, _addr: usize, _len: usize) -> Option<u64> {
+        Some(0)
+    }
+    /// The rendezvous that exposed `[addr, addr + len)` to `peer` is over (no-op if none was).
+    fn unexpose(&mut self, _peer: usize, _addr: usize, _len: usize) {}
+    /// Whether everything this transport accepted has left this process (at finalize).
+    fn flushed(&self) -> bool {
+        true
+    }
 }

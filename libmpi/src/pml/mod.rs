@@ -46,7 +46,7 @@ struct Unexpected {
 
 enum UnexpectedBody {
     Eager { data: Vec<u8>, complete: bool },
-    Rts { addr: u64, sreq: u64 },
+    Rts { addr: u64, sreq: u64, key: u64 },
 }
 
 enum StreamDest {
@@ -111,6 +111,9 @@ struct State {
     scratch: Vec<u8>,
     /// Messages matched by MPI_Mprobe, waiting for MPI_Mrecv (slot = message handle).
     matched: Vec<Option<Unexpected>>,
+    /// Rendezvous sends finished by a FIN: (btl, peer, addr, len) to unexpose once the btl
+    /// that delivered the FIN has returned from its progress.
+    unexpose: Vec<(usize, usize, usize, usize)>,
 }
 
 fn matches(ctx: u32, src: i32, tag: i32, h: &MatchHdr) -> bool {
@@ -146,9 +149,15 @@ impl Pml {
                 verbose: false,
                 scratch: Vec::new(),
                 matched: Vec::new(),
+                unexpose: Vec::new(),
             },
             coll: crate::coll::Registry::default(),
         }
+    }
+
+    /// Whether every transport has sent everything it accepted (at finalize).
+    pub fn btls_flushed(&self) -> bool {
+        self.btls.iter().all(|b| b.flushed())
     }
 
     pub fn btl_names(&self) -> Vec<&'static str> {
@@ -302,7 +311,15 @@ impl Pml {
         } else {
             // A non-contiguous buffer cannot be read with a single copy: address 0 asks the
             // receiver to have it streamed (CTS).
-            let addr = if m.is_contiguous() { buf as u64 } else { 0 };
+            // The transport may need the buffer registered first (ib); if it cannot, stream.
+            let (addr, key) = if m.is_contiguous() && !buf.is_null() {
+                match self.btls[ep.btl].expose(ep.peer, buf as usize, len) {
+                    Some(key) => (buf as u64, key),
+                    None => (0, 0),
+                }
+            } else {
+                (0, 0)
+            };
             let req = st
                 .reqs
                 .insert(Request::send(buf, len).with_layout(m.layout));
@@ -310,6 +327,7 @@ impl Pml {
                 m: hdr,
                 addr,
                 sreq: req as u64,
+                key,
             };
             st.enqueue(dest, SendWork::Rts { hdr });
             st.push_queue(&mut self.btls, dest);
@@ -401,10 +419,11 @@ impl Pml {
                 }
                 Started::Pending(req)
             }
-            UnexpectedBody::Rts { addr, sreq } => {
+            UnexpectedBody::Rts { addr, sreq, key } => {
                 let rndv = Rndv {
                     peer: u.from,
                     addr,
+                    key,
                     sreq,
                     total,
                     got: 0,
@@ -427,6 +446,9 @@ impl Pml {
         let mut n = 0;
         for (bi, btl) in btls.iter_mut().enumerate() {
             n += btl.progress(&mut |peer, tag, frag| st.on_frag(bi, peer, tag, frag));
+        }
+        for (bi, peer, addr, len) in st.unexpose.drain(..) {
+            btls[bi].unexpose(peer, addr, len);
         }
         if !st.gets.is_empty() {
             st.run_gets(btls);
@@ -631,6 +653,13 @@ impl State {
                         }
                         *off += n;
                     }
+                    if let Some(Request {
+                        kind: Kind::Send { buf, len },
+                        ..
+                    }) = self.reqs.get(*req)
+                    {
+                        btl.unexpose(ep.peer, *buf as usize, *len);
+                    }
                     Some(*req)
                 }
             };
@@ -688,6 +717,7 @@ impl State {
                     let rndv = Rndv {
                         peer: from,
                         addr: h.addr,
+                        key: h.key,
                         sreq: h.sreq,
                         total: h.m.total as usize,
                         got: 0,
@@ -707,6 +737,7 @@ impl State {
                     let body = UnexpectedBody::Rts {
                         addr: h.addr,
                         sreq: h.sreq,
+                        key: h.key,
                     };
                     self.unexpected.push_back(Unexpected {
                         id,
@@ -716,7 +747,17 @@ impl State {
                     });
                 }
             }
-            wire::FIN => self.complete(wire::word(frag, 0) as ReqId),
+            wire::FIN => {
+                let sreq = wire::word(frag, 0) as ReqId;
+                if let Some(Request {
+                    kind: Kind::Send { buf, len },
+                    ..
+                }) = self.reqs.get(sreq)
+                {
+                    self.unexpose.push((btl, peer, *buf as usize, *len));
+                }
+                self.complete(sreq)
+            }
             wire::CTS => {
                 let (sreq, rreq) = (wire::word(frag, 0) as ReqId, wire::word(frag, 1));
                 if let Some(Request {
@@ -865,11 +906,13 @@ impl State {
 
     /// Single-copy read of `n` contiguous bytes at `addr` in `peer` into a receive laid out by
     /// `layout`, through the scratch buffer a bounded chunk at a time; false if unsupported.
+    #[allow(clippy::too_many_arguments)]
     fn get_unpacked(
         &mut self,
         btls: &mut [Box<dyn Btl>],
         peer: usize,
         addr: u64,
+        key: u64,
         buf: *mut u8,
         layout: &crate::datatype::Layout,
         n: usize,
@@ -882,7 +925,7 @@ impl State {
             self.scratch.resize(k, 0);
             let remote = addr as usize + off;
             if btls[ep.btl]
-                .get(ep.peer, remote, &mut self.scratch[..k])
+                .get(ep.peer, remote, key, &mut self.scratch[..k])
                 .is_err()
             {
                 return false;
@@ -920,7 +963,9 @@ impl State {
             if n > 0 && (layout.is_some() || r.addr == 0) {
                 let layout = layout.clone();
                 let ok = r.addr != 0
-                    && layout.is_some_and(|l| self.get_unpacked(btls, r.peer, r.addr, buf, &l, n));
+                    && layout.is_some_and(|l| {
+                        self.get_unpacked(btls, r.peer, r.addr, r.key, buf, &l, n)
+                    });
                 if ok {
                     self.finish_recv(req, &r.hdr);
                     let words = wire::encode_words([r.sreq]);
@@ -936,13 +981,23 @@ impl State {
                     // SAFETY: irecv's contract: `buf` has `cap` >= n writable bytes owned by this
                     // pending request.
                     let local = unsafe { std::slice::from_raw_parts_mut(buf, n) };
-                    match btls[ep.btl].get(ep.peer, r.addr as usize, local) {
+                    match btls[ep.btl].get(ep.peer, r.addr as usize, r.key, local) {
                         Ok(()) => true,
                         Err(crate::btl::GetError::Unsupported(why)) => {
                             if std::mem::take(&mut self.verbose) {
                                 eprintln!("rmpi: single copy from rank {} unavailable ({why}); streaming instead", r.peer);
                             }
                             false
+                        }
+                        Err(crate::btl::GetError::Failed { class, .. }) => {
+                            // The receive fails with the class; the FIN still releases the
+                            // sender, which must not wait for a transfer that cannot happen.
+                            self.finish_recv(req, &r.hdr);
+                            if let Some(rq) = self.reqs.get_mut(req) {
+                                rq.status.error = class as i32;
+                            }
+                            self.ctrl(r.peer, wire::FIN, wire::encode_words([r.sreq]), wire::FIN_LEN);
+                            continue;
                         }
                     }
                 };

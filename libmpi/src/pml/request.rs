@@ -23,6 +23,8 @@ pub struct Status {
 pub struct Rndv {
     pub peer: usize,
     pub addr: u64,
+    /// What the sender's transport needs to let us read `addr` (ib: the rkey).
+    pub key: u64,
     pub sreq: u64,
     pub total: usize,
     /// Bytes streamed in so far (fallback path).

@@ -23,7 +23,7 @@ pub struct MatchHdr {
 }
 
 pub const MATCH_LEN: usize = 20;
-pub const RTS_LEN: usize = MATCH_LEN + 16;
+pub const RTS_LEN: usize = MATCH_LEN + 24;
 pub const FIN_LEN: usize = 8;
 pub const CTS_LEN: usize = 16;
 pub const DATA_LEN: usize = 16;
@@ -60,12 +60,14 @@ impl MatchHdr {
     }
 }
 
-/// Rendezvous header: the match header, the sender's buffer address and its request id.
+/// Rendezvous header: the match header, the sender's buffer address, its request id, and the
+/// key the sender's transport exposed the buffer under (ib: rkey; others: 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RtsHdr {
     pub m: MatchHdr,
     pub addr: u64,
     pub sreq: u64,
+    pub key: u64,
 }
 
 impl RtsHdr {
@@ -74,6 +76,7 @@ impl RtsHdr {
         b[..MATCH_LEN].copy_from_slice(&self.m.encode());
         b[20..28].copy_from_slice(&self.addr.to_le_bytes());
         b[28..36].copy_from_slice(&self.sreq.to_le_bytes());
+        b[36..44].copy_from_slice(&self.key.to_le_bytes());
         b
     }
 
@@ -82,6 +85,7 @@ impl RtsHdr {
             m: MatchHdr::decode(b),
             addr: u64_at(b, 20),
             sreq: u64_at(b, 28),
+            key: u64_at(b, 36),
         }
     }
 }
@@ -125,6 +129,7 @@ mod tests {
             },
             addr: 0xdead_beef,
             sreq: 42,
+            key: 0x1234_5678,
         };
         assert_eq!(RtsHdr::decode(&h.encode()), h);
     }

@@ -1,0 +1,119 @@
+//! The `ib` transport: btl-ib's RC protocol over a verbs device (real, or the software
+//! provider with `--mca btl_ib_device soft`). Failures on the wire end the job with the MPI
+//! error class they map to, since the pair's QP is unusable afterwards (as in Open MPI).
+
+use btl_ib::{FailClass, GetFailure, IbError, IbTransport};
+
+use super::{Btl, GetError};
+use crate::error::ErrorClass;
+
+pub struct IbBtl {
+    transport: IbTransport,
+    rank: i32,
+    verbose: bool,
+}
+
+/// The MPI error class a transport failure maps to.
+pub fn class_of(c: FailClass) -> ErrorClass {
+    match c {
+        FailClass::PeerLost => ErrorClass::ProcAborted,
+        FailClass::Access => ErrorClass::Other,
+        FailClass::NoMem => ErrorClass::NoMem,
+        FailClass::Internal => ErrorClass::Intern,
+    }
+}
+
+impl IbBtl {
+    pub fn new(transport: IbTransport, rank: i32, verbose: bool) -> IbBtl {
+        IbBtl {
+            transport,
+            rank,
+            verbose,
+        }
+    }
+
+    #[cold]
+    fn fatal(&self, e: IbError) -> ! {
+        let class = class_of(e.class);
+        let msg = format!("rank {}: {}: {}", self.rank, class.name(), e.message);
+        crate::runtime::abort_from_progress(class as i32, &msg)
+    }
+}
+
+impl Btl for IbBtl {
+    fn name(&self) -> &'static str {
+        "ib"
+    }
+
+    fn max_frag(&self) -> usize {
+        self.transport.max_frag()
+    }
+
+    fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        match self.transport.try_send(peer, tag, hdr, data) {
+            Ok(sent) => sent,
+            Err(e) => self.fatal(e),
+        }
+    }
+
+    fn progress(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize {
+        match self.transport.poll(f) {
+            Ok(n) => n,
+            Err(e) => self.fatal(e),
+        }
+    }
+
+    fn get(&mut self, peer: usize, remote: usize, key: u64, local: &mut [u8]) -> Result<(), GetError> {
+        match self.transport.get(peer, remote as u64, key, local) {
+            Ok(()) => Ok(()),
+            Err(GetFailure::Unsupported(why)) => Err(GetError::Unsupported(why)),
+            Err(GetFailure::Failed(e)) => {
+                eprintln!("rmpi: rank {}: {}", self.rank, e.message);
+                Err(GetError::Failed {
+                    class: class_of(e.class),
+                })
+            }
+        }
+    }
+
+    fn expose(&mut self, peer: usize, addr: usize, len: usize) -> Option<u64> {
+        self.transport.expose(peer, addr, len)
+    }
+
+    fn unexpose(&mut self, peer: usize, addr: usize, len: usize) {
+        self.transport.unexpose(peer, addr, len)
+    }
+
+    fn flushed(&self) -> bool {
+        self.transport.flushed()
+    }
+}
+
+impl Drop for IbBtl {
+    fn drop(&mut self) {
+        if self.verbose {
+            let c = self.transport.counters();
+            eprintln!(
+                "rmpi: rank {}: btl ib ({}): {} fragments sent, {} received ({} credit-only), \
+                 {} RDMA reads ({} bytes), {} unregistrable buffers",
+                self.rank,
+                self.transport.device_name(),
+                c.sends,
+                c.recvs,
+                c.credit_frags,
+                c.rdma_reads,
+                c.rdma_bytes,
+                c.unpinnable
+            );
+            let cache = match self.transport.rcache_enabled() {
+                Ok(()) => "on".to_string(),
+                Err(why) => format!("off: {why}"),
+            };
+            eprintln!(
+                "rmpi: rank {}: btl ib: registration cache {cache}; {:?}",
+                self.rank,
+                self.transport.rcache_stats()
+            );
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Which transport reaches each rank: `self` for this rank, `sm` for ranks of this node, `ib`
+//! for the others (or for all when `--mca btl ib,self` leaves sm out), with the ib addresses
+//! exchanged through PMI. A rank no allowed transport reaches fails init with the pair named.
+
+use btl_ib::{BtlSelection, IbTransport};
+
+use super::{ib::IbBtl, self_btl::SelfBtl, sm::SmBtl, Btl};
+use crate::error::{Error, ErrorClass, Result};
+use crate::pmi::Pmi;
+use crate::pml::Endpoint;
+
+/// PMI values are at most 1024 bytes: longer ones go in numbered pieces.
+const PIECE: usize = 960;
+
+fn other(msg: impl Into<String>) -> Error {
+    Error::new(ErrorClass::Other, msg)
+}
+
+pub struct Choice {
+    pub btls: Vec<Box<dyn Btl>>,
+    pub endpoints: Vec<Endpoint>,
+}
+
+/// `sm`: the node transport when this rank shares its node and sm is allowed.
+pub fn choose(
+    pmi: Option<&mut Pmi>,
+    rank: i32,
+    size: i32,
+    local: &[i32],
+    sel: BtlSelection,
+    sm: Option<SmBtl>,
+    verbose: bool,
+) -> Result<Choice> {
+    let mut btls: Vec<Box<dyn Btl>> = vec![Box::new(SelfBtl::default())];
+    let sm_index = sm.map(|b| {
+        btls.push(Box::new(b));
+        btls.len() - 1
+    });
+    let unreachable = |r: i32, why: String| {
+        other(format!(
+            "no transport reaches rank {r} from rank {rank} (btl={}): {why}",
+            sel.names()
+        ))
+    };
+    // ib peers: every rank sm does not reach. Job-wide uniform (a job on several nodes gives
+    // every rank remote peers), so all ranks take part in the PMI exchange or none does.
+    let ib_peers: Vec<i32> = (0..size)
+        .filter(|&r| r != rank && (sm_index.is_none() || !local.contains(&r)))
+        .collect();
+    let mut ib_index = None;
+    if let Some(&first) = ib_peers.first() {
+        if !sel.ib {
+            let why = if local.contains(&first) {
+                "it is on this node and sm is not selected".to_string()
+            } else {
+                "it is on another node and ib is not selected".to_string()
+            };
+            return Err(unreachable(first, why));
+        }
+        let pmi = pmi.ok_or_else(|| other("btl ib needs PMI to exchange addresses"))?;
+        let t = open_ib(pmi, rank, size, &ib_peers, verbose)
+            .map_err(|why| unreachable(first, why))?;
+        btls.push(Box::new(IbBtl::new(t, rank, ib_verbose())));
+        ib_index = Some(btls.len() - 1);
+    } else if verbose && sel.ib {
+        eprintln!("rmpi: rank {rank}: btl ib: not needed (every peer is reached by sm)");
+        if let Err(why) = btl_ib::Params::from_env(1).and_then(|p| {
+            btl_ib::verbs::open(p.device).map(|d| d.name())
+        }) {
+            eprintln!("rmpi: rank {rank}: btl ib: disqualified: {why}");
+        }
+    }
+    if !sel.self_ {
+        return Err(unreachable(rank, "self is not selected".into()));
+    }
+    let endpoints = (0..size)
+        .map(|r| {
+            if r == rank {
+                Endpoint { btl: 0, peer: 0 }
+            } else if let Some(i) = ib_peers.iter().position(|&p| p == r) {
+                Endpoint {
+                    btl: ib_index.expect("ib opened for its peers"),
+                    peer: i,
+                }
+            } else {
+                let i = local.iter().position(|&l| l == r).expect("an sm peer");
+                Endpoint {
+                    btl: sm_index.expect("sm reaches the local peers"),
+                    peer: i,
+                }
+            }
+        })
+        .collect();
+    Ok(Choice { btls, endpoints })
+}
+
+fn ib_verbose() -> bool {
+    btl_ib::params::mca("btl_ib_verbose").is_some_and(|v| v != "0" && !v.is_empty())
+}
+
+/// Opens the device, publishes this rank's address and QP numbers, and connects to every peer.
+fn open_ib(
+    pmi: &mut Pmi,
+    rank: i32,
+    size: i32,
+    peers: &[i32],
+    verbose: bool,
+) -> std::result::Result<IbTransport, String> {
+    let params = btl_ib::Params::from_env(peers.len())?;
+    let names = peers.iter().map(|&r| r as usize).collect();
+    let t = IbTransport::open(params, names).map_err(|e| e.message);
+    // Publish even on failure (an empty value), so that peers see why instead of waiting.
+    let value = match &t {
+        Ok(t) => {
+            let mut qpns = vec![String::from("-"); size as usize];
+            for (i, &p) in peers.iter().enumerate() {
+                qpns[p as usize] = format!("{:x}", t.qpn(i));
+            }
+            format!("{}.{}", hex(&t.address()), qpns.join(","))
+        }
+        Err(_) => String::from("unavailable"),
+    };
+    put_long(pmi, &format!("rmpi-ib-{rank}"), &value).map_err(|e| e.to_string())?;
+    pmi.barrier().map_err(|e| e.to_string())?;
+    let mut t = t?;
+    for (i, &p) in peers.iter().enumerate() {
+        let v = get_long(pmi, &format!("rmpi-ib-{p}"))
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("rank {p} published no ib address"))?;
+        if v == "unavailable" {
+            return Err(format!("btl ib is unavailable on rank {p}"));
+        }
+        let (addr, qpns) = v
+            .split_once('.')
+            .ok_or_else(|| format!("rank {p}'s ib address is malformed"))?;
+        let addr = unhex(addr).ok_or_else(|| format!("rank {p}'s ib address is malformed"))?;
+        let qpn = qpns
+            .split(',')
+            .nth(rank as usize)
+            .and_then(|q| u32::from_str_radix(q, 16).ok())
+            .ok_or_else(|| format!("rank {p} has no ib QP for rank {rank}"))?;
+        t.connect(i, &addr, qpn).map_err(|e| e.message)?;
+    }
+    if verbose || ib_verbose() {
+        eprintln!(
+            "rmpi: rank {rank}: btl ib: device {}, {} peers, registration cache {}",
+            t.device_name(),
+            peers.len(),
+            match t.rcache_enabled() {
+                Ok(()) => "on".to_string(),
+                Err(why) => format!("off ({why})"),
+            }
+        );
+    }
+    Ok(t)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Puts `value` under `key` in pieces: `key` holds the piece count, `key-i` the pieces.
+fn put_long(pmi: &mut Pmi, key: &str, value: &str) -> Result<()> {
+    let pieces: Vec<&str> = value
+        .as_bytes()
+        .chunks(PIECE)
+        .map(|c| std::str::from_utf8(c).expect("ASCII"))
+        .collect();
+    pmi.put(key, &pieces.len().to_string())?;
+    for (i, p) in pieces.iter().enumerate() {
+        pmi.put(&format!("{key}-{i}"), p)?;
+    }
+    Ok(())
+}
+
+fn get_long(pmi: &mut Pmi, key: &str) -> Result<Option<String>> {
+    let Some(n) = pmi.get(key)? else {
+        return Ok(None);
+    };
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| other(format!("PMI value {key}={n} is not a piece count")))?;
+    let mut v = String::new();
+    for i in 0..n {
+        match pmi.get(&format!("{key}-{i}"))? {
+            Some(p) => v += &p,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(v))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_roundtrip() {
+        let b = vec![0u8, 1, 0xab, 0xff];
+        assert_eq!(super::unhex(&super::hex(&b)), Some(b));
+        assert_eq!(super::unhex("abc"), None);
+        assert_eq!(super::unhex("zz"), None);
+    }
+}
