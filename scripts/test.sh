@@ -3,8 +3,9 @@
 # mpirun with real Rust and C rank processes (each job bounded by mpirun --timeout).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# gcc for mpicc; mpich for the foreign-launcher (Hydra) test.
-scripts/deps.sh gcc pkg-config mpich
+# gcc for mpicc; mpich for the foreign-launcher (Hydra) test; libibverbs, librdmacm and libclang
+# for btl-ib's real verbs provider (rdma-sys and its bindgen).
+scripts/deps.sh gcc pkg-config mpich libibverbs-dev librdmacm-dev libclang-dev
 cargo build --workspace --all-targets
 cargo test --workspace
 # Once more per other memhook provider (the suite above used the default: hooks on x86-64 Linux):
@@ -13,3 +14,7 @@ for provider in none ldpreload ptmalloc; do
     echo "== whole suite, memhook provider $provider"
     RMPI_TEST_FEATURES="memory-manager/$provider" cargo test --workspace --features "memory-manager/$provider"
 done
+# Every integration test once more with every job over btl ib (software verbs provider):
+# `--mca btl ib,self --mca btl_ib_device soft`.
+echo "== integration tests over btl ib,self (software verbs provider)"
+RMPI_TEST_BTL=ib cargo test -p rmpi-tests

@@ -237,7 +237,7 @@ impl BtlSelection {
 mod tests {
     use super::*;
 
-    fn with(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + '_ {
+    fn with<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |n| pairs.iter().find(|p| p.0 == n).map(|p| p.1.to_string())
     }
 

@@ -125,8 +125,34 @@ pub fn mpirun(args: &[&str]) -> Run {
     if !args.contains(&"--timeout") {
         cmd.arg("--timeout").arg(JOB_TIMEOUT_S.to_string());
     }
+    cmd.args(suite_mca(args));
     cmd.args(args);
     run_bounded(cmd, Duration::from_secs(JOB_TIMEOUT_S + 30))
+}
+
+/// The transport the whole suite runs over: `RMPI_TEST_BTL=ib` runs every job with
+/// `--mca btl ib,self` on the software verbs provider (a test's own `--mca btl` comes later on
+/// the command line and wins).
+pub fn suite_btl() -> Option<String> {
+    std::env::var("RMPI_TEST_BTL").ok().filter(|v| !v.is_empty())
+}
+
+fn suite_mca(args: &[&str]) -> Vec<&'static str> {
+    let launches = !args
+        .iter()
+        .any(|a| matches!(*a, "--shm-report" | "--mca-list" | "--version" | "--help"));
+    match suite_btl().as_deref() {
+        Some("ib") if launches => vec![
+            "--mca",
+            "btl",
+            "ib,self",
+            "--mca",
+            "btl_ib_device",
+            "soft",
+        ],
+        Some("ib") | None => vec![],
+        Some(other) => panic!("RMPI_TEST_BTL={other}: only `ib` is known"),
+    }
 }
 
 /// `mpirun` with `-np N`, oversubscribed when needed, running `prog args`.
