@@ -16,6 +16,8 @@ pub struct MockDevice {
     pub regs: u64,
     pub deregs: u64,
     pub enomem_failures: u64,
+    /// reg_mr fails with EFAULT for ranges touching `[start, end)` (memory that is not mapped).
+    pub hole: Option<(usize, usize)>,
 }
 
 impl MockDevice {
@@ -48,6 +50,14 @@ impl Device for MockDevice {
     }
     fn reg_mr(&mut self, addr: usize, len: usize, access: Access) -> Result<Mr, RegError> {
         assert!(len > 0, "mock: zero-length registration");
+        if let Some((s, e)) = self.hole {
+            if addr < e && s < addr + len {
+                return Err(RegError {
+                    errno: libc::EFAULT,
+                    message: format!("mock: {addr:#x}+{len} is not mapped"),
+                });
+            }
+        }
         if let Some(limit) = self.limit {
             if self.pinned_bytes() + len > limit {
                 self.enomem_failures += 1;

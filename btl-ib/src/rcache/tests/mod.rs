@@ -2,14 +2,15 @@
 //! touches memory), so that no memory-release event in the test process can concern them;
 //! `events` uses real mappings and real munmaps.
 
+mod api;
 mod events;
 mod mock;
 mod stress;
 
 use std::sync::{Mutex, MutexGuard};
 
-use super::register::{page_range, page_size};
-use super::{Handle, Mode, Rcache, Stats};
+use super::register::page_size;
+use super::{Handle, Mode, Rcache};
 use crate::verbs::Access;
 use mock::MockDevice;
 
@@ -46,18 +47,6 @@ fn finish(mut rc: Rcache, mut dev: MockDevice) {
     assert!(dev.live.is_empty(), "registrations left: {:?}", dev.live);
     assert_eq!((rc.stats().pinned_bytes, rc.stats().entries), (0, 0));
     assert_eq!(rc.dereg_errors(), 0);
-}
-
-#[test]
-fn page_range_rounds_out() {
-    let p = page();
-    assert_eq!(page_range(BASE + 1, BASE + 2).unwrap(), (BASE, BASE + p));
-    assert_eq!(page_range(BASE, BASE + p).unwrap(), (BASE, BASE + p));
-    assert_eq!(
-        page_range(BASE + p - 1, BASE + p + 1).unwrap(),
-        (BASE, BASE + 2 * p)
-    );
-    assert_eq!(page_range(1, usize::MAX).unwrap_err().errno, libc::EINVAL);
 }
 
 #[test]
@@ -106,6 +95,36 @@ fn overlapping_miss_merges_unused_entries() {
     assert_eq!(rc.mr(d), c_mr);
     rc.release(&mut dev, d);
     assert_eq!(counts(&rc), (1, 3, 0, 0));
+    finish(rc, dev);
+}
+
+#[test]
+fn merge_falls_back_to_requested_range() {
+    let _g = serial();
+    let p = page();
+    // The union cannot be registered (part of it is no longer mapped, unseen in Force mode).
+    let (mut rc, mut dev) = (Rcache::new(Mode::Force, 1 << 30), MockDevice::new());
+    let a = acq(&mut rc, &mut dev, pg(0), 2 * p);
+    rc.release(&mut dev, a);
+    dev.hole = Some((pg(0), pg(1)));
+    let b = acq(&mut rc, &mut dev, pg(1), 2 * p);
+    assert_eq!((rc.mr(b).addr, rc.mr(b).len), (pg(1), 2 * p));
+    assert_eq!(dev.live.len(), 1);
+    rc.release(&mut dev, b);
+    finish(rc, dev);
+    // The union does not fit under the bound beside the entry in use it replaces.
+    let (mut rc, mut dev) = (Rcache::new(Mode::Force, 4 * p), MockDevice::new());
+    let a = acq(&mut rc, &mut dev, pg(0), 2 * p);
+    let b = acq(&mut rc, &mut dev, pg(1), 2 * p);
+    assert_eq!((rc.mr(b).addr, rc.mr(b).len), (pg(1), 2 * p));
+    assert_eq!(rc.stats().pinned_bytes, 4 * p);
+    // `a` left the lookup structure: the next request for it hits `b` or misses, never `a`.
+    let c = acq(&mut rc, &mut dev, pg(2), 1);
+    assert_eq!(rc.mr(c), rc.mr(b));
+    for h in [a, b, c] {
+        rc.release(&mut dev, h);
+    }
+    assert_eq!(counts(&rc), (1, 2, 0, 0));
     finish(rc, dev);
 }
 
@@ -276,134 +295,4 @@ fn device_enomem_evicts_unused_and_retries() {
     assert_eq!(dev.enomem_failures, 4);
     rc.release(&mut dev, h);
     finish(rc, dev);
-}
-
-#[test]
-fn off_mode_deregisters_at_release() {
-    let _g = serial();
-    let (mut rc, mut dev) = (Rcache::new(Mode::Off, 1 << 30), MockDevice::new());
-    assert_eq!(rc.enabled(), Err("btl_ib_leave_pinned=0"));
-    assert!(!rc.tracks_releases());
-    let h = acq(&mut rc, &mut dev, pg(0) + 5, 10);
-    assert_eq!((rc.mr(h).addr, rc.mr(h).len), (pg(0), page()));
-    let h2 = acq(&mut rc, &mut dev, pg(0) + 5, 10);
-    assert_eq!(dev.live.len(), 2, "no sharing when not caching");
-    rc.release(&mut dev, h);
-    rc.release(&mut dev, h2);
-    assert!(dev.live.is_empty());
-    let h = acq(&mut rc, &mut dev, pg(0) + 5, 10);
-    rc.release(&mut dev, h);
-    assert_eq!(counts(&rc), (0, 3, 0, 0));
-    assert_eq!((dev.regs, dev.deregs), (3, 3));
-    // The bound still holds for registrations in use.
-    let mut small = Rcache::new(Mode::Off, page());
-    let h = acq(&mut small, &mut dev, pg(0), 1);
-    assert_eq!(
-        small
-            .acquire(&mut dev, pg(3), 1, Access::ALL)
-            .unwrap_err()
-            .errno,
-        libc::ENOMEM
-    );
-    small.release(&mut dev, h);
-    finish(small, MockDevice::new());
-    finish(rc, dev);
-}
-
-#[test]
-fn force_mode_caches() {
-    let _g = serial();
-    let (mut rc, mut dev) = (Rcache::new(Mode::Force, 1 << 30), MockDevice::new());
-    assert_eq!(rc.enabled(), Ok(()));
-    assert_eq!(rc.tracks_releases(), memhook::is_active());
-    for _ in 0..10 {
-        let h = acq(&mut rc, &mut dev, pg(3), 3 * page());
-        rc.release(&mut dev, h);
-    }
-    assert_eq!(counts(&rc), (9, 1, 0, 0));
-    assert_eq!(dev.regs, 1);
-    finish(rc, dev);
-}
-
-#[test]
-fn clear_deregisters_in_use_too() {
-    let _g = serial();
-    let (mut rc, mut dev) = (Rcache::new(Mode::Force, 1 << 30), MockDevice::new());
-    let a = acq(&mut rc, &mut dev, pg(0), 1);
-    let b = acq(&mut rc, &mut dev, pg(4), 1);
-    rc.release(&mut dev, b);
-    rc.clear(&mut dev);
-    assert!(dev.live.is_empty());
-    assert_eq!((rc.stats().pinned_bytes, rc.stats().entries), (0, 0));
-    // The in-use handle stays valid: released later without a second deregistration.
-    assert_eq!(rc.mr(a).addr, pg(0));
-    rc.release(&mut dev, a);
-    assert_eq!(dev.deregs, 2);
-    // The cache works on afterwards.
-    let c = acq(&mut rc, &mut dev, pg(0), 1);
-    rc.release(&mut dev, c);
-    assert_eq!(counts(&rc), (0, 3, 0, 0));
-    finish(rc, dev);
-}
-
-#[test]
-#[should_panic(expected = "released more often than acquired")]
-fn double_release_panics() {
-    let _g = serial();
-    let (mut rc, mut dev) = (Rcache::new(Mode::Force, 1 << 30), MockDevice::new());
-    let k = acq(&mut rc, &mut dev, pg(8), 1);
-    let k2 = acq(&mut rc, &mut dev, pg(8), 1);
-    assert_eq!(k, k2, "one entry, one handle, two references");
-    rc.release(&mut dev, k);
-    rc.release(&mut dev, k2);
-    rc.release(&mut dev, k);
-}
-
-#[test]
-#[should_panic(expected = "not in use")]
-fn stale_handle_is_refused() {
-    let (mut rc, mut dev) = (Rcache::new(Mode::Off, 1 << 30), MockDevice::new());
-    let h = acq(&mut rc, &mut dev, pg(0), 1);
-    rc.release(&mut dev, h);
-    // The slot is reused by the next entry; the old handle must not name it.
-    let h2 = acq(&mut rc, &mut dev, pg(0), 1);
-    assert_ne!(h, h2);
-    rc.release(&mut dev, h);
-}
-
-#[test]
-fn stats_display() {
-    let s = Stats {
-        hits: 98,
-        misses: 2,
-        evictions: 0,
-        invalidations: 1,
-        pinned_bytes: 4 << 20,
-        entries: 1,
-    };
-    assert_eq!(
-        s.to_string(),
-        "rcache: 98 hits, 2 misses (98.0% hit rate), 0 evictions, 1 invalidations, 4.0 MiB pinned in 1 entries"
-    );
-    let z = Stats::default();
-    assert_eq!(
-        z.to_string(),
-        "rcache: 0 hits, 0 misses, 0 evictions, 0 invalidations, 0 B pinned in 0 entries"
-    );
-    let k = Stats {
-        pinned_bytes: 12 << 10,
-        ..z
-    };
-    assert!(k.to_string().contains("12.0 KiB pinned"));
-}
-
-#[test]
-fn mode_parse() {
-    assert_eq!(Mode::parse("auto"), Ok(Mode::Auto));
-    assert_eq!(Mode::parse("0"), Ok(Mode::Off));
-    assert_eq!(Mode::parse("1"), Ok(Mode::On));
-    assert_eq!(Mode::parse("force"), Ok(Mode::Force));
-    assert!(Mode::parse("2")
-        .unwrap_err()
-        .contains("btl_ib_leave_pinned=2"));
 }
