@@ -6,7 +6,7 @@
 //! miss the events the other consumed. The first cache to use the events holds a [`Claim`];
 //! another one created meanwhile gets no events (Auto/On: caching off, with the reason).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use memhook::{Event, Recorder, Status};
@@ -16,12 +16,18 @@ pub(super) const SLOTS: usize = 512;
 
 static RECORDER: Recorder<SLOTS> = Recorder::new();
 static SUBSCRIBED: OnceLock<Result<(), &'static str>> = OnceLock::new();
+/// Events recorded since the last drain began: lets a lookup skip scanning the recorder's slots
+/// when nothing happened (the common case on the transfer path).
+static PENDING: AtomicUsize = AtomicUsize::new(0);
 static CLAIMED: AtomicBool = AtomicBool::new(false);
 static UNAVAILABLE: OnceLock<String> = OnceLock::new();
 
 /// The subscriber: record only (see memhook's callback contract).
 fn record(ev: &Event) {
     RECORDER.record(ev.addr, ev.len);
+    // After the record: a drainer that sees the count sees the range (or the overflow). The
+    // hook returns, and the memory is released, only after this.
+    PENDING.fetch_add(1, Ordering::Release);
 }
 
 /// Why there are no events in this process, for `Rcache::enabled`.
@@ -46,6 +52,10 @@ impl Claim {
     /// Hands every range released since the last drain to `f`; `false` if some were lost to
     /// overflow (the caller must then assume everything was released).
     pub fn drain(&self, f: impl FnMut(usize, usize)) -> bool {
+        // Reset before draining: an event recorded meanwhile is drained now or next time.
+        if PENDING.swap(0, Ordering::AcqRel) == 0 {
+            return true;
+        }
         RECORDER.drain(f)
     }
 }
@@ -69,6 +79,7 @@ pub(super) fn claim() -> Result<Claim, &'static str> {
         return Err("another registration cache in this process already consumes the memhook events (one cache per process)");
     }
     // Whatever was recorded before concerns none of the new cache's (future) registrations.
-    RECORDER.drain(|_, _| {});
-    Ok(Claim(()))
+    let claim = Claim(());
+    claim.drain(|_, _| {});
+    Ok(claim)
 }
