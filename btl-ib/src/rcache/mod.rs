@@ -10,7 +10,7 @@
 //!   wait in an LRU; registered bytes (in use plus cached) stay under `max_bytes`
 //!   (`btl_ib_rcache_max_bytes`), and an ENOMEM from the device (RLIMIT_MEMLOCK) evicts every
 //!   unused entry before one retry.
-//! - Released memory ([`invalidate`]): entries overlapping it leave the lookup structure before
+//! - Released memory (module `invalidate`): entries overlapping it leave the lookup structure before
 //!   the next lookup; unused ones are deregistered then, in-use ones at their last release.
 //!   Never inside the hook.
 //!
