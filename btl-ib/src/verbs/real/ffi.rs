@@ -39,8 +39,13 @@ pub(super) fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
+/// strerror(3)'s text, without std's " (os error N)" suffix.
 pub(super) fn strerror(e: i32) -> String {
-    std::io::Error::from_raw_os_error(e).to_string()
+    let s = std::io::Error::from_raw_os_error(e).to_string();
+    match s.rfind(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
 }
 
 /// Verbs returning `int` return 0 or an errno value; a few old providers return -1 and set

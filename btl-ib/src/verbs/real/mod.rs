@@ -495,6 +495,7 @@ mod tests {
         for _ in 0..3 {
             match VerbsDevice::open_first() {
                 Err(why) => {
+                    eprintln!("open_first: {why}");
                     assert!(!why.is_empty());
                     assert!(why.contains("RDMA") || why.contains("port"), "{why}");
                 }
