@@ -7,8 +7,8 @@
 //! wr_id, opcode and length back up. Tokens carry a generation, so a completion left in the
 //! CQ by a QP destroyed meanwhile is recognised as stale and dropped.
 
-use crate::verbs::{Qpn, WcOpcode, WcStatus};
-use rdma_sys::{ibv_wc_opcode as op, ibv_wc_status as st};
+use crate::verbs::{Qpn, Wc, WcOpcode, WcStatus};
+use rdma_sys::{ibv_wc, ibv_wc_flags, ibv_wc_opcode as op, ibv_wc_status as st};
 
 /// `ibv_wc_status_str`: the provider's name for a status ("unknown" when out of range).
 pub(super) fn status_str(raw: u32) -> String {
@@ -129,6 +129,38 @@ impl PendingTable {
     }
 }
 
+/// One hardware completion as a [`Wc`]; None for a stale one (its QP was destroyed).
+pub fn to_wc(pending: &mut PendingTable, wc: &ibv_wc) -> Option<Wc> {
+    let p = pending.take(wc.wr_id)?;
+    let (status, detail) = map_status(wc.status, wc.vendor_err);
+    let ok = status == WcStatus::Success;
+    debug_assert!(!ok || map_opcode(wc.opcode) == Some(p.opcode));
+    let byte_len = match (ok, p.opcode) {
+        (false, _) => 0,
+        (true, WcOpcode::Recv) => wc.byte_len as usize,
+        // byte_len is undefined on send-side completions: the request says what moved.
+        (true, _) => p.len,
+    };
+    let with_imm = wc.wc_flags & ibv_wc_flags::IBV_WC_WITH_IMM.0 != 0;
+    let imm = if ok && with_imm {
+        // SAFETY: both views of the union are u32; WITH_IMM says it holds imm_data.
+        let raw = unsafe { wc.imm_data_invalidated_rkey_union.imm_data };
+        // Immediate data travels in network byte order.
+        Some(u32::from_be(raw))
+    } else {
+        None
+    };
+    Some(Wc {
+        wr_id: p.wr_id,
+        qpn: p.qpn,
+        opcode: p.opcode,
+        status,
+        byte_len,
+        imm,
+        detail,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +255,71 @@ mod tests {
         assert_eq!(t.take(a), None);
         assert_eq!(t.take(c), None);
         assert_eq!(t.take(b), Some(p(2, 2)));
+    }
+
+    fn hw(token: u64, status: u32, opcode: u32, byte_len: u32) -> ibv_wc {
+        let mut wc = <ibv_wc as super::super::ffi::Zeroable>::zeroed();
+        wc.wr_id = token;
+        wc.status = status;
+        wc.opcode = opcode;
+        wc.byte_len = byte_len;
+        wc.qp_num = 77;
+        wc
+    }
+
+    #[test]
+    fn recv_completion_with_immediate() {
+        let mut t = PendingTable::default();
+        let tok = t.insert(Pending {
+            qpn: 77,
+            wr_id: 5,
+            opcode: WcOpcode::Recv,
+            len: 4096,
+        });
+        let mut wc = hw(tok, st::IBV_WC_SUCCESS, op::IBV_WC_RECV, 100);
+        wc.wc_flags = ibv_wc_flags::IBV_WC_WITH_IMM.0;
+        wc.imm_data_invalidated_rkey_union.imm_data = u32::from_ne_bytes([0xa, 0xb, 0xc, 0xd]);
+        let w = to_wc(&mut t, &wc).unwrap();
+        assert_eq!((w.wr_id, w.qpn, w.opcode), (5, 77, WcOpcode::Recv));
+        assert_eq!((w.status, w.byte_len), (WcStatus::Success, 100));
+        assert_eq!(w.imm, Some(0x0a0b_0c0d));
+        assert_eq!(w.detail, None);
+        // Delivered once.
+        assert_eq!(to_wc(&mut t, &wc), None);
+    }
+
+    #[test]
+    fn error_completion_keeps_the_posted_opcode() {
+        let mut t = PendingTable::default();
+        let tok = t.insert(Pending {
+            qpn: 77,
+            wr_id: 9,
+            opcode: WcOpcode::RdmaRead,
+            len: 1 << 20,
+        });
+        // An error CQE's opcode is undefined: garbage here must not matter.
+        let mut wc = hw(tok, st::IBV_WC_REM_ACCESS_ERR, 0xdead, 12345);
+        wc.vendor_err = 0x88;
+        let w = to_wc(&mut t, &wc).unwrap();
+        assert_eq!((w.wr_id, w.opcode), (9, WcOpcode::RdmaRead));
+        assert_eq!(
+            (w.status, w.byte_len, w.imm),
+            (WcStatus::RemAccessErr, 0, None)
+        );
+        assert!(w.detail.unwrap().contains("vendor_err 0x88"));
+
+        // A successful RDMA write reports the posted length.
+        let tok = t.insert(Pending {
+            qpn: 77,
+            wr_id: 10,
+            opcode: WcOpcode::RdmaWrite,
+            len: 300,
+        });
+        let w = to_wc(
+            &mut t,
+            &hw(tok, st::IBV_WC_SUCCESS, op::IBV_WC_RDMA_WRITE, 0),
+        )
+        .unwrap();
+        assert_eq!((w.opcode, w.byte_len), (WcOpcode::RdmaWrite, 300));
     }
 }

@@ -4,7 +4,7 @@
 //! (up to 8192 entries) shared by the send and receive queues of all RC QPs. Modules:
 //! [`ffi`] (owning handles, errno), [`discovery`] (device and port), [`addr`] (the bytes
 //! peers exchange), [`qp`] (creation and state transitions), [`completion`] (status/opcode
-//! mapping, outstanding requests), [`mr`] (registration errors, RLIMIT_MEMLOCK).
+//! mapping, outstanding requests), [`post`] (work requests), [`mr`] (registration errors, RLIMIT_MEMLOCK).
 //!
 //! Choices a reader of verbs code will look for:
 //! - QPs go RESET→INIT at creation, so receives can be posted before `connect`, which does
@@ -34,11 +34,12 @@ mod completion;
 mod discovery;
 mod ffi;
 mod mr;
+mod post;
 mod qp;
 
 use super::*;
 use addr::{PortAddr, LINK_LAYER_ETHERNET, MTU_MAX, MTU_MIN};
-use completion::{map_status, Pending, PendingTable};
+use completion::{Pending, PendingTable};
 use ffi::{rc_errno, strerror, Context, Cq, Pd, Zeroable};
 use rdma_sys::*;
 use std::collections::HashMap;
@@ -122,7 +123,11 @@ impl VerbsDevice {
             lid: pa.lid,
             gid,
         };
-        let max_msg = (pa.max_msg_sz as usize).min(MAX_MSG_CAP);
+        // 0 would be a provider that does not say: assume the usual (≥ 1 GiB).
+        let max_msg = match pa.max_msg_sz {
+            0 => MAX_MSG_CAP,
+            n => (n as usize).min(MAX_MSG_CAP),
+        };
         Ok(VerbsDevice {
             name,
             local,
@@ -144,50 +149,6 @@ impl VerbsDevice {
             .get(&qpn)
             .map(|e| e.qp)
             .ok_or_else(|| VerbsError(format!("{}: no QP {qpn:#x}", self.name)))
-    }
-
-    fn sge(&self, s: Sge) -> Result<ibv_sge, VerbsError> {
-        let length = u32::try_from(s.len).map_err(|_| {
-            VerbsError(format!("{}: sge of {} bytes (max 4 GiB)", self.name, s.len))
-        })?;
-        Ok(ibv_sge {
-            addr: s.addr as u64,
-            length,
-            lkey: s.lkey,
-        })
-    }
-
-    /// Turns one hardware completion into a [`Wc`]; None for a stale one (its QP destroyed).
-    fn complete(&mut self, wc: &ibv_wc) -> Option<Wc> {
-        let p = self.pending.take(wc.wr_id)?;
-        let (status, detail) = map_status(wc.status, wc.vendor_err);
-        let ok = status == WcStatus::Success;
-        debug_assert!(!ok || completion::map_opcode(wc.opcode) == Some(p.opcode));
-        let byte_len = match (ok, p.opcode) {
-            (false, _) => 0,
-            (true, WcOpcode::Recv) => wc.byte_len as usize,
-            // byte_len is undefined on send-side completions: the request says what moved.
-            (true, _) => p.len,
-        };
-        let with_imm = wc.wc_flags & ibv_wc_flags::IBV_WC_WITH_IMM.0 != 0;
-        let imm = if ok && with_imm {
-            // SAFETY: both views of the union are u32; WITH_IMM says it holds imm_data,
-            // which travels in network byte order.
-            Some(u32::from_be(unsafe {
-                wc.imm_data_invalidated_rkey_union.imm_data
-            }))
-        } else {
-            None
-        };
-        Some(Wc {
-            wr_id: p.wr_id,
-            qpn: p.qpn,
-            opcode: p.opcode,
-            status,
-            byte_len,
-            imm,
-            detail,
-        })
     }
 }
 
@@ -335,7 +296,7 @@ impl Device for VerbsDevice {
 
     fn post_recv(&mut self, qpn: Qpn, wr_id: u64, sge: Sge) -> Result<(), VerbsError> {
         let qp = self.qp(qpn)?;
-        let mut sg = self.sge(sge)?;
+        let mut sg = post::sge(sge).map_err(|e| VerbsError(format!("{}: {e}", self.name)))?;
         let token = self.pending.insert(Pending {
             qpn,
             wr_id,
@@ -365,57 +326,16 @@ impl Device for VerbsDevice {
 
     fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> Result<(), VerbsError> {
         let qp = self.qp(qpn)?;
-        let mut w = ibv_send_wr::zeroed();
-        let (local, opcode) = match wr {
-            SendWr::Send { sge, imm, .. } => {
-                if sge.len > self.max_msg {
-                    return Err(VerbsError(format!(
-                        "{}: send of {} bytes exceeds the port's {} byte maximum",
-                        self.name, sge.len, self.max_msg
-                    )));
-                }
-                w.opcode = match imm {
-                    Some(v) => {
-                        // Immediate data travels in network byte order.
-                        w.imm_data_invalidated_rkey_union.imm_data = v.to_be();
-                        ibv_wr_opcode::IBV_WR_SEND_WITH_IMM
-                    }
-                    None => ibv_wr_opcode::IBV_WR_SEND,
-                };
-                (sge, WcOpcode::Send)
-            }
-            SendWr::RdmaRead {
-                local,
-                remote_addr,
-                rkey,
-                ..
-            } => {
-                w.opcode = ibv_wr_opcode::IBV_WR_RDMA_READ;
-                w.wr.rdma = rdma_t { remote_addr, rkey };
-                (local, WcOpcode::RdmaRead)
-            }
-            SendWr::RdmaWrite {
-                local,
-                remote_addr,
-                rkey,
-                ..
-            } => {
-                w.opcode = ibv_wr_opcode::IBV_WR_RDMA_WRITE;
-                w.wr.rdma = rdma_t { remote_addr, rkey };
-                (local, WcOpcode::RdmaWrite)
-            }
-        };
-        let mut sg = self.sge(local)?;
+        let named = |e: String| VerbsError(format!("{}: {e}", self.name));
+        let (mut w, mut sg, opcode) = post::send_wr(&wr, 0, self.max_msg).map_err(named)?;
         let token = self.pending.insert(Pending {
             qpn,
             wr_id: wr.wr_id(),
             opcode,
-            len: local.len,
+            len: sg.length as usize,
         });
         w.wr_id = token;
         w.sg_list = &mut sg;
-        w.num_sge = 1;
-        w.send_flags = ibv_send_flags::IBV_SEND_SIGNALED.0;
         let mut bad: *mut ibv_send_wr = std::ptr::null_mut();
         // SAFETY: `qp` is live; `w` and its sge live across the call (the provider copies them
         // into the send queue, no inline data); `bad` is a valid out-pointer.
@@ -447,7 +367,7 @@ impl Device for VerbsDevice {
             // the QPs' own failures will surface as error completions or failed posts.
             let n = usize::try_from(n).unwrap_or(0);
             for wc in &wcs[..n] {
-                if let Some(w) = self.complete(wc) {
+                if let Some(w) = completion::to_wc(&mut self.pending, wc) {
                     out.push(w);
                     done += 1;
                 }
