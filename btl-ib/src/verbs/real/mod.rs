@@ -2,9 +2,9 @@
 //!
 //! One [`VerbsDevice`] = the first ACTIVE port of the first device that has one, a PD, one CQ
 //! (up to 8192 entries) shared by the send and receive queues of all RC QPs. Modules:
-//! [`ffi`] (owning handles, errno), [`discovery`] (device and port), [`addr`] (the bytes
-//! peers exchange), [`qp`] (creation and state transitions), [`completion`] (status/opcode
-//! mapping, outstanding requests), [`post`] (work requests), [`mr`] (registration errors, RLIMIT_MEMLOCK).
+//! `ffi` (owning handles, errno), `discovery` (device and port), `addr` (the bytes peers
+//! exchange), `qp` (creation and state transitions), `post` (work requests), `completion`
+//! (status/opcode mapping, outstanding requests), `mr` (registration errors, RLIMIT_MEMLOCK).
 //!
 //! Choices a reader of verbs code will look for:
 //! - QPs go RESET→INIT at creation, so receives can be posted before `connect`, which does
@@ -12,7 +12,7 @@
 //! - ACK timeout 14 (≈67 ms), retry_cnt 7, rnr_retry 7 (infinite): a send posted before the
 //!   peer has connected its side flows if the peer reaches RTR within about half a second
 //!   (7 × 67 ms); later than that it completes with RetryExcErr.
-//! - Every request is signaled and carries a token of ours as wr_id (see [`completion`]), so
+//! - Every request is signaled and carries a token of ours as wr_id (see `completion`), so
 //!   error completions still report the caller's wr_id, opcode and QP.
 //! - `create_qp` refuses QPs whose send + receive depths would overrun the shared CQ.
 //! - RoCE: addressed through GID index 0 with a GRH; IB: by LID (GRH only across subnets).
