@@ -110,7 +110,7 @@ impl Drop for IbBtl {
                 Err(why) => format!("off: {why}"),
             };
             eprintln!(
-                "rmpi: rank {}: btl ib: registration cache {cache}; {:?}",
+                "rmpi: rank {}: btl ib: registration cache {cache}; {}",
                 self.rank,
                 self.transport.rcache_stats()
             );

@@ -145,6 +145,8 @@ fn open_ib(
             .ok_or_else(|| format!("rank {p} has no ib QP for rank {rank}"))?;
         t.connect(i, &addr, qpn).map_err(|e| e.message)?;
     }
+    // Every QP must be ready to receive before anyone sends (RC retries only briefly).
+    pmi.barrier().map_err(|e| e.to_string())?;
     if verbose || ib_verbose() {
         eprintln!(
             "rmpi: rank {rank}: btl ib: device {}, {} peers, registration cache {}",
