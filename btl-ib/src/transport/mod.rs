@@ -114,8 +114,14 @@ impl IbTransport {
                 return Err(pin_err("send buffers", e));
             }
         };
+        // The cache may keep what RLIMIT_MEMLOCK leaves beside the bounce buffers.
+        let (pinned, limit) = dev.pinned();
+        let max = params.rcache_max_bytes.unwrap_or(match limit {
+            Some(l) => l.saturating_sub(pinned),
+            None => 1 << 30,
+        });
         let mut t = IbTransport {
-            rcache: Rcache::new(params.leave_pinned, 0),
+            rcache: Rcache::new(params.leave_pinned, max),
             dev,
             names,
             peers: Vec::with_capacity(n),
@@ -130,13 +136,6 @@ impl IbTransport {
             counters: Counters::default(),
             params,
         };
-        // The cache may keep what RLIMIT_MEMLOCK leaves beside the bounce buffers.
-        let (pinned, limit) = t.dev.pinned();
-        let max = t.params.rcache_max_bytes.unwrap_or(match limit {
-            Some(l) => l.saturating_sub(pinned),
-            None => 1 << 30,
-        });
-        t.rcache = Rcache::new(t.params.leave_pinned, max);
         let max_send = (t.params.send_bufs + 16) as u32;
         for i in 0..n {
             let qpn = t
@@ -375,8 +374,8 @@ impl IbTransport {
         self.counters.unpinnable += 1;
         if !std::mem::replace(&mut self.pin_warned, true) {
             eprintln!(
-                "rmpi: btl ib: cannot register a {len}-byte message buffer ({why}); such messages \
-                 go through the bounce buffers instead (slower). Raise `ulimit -l` for RDMA."
+                "rmpi: btl ib: cannot register a {len}-byte message buffer for RDMA ({why}); \
+                 such messages go through the bounce buffers instead (slower)"
             );
         }
     }
