@@ -286,10 +286,13 @@ impl IbTransport {
                 let credits = u16::from_le_bytes([frag[2], frag[3]]) as usize;
                 self.peers[peer].credits += credits;
                 self.counters.recvs += 1;
-                if tag != CREDIT_ONLY {
-                    f(peer, tag, &frag[FRAG_HDR..]);
-                    *delivered += 1;
+                if tag == CREDIT_ONLY {
+                    // It used one of the spare receives, outside the credit window: repost
+                    // without owing the peer a credit for it.
+                    return self.post_recv(b);
                 }
+                f(peer, tag, &frag[FRAG_HDR..]);
+                *delivered += 1;
                 self.post_recv(b)?;
                 self.peers[peer].owed += 1;
                 Ok(())
