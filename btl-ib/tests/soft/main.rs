@@ -1,0 +1,18 @@
+//! Multi-process tests of the software verbs provider. The binary re-executes itself as the
+//! peer process: `peer_entry` dispatches on SOFT_ROLE and exits.
+
+mod harness;
+mod mesh;
+
+#[test]
+fn peer_entry() {
+    let Ok(role) = std::env::var("SOFT_ROLE") else {
+        return;
+    };
+    let a = harness::args();
+    match role.as_str() {
+        "mesh" => mesh::child(&a),
+        r => panic!("unknown role {r}"),
+    }
+    std::process::exit(0);
+}
