@@ -3,7 +3,7 @@
 //! is bounded; children are killed when their handle drops.
 
 use btl_ib::verbs::soft::SoftDevice;
-use btl_ib::verbs::{Device, Wc};
+use btl_ib::verbs::{Device, Qpn, Wc};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
@@ -266,4 +266,57 @@ pub fn remap(addr: usize, len: usize, fill: u8) {
         std::ptr::write_bytes(addr as *mut u8, fill, len);
         std::mem::forget(scratch); // keep the freed frames busy until the test ends
     }
+}
+
+/// One line describing a device and its QPs: "<hex address> <q1,q2,...> [extra...]".
+fn describe(dev: &SoftDevice, qpns: &[Qpn], extra: &str) -> String {
+    let q: Vec<String> = qpns.iter().map(|x| x.to_string()).collect();
+    format!("{} {} {extra}", hex(&dev.address()), q.join(","))
+        .trim_end()
+        .to_string()
+}
+
+/// Connects qpns[i] to the i-th QP of the device `line` describes; returns the extra words.
+fn connect_all(dev: &mut SoftDevice, qpns: &[Qpn], line: &str) -> Vec<String> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let addr = unhex(f[0]);
+    let theirs: Vec<Qpn> = f[1].split(',').map(|x| x.parse().unwrap()).collect();
+    for (q, t) in qpns.iter().zip(theirs) {
+        dev.connect(*q, &addr, t).unwrap();
+    }
+    f[2..].iter().map(|s| s.to_string()).collect()
+}
+
+/// Parent side of a pair: exchanges descriptions with `peer` and connects.
+pub fn pair_parent(peer: &mut Peer, dev: &mut SoftDevice, qpns: &[Qpn]) -> Vec<String> {
+    let mut wcs = Vec::new();
+    let line = peer.expect_polling(dev, &mut wcs, T);
+    peer.send(&describe(dev, qpns, ""));
+    connect_all(dev, qpns, &line)
+}
+
+/// Child side of a pair; `extra` travels to the parent.
+pub fn pair_child(ctl: &Ctl, dev: &mut SoftDevice, qpns: &[Qpn], extra: &str) {
+    ctl.say(&describe(dev, qpns, extra));
+    let mut wcs = Vec::new();
+    let line = ctl.hear(dev, &mut wcs);
+    connect_all(dev, qpns, &line);
+}
+
+/// Waits for "bye" (polling), then says "ok".
+pub fn child_end(ctl: &Ctl, dev: &mut SoftDevice) {
+    let mut wcs = Vec::new();
+    assert_eq!(ctl.hear(dev, &mut wcs), "bye");
+    ctl.say("ok");
+}
+
+/// Ends a pair from the parent.
+pub fn parent_end(peer: &mut Peer) {
+    peer.send("bye");
+    assert_eq!(peer.expect(T), "ok");
+    peer.finish(T);
+}
+
+pub fn pattern(seed: usize, j: usize) -> u8 {
+    (j * 13 + seed * 7 + (j >> 9)) as u8
 }

@@ -3,6 +3,7 @@
 
 mod harness;
 mod mesh;
+mod queues;
 
 #[test]
 fn peer_entry() {
@@ -12,6 +13,10 @@ fn peer_entry() {
     let a = harness::args();
     match role.as_str() {
         "mesh" => mesh::child(&a),
+        "rnr" => queues::rnr_child(),
+        "send_big" => queues::send_big_child(),
+        "idle" => queues::idle_child(),
+        "orderly" => queues::orderly_child(),
         r => panic!("unknown role {r}"),
     }
     std::process::exit(0);
