@@ -37,8 +37,12 @@ fn wait_line(
 ) -> String {
     let end = Instant::now() + t;
     loop {
-        if let Ok(l) = rx.try_recv() {
-            return l;
+        match rx.try_recv() {
+            Ok(l) => return l,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                panic!("{who}: gone (see its output above)")
+            }
+            Err(_) => {}
         }
         match dev.as_mut() {
             Some((d, wcs)) => {

@@ -4,6 +4,8 @@
 mod harness;
 mod mesh;
 mod queues;
+mod rdma;
+mod regs;
 
 #[test]
 fn peer_entry() {
@@ -17,6 +19,9 @@ fn peer_entry() {
         "send_big" => queues::send_big_child(),
         "idle" => queues::idle_child(),
         "orderly" => queues::orderly_child(),
+        "rdma_target" => rdma::target_child(),
+        "remap_target" => rdma::remap_child(),
+        "memlock" => regs::memlock_child(),
         r => panic!("unknown role {r}"),
     }
     std::process::exit(0);
