@@ -167,10 +167,6 @@ impl Ctl {
     pub fn hear(&self, dev: &mut SoftDevice, wcs: &mut Vec<Wc>) -> String {
         wait_line(&self.rx, Some((dev, wcs)), T, "parent")
     }
-
-    pub fn hear_idle(&self) -> String {
-        wait_line(&self.rx, None, T, "parent")
-    }
 }
 
 pub fn args() -> Vec<String> {

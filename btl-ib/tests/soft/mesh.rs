@@ -15,7 +15,7 @@ fn size_of_msg(i: u64, src: usize) -> usize {
     match i % 997 {
         0 => 0,
         1 => SLOT,
-        _ if h % 8 == 0 => (h as usize >> 3) % (SLOT + 1),
+        _ if h & 7 == 0 => (h as usize >> 3) % (SLOT + 1),
         _ => (h as usize >> 3) % 2048,
     }
 }

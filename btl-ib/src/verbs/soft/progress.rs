@@ -51,13 +51,11 @@ impl SoftDevice {
     pub(super) fn progress(&mut self) {
         let mut ready = std::mem::take(&mut self.ready);
         self.epoll.ready(&mut ready);
-        if ready.contains(&LISTENER) || !self.pending.is_empty() {
-            self.progress_connections();
-        } else if self
+        let dialing = self
             .qps
             .values()
-            .any(|q| q.dial && q.fd.is_none() && !q.error && !q.peer_closed)
-        {
+            .any(|q| q.dial && q.fd.is_none() && !q.error && !q.peer_closed);
+        if ready.contains(&LISTENER) || !self.pending.is_empty() || dialing {
             self.progress_connections();
         }
         for &t in &ready {
@@ -79,11 +77,8 @@ impl SoftDevice {
 
     /// Accepts, reads hellos, matches them to connected-but-unwired QPs, and dials.
     pub(super) fn progress_connections(&mut self) {
-        loop {
-            match sock::accept(self.listener.as_raw_fd()) {
-                Ok(Some(fd)) => self.pending.push(Pending { fd, hello: None }),
-                _ => break,
-            }
+        while let Ok(Some(fd)) = sock::accept(self.listener.as_raw_fd()) {
+            self.pending.push(Pending { fd, hello: None });
         }
         let mut i = 0;
         while i < self.pending.len() {
@@ -310,8 +305,7 @@ impl SoftDevice {
         rdma::check_remote(
             peer,
             rkey,
-            raddr,
-            local.len,
+            (raddr, local.len),
             need,
             &mut self.pagemap,
             self.detect,

@@ -82,8 +82,7 @@ fn io_fail(pid: u32, e: io::Error) -> Fail {
 pub fn check_remote(
     peer: &Peer,
     rkey: u32,
-    addr: u64,
-    len: usize,
+    (addr, len): (u64, usize),
     need: Access,
     pm: &mut Pagemap,
     detect: bool,
