@@ -5,13 +5,14 @@
 //! those recorded at registration on every access, to catch memory freed while registered.
 //!
 //! Modules: [`sock`] (syscalls), [`qp`] (QP state, wire, address), [`mr`] (MR table),
-//! [`pagemap`] (PFNs), [`rdma`] (one-sided transfers), `progress` (the work done in poll_cq).
+//! [`pagemap`] (PFNs), [`rdma`] (one-sided transfers), `conn` (dial/accept/hello), `progress` (the work done in poll_cq).
 
 use super::*;
 use std::collections::{BTreeMap, VecDeque};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+mod conn;
 mod mr;
 mod pagemap;
 mod progress;
