@@ -201,3 +201,51 @@ fn send_from_remapped_region_is_loc_prot_err() {
         "{wcs:?}"
     );
 }
+
+#[test]
+fn loopback_hello_before_local_connect_is_kept_and_queued_sends_flow() {
+    let mut dev = SoftDevice::open().unwrap();
+    let (q1, q2) = (dev.create_qp(4, 4).unwrap(), dev.create_qp(4, 4).unwrap());
+    let addr = dev.address();
+    let b = Buf::new(4096);
+    let mr = dev.reg_mr(b.addr(), b.len, Access::ALL).unwrap();
+    // q1 (the smaller) dials at once; its send and hello wait for q2's connect.
+    dev.connect(q1, &addr, q2).unwrap();
+    let sge = Sge {
+        addr: b.addr(),
+        len: 0,
+        lkey: mr.lkey,
+    };
+    dev.post_send(
+        q1,
+        SendWr::Send {
+            wr_id: 1,
+            sge,
+            imm: Some(42),
+        },
+    )
+    .unwrap();
+    let mut wcs = Vec::new();
+    for _ in 0..100 {
+        dev.poll_cq(&mut wcs, 8);
+    }
+    dev.connect(q2, &addr, q1).unwrap();
+    dev.post_recv(
+        q2,
+        2,
+        Sge {
+            addr: b.addr() + 100,
+            len: 100,
+            lkey: mr.lkey,
+        },
+    )
+    .unwrap();
+    poll_n(&mut dev, &mut wcs, 2, T);
+    let r = wcs.iter().find(|w| w.opcode == WcOpcode::Recv).unwrap();
+    assert_eq!(
+        (r.qpn, r.status, r.byte_len, r.imm),
+        (q2, WcStatus::Success, 0, Some(42))
+    );
+    dev.destroy_qp(q1).unwrap();
+    dev.destroy_qp(q2).unwrap();
+}
