@@ -272,3 +272,45 @@ fn rdma_read_of_remapped_region_is_refused() {
     );
     parent_end(&mut peer);
 }
+
+#[test]
+fn rdma_to_a_dead_peer_is_retry_exceeded() {
+    let mut dev = SoftDevice::open().unwrap();
+    let qp = dev.create_qp(4, 4).unwrap();
+    let mut peer = Peer::spawn("remap_target", &[]);
+    let x = pair_parent(&mut peer, &mut dev, &[qp]);
+    let (addr, rkey): (u64, u32) = (x[0].parse().unwrap(), x[1].parse().unwrap());
+    let l = Buf::new(4096);
+    let lmr = dev.reg_mr(l.addr(), l.len, Access::ALL).unwrap();
+    let local = Sge {
+        addr: l.addr(),
+        len: 64,
+        lkey: lmr.lkey,
+    };
+    assert_eq!(
+        run(
+            &mut dev,
+            qp,
+            SendWr::RdmaRead {
+                wr_id: 1,
+                local,
+                remote_addr: addr,
+                rkey
+            }
+        )
+        .status,
+        WcStatus::Success
+    );
+    peer.kill();
+    let w = run(
+        &mut dev,
+        qp,
+        SendWr::RdmaRead {
+            wr_id: 2,
+            local,
+            remote_addr: addr,
+            rkey,
+        },
+    );
+    assert_eq!(w.status, WcStatus::RetryExcErr, "{w:?}");
+}
