@@ -70,7 +70,11 @@ fn mca_list() -> String {
     // `btl` first, then sm's tunables, then ib's.
     let (btl, ib) = btl_ib::PARAMS.split_at(1);
     let all = btl.iter().map(|p| (p.name, p.default, p.meaning));
-    let all = all.chain(btl_sm::PARAMS.iter().map(|p| (p.name, p.default, p.meaning)));
+    let all = all.chain(
+        btl_sm::PARAMS
+            .iter()
+            .map(|p| (p.name, p.default, p.meaning)),
+    );
     let all = all.chain(ib.iter().map(|p| (p.name, p.default, p.meaning)));
     for (name, default, meaning) in all {
         s += &format!("  {name}\n      default: {default}\n      {meaning}\n");

@@ -134,7 +134,9 @@ pub fn mpirun(args: &[&str]) -> Run {
 /// `--mca btl ib,self` on the software verbs provider (a test's own `--mca btl` comes later on
 /// the command line and wins).
 pub fn suite_btl() -> Option<String> {
-    std::env::var("RMPI_TEST_BTL").ok().filter(|v| !v.is_empty())
+    std::env::var("RMPI_TEST_BTL")
+        .ok()
+        .filter(|v| !v.is_empty())
 }
 
 fn suite_mca(args: &[&str]) -> Vec<&'static str> {
@@ -142,14 +144,7 @@ fn suite_mca(args: &[&str]) -> Vec<&'static str> {
         .iter()
         .any(|a| matches!(*a, "--shm-report" | "--mca-list" | "--version" | "--help"));
     match suite_btl().as_deref() {
-        Some("ib") if launches => vec![
-            "--mca",
-            "btl",
-            "ib,self",
-            "--mca",
-            "btl_ib_device",
-            "soft",
-        ],
+        Some("ib") if launches => vec!["--mca", "btl", "ib,self", "--mca", "btl_ib_device", "soft"],
         Some("ib") | None => vec![],
         Some(other) => panic!("RMPI_TEST_BTL={other}: only `ib` is known"),
     }

@@ -8,14 +8,7 @@ use std::time::Duration;
 
 use rmpi_tests::*;
 
-const IB: [&str; 6] = [
-    "--mca",
-    "btl",
-    "ib,self",
-    "--mca",
-    "btl_ib_device",
-    "soft",
-];
+const IB: [&str; 6] = ["--mca", "btl", "ib,self", "--mca", "btl_ib_device", "soft"];
 
 fn ib_job(np: usize, extra: &[&str], prog: &str, args: &[&str]) -> Run {
     let np = np.to_string();
@@ -56,7 +49,12 @@ fn with_memlock(kib: usize, args: &[&str]) -> Run {
 fn pingpong_over_ib_every_size() {
     let prog = example("pingpong");
     for np in [2, 3] {
-        let r = ib_job(np, &["--mca", "btl_base_verbose", "1"], prog.to_str().unwrap(), &[]);
+        let r = ib_job(
+            np,
+            &["--mca", "btl_base_verbose", "1"],
+            prog.to_str().unwrap(),
+            &[],
+        );
         r.assert_ok();
         assert!(r.stdout.contains("OK"), "{}", r.stdout);
         assert!(r.stderr.contains("btl ib: device soft"), "{}", r.stderr);
@@ -101,7 +99,12 @@ fn c_programs_over_ib() {
 #[test]
 fn cache_follows_free_and_malloc_at_the_same_address() {
     let prog = c_program("tests/c/ib_reuse.c");
-    let r = ib_job(2, &["--mca", "btl_ib_verbose", "1"], prog.to_str().unwrap(), &[]);
+    let r = ib_job(
+        2,
+        &["--mca", "btl_ib_verbose", "1"],
+        prog.to_str().unwrap(),
+        &[],
+    );
     r.assert_ok();
     assert!(r.stdout.contains(" No Errors"), "{}", r.stdout);
     assert!(!r.stdout.contains("STALE"), "{}", r.stdout);
@@ -136,7 +139,12 @@ fn forced_cache_without_events_is_caught() {
         prog.to_str().unwrap(),
         &[],
     );
-    assert!(!r.ok(), "a stale registration went unnoticed:\n{}{}", r.stdout, r.stderr);
+    assert!(
+        !r.ok(),
+        "a stale registration went unnoticed:\n{}{}",
+        r.stdout,
+        r.stderr
+    );
     if r.stdout.contains("same address 0/") {
         // malloc never gave the address back: the cache could not go stale.
         return;
@@ -155,17 +163,33 @@ fn unreachable_pairs_fail_at_init_naming_the_pair() {
     let p = prog.to_str().unwrap();
     let r = mpirun(&["-np", "2", "--mca", "btl", "self", p]);
     assert!(!r.ok());
-    assert!(r.stderr.contains("no transport reaches rank"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no transport reaches rank"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("sm is not selected"), "{}", r.stderr);
     let r = mpirun(&["-np", "2", "--mca", "btl", "sm", p]);
     assert!(!r.ok());
     assert!(r.stderr.contains("self is not selected"), "{}", r.stderr);
     // No RDMA device here: forcing the real provider names the pair and the reason.
     let r = mpirun(&[
-        "-np", "2", "--mca", "btl", "ib,self", "--mca", "btl_ib_device", "verbs", p,
+        "-np",
+        "2",
+        "--mca",
+        "btl",
+        "ib,self",
+        "--mca",
+        "btl_ib_device",
+        "verbs",
+        p,
     ]);
     assert!(!r.ok());
-    assert!(r.stderr.contains("no transport reaches rank"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no transport reaches rank"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("btl ib"), "{}", r.stderr);
 }
 

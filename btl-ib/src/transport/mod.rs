@@ -138,10 +138,9 @@ impl IbTransport {
         };
         let max_send = (t.params.send_bufs + 16) as u32;
         for i in 0..n {
-            let qpn = t
-                .dev
-                .create_qp(max_send, per_peer as u32)
-                .map_err(|e| IbError::new(FailClass::Internal, format!("btl ib: create QP: {e}")))?;
+            let qpn = t.dev.create_qp(max_send, per_peer as u32).map_err(|e| {
+                IbError::new(FailClass::Internal, format!("btl ib: create QP: {e}"))
+            })?;
             t.peers.push(Peer {
                 qpn,
                 credits: t.params.recv_bufs,
@@ -169,7 +168,12 @@ impl IbTransport {
     }
 
     /// Connects peer `i`'s QP to the peer's QP `remote_qpn` on the device at `remote_address`.
-    pub fn connect(&mut self, i: usize, remote_address: &[u8], remote_qpn: Qpn) -> Result<(), IbError> {
+    pub fn connect(
+        &mut self,
+        i: usize,
+        remote_address: &[u8],
+        remote_qpn: Qpn,
+    ) -> Result<(), IbError> {
         self.dev
             .connect(self.peers[i].qpn, remote_address, remote_qpn)
             .map_err(|e| {
@@ -190,17 +194,30 @@ impl IbTransport {
         let per_peer = self.params.recv_bufs + SPARE_RECVS;
         let peer = b / per_peer;
         self.dev
-            .post_recv(self.peers[peer].qpn, WrId::Recv(b).encode(), self.recv.sge(b, size))
+            .post_recv(
+                self.peers[peer].qpn,
+                WrId::Recv(b).encode(),
+                self.recv.sge(b, size),
+            )
             .map_err(|e| {
                 IbError::new(
                     FailClass::PeerLost,
-                    format!("btl ib: posting a receive for rank {}: {e}", self.names[peer]),
+                    format!(
+                        "btl ib: posting a receive for rank {}: {e}",
+                        self.names[peer]
+                    ),
                 )
             })
     }
 
     /// Sends one fragment; Ok(false) when out of credits or send buffers now.
-    pub fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> Result<bool, IbError> {
+    pub fn try_send(
+        &mut self,
+        peer: usize,
+        tag: u8,
+        hdr: &[u8],
+        data: &[u8],
+    ) -> Result<bool, IbError> {
         debug_assert!(tag != CREDIT_ONLY);
         if self.peers[peer].credits == 0 {
             return Ok(false);
@@ -307,7 +324,10 @@ impl IbTransport {
             }
             Some(WrId::Rdma(_)) | None => Err(IbError::new(
                 FailClass::Internal,
-                format!("btl ib: unexpected completion {:?} (wr_id {:#x})", wc.opcode, wc.wr_id),
+                format!(
+                    "btl ib: unexpected completion {:?} (wr_id {:#x})",
+                    wc.opcode, wc.wr_id
+                ),
             )),
         }
     }
@@ -344,7 +364,10 @@ impl IbTransport {
         if len == 0 {
             return Some(0);
         }
-        match self.rcache.acquire(self.dev.as_mut(), addr, len, Access::ALL) {
+        match self
+            .rcache
+            .acquire(self.dev.as_mut(), addr, len, Access::ALL)
+        {
             Ok(h) => {
                 let rkey = self.rcache.mr(h).rkey;
                 self.exposed.entry((peer, addr, len)).or_default().push(h);
@@ -384,13 +407,22 @@ impl IbTransport {
     }
 
     /// RDMA READ of `local.len()` bytes at `remote` (region `key`) in `peer`, waiting for it.
-    pub fn get(&mut self, peer: usize, remote: u64, key: u64, local: &mut [u8]) -> Result<(), GetFailure> {
+    pub fn get(
+        &mut self,
+        peer: usize,
+        remote: u64,
+        key: u64,
+        local: &mut [u8],
+    ) -> Result<(), GetFailure> {
         let len = local.len();
         if len == 0 {
             return Ok(());
         }
         let addr = local.as_mut_ptr() as usize;
-        let h = match self.rcache.acquire(self.dev.as_mut(), addr, len, Access::ALL) {
+        let h = match self
+            .rcache
+            .acquire(self.dev.as_mut(), addr, len, Access::ALL)
+        {
             Ok(h) => h,
             Err(e) => {
                 self.unpinnable(len, &e.message);
@@ -407,7 +439,10 @@ impl IbTransport {
         self.rdma_seq += 1;
         let wr_id = WrId::Rdma(self.rdma_seq).encode();
         let qpn = self.peers[peer].qpn;
-        let what = format!("RDMA READ of {} bytes from rank {}", local.len, self.names[peer]);
+        let what = format!(
+            "RDMA READ of {} bytes from rank {}",
+            local.len, self.names[peer]
+        );
         let wr = SendWr::RdmaRead {
             wr_id,
             local,

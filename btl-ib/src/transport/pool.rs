@@ -87,7 +87,12 @@ mod tests {
 
     #[test]
     fn wr_ids_roundtrip() {
-        for w in [WrId::Recv(0), WrId::Send(77), WrId::Rdma(1 << 40), WrId::Recv(12345)] {
+        for w in [
+            WrId::Recv(0),
+            WrId::Send(77),
+            WrId::Rdma(1 << 40),
+            WrId::Recv(12345),
+        ] {
             assert_eq!(WrId::decode(w.encode()), Some(w));
         }
         assert_eq!(WrId::decode(5), None);

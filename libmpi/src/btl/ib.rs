@@ -63,7 +63,13 @@ impl Btl for IbBtl {
         }
     }
 
-    fn get(&mut self, peer: usize, remote: usize, key: u64, local: &mut [u8]) -> Result<(), GetError> {
+    fn get(
+        &mut self,
+        peer: usize,
+        remote: usize,
+        key: u64,
+        local: &mut [u8],
+    ) -> Result<(), GetError> {
         match self.transport.get(peer, remote as u64, key, local) {
             Ok(()) => Ok(()),
             Err(GetFailure::Unsupported(why)) => Err(GetError::Unsupported(why)),

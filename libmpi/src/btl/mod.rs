@@ -27,8 +27,13 @@ pub trait Btl {
     fn progress(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize;
     /// Single copy: read `local.len()` bytes at `remote` in the peer's address space, which
     /// the peer exposed under `key` (see [`Btl::expose`]).
-    fn get(&mut self, peer: usize, remote: usize, key: u64, local: &mut [u8])
-        -> Result<(), GetError>;
+    fn get(
+        &mut self,
+        peer: usize,
+        remote: usize,
+        key: u64,
+        local: &mut [u8],
+    ) -> Result<(), GetError>;
     /// Makes `[addr, addr + len)` readable by `peer`'s `get` until [`Btl::unexpose`]; the key
     /// the rendezvous header carries, or None when it cannot (the receiver then gets it streamed).
     fn expose(&mut self, _peer: usize, _addr: usize, _len: usize) -> Option<u64> {

@@ -58,15 +58,15 @@ pub fn choose(
             return Err(unreachable(first, why));
         }
         let pmi = pmi.ok_or_else(|| other("btl ib needs PMI to exchange addresses"))?;
-        let t = open_ib(pmi, rank, size, &ib_peers, verbose)
-            .map_err(|why| unreachable(first, why))?;
+        let t =
+            open_ib(pmi, rank, size, &ib_peers, verbose).map_err(|why| unreachable(first, why))?;
         btls.push(Box::new(IbBtl::new(t, rank, ib_verbose())));
         ib_index = Some(btls.len() - 1);
     } else if verbose && sel.ib {
         eprintln!("rmpi: rank {rank}: btl ib: not needed (every peer is reached by sm)");
-        if let Err(why) = btl_ib::Params::from_env(1).and_then(|p| {
-            btl_ib::verbs::open(p.device).map(|d| d.name())
-        }) {
+        if let Err(why) = btl_ib::Params::from_env(1)
+            .and_then(|p| btl_ib::verbs::open(p.device).map(|d| d.name()))
+        {
             eprintln!("rmpi: rank {rank}: btl ib: disqualified: {why}");
         }
     }

@@ -39,7 +39,13 @@ impl Btl for SelfBtl {
         n
     }
 
-    fn get(&mut self, _peer: usize, remote: usize, _key: u64, local: &mut [u8]) -> Result<(), GetError> {
+    fn get(
+        &mut self,
+        _peer: usize,
+        remote: usize,
+        _key: u64,
+        local: &mut [u8],
+    ) -> Result<(), GetError> {
         // SAFETY: `remote` is the address of a send buffer in this very process, announced by a
         // rendezvous header; the pending send request keeps that buffer alive and unmodified
         // until the receiver's FIN completes it, and it has at least `local.len()` bytes (the

@@ -36,7 +36,13 @@ impl Btl for SmBtl {
         self.transport.poll(f)
     }
 
-    fn get(&mut self, peer: usize, remote: usize, _key: u64, local: &mut [u8]) -> Result<(), GetError> {
+    fn get(
+        &mut self,
+        peer: usize,
+        remote: usize,
+        _key: u64,
+        local: &mut [u8],
+    ) -> Result<(), GetError> {
         if !self.cma {
             return Err(GetError::Unsupported(
                 "single copy disabled (btl_sm_single_copy=none)".into(),

@@ -996,7 +996,12 @@ impl State {
                             if let Some(rq) = self.reqs.get_mut(req) {
                                 rq.status.error = class as i32;
                             }
-                            self.ctrl(r.peer, wire::FIN, wire::encode_words([r.sreq]), wire::FIN_LEN);
+                            self.ctrl(
+                                r.peer,
+                                wire::FIN,
+                                wire::encode_words([r.sreq]),
+                                wire::FIN_LEN,
+                            );
                             continue;
                         }
                     }
