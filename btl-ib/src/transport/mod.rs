@@ -222,12 +222,11 @@ impl IbTransport {
         if self.peers[peer].credits == 0 {
             return Ok(false);
         }
-        self.send_frag(peer, tag, &[hdr, data]).map(|sent| {
-            if sent {
-                self.peers[peer].credits -= 1;
-            }
-            sent
-        })
+        let sent = self.send_frag(peer, tag, &[hdr, data])?;
+        if sent {
+            self.peers[peer].credits -= 1;
+        }
+        Ok(sent)
     }
 
     fn send_frag(&mut self, peer: usize, tag: u8, parts: &[&[u8]]) -> Result<bool, IbError> {
