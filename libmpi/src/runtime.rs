@@ -408,7 +408,7 @@ static PMI_ABORT_FD: AtomicI32 = AtomicI32::new(-1);
 #[cold]
 pub fn abort_from_progress(code: i32, message: &str) -> ! {
     use std::io::Write;
-    eprintln!("rmpi: {message} (aborting the job)");
+    let _ = std::io::stderr().write_all(format!("rmpi: {message} (aborting the job)\n").as_bytes());
     let _ = std::io::stdout().flush();
     let fd = PMI_ABORT_FD.load(Ordering::Relaxed);
     if fd >= 0 {

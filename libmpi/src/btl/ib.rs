@@ -35,9 +35,20 @@ impl IbBtl {
     #[cold]
     fn fatal(&self, e: IbError) -> ! {
         let class = class_of(e.class);
+        if e.class == FailClass::PeerLost {
+            // A lost peer is usually the consequence of its own failure: give it a moment to
+            // report the cause (and the launcher to end the job) before reporting the effect.
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
         let msg = format!("rank {}: {}: {}", self.rank, class.name(), e.message);
         crate::runtime::abort_from_progress(class as i32, &msg)
     }
+}
+
+/// One line to stderr in one write, so that a kill cannot cut it in half.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 impl Btl for IbBtl {
@@ -74,7 +85,7 @@ impl Btl for IbBtl {
             Ok(()) => Ok(()),
             Err(GetFailure::Unsupported(why)) => Err(GetError::Unsupported(why)),
             Err(GetFailure::Failed(e)) => {
-                eprintln!("rmpi: rank {}: {}", self.rank, e.message);
+                say(&format!("rmpi: rank {}: {}\n", self.rank, e.message));
                 Err(GetError::Failed {
                     class: class_of(e.class),
                 })
