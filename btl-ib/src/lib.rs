@@ -4,6 +4,7 @@
 
 pub mod params;
 pub mod rcache;
+pub mod slab;
 pub mod transport;
 pub mod verbs;
 

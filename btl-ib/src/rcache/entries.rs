@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::Handle;
+use crate::slab::GenSlab;
 use crate::verbs::{Access, Mr};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,90 +37,53 @@ impl Entry {
     }
 }
 
-struct Slot {
-    gen: u32,
-    entry: Option<Entry>,
-}
-
-/// Handles pack the slot index (low half) and the slot's generation (high half), so that a
-/// handle kept past its entry's end is recognized instead of naming the slot's next tenant.
-const HALF: u32 = usize::BITS / 2;
-const IDX_MASK: usize = (1usize << HALF) - 1;
-
-fn handle(idx: u32, gen: u32) -> Handle {
-    Handle(((gen as usize & IDX_MASK) << HALF) | idx as usize)
-}
-
 pub(super) struct Entries {
-    slots: Vec<Slot>,
-    free: Vec<u32>,
+    slab: GenSlab<Entry>,
     tree: BTreeMap<usize, u32>,
 }
 
 impl Entries {
     pub fn new() -> Entries {
         Entries {
-            slots: Vec::new(),
-            free: Vec::new(),
+            slab: GenSlab::default(),
             tree: BTreeMap::new(),
         }
     }
 
     /// Stores `e` (in the lookup structure if it is `Cached`) and returns its handle.
     pub fn insert(&mut self, e: Entry) -> Handle {
-        let idx = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                self.slots.push(Slot {
-                    gen: 0,
-                    entry: None,
-                });
-                u32::try_from(self.slots.len() - 1).expect("rcache: too many entries")
-            }
-        };
-        let slot = &mut self.slots[idx as usize];
-        debug_assert!(slot.entry.is_none());
-        slot.entry = Some(e);
         if e.state == State::Cached {
             debug_assert!(self.overlapping(e.start(), e.end()).is_empty());
+        }
+        let idx = self.slab.insert(e);
+        if e.state == State::Cached {
             self.tree.insert(e.start(), idx);
         }
         self.handle(idx)
     }
 
-    /// The current handle of slot `i`.
+    /// The current handle of slot `i` (its key: generation and index, so that a handle kept
+    /// past its entry's end is recognized instead of naming the slot's next tenant).
     pub fn handle(&self, i: u32) -> Handle {
-        handle(i, self.slots[i as usize].gen)
+        Handle(self.slab.key(i) as usize)
     }
 
     /// The slot `h` names, if its entry is still there.
     pub fn index(&self, h: Handle) -> Option<u32> {
-        let idx = h.0 & IDX_MASK;
-        let gen = h.0 >> HALF;
-        let slot = self.slots.get(idx)?;
-        (slot.entry.is_some() && slot.gen as usize & IDX_MASK == gen).then_some(idx as u32)
+        self.slab.index_of(h.0 as u64)
     }
 
     pub fn get(&self, i: u32) -> &Entry {
-        self.slots[i as usize]
-            .entry
-            .as_ref()
-            .expect("rcache: empty slot")
+        self.slab.get(i)
     }
 
     pub fn get_mut(&mut self, i: u32) -> &mut Entry {
-        self.slots[i as usize]
-            .entry
-            .as_mut()
-            .expect("rcache: empty slot")
+        self.slab.get_mut(i)
     }
 
     /// Frees the slot (and leaves the lookup structure); its handles go stale.
     pub fn remove(&mut self, i: u32) -> Entry {
-        let slot = &mut self.slots[i as usize];
-        let e = slot.entry.take().expect("rcache: empty slot");
-        slot.gen = slot.gen.wrapping_add(1);
-        self.free.push(i);
+        let e = self.slab.remove(i);
         if e.state == State::Cached {
             self.tree.remove(&e.start());
         }
@@ -160,8 +124,6 @@ impl Entries {
 
     /// Every entry, cached or not.
     pub fn all(&self) -> Vec<u32> {
-        (0..self.slots.len() as u32)
-            .filter(|&i| self.slots[i as usize].entry.is_some())
-            .collect()
+        self.slab.indices().collect()
     }
 }

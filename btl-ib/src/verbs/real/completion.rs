@@ -7,6 +7,7 @@
 //! wr_id, opcode and length back up. Tokens carry a generation, so a completion left in the
 //! CQ by a QP destroyed meanwhile is recognised as stale and dropped.
 
+use crate::slab::GenSlab;
 use crate::verbs::{Qpn, Wc, WcOpcode, WcStatus};
 use rdma_sys::{ibv_wc, ibv_wc_flags, ibv_wc_opcode as op, ibv_wc_status as st};
 
@@ -61,71 +62,32 @@ pub struct Pending {
     pub len: usize,
 }
 
-struct Slot {
-    gen: u32,
-    entry: Option<Pending>,
-}
-
 /// Outstanding requests by token (`generation << 32 | slot`).
 #[derive(Default)]
 pub struct PendingTable {
-    slots: Vec<Slot>,
-    free: Vec<u32>,
-    live: usize,
+    slab: GenSlab<Pending>,
 }
 
 impl PendingTable {
     pub fn insert(&mut self, p: Pending) -> u64 {
-        let idx = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                self.slots.push(Slot {
-                    gen: 0,
-                    entry: None,
-                });
-                u32::try_from(self.slots.len() - 1).expect("4G outstanding work requests")
-            }
-        };
-        let slot = &mut self.slots[idx as usize];
-        slot.entry = Some(p);
-        self.live += 1;
-        (u64::from(slot.gen) << 32) | u64::from(idx)
+        let idx = self.slab.insert(p);
+        self.slab.key(idx)
     }
 
     /// The request a completion's token names, or None when stale or unknown.
     pub fn take(&mut self, token: u64) -> Option<Pending> {
-        let idx = (token & 0xffff_ffff) as usize;
-        let gen = (token >> 32) as u32;
-        let slot = self.slots.get_mut(idx)?;
-        if slot.gen != gen {
-            return None;
-        }
-        let p = slot.entry.take()?;
-        slot.gen = slot.gen.wrapping_add(1);
-        self.free.push(idx as u32);
-        self.live -= 1;
-        Some(p)
+        self.slab.take(token)
     }
 
     /// Forgets every request of a destroyed QP (no completion will come for them); returns
     /// how many.
     pub fn drop_qp(&mut self, qpn: Qpn) -> usize {
-        let mut n = 0;
-        for (idx, slot) in self.slots.iter_mut().enumerate() {
-            if slot.entry.is_some_and(|p| p.qpn == qpn) {
-                slot.entry = None;
-                slot.gen = slot.gen.wrapping_add(1);
-                self.free.push(idx as u32);
-                n += 1;
-            }
-        }
-        self.live -= n;
-        n
+        self.slab.remove_where(|p| p.qpn == qpn)
     }
 
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.live
+        self.slab.len()
     }
 }
 
