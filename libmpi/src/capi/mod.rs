@@ -228,7 +228,11 @@ macro_rules! mpi_fn {
 pub(crate) use mpi_fn;
 
 /// A completed operation's status error as the call's result.
+#[inline]
 fn status_error(st: &pml::Status) -> Result<()> {
+    if st.error == 0 {
+        return Ok(());
+    }
     match ErrorClass::from_code(st.error) {
         None => Ok(()),
         Some(ErrorClass::Truncate) => Err(Error::new(

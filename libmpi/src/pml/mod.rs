@@ -447,8 +447,10 @@ impl Pml {
         for (bi, btl) in btls.iter_mut().enumerate() {
             n += btl.progress(&mut |peer, tag, frag| st.on_frag(bi, peer, tag, frag));
         }
-        for (bi, peer, addr, len) in st.unexpose.drain(..) {
-            btls[bi].unexpose(peer, addr, len);
+        if !st.unexpose.is_empty() {
+            for (bi, peer, addr, len) in st.unexpose.drain(..) {
+                btls[bi].unexpose(peer, addr, len);
+            }
         }
         if !st.gets.is_empty() {
             st.run_gets(btls);
