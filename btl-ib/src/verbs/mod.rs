@@ -249,5 +249,5 @@ fn open_real() -> Result<Box<dyn Device>, String> {
 
 #[cfg(not(feature = "verbs"))]
 fn open_real() -> Result<Box<dyn Device>, String> {
-    Err("built without libibverbs (btl-ib feature `verbs` off)".into())
+    Err("built without libibverbs (Cargo feature `verbs` of libmpi and btl-ib off)".into())
 }
