@@ -139,16 +139,16 @@ fn forced_cache_without_events_is_caught() {
         prog.to_str().unwrap(),
         &[],
     );
+    if r.stdout.contains("same address 0/") {
+        eprintln!("skipped: malloc never gave the freed address back, so nothing could go stale");
+        return;
+    }
     assert!(
         !r.ok(),
         "a stale registration went unnoticed:\n{}{}",
         r.stdout,
         r.stderr
     );
-    if r.stdout.contains("same address 0/") {
-        // malloc never gave the address back: the cache could not go stale.
-        return;
-    }
     assert!(
         r.stderr.contains("remapped") || r.stdout.contains("STALE"),
         "{}{}",

@@ -81,12 +81,14 @@ pub struct Counters {
 impl IbTransport {
     /// Opens the device, creates one QP per peer (`names[i]` is peer i's world rank) and posts
     /// the receive buffers. Connect each QP with [`IbTransport::connect`] afterwards.
-    pub fn open(params: Params, names: Vec<usize>) -> Result<IbTransport, IbError> {
+    pub fn open(mut params: Params, names: Vec<usize>) -> Result<IbTransport, IbError> {
         let mut dev = verbs::open(params.device)
             .map_err(|why| IbError::new(FailClass::Internal, format!("btl ib: {why}")))?;
         let n = names.len();
         let per_peer = params.recv_bufs + SPARE_RECVS;
-        let size = params.buf_size.min(dev.max_msg());
+        // A buffer is one message: no larger than the device sends.
+        params.buf_size = params.buf_size.min(dev.max_msg());
+        let size = params.buf_size;
         let buffers_bytes = (n * per_peer + params.send_bufs) * size;
         let pin_err = |what: &str, e: verbs::RegError| {
             IbError::new(
@@ -187,11 +189,11 @@ impl IbTransport {
 
     /// Largest `hdr.len() + data.len()` of one fragment.
     pub fn max_frag(&self) -> usize {
-        self.params.buf_size.min(self.dev.max_msg()) - FRAG_HDR
+        self.params.buf_size - FRAG_HDR
     }
 
     fn post_recv(&mut self, b: usize) -> Result<(), IbError> {
-        let size = self.params.buf_size.min(self.dev.max_msg());
+        let size = self.params.buf_size;
         let per_peer = self.params.recv_bufs + SPARE_RECVS;
         let peer = b / per_peer;
         self.dev
@@ -365,6 +367,11 @@ impl IbTransport {
     /// Whether the cache keeps registrations, or why not.
     pub fn rcache_enabled(&self) -> Result<(), &'static str> {
         self.rcache.enabled()
+    }
+
+    /// `btl_ib_verbose`: report the device at init and the counters at finalize.
+    pub fn verbose(&self) -> bool {
+        self.params.verbose
     }
 
     pub fn counters(&self) -> Counters {

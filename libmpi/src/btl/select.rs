@@ -60,7 +60,8 @@ pub fn choose(
         let pmi = pmi.ok_or_else(|| other("btl ib needs PMI to exchange addresses"))?;
         let t =
             open_ib(pmi, rank, size, &ib_peers, verbose).map_err(|why| unreachable(first, why))?;
-        btls.push(Box::new(IbBtl::new(t, rank, ib_verbose())));
+        let ib_verbose = t.verbose();
+        btls.push(Box::new(IbBtl::new(t, rank, ib_verbose)));
         ib_index = Some(btls.len() - 1);
     } else if verbose && sel.ib {
         eprintln!("rmpi: rank {rank}: btl ib: not needed (every peer is reached by sm)");
@@ -92,10 +93,6 @@ pub fn choose(
         })
         .collect();
     Ok(Choice { btls, endpoints })
-}
-
-fn ib_verbose() -> bool {
-    btl_ib::params::mca("btl_ib_verbose").is_some_and(|v| v != "0" && !v.is_empty())
 }
 
 /// Opens the device, publishes this rank's address and QP numbers, and connects to every peer.
@@ -147,7 +144,7 @@ fn open_ib(
     }
     // Every QP must be ready to receive before anyone sends (RC retries only briefly).
     pmi.barrier().map_err(|e| e.to_string())?;
-    if verbose || ib_verbose() {
+    if verbose || t.verbose() {
         eprintln!(
             "rmpi: rank {rank}: btl ib: device {}, {} peers, registration cache {}",
             t.device_name(),
