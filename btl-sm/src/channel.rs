@@ -6,8 +6,17 @@
 //! +4 len: u32     fragment bytes (hdr + data)
 //! +8 pay_pos: u32 monotonic payload-ring position of the bytes when len > 48
 //! +12 tag: u8
-//! +16 48 bytes of inline payload when len <= 48
+//! +13 kind: u8    KIND_CELLS: the bytes follow at +16 (len <= 48: this cell only; longer: on
+//!                 into the next cells, contiguous); KIND_PAYLOAD: in the payload ring
+//! +16 48 bytes of inline payload
 //! ```
+//! A fragment of up to `INLINE_CELLS_MAX` lines travels inline in consecutive cells when they do
+//! not wrap around the ring's end, so the receiver reads one contiguous run of lines that the
+//! hardware prefetches as a stream; longer fragments, or ones that would wrap, use the payload
+//! ring. The cells a fragment spans after its first are "interior": their first word is user data.
+//! Since the receiver polls the stamp word of whatever cell follows the last fragment, the sender
+//! never publishes a fragment while the cell after it still holds interior data from an earlier
+//! lap: it first overwrites that stamp word with a value no stamp of that cell can take.
 //! Positions (cell index, payload position) are wrapping u32 counters; ring sizes are powers of
 //! two far below 2^31, so `head - tail` is always the true occupancy.
 //!
@@ -28,7 +37,26 @@ const OFF_STAMP: usize = 0;
 const OFF_LEN: usize = 4;
 const OFF_PAY_POS: usize = 8;
 const OFF_TAG: usize = 12;
+const OFF_KIND: usize = 13;
 const OFF_INLINE: usize = 16;
+const KIND_CELLS: u8 = 0;
+const KIND_PAYLOAD: u8 = 1;
+/// Most cells one inline fragment spans: 8 × 64 B carry a 496-byte fragment (a 256-byte message
+/// with its match header fits in 5).
+pub const INLINE_CELLS_MAX: u32 = 8;
+
+/// Cells an inline fragment of `len` bytes spans.
+#[inline(always)]
+fn cells_for(len: u32) -> u32 {
+    (OFF_INLINE as u32 + len).div_ceil(CELL as u32)
+}
+
+/// A stamp word no fragment in cell `idx` can carry: stamps are `pos + 1` with
+/// `pos ≡ idx (mod cells)`, and `idx ≢ idx + 1` for rings of at least two cells.
+#[inline(always)]
+fn never_a_stamp(idx: u32) -> u32 {
+    idx
+}
 
 #[inline(always)]
 fn round_line(len: u32) -> u32 {
@@ -93,6 +121,8 @@ pub struct Tx {
     /// Last values read from `tail`; only refreshed when they say "full".
     hdr_tail: u32,
     pay_tail: u32,
+    /// One bit per cell: its stamp word last received interior data (see the module docs).
+    interior: Box<[u64]>,
 }
 
 /// Receiver end.
@@ -120,6 +150,7 @@ impl Tx {
             pay_head: 0,
             hdr_tail: 0,
             pay_tail: 0,
+            interior: Box::new([]),
         }
     }
 
@@ -144,7 +175,34 @@ impl Tx {
             pay_head: 0,
             hdr_tail: 0,
             pay_tail: 0,
+            interior: vec![0; fifo_cells.div_ceil(64)].into_boxed_slice(),
         }
+    }
+
+    #[inline(always)]
+    fn is_interior(&self, idx: u32) -> bool {
+        self.interior[(idx / 64) as usize] & (1 << (idx % 64)) != 0
+    }
+
+    #[inline(always)]
+    fn set_interior(&mut self, idx: u32, on: bool) {
+        let w = &mut self.interior[(idx / 64) as usize];
+        if on {
+            *w |= 1 << (idx % 64);
+        } else {
+            *w &= !(1 << (idx % 64));
+        }
+    }
+
+    /// Free cells as last seen; refreshed from the receiver's tail when fewer than `need`.
+    #[inline(always)]
+    fn room(&mut self, need: u32) -> bool {
+        let cells = self.cell_mask + 1;
+        if cells - self.head.wrapping_sub(self.hdr_tail) >= need {
+            return true;
+        }
+        self.refresh();
+        cells - self.head.wrapping_sub(self.hdr_tail) >= need
     }
 
     #[cold]
@@ -161,37 +219,72 @@ impl Tx {
     /// Enqueue `hdr ++ data` (at most the transport's max_frag bytes); false when full.
     #[inline]
     pub fn try_send(&mut self, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
-        let len = hdr.len() + data.len();
+        let len = (hdr.len() + data.len()) as u32;
         let cells = self.cell_mask + 1;
-        if self.head.wrapping_sub(self.hdr_tail) >= cells {
-            self.refresh();
-            if self.head.wrapping_sub(self.hdr_tail) >= cells {
-                return false;
-            }
-        }
-        let idx = (self.head & self.cell_mask) as usize;
+        let idx = self.head & self.cell_mask;
         // SAFETY: idx < fifo_cells, so the cell lies inside this channel's header ring.
-        let cell = unsafe { self.cells.add(idx * CELL) };
-        if len <= INLINE_MAX {
-            // SAFETY: the cell is ours: head - hdr_tail < fifo_cells means the receiver has
-            // released it (Acquire in refresh), and it has not been published yet. hdr and data
-            // fit in the 48 inline bytes; sources are process-private, so no overlap.
-            unsafe {
-                copy_small(hdr.as_ptr(), cell.add(OFF_INLINE), hdr.len());
-                copy_small(data.as_ptr(), cell.add(OFF_INLINE + hdr.len()), data.len());
-                ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
-                ptr::write(cell.add(OFF_TAG), tag);
+        let cell = unsafe { self.cells.add(idx as usize * CELL) };
+        let mut span = if len as usize <= INLINE_MAX {
+            1
+        } else {
+            let k = cells_for(len);
+            if k <= INLINE_CELLS_MAX && idx + k <= cells {
+                k
+            } else {
+                0
             }
-        } else if !self.fill_payload(cell, tag, hdr, data) {
+        };
+        if span > 1 && !self.room(span + 1) {
+            span = 0; // short of cells: one cell and the payload ring
+        }
+        let after = (idx + span.max(1)) & self.cell_mask;
+        let scrub = self.is_interior(after);
+        if !self.room(span.max(1) + scrub as u32) {
             return false;
         }
-        self.head = self.head.wrapping_add(1);
+        if span == 0 {
+            if !self.fill_payload(cell, tag, hdr, data) {
+                return false;
+            }
+        } else {
+            // SAFETY: the span's cells are ours: head + span - hdr_tail <= fifo_cells means the
+            // receiver has released them (Acquire in refresh), and they are unpublished; the
+            // span does not wrap (idx + span <= cells), so the bytes stay inside the ring.
+            // Sources are process-private, so no overlap; fields are aligned in the 64-B cell.
+            unsafe {
+                let dst = cell.add(OFF_INLINE);
+                if span == 1 {
+                    copy_small(hdr.as_ptr(), dst, hdr.len());
+                    copy_small(data.as_ptr(), dst.add(hdr.len()), data.len());
+                } else {
+                    ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
+                    ptr::copy_nonoverlapping(data.as_ptr(), dst.add(hdr.len()), data.len());
+                }
+                ptr::write(cell.add(OFF_LEN).cast::<u32>(), len);
+                ptr::write(cell.add(OFF_TAG), tag);
+                ptr::write(cell.add(OFF_KIND), KIND_CELLS);
+            }
+            for i in 1..span {
+                self.set_interior(idx + i, true);
+            }
+        }
+        self.set_interior(idx, false);
+        if scrub {
+            // SAFETY: `after` is inside the ring and ours (room counted it); its stamp word is
+            // a 4-aligned u32 the receiver only loads atomically, and it polls this cell only
+            // after the Release below, which orders this store before it.
+            unsafe {
+                AtomicU32::from_ptr(self.cells.add(after as usize * CELL + OFF_STAMP).cast())
+                    .store(never_a_stamp(after), Ordering::Relaxed)
+            };
+            self.set_interior(after, false);
+        }
+        let stamp = self.head.wrapping_add(1);
+        self.head = self.head.wrapping_add(span.max(1));
         // SAFETY: the stamp is a 4-aligned u32 at the cell start, accessed atomically by both
         // sides. Release orders every write above before it; the receiver reads them only after
         // an Acquire load sees this value.
-        unsafe {
-            AtomicU32::from_ptr(cell.add(OFF_STAMP).cast()).store(self.head, Ordering::Release)
-        };
+        unsafe { AtomicU32::from_ptr(cell.add(OFF_STAMP).cast()).store(stamp, Ordering::Release) };
         true
     }
 
@@ -229,6 +322,7 @@ impl Tx {
             ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
             ptr::write(cell.add(OFF_PAY_POS).cast::<u32>(), start);
             ptr::write(cell.add(OFF_TAG), tag);
+            ptr::write(cell.add(OFF_KIND), KIND_PAYLOAD);
         }
         self.pay_head = start.wrapping_add(need);
         true
@@ -320,16 +414,27 @@ impl Rx {
             // SAFETY: the stamp matched, so the sender wrote these fields before its Release and
             // will not touch the cell (or the payload bytes it names) until we publish a tail
             // past it; the fields are 4-aligned inside the 64-aligned cell.
-            let (len, tag, pay_pos) = unsafe {
+            let (len, tag, kind, pay_pos) = unsafe {
                 (
                     ptr::read(cell.add(OFF_LEN).cast::<u32>()),
                     ptr::read(cell.add(OFF_TAG)),
+                    ptr::read(cell.add(OFF_KIND)),
                     ptr::read(cell.add(OFF_PAY_POS).cast::<u32>()),
                 )
             };
-            let bytes: &[u8] = if len as usize <= INLINE_MAX {
-                // SAFETY: len <= 48 bytes of inline payload inside the cell, owned by us until
-                // the tail store below (SPSC protocol), written before the stamp's Release.
+            let mut span = 1;
+            let bytes: &[u8] = if kind == KIND_CELLS {
+                if len as usize > INLINE_MAX {
+                    span = cells_for(len);
+                    // A corrupt cell must not make us read outside the ring.
+                    assert!(
+                        span <= INLINE_CELLS_MAX && idx as u32 + span <= self.cell_mask + 1,
+                        "btl-sm: corrupt fragment from local rank {peer} ({len} inline bytes at cell {idx})"
+                    );
+                }
+                // SAFETY: len bytes from +16 lie inside the `span` cells, which are inside the
+                // ring (checked above, or len <= 48); owned by us until the tail store below
+                // (SPSC protocol), written before the stamp's Release.
                 unsafe { std::slice::from_raw_parts(cell.add(OFF_INLINE), len as usize) }
             } else {
                 let at = pay_pos & (self.pay_size - 1);
@@ -345,12 +450,12 @@ impl Rx {
                 unsafe { std::slice::from_raw_parts(self.pay.add(at as usize), len as usize) }
             };
             f(peer, tag, bytes);
-            self.next = self.next.wrapping_add(1);
+            self.next = self.next.wrapping_add(span);
             done += 1;
             // Inline fragments are freed once per batch (one store to the line the sender
             // reads instead of one per message); payload fragments at once, so that the
             // sender can refill the payload ring while we copy out the next ones.
-            if len as usize <= INLINE_MAX {
+            if kind == KIND_CELLS {
                 pending = true;
             } else {
                 self.publish();

@@ -153,11 +153,12 @@ fn full_then_room_again() {
     let big = vec![0xa5u8; a.max_frag()];
     assert!(a.try_send(1, 2, &big, &[]));
     assert!(a.try_send(1, 2, &[], &big));
-    assert!(!a.try_send(1, 2, &big[..100], &[]));
+    assert!(!a.try_send(1, 2, &big[..600], &[]));
     assert!(
         a.try_send(1, 3, &big[..48], &[]),
         "inline still fits while payload is full"
     );
+    assert!(a.try_send(1, 3, &big[..100], &[]), "multi-cell inline too");
     // Freeing one fragment's space is enough for another.
     let mut first = true;
     let mut count = 0;
@@ -168,7 +169,7 @@ fn full_then_room_again() {
             first = false;
         }
     });
-    assert_eq!(count, 3);
+    assert_eq!(count, 4);
     // Ring offsets now: head at 0. 1000 B takes [0, 1024), 2048 B takes [1024, 3072).
     assert!(a.try_send(1, 4, &big[..1000], &[]));
     assert!(a.try_send(1, 5, &big, &[]));
@@ -188,10 +189,10 @@ fn full_then_room_again() {
     assert_eq!(drain(b), vec![(0, 7, tagged.clone())]);
     assert!(a.try_send(1, 8, &tagged, &[]));
     assert!(a.try_send(1, 9, &tagged, &[]));
-    assert!(!a.try_send(1, 10, &big[..64], &[]));
+    assert!(!a.try_send(1, 10, &big[..600], &[]));
     let got = drain(b);
     assert_eq!(got, vec![(0, 8, tagged.clone()), (0, 9, tagged.clone())]);
-    assert!(a.try_send(1, 10, &big[..64], &[]));
+    assert!(a.try_send(1, 10, &big[..600], &[]));
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! spin in, and shut-down. One `Runtime` per process, owned by the thread that initialised MPI
 //! (MPI_THREAD_FUNNELED): other threads get a clear error instead of a data race.
 
-use std::cell::RefCell;
-use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::{AtomicI32, AtomicU8, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::btl::sm::SmBtl;
@@ -15,14 +15,65 @@ use crate::pml::{Pml, ReqId, Started, Status};
 
 pub const PROC_NULL: i32 = -3;
 pub const TAG_UB: i32 = i32::MAX;
+// The send fast path checks tags with `tag >= 0`.
+const _: () = assert!(TAG_UB == i32::MAX);
 
 const NOT_STARTED: u8 = 0;
 const RUNNING: u8 = 1;
 const FINALIZED: u8 = 2;
 static STATE: AtomicU8 = AtomicU8::new(NOT_STARTED);
 
-thread_local! {
-    static RT: RefCell<Option<Runtime>> = const { RefCell::new(None) };
+/// The runtime, owned by the thread that initialised MPI. A process-wide slot with an owner
+/// check rather than a `thread_local!`: in a shared library every thread-local access is a
+/// `__tls_get_addr` call, paid on every MPI call.
+struct Slot {
+    /// `pthread_self()` of the owning thread; 0 while MPI is not running.
+    owner: AtomicUsize,
+    /// Owner-only: true while a call runs, so that a call from inside a callback is refused.
+    busy: Cell<bool>,
+    /// Owner-only.
+    rt: UnsafeCell<Option<Runtime>>,
+}
+
+// SAFETY: `busy` and `rt` are only touched by the thread whose id is in `owner` (checked on
+// every access; other threads get an error), so they are never accessed concurrently.
+unsafe impl Sync for Slot {}
+
+static SLOT: Slot = Slot {
+    owner: AtomicUsize::new(0),
+    busy: Cell::new(false),
+    rt: UnsafeCell::new(None),
+};
+
+#[inline(always)]
+fn this_thread() -> usize {
+    // SAFETY: pthread_self has no preconditions and cannot fail.
+    unsafe { libc::pthread_self() as usize }
+}
+
+/// Run `f` on the runtime if this thread may use it now; false (nothing done) otherwise. For
+/// fast paths that fall back to the general path, which reports the error.
+#[inline(always)]
+pub fn try_with(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
+    if SLOT.owner.load(Ordering::Acquire) != this_thread() || SLOT.busy.replace(true) {
+        return false;
+    }
+    let _busy = Busy;
+    // SAFETY: as in `with`.
+    match unsafe { &mut *SLOT.rt.get() } {
+        Some(rt) => f(rt),
+        None => false,
+    }
+}
+
+/// Clears `busy` when a call ends, by return or by unwinding.
+struct Busy;
+
+impl Drop for Busy {
+    #[inline(always)]
+    fn drop(&mut self) {
+        SLOT.busy.set(false);
+    }
 }
 
 pub fn is_initialized() -> bool {
@@ -36,18 +87,24 @@ pub fn is_finalized() -> bool {
 /// Run `f` on this process's runtime.
 #[inline]
 pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
-    RT.with(|cell| {
-        let Ok(mut guard) = cell.try_borrow_mut() else {
-            return err(
-                ErrorClass::Other,
-                "MPI called re-entrantly (from inside an MPI callback)",
-            );
-        };
-        match guard.as_mut() {
-            Some(rt) => f(rt),
-            None => err(ErrorClass::Other, not_running_reason()),
-        }
-    })
+    // Acquire pairs with init's Release: the runtime it stored is visible to the owner thread
+    // (trivially, it is the same thread; this also covers a new thread reusing the id).
+    if SLOT.owner.load(Ordering::Acquire) != this_thread() {
+        return err(ErrorClass::Other, not_running_reason());
+    }
+    if SLOT.busy.replace(true) {
+        return err(
+            ErrorClass::Other,
+            "MPI called re-entrantly (from inside an MPI callback)",
+        );
+    }
+    let _busy = Busy;
+    // SAFETY: we are the owner thread (checked above) and no other borrow of the runtime is
+    // live (`busy` was false); `owner` is set only while `rt` holds a runtime.
+    match unsafe { &mut *SLOT.rt.get() } {
+        Some(rt) => f(rt),
+        None => err(ErrorClass::Other, not_running_reason()),
+    }
 }
 
 fn not_running_reason() -> &'static str {
@@ -107,7 +164,10 @@ pub fn init() -> Result<()> {
     }
     match Runtime::start() {
         Ok(rt) => {
-            RT.with(|cell| *cell.borrow_mut() = Some(rt));
+            // SAFETY: no thread owns the slot yet (STATE moved from NOT_STARTED just now, once
+            // per process), so nothing else accesses `rt`.
+            unsafe { *SLOT.rt.get() = Some(rt) };
+            SLOT.owner.store(this_thread(), Ordering::Release);
             Ok(())
         }
         Err(e) => {
@@ -304,6 +364,68 @@ impl Runtime {
         Ok(unsafe { self.pml.isend_msg(m, world, ctx, me, tag) })
     }
 
+    /// MPI_Send's fast path: `len` contiguous bytes to communicator rank `dest`, handed to the
+    /// transport at once. False (nothing done) whenever anything is unusual: the general path
+    /// then sends, or reports the error.
+    ///
+    /// # Safety
+    /// `buf` holds `len` readable bytes (or `len` is 0).
+    #[inline(always)]
+    pub unsafe fn send_now(
+        &mut self,
+        comm: usize,
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+    ) -> bool {
+        let Some(Some(c)) = self.comms.get(comm) else {
+            return false;
+        };
+        // A negative dest (MPI_PROC_NULL, or wrong) is out of range as usize.
+        let Some(&world) = c.group.get(dest as usize) else {
+            return false;
+        };
+        // TAG_UB is i32::MAX: every non-negative tag is valid.
+        // SAFETY: forwarded from this function's contract.
+        tag >= 0
+            && unsafe {
+                self.pml
+                    .send_now(buf, len, world as usize, c.ctx, c.rank, tag)
+            }
+    }
+
+    /// MPI_Recv's fast path: wait for a message of up to `cap` bytes from communicator rank
+    /// `src` (or ANY_SOURCE) without a request. None (nothing consumed) whenever anything is
+    /// unusual: the general path then receives, or reports the error.
+    ///
+    /// # Safety
+    /// `buf` has `cap` writable bytes that nothing else touches during the call.
+    #[inline]
+    pub unsafe fn recv_now(
+        &mut self,
+        comm: usize,
+        buf: *mut u8,
+        cap: usize,
+        src: i32,
+        tag: i32,
+    ) -> Option<Status> {
+        let Some(Some(c)) = self.comms.get(comm) else {
+            return None;
+        };
+        if (tag < 0 && tag != crate::pml::ANY_TAG)
+            || (src != crate::pml::ANY_SOURCE && c.group.get(src as usize).is_none())
+        {
+            return None;
+        }
+        // SAFETY: forwarded from this function's contract; we wait below until it is over.
+        if !unsafe { self.pml.recv_direct_begin(buf, cap, c.ctx, src, tag) } {
+            return None;
+        }
+        self.progress_until(|p| !p.recv_direct_waiting());
+        self.pml.recv_direct_end()
+    }
+
     /// Start a receive of up to `cap` bytes from communicator rank `src` (or ANY_SOURCE).
     ///
     /// # Safety
@@ -433,10 +555,20 @@ pub fn abort_without_runtime(code: i32, message: &str) -> ! {
 
 /// MPI_Finalize.
 pub fn finalize() -> Result<()> {
-    let rt = RT.with(|cell| cell.try_borrow_mut().ok().and_then(|mut g| g.take()));
-    let Some(mut rt) = rt else {
+    if SLOT.owner.load(Ordering::Acquire) != this_thread() {
+        return err(ErrorClass::Other, not_running_reason());
+    }
+    if SLOT.busy.get() {
+        return err(
+            ErrorClass::Other,
+            "MPI_Finalize called from inside an MPI callback",
+        );
+    }
+    // SAFETY: owner thread, no borrow live (`busy` is false).
+    let Some(mut rt) = (unsafe { &mut *SLOT.rt.get() }).take() else {
         return err(ErrorClass::Other, not_running_reason());
     };
+    SLOT.owner.store(0, Ordering::Release);
     let r = rt.shutdown();
     crate::memhook::finish();
     STATE.store(FINALIZED, Ordering::Release);

@@ -28,17 +28,22 @@ pub(crate) fn message(buf: *const c_void, count: c_int, datatype: Handle) -> Res
 pub(crate) fn message_c(buf: *const c_void, count: Count, datatype: Handle) -> Result<Msg> {
     // The common case inline (a predefined type, a valid buffer); everything else, errors
     // included, in `message_general`.
-    let h = datatype as usize;
-    if count >= 0 && !matches!(h, 0x229 | 0x22a | 0x22c | 0x22d) {
-        if let Some(dt) = crate::datatype::lookup(h) {
-            if let Some(n) = (count as usize).checked_mul(dt.size) {
-                if !buf.is_null() || n == 0 {
-                    return Ok(Msg::bytes(buf.cast(), n));
-                }
-            }
-        }
+    match plain_bytes(buf, count, datatype) {
+        Some(n) => Ok(Msg::bytes(buf.cast(), n)),
+        None => message_general(buf, count, datatype),
     }
-    message_general(buf, count, datatype)
+}
+
+/// Bytes of `count` elements of a predefined `datatype` at a valid `buf`; None for anything
+/// else (derived types, errors), which `message_general` handles.
+#[inline(always)]
+pub(crate) fn plain_bytes(buf: *const c_void, count: Count, datatype: Handle) -> Option<usize> {
+    let h = datatype as usize;
+    if count < 0 || matches!(h, 0x229 | 0x22a | 0x22c | 0x22d) {
+        return None;
+    }
+    let n = (count as usize).checked_mul(crate::datatype::lookup(h)?.size)?;
+    (!buf.is_null() || n == 0).then_some(n)
 }
 
 #[inline(never)]

@@ -306,7 +306,7 @@ mpi_fn! {
         if flag.is_null() {
             return fail("MPI_Is_thread_main", crate::comm::WORLD, Error::new(ErrorClass::Arg, "flag pointer is NULL"));
         }
-        // The runtime lives in the initialising thread's thread-local storage: it answers only there.
+        // The runtime answers only on the thread that initialised MPI.
         let main = runtime::with(|_| Ok(())).is_ok();
         // SAFETY: checked non-NULL.
         unsafe { *flag = main as c_int };

@@ -15,7 +15,7 @@ mod p2p_completion;
 mod p2p_modes;
 mod p2p_probe;
 
-use datatype::{message, type_size};
+use datatype::{message, plain_bytes, type_size};
 
 use std::ffi::c_int;
 

@@ -21,6 +21,14 @@ pub(super) fn check_buf(buf: *const c_void, bytes: usize) -> Result<()> {
 
 mpi_fn! {
     fn MPI_Send / PMPI_Send(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
+        // The latency path: a predefined type that fits one fragment goes straight to the
+        // transport; anything else (errors included) takes the general path below.
+        if let (Some(n), Ok(c)) = (plain_bytes(buf, count as i64, datatype), comm_index(comm)) {
+            // SAFETY: MPI_Send's contract: buf holds count elements, n bytes.
+            if runtime::try_with(|rt| unsafe { rt.send_now(c, buf.cast(), n, dest, tag) }) {
+                return MPI_SUCCESS;
+            }
+        }
         call("MPI_Send", err_comm(comm), |rt| {
             let (c, m) = (comm_index(comm)?, message(buf, count, datatype)?);
             // SAFETY: MPI_Send's contract: buf holds count elements; the call returns only once sent.
@@ -32,6 +40,24 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Recv / PMPI_Recv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, status: *mut MpiStatus) -> c_int {
+        // The latency path: a predefined type, waited for without a request; anything else
+        // (errors included) takes the general path below.
+        if let (Some(n), Ok(c)) = (plain_bytes(buf, count as i64, datatype), comm_index(comm)) {
+            let mut got = None;
+            // SAFETY: MPI_Recv's contract: buf has room for count elements, n bytes.
+            if runtime::try_with(|rt| {
+                got = unsafe { rt.recv_now(c, buf.cast(), n, source, tag) };
+                got.is_some()
+            }) {
+                let st = got.expect("set when try_with says so");
+                // SAFETY: status is MPI_STATUS_IGNORE or writable, per the standard.
+                unsafe { store_status(status, &st) };
+                return match super::status_error(&st) {
+                    Ok(()) => MPI_SUCCESS,
+                    Err(e) => fail("MPI_Recv", c, e),
+                };
+            }
+        }
         call("MPI_Recv", err_comm(comm), |rt| {
             let (c, m) = (comm_index(comm)?, message(buf, count, datatype)?);
             // SAFETY: MPI_Recv's contract: buf has room for count elements; completes before return.

@@ -93,7 +93,56 @@ pub struct Pml {
     pub coll: crate::coll::Registry,
 }
 
+/// MPI_Recv waiting without a request (the latency path). It starts only while nothing is
+/// posted and nothing has arrived unmatched, so it is first in matching order: an arriving
+/// message is checked against it before the posted queue.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DirectState {
+    Idle,
+    Waiting,
+    /// Delivered: `status` says how.
+    Done,
+    /// A matching message arrived that is not one whole eager fragment; it went to the
+    /// unexpected queue, where the general receive path finds it.
+    Blocked,
+}
+
+struct Direct {
+    state: DirectState,
+    buf: *mut u8,
+    cap: usize,
+    ctx: u32,
+    src: i32,
+    tag: i32,
+    status: Status,
+}
+
+impl Direct {
+    const IDLE: Direct = Direct {
+        state: DirectState::Idle,
+        buf: std::ptr::null_mut(),
+        cap: 0,
+        ctx: 0,
+        src: 0,
+        tag: 0,
+        status: Status {
+            source: 0,
+            tag: 0,
+            error: 0,
+            count: 0,
+            cancelled: false,
+        },
+    };
+
+    /// Whether it is waiting for `h`'s message.
+    #[inline(always)]
+    fn wants(&self, h: &MatchHdr) -> bool {
+        self.state == DirectState::Waiting && matches(self.ctx, self.src, self.tag, h)
+    }
+}
+
 struct State {
+    direct: Direct,
     endpoints: Vec<Endpoint>,
     /// By btl, then btl peer index: the world rank.
     peer_world: Vec<Vec<usize>>,
@@ -103,6 +152,9 @@ struct State {
     next_unexpected: u64,
     streams: Vec<Option<Stream>>,
     sendq: Vec<VecDeque<SendWork>>,
+    /// By world rank: the largest message `send_now` hands straight to the transport
+    /// (the eager limit, or less where one fragment carries less).
+    one_frag: Vec<usize>,
     queued: usize,
     gets: Vec<ReqId>,
     eager_limit: usize,
@@ -132,9 +184,14 @@ impl Pml {
             v[ep.peer] = world;
         }
         let n = endpoints.len();
+        let one_frag = endpoints
+            .iter()
+            .map(|ep| eager_limit.min(btls[ep.btl].max_frag().saturating_sub(wire::MATCH_LEN)))
+            .collect();
         Pml {
             btls,
             st: State {
+                direct: Direct::IDLE,
                 endpoints,
                 peer_world,
                 reqs: Requests::default(),
@@ -143,6 +200,7 @@ impl Pml {
                 next_unexpected: 0,
                 streams: (0..n).map(|_| None).collect(),
                 sendq: (0..n).map(|_| VecDeque::new()).collect(),
+                one_frag,
                 queued: 0,
                 gets: Vec::new(),
                 eager_limit,
@@ -220,43 +278,48 @@ impl Pml {
         tag: i32,
     ) -> Started {
         // SAFETY: forwarded contract.
-        if unsafe { self.send_now(&m, dest, ctx, src, tag) } {
+        if m.layout.is_none() && unsafe { self.send_now(m.ptr, m.len, dest, ctx, src, tag) } {
             return Started::Done(Status::default());
         }
         // SAFETY: forwarded contract.
         unsafe { self.isend_msg_sync(m, dest, ctx, src, tag, false) }
     }
 
-    /// The small-message fast path, inlined into the caller: a contiguous eager message that
-    /// fits one fragment goes straight to the transport when nothing is queued for `dest`.
-    /// False if it did not (the general path then takes over, in order).
+    /// The small-message fast path: `len` contiguous bytes that fit one eager fragment go
+    /// straight to the transport when nothing is queued for `dest`. False if they did not (the
+    /// general path then takes over, in order).
     ///
     /// # Safety
-    /// As `isend_msg`; the transport copies the bytes before returning.
+    /// `buf` holds `len` readable bytes (or `len` is 0); the transport copies them before
+    /// returning.
     #[inline(always)]
-    unsafe fn send_now(&mut self, m: &Msg, dest: usize, ctx: u32, src: i32, tag: i32) -> bool {
+    pub unsafe fn send_now(
+        &mut self,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+    ) -> bool {
         let st = &mut self.st;
-        if m.layout.is_some() || m.len > st.eager_limit || !st.sendq[dest].is_empty() {
+        if len > st.one_frag[dest] || !st.sendq[dest].is_empty() {
             return false;
         }
         let ep = st.endpoints[dest];
-        let btl = &mut self.btls[ep.btl];
-        if wire::MATCH_LEN + m.len > btl.max_frag() {
-            return false;
-        }
         let hdr = MatchHdr {
             ctx,
             src,
             tag,
-            total: m.len as u64,
+            total: len as u64,
         };
-        let data = if m.len == 0 {
+        let data = if len == 0 {
             &[][..]
         } else {
-            // SAFETY: the caller's contract: `len` readable bytes at `ptr`.
-            unsafe { std::slice::from_raw_parts(m.ptr.cast_const(), m.len) }
+            // SAFETY: the caller's contract: `len` readable bytes at `buf`.
+            unsafe { std::slice::from_raw_parts(buf, len) }
         };
-        btl.try_send(ep.peer, wire::MATCH, &hdr.encode(), data)
+        self.btls[ep.btl].try_send(ep.peer, wire::MATCH, &hdr.encode(), data)
     }
 
     /// Start a send of `m`; with `sync`, a synchronous send: always rendezvous, so it completes
@@ -333,6 +396,51 @@ impl Pml {
             st.push_queue(&mut self.btls, dest);
             Started::Pending(req)
         }
+    }
+
+    /// MPI_Recv's latency path, step 1: wait for the message without a request if nothing is
+    /// posted or unmatched now; false otherwise (the general path then receives).
+    ///
+    /// # Safety
+    /// `buf` must stay valid for writes of `cap` bytes, and not be otherwise accessed, until
+    /// `recv_direct_end`.
+    #[inline]
+    pub unsafe fn recv_direct_begin(
+        &mut self,
+        buf: *mut u8,
+        cap: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+    ) -> bool {
+        let st = &mut self.st;
+        if !st.unexpected.is_empty() || !st.posted.is_empty() {
+            return false;
+        }
+        st.direct = Direct {
+            state: DirectState::Waiting,
+            buf,
+            cap,
+            ctx,
+            src,
+            tag,
+            ..Direct::IDLE
+        };
+        true
+    }
+
+    /// Step 2: whether it is still waiting (progress until it is not).
+    #[inline(always)]
+    pub fn recv_direct_waiting(&self) -> bool {
+        self.st.direct.state == DirectState::Waiting
+    }
+
+    /// Step 3: the status if the message was delivered; None if it needs the general path
+    /// (it is then first among the unexpected messages that match).
+    #[inline]
+    pub fn recv_direct_end(&mut self) -> Option<Status> {
+        let d = std::mem::replace(&mut self.st.direct, Direct::IDLE);
+        (d.state == DirectState::Done).then_some(d.status)
     }
 
     /// Start a receive into `cap` bytes at `buf` from communicator rank `src` (or ANY_SOURCE).
@@ -715,6 +823,9 @@ impl State {
             wire::CONT => self.on_cont(from, frag),
             wire::RTS => {
                 let h = RtsHdr::decode(frag);
+                if self.direct.wants(&h.m) {
+                    self.direct.state = DirectState::Blocked;
+                }
                 if let Some(req) = self.take_posted(&h.m) {
                     let rndv = Rndv {
                         peer: from,
@@ -811,6 +922,21 @@ impl State {
     fn on_match(&mut self, from: usize, h: MatchHdr, chunk: &[u8]) {
         let total = h.total as usize;
         let complete = chunk.len() == total;
+        if self.direct.wants(&h) {
+            if complete {
+                let d = &mut self.direct;
+                let n = total.min(d.cap);
+                if n > 0 {
+                    // SAFETY: recv_direct_begin's contract: `buf` has `cap` writable bytes
+                    // nothing else accesses while waiting; n <= cap and n <= chunk.len().
+                    unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), d.buf, n) };
+                }
+                d.status = recv_status(&h, total, d.cap);
+                d.state = DirectState::Done;
+                return;
+            }
+            self.direct.state = DirectState::Blocked;
+        }
         if let Some(req) = self.take_posted(&h) {
             if complete && self.recv_whole(req, &h, chunk) {
                 return;

@@ -71,6 +71,12 @@ fn pop<K: std::hash::Hash + Eq>(m: &mut Map<K>, k: &K) -> Option<ReqId> {
 }
 
 impl Posted {
+    /// No receive is posted.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.indexed == 0 && self.small.is_empty()
+    }
+
     #[inline]
     pub fn push(&mut self, req: ReqId, ctx: u32, src: i32, tag: i32) {
         self.seq += 1;
