@@ -128,6 +128,52 @@ fn random_sizes_wrap_both_rings() {
     assert_eq!(drain(a).len() + drain(b).len(), 0);
 }
 
+/// A fragment spanning several cells leaves user data at the start of its later cells. When a
+/// later fragment ends just before one of them, that stale word must not pass for the next
+/// stamp, even when it holds exactly the stamp the receiver expects there next.
+#[test]
+fn interior_cells_never_pass_for_a_stamp() {
+    const CELLS: u32 = 16;
+    let mut ts = node(2, &[("btl_sm_fifo_cells", "16")]);
+    let (a, b) = ts.split_at_mut(1);
+    let (a, b) = (&mut a[0], &mut b[0]);
+    // 8 cells at positions 0..8: cell i (i >= 1) starts at payload offset 64 * i - 16. Fill
+    // each such word with the stamp of position CELLS + i (the next lap's fragment there).
+    let mut big = vec![0u8; 8 * 64 - 16];
+    for i in 1..8u32 {
+        let at = (64 * i - 16) as usize;
+        big[at..at + 4].copy_from_slice(&(CELLS + i + 1).to_le_bytes());
+    }
+    assert!(a.try_send(1, 9, &big, &[]));
+    assert_eq!(drain(b), vec![(0, 9, big.clone())]);
+    // Cells 8..16 and then 0 with one-cell fragments; the receiver now waits at position 17
+    // (cell 1), whose word says "17 + 1" unless the sender scrubbed it.
+    for k in 0..9u8 {
+        assert!(a.try_send(1, k, &[k], &[]));
+        assert_eq!(drain(b), vec![(0, k, vec![k])]);
+    }
+    assert!(
+        drain(b).is_empty(),
+        "stale interior data taken for a fragment"
+    );
+    // The same with a multi-cell fragment ending just before an interior cell: positions
+    // 17..20 (3 cells), then the receiver waits at cell 4.
+    let three = vec![7u8; 3 * 64 - 16];
+    assert!(a.try_send(1, 3, &three, &[]));
+    assert_eq!(drain(b), vec![(0, 3, three.clone())]);
+    assert!(
+        drain(b).is_empty(),
+        "stale interior data taken for a fragment"
+    );
+    // And the ring keeps working across further laps.
+    for k in 0..100u32 {
+        let len = (k as usize * 37) % 500;
+        let v: Vec<u8> = (0..len).map(|i| (i as u32 ^ k) as u8).collect();
+        assert!(a.try_send(1, k as u8, &v, &[]));
+        assert_eq!(drain(b), vec![(0, k as u8, v)]);
+    }
+}
+
 #[test]
 fn full_then_room_again() {
     let mut ts = node(

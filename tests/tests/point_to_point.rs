@@ -108,3 +108,30 @@ fn c_rendezvous_paths_streamed() {
         }
     }
 }
+
+/// MPI_Recv's latency path (waiting without a request) keeps the general path's order and
+/// statuses: long messages (rendezvous, several eager fragments, multi-cell inline) that arrive
+/// while the receive waits are not overtaken by a short one behind them.
+#[test]
+fn c_blocking_receive_keeps_order() {
+    let p = c_program("tests/c/p2p_blocking.c");
+    let prog = p.to_str().expect("utf-8 path");
+    for (np, mca) in [
+        ("1", &[][..]),
+        ("2", &[][..]),
+        ("3", &["--mca", "btl_sm_eager_limit", "65536"][..]),
+        ("2", &["--mca", "btl_sm_single_copy", "none"][..]),
+    ] {
+        let mut args = vec!["-np", np, "--oversubscribe"];
+        args.extend_from_slice(mca);
+        args.push(prog);
+        let r = mpirun(&args);
+        assert!(
+            r.ok() && r.stdout.contains(" No Errors"),
+            "np {np} {mca:?}: exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            r.code,
+            r.stdout,
+            r.stderr
+        );
+    }
+}

@@ -117,6 +117,8 @@ impl Lengths {
         match self.rng.below(16) {
             0 => self.rng.below(m as u64 + 1) as usize,
             1 => [0, 1, 47, 48, 49, 63, 64, 65, m - 1, m][self.rng.below(10) as usize],
+            // Inline fragments spanning one to eight cells, and just past them.
+            2..=5 => (self.rng.below(521) as usize).min(m),
             _ => self.rng.below(101) as usize,
         }
     }
