@@ -219,30 +219,61 @@ impl Tx {
     /// Enqueue `hdr ++ data` (at most the transport's max_frag bytes); false when full.
     #[inline]
     pub fn try_send(&mut self, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        let len = hdr.len() + data.len();
+        if len > INLINE_MAX {
+            return self.send_long(tag, hdr, data);
+        }
+        // The latency path: one cell.
+        let idx = self.head & self.cell_mask;
+        let after = (idx + 1) & self.cell_mask;
+        let scrub = self.is_interior(after);
+        if !self.room(1 + scrub as u32) {
+            return false;
+        }
+        // SAFETY: idx < fifo_cells, so the cell lies inside this channel's header ring; it is
+        // ours: head + 1 - hdr_tail <= fifo_cells means the receiver has released it (Acquire
+        // in refresh), and it is unpublished. hdr and data fit the 48 inline bytes; sources are
+        // process-private, so no overlap; fields are aligned in the 64-byte cell.
+        unsafe {
+            let cell = self.cells.add(idx as usize * CELL);
+            let dst = cell.add(OFF_INLINE);
+            copy_small(hdr.as_ptr(), dst, hdr.len());
+            copy_small(data.as_ptr(), dst.add(hdr.len()), data.len());
+            ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
+            ptr::write(cell.add(OFF_TAG), tag);
+            ptr::write(cell.add(OFF_KIND), KIND_CELLS);
+        }
+        self.publish(idx, 1, scrub, after);
+        true
+    }
+
+    /// `try_send` for fragments over one cell: inline across cells when they fit before the
+    /// ring's end and there is room, else one cell and the payload ring.
+    #[inline(never)]
+    fn send_long(&mut self, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
         let len = (hdr.len() + data.len()) as u32;
         let cells = self.cell_mask + 1;
         let idx = self.head & self.cell_mask;
+        let k = cells_for(len);
+        let mut span = if k <= INLINE_CELLS_MAX && idx + k <= cells && self.room(k + 1) {
+            k
+        } else {
+            1
+        };
+        let mut after = (idx + span) & self.cell_mask;
+        let mut scrub = self.is_interior(after);
+        if !self.room(span + scrub as u32) {
+            // Short of cells for the inline span: one cell and the payload ring.
+            span = 1;
+            after = (idx + 1) & self.cell_mask;
+            scrub = self.is_interior(after);
+            if !self.room(1 + scrub as u32) {
+                return false;
+            }
+        }
         // SAFETY: idx < fifo_cells, so the cell lies inside this channel's header ring.
         let cell = unsafe { self.cells.add(idx as usize * CELL) };
-        let mut span = if len as usize <= INLINE_MAX {
-            1
-        } else {
-            let k = cells_for(len);
-            if k <= INLINE_CELLS_MAX && idx + k <= cells {
-                k
-            } else {
-                0
-            }
-        };
-        if span > 1 && !self.room(span + 1) {
-            span = 0; // short of cells: one cell and the payload ring
-        }
-        let after = (idx + span.max(1)) & self.cell_mask;
-        let scrub = self.is_interior(after);
-        if !self.room(span.max(1) + scrub as u32) {
-            return false;
-        }
-        if span == 0 {
+        if span == 1 {
             if !self.fill_payload(cell, tag, hdr, data) {
                 return false;
             }
@@ -253,13 +284,8 @@ impl Tx {
             // Sources are process-private, so no overlap; fields are aligned in the 64-B cell.
             unsafe {
                 let dst = cell.add(OFF_INLINE);
-                if span == 1 {
-                    copy_small(hdr.as_ptr(), dst, hdr.len());
-                    copy_small(data.as_ptr(), dst.add(hdr.len()), data.len());
-                } else {
-                    ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
-                    ptr::copy_nonoverlapping(data.as_ptr(), dst.add(hdr.len()), data.len());
-                }
+                ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
+                ptr::copy_nonoverlapping(data.as_ptr(), dst.add(hdr.len()), data.len());
                 ptr::write(cell.add(OFF_LEN).cast::<u32>(), len);
                 ptr::write(cell.add(OFF_TAG), tag);
                 ptr::write(cell.add(OFF_KIND), KIND_CELLS);
@@ -268,11 +294,19 @@ impl Tx {
                 self.set_interior(idx + i, true);
             }
         }
+        self.publish(idx, span, scrub, after);
+        true
+    }
+
+    /// Publish the fragment just written at cell `idx` spanning `span` cells: scrub the cell
+    /// after it if it holds interior data (see the module docs), then store the stamp.
+    #[inline(always)]
+    fn publish(&mut self, idx: u32, span: u32, scrub: bool, after: u32) {
         self.set_interior(idx, false);
         if scrub {
-            // SAFETY: `after` is inside the ring and ours (room counted it); its stamp word is
-            // a 4-aligned u32 the receiver only loads atomically, and it polls this cell only
-            // after the Release below, which orders this store before it.
+            // SAFETY: `after` is inside the ring and ours (the caller's room check counted
+            // it); its stamp word is a 4-aligned u32 the receiver only loads atomically, and it
+            // polls this cell only after the Release below, which orders this store before it.
             unsafe {
                 AtomicU32::from_ptr(self.cells.add(after as usize * CELL + OFF_STAMP).cast())
                     .store(never_a_stamp(after), Ordering::Relaxed)
@@ -280,17 +314,18 @@ impl Tx {
             self.set_interior(after, false);
         }
         let stamp = self.head.wrapping_add(1);
-        self.head = self.head.wrapping_add(span.max(1));
-        // SAFETY: the stamp is a 4-aligned u32 at the cell start, accessed atomically by both
-        // sides. Release orders every write above before it; the receiver reads them only after
-        // an Acquire load sees this value.
-        unsafe { AtomicU32::from_ptr(cell.add(OFF_STAMP).cast()).store(stamp, Ordering::Release) };
-        true
+        self.head = self.head.wrapping_add(span);
+        // SAFETY: the stamp is a 4-aligned u32 at the start of cell idx (inside the ring),
+        // accessed atomically by both sides. Release orders every write to the fragment before
+        // it; the receiver reads them only after an Acquire load sees this value.
+        unsafe {
+            AtomicU32::from_ptr(self.cells.add(idx as usize * CELL + OFF_STAMP).cast())
+                .store(stamp, Ordering::Release)
+        };
     }
 
-    /// The payload-ring half of `try_send` (fragments over `INLINE_MAX`), out of line so
-    /// the inline path stays small; false if the ring has no room.
-    #[inline(never)]
+    /// The payload-ring half of `send_long`; false if the ring has no room.
+    #[inline]
     fn fill_payload(&mut self, cell: *mut u8, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
         let len = hdr.len() + data.len();
         let need = round_line(len as u32);
