@@ -109,6 +109,58 @@ unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
     }
 }
 
+/// Hint the CPU to start loading the cache line at `p` (no effect elsewhere than x86-64).
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults and has no visible effect, whatever
+    // the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Hint the CPU to fetch the cache line at `p` for writing (PREFETCHW on x86-64).
+#[inline(always)]
+fn prefetch_write(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: PREFETCHW is only a hint: it never faults, writes nothing, and leaves registers
+    // and flags alone whatever the address (CPUs without it execute the encoding as a NOP).
+    unsafe {
+        std::arch::asm!("prefetchw [{}]", in(reg) p, options(nostack, preserves_flags, readonly))
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Copy `hdr ++ data` to `dst`: the bytes from offset `split` on first, the first `split`
+/// last. A multi-cell fragment's first cell, which the receiver polls, is then written in one
+/// burst just before its stamp, rather than first and held while the later cells are fetched.
+///
+/// # Safety
+/// `dst` writable for `hdr.len() + data.len()` bytes, not overlapping the sources;
+/// `split <= hdr.len() + data.len()`.
+#[inline(always)]
+unsafe fn copy_tail_first(hdr: &[u8], data: &[u8], dst: *mut u8, split: usize) {
+    let h = hdr.len();
+    // SAFETY: every range below lies inside hdr, data and [dst, dst + h + data.len()), which
+    // the caller guarantees writable and disjoint from the sources.
+    unsafe {
+        if split < h {
+            ptr::copy_nonoverlapping(hdr.as_ptr().add(split), dst.add(split), h - split);
+            ptr::copy_nonoverlapping(data.as_ptr(), dst.add(h), data.len());
+            ptr::copy_nonoverlapping(hdr.as_ptr(), dst, split);
+        } else {
+            let d = split - h;
+            ptr::copy_nonoverlapping(data.as_ptr().add(d), dst.add(split), data.len() - d);
+            ptr::copy_nonoverlapping(hdr.as_ptr(), dst, h);
+            ptr::copy_nonoverlapping(data.as_ptr(), dst.add(h), d);
+        }
+    }
+}
+
 pub struct Tx {
     cells: *mut u8,
     pay: *mut u8,
@@ -230,6 +282,9 @@ impl Tx {
         if !self.room(1 + scrub as u32) {
             return false;
         }
+        if scrub {
+            self.scrub(after);
+        }
         // SAFETY: idx < fifo_cells, so the cell lies inside this channel's header ring; it is
         // ours: head + 1 - hdr_tail <= fifo_cells means the receiver has released it (Acquire
         // in refresh), and it is unpublished. hdr and data fit the 48 inline bytes; sources are
@@ -243,7 +298,7 @@ impl Tx {
             ptr::write(cell.add(OFF_TAG), tag);
             ptr::write(cell.add(OFF_KIND), KIND_CELLS);
         }
-        self.publish(idx, 1, scrub, after);
+        self.publish(idx, 1);
         true
     }
 
@@ -277,15 +332,23 @@ impl Tx {
             if !self.fill_payload(cell, tag, hdr, data) {
                 return false;
             }
+            if scrub {
+                self.scrub(after);
+            }
         } else {
+            // Ask for all the span's lines at once rather than one store miss after another.
+            for i in 0..span as usize {
+                prefetch_write(cell.wrapping_add(i * CELL));
+            }
+            if scrub {
+                self.scrub(after);
+            }
             // SAFETY: the span's cells are ours: head + span - hdr_tail <= fifo_cells means the
             // receiver has released them (Acquire in refresh), and they are unpublished; the
             // span does not wrap (idx + span <= cells), so the bytes stay inside the ring.
             // Sources are process-private, so no overlap; fields are aligned in the 64-B cell.
             unsafe {
-                let dst = cell.add(OFF_INLINE);
-                ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
-                ptr::copy_nonoverlapping(data.as_ptr(), dst.add(hdr.len()), data.len());
+                copy_tail_first(hdr, data, cell.add(OFF_INLINE), INLINE_MAX);
                 ptr::write(cell.add(OFF_LEN).cast::<u32>(), len);
                 ptr::write(cell.add(OFF_TAG), tag);
                 ptr::write(cell.add(OFF_KIND), KIND_CELLS);
@@ -294,25 +357,29 @@ impl Tx {
                 self.set_interior(idx + i, true);
             }
         }
-        self.publish(idx, span, scrub, after);
+        self.publish(idx, span);
         true
     }
 
-    /// Publish the fragment just written at cell `idx` spanning `span` cells: scrub the cell
-    /// after it if it holds interior data (see the module docs), then store the stamp.
+    /// Make the stamp word of cell `after`, which holds interior data from an earlier lap, a
+    /// value no stamp of that cell takes (see the module docs). Done before the fragment's
+    /// own stores, so that its first cell, which the receiver polls, is written in one burst.
     #[inline(always)]
-    fn publish(&mut self, idx: u32, span: u32, scrub: bool, after: u32) {
+    fn scrub(&mut self, after: u32) {
+        // SAFETY: `after` is inside the ring and ours (the caller's room check counted it);
+        // its stamp word is a 4-aligned u32 the receiver only loads atomically, and it polls
+        // this cell only after the fragment's Release store, which orders this store before it.
+        unsafe {
+            AtomicU32::from_ptr(self.cells.add(after as usize * CELL + OFF_STAMP).cast())
+                .store(never_a_stamp(after), Ordering::Relaxed)
+        };
+        self.set_interior(after, false);
+    }
+
+    /// Publish the fragment just written at cell `idx` spanning `span` cells.
+    #[inline(always)]
+    fn publish(&mut self, idx: u32, span: u32) {
         self.set_interior(idx, false);
-        if scrub {
-            // SAFETY: `after` is inside the ring and ours (the caller's room check counted
-            // it); its stamp word is a 4-aligned u32 the receiver only loads atomically, and it
-            // polls this cell only after the Release below, which orders this store before it.
-            unsafe {
-                AtomicU32::from_ptr(self.cells.add(after as usize * CELL + OFF_STAMP).cast())
-                    .store(never_a_stamp(after), Ordering::Relaxed)
-            };
-            self.set_interior(after, false);
-        }
         let stamp = self.head.wrapping_add(1);
         self.head = self.head.wrapping_add(span);
         // SAFETY: the stamp is a 4-aligned u32 at the start of cell idx (inside the ring),
@@ -466,6 +533,11 @@ impl Rx {
                         span <= INLINE_CELLS_MAX && idx as u32 + span <= self.cell_mask + 1,
                         "btl-sm: corrupt fragment from local rank {peer} ({len} inline bytes at cell {idx})"
                     );
+                    // Start fetching the later cells now, so that they travel while the
+                    // caller matches the header instead of after it.
+                    for i in 1..span as usize {
+                        prefetch(cell.wrapping_add(i * CELL));
+                    }
                 }
                 // SAFETY: len bytes from +16 lie inside the `span` cells, which are inside the
                 // ring (checked above, or len <= 48); owned by us until the tail store below

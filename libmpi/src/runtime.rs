@@ -275,6 +275,10 @@ impl Runtime {
     }
 
     /// Spin on progress until `done`; back off to yielding the CPU when idle.
+    ///
+    /// The spin has no `pause`: one progress turn already spaces the loads of the line a
+    /// sender is about to write, and a pause on top only delays noticing it (measured: about
+    /// 9 ns of a 70 ns one-way latency). Oversubscribed ranks yield at every idle turn.
     #[inline]
     pub fn progress_until(&mut self, mut done: impl FnMut(&Pml) -> bool) {
         let mut idle = 0u32;
@@ -286,8 +290,6 @@ impl Runtime {
             idle = idle.saturating_add(1);
             if self.yield_when_idle || idle > 2000 {
                 std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
             }
         }
     }
