@@ -439,8 +439,10 @@ impl Pml {
     /// (it is then first among the unexpected messages that match).
     #[inline]
     pub fn recv_direct_end(&mut self) -> Option<Status> {
-        let d = std::mem::replace(&mut self.st.direct, Direct::IDLE);
-        (d.state == DirectState::Done).then_some(d.status)
+        let d = &mut self.st.direct;
+        let done = d.state == DirectState::Done;
+        d.state = DirectState::Idle;
+        done.then_some(d.status)
     }
 
     /// Start a receive into `cap` bytes at `buf` from communicator rank `src` (or ANY_SOURCE).
