@@ -135,16 +135,16 @@ fn prefetch_write(p: *const u8) {
     let _ = p;
 }
 
-/// Copy `hdr ++ data` to `dst`: the bytes from offset `split` on first, the first `split`
-/// last. A multi-cell fragment's first cell, which the receiver polls, is then written in one
+/// Copy `hdr ++ data` to `dst`: the bytes from offset `INLINE_MAX` (the end of the first
+/// cell) on first, the first `INLINE_MAX` last. A multi-cell fragment's first cell, which the receiver polls, is then written in one
 /// burst just before its stamp, rather than first and held while the later cells are fetched.
 ///
 /// # Safety
 /// `dst` writable for `hdr.len() + data.len()` bytes, not overlapping the sources;
-/// `split <= hdr.len() + data.len()`.
+/// `INLINE_MAX <= hdr.len() + data.len()`.
 #[inline(always)]
-unsafe fn copy_tail_first(hdr: &[u8], data: &[u8], dst: *mut u8, split: usize) {
-    let h = hdr.len();
+unsafe fn copy_tail_first(hdr: &[u8], data: &[u8], dst: *mut u8) {
+    let (h, split) = (hdr.len(), INLINE_MAX);
     // SAFETY: every range below lies inside hdr, data and [dst, dst + h + data.len()), which
     // the caller guarantees writable and disjoint from the sources.
     unsafe {
@@ -153,11 +153,40 @@ unsafe fn copy_tail_first(hdr: &[u8], data: &[u8], dst: *mut u8, split: usize) {
             ptr::copy_nonoverlapping(data.as_ptr(), dst.add(h), data.len());
             ptr::copy_nonoverlapping(hdr.as_ptr(), dst, split);
         } else {
+            // The usual case (a short header): a few fixed-size moves, no libc calls.
             let d = split - h;
-            ptr::copy_nonoverlapping(data.as_ptr().add(d), dst.add(split), data.len() - d);
-            ptr::copy_nonoverlapping(hdr.as_ptr(), dst, h);
-            ptr::copy_nonoverlapping(data.as_ptr(), dst.add(h), d);
+            copy_medium(data.as_ptr().add(d), dst.add(split), data.len() - d);
+            // h <= split and d <= split = INLINE_MAX: within copy_small's limit.
+            copy_small(hdr.as_ptr(), dst, h);
+            copy_small(data.as_ptr(), dst.add(h), d);
         }
+    }
+}
+
+/// Copy `n` bytes in 32-byte moves (the last one overlapping), or as `copy_small` up to 48.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `n` bytes, not overlapping.
+#[inline(always)]
+unsafe fn copy_medium(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY: every move below stays within [0, n) of both ranges (the caller's contract);
+    // unaligned reads and writes.
+    unsafe {
+        if n <= INLINE_MAX {
+            return copy_small(src, dst, n);
+        }
+        let mv32 = |at: usize| {
+            let a = src.add(at).cast::<u128>().read_unaligned();
+            let b = src.add(at + 16).cast::<u128>().read_unaligned();
+            dst.add(at).cast::<u128>().write_unaligned(a);
+            dst.add(at + 16).cast::<u128>().write_unaligned(b);
+        };
+        let mut at = 0;
+        while at + 32 < n {
+            mv32(at);
+            at += 32;
+        }
+        mv32(n - 32);
     }
 }
 
@@ -348,7 +377,7 @@ impl Tx {
             // span does not wrap (idx + span <= cells), so the bytes stay inside the ring.
             // Sources are process-private, so no overlap; fields are aligned in the 64-B cell.
             unsafe {
-                copy_tail_first(hdr, data, cell.add(OFF_INLINE), INLINE_MAX);
+                copy_tail_first(hdr, data, cell.add(OFF_INLINE));
                 ptr::write(cell.add(OFF_LEN).cast::<u32>(), len);
                 ptr::write(cell.add(OFF_TAG), tag);
                 ptr::write(cell.add(OFF_KIND), KIND_CELLS);
