@@ -13,7 +13,8 @@
 //! A fragment of up to `INLINE_CELLS_MAX` lines travels inline in consecutive cells when they do
 //! not wrap around the ring's end, so the receiver reads one contiguous run of lines that the
 //! hardware prefetches as a stream; longer fragments, or ones that would wrap, use the payload
-//! ring. The cells a fragment spans after its first are "interior": their first word is user data.
+//! ring (a span that would wrap is moved to cell 0 behind a PAD cell that skips the ring's end,
+//! when there is room). The cells a fragment spans after its first are "interior": their first word is user data.
 //! Since the receiver polls the stamp word of whatever cell follows the last fragment, the sender
 //! never publishes a fragment while the cell after it still holds interior data from an earlier
 //! lap: it first overwrites that stamp word with a value no stamp of that cell can take.
@@ -41,6 +42,9 @@ const OFF_KIND: usize = 13;
 const OFF_INLINE: usize = 16;
 const KIND_CELLS: u8 = 0;
 const KIND_PAYLOAD: u8 = 1;
+/// No fragment: the cells from here to the ring's end are skipped (an inline span that would
+/// wrap starts again at cell 0).
+const KIND_PAD: u8 = 2;
 /// Most cells one inline fragment spans: 8 × 64 B carry a 496-byte fragment (a 256-byte message
 /// with its match header fits in 5).
 pub const INLINE_CELLS_MAX: u32 = 8;
@@ -337,8 +341,19 @@ impl Tx {
     fn send_long(&mut self, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
         let len = (hdr.len() + data.len()) as u32;
         let cells = self.cell_mask + 1;
-        let idx = self.head & self.cell_mask;
+        let mut idx = self.head & self.cell_mask;
         let k = cells_for(len);
+        // A span that would wrap: pad to the ring's end and start again at cell 0, if the
+        // padding and the span fit now (else the payload ring below takes it).
+        let pad = cells - idx;
+        if k <= INLINE_CELLS_MAX && idx + k > cells && k < cells && self.room(pad + k + 1) {
+            // SAFETY: idx < fifo_cells: the cell is inside the ring and ours (room counted it);
+            // the kind byte is written before the Release in `publish`.
+            unsafe { ptr::write(self.cells.add(idx as usize * CELL + OFF_KIND), KIND_PAD) };
+            // The next cell is cell 0, which is never interior (spans never wrap).
+            self.publish(idx, pad);
+            idx = 0;
+        }
         let mut span = if k <= INLINE_CELLS_MAX && idx + k <= cells && self.room(k + 1) {
             k
         } else {
@@ -459,6 +474,12 @@ impl Tx {
         true
     }
 
+    /// Test hook: the next cell position.
+    #[cfg(test)]
+    pub fn head(&self) -> u32 {
+        self.head
+    }
+
     /// Test hook: pretend `cell` cells and `pay` payload bytes have already gone through.
     #[cfg(test)]
     pub fn set_positions(&mut self, cell: u32, pay: u32) {
@@ -553,6 +574,12 @@ impl Rx {
                     ptr::read(cell.add(OFF_PAY_POS).cast::<u32>()),
                 )
             };
+            if kind == KIND_PAD {
+                // Nothing to deliver: skip to the ring start.
+                self.next = self.next.wrapping_add(self.cell_mask + 1 - idx as u32);
+                pending = true;
+                continue;
+            }
             let mut span = 1;
             let bytes: &[u8] = if kind == KIND_CELLS {
                 if len as usize > INLINE_MAX {

@@ -404,6 +404,27 @@ mod tests {
         assert_eq!(expect, 20_000);
     }
 
+    /// An inline span that would wrap moves to cell 0 behind a PAD cell instead of taking the
+    /// payload ring.
+    #[test]
+    fn wrapping_span_pads_to_the_ring_start() {
+        let (mut a, mut b) = pair(&[("btl_sm_fifo_cells", "16")]);
+        let msg: Vec<u8> = (0..150u32).map(|i| (i * 7) as u8).collect(); // 3 cells
+        let mut head = 0u32;
+        for round in 0..12u32 {
+            assert!(a.try_send(1, round as u8, &msg[..20], &msg[20..]));
+            let mut got = Vec::new();
+            while b.poll(&mut |_, tag, bytes| got.push((tag, bytes.to_vec()))) > 0 {}
+            assert_eq!(got, vec![(round as u8, msg.clone())]);
+            // Cells 0, 3, ..., 12, then 15 would wrap: pad 15 and go on at 16 (cell 0).
+            if head % 16 + 3 > 16 {
+                head += 16 - head % 16;
+            }
+            head += 3;
+            assert_eq!(a.tx[1].head(), head, "round {round}");
+        }
+    }
+
     #[test]
     fn slot_taken_once_and_pids() {
         let p = Params::resolve(3, &|_| None).unwrap();
