@@ -87,6 +87,19 @@ impl Run {
         );
         self
     }
+
+    /// Panic with the job's output unless it exited 0 and printed MPICH-style " No Errors";
+    /// `what` names the run in the message.
+    pub fn assert_no_errors(&self, what: &str) -> &Run {
+        assert!(
+            self.ok() && self.stdout.contains(" No Errors"),
+            "{what}: exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
 }
 
 /// Run a command to completion, killing it if it outlives `limit` (a second line of defence

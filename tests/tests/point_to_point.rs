@@ -8,14 +8,7 @@ use rmpi_tests::*;
 fn c_at_1_to_8(name: &str) {
     let p = c_program(&format!("tests/c/{name}.c"));
     for np in 1..=8 {
-        let r = mpirun_np(np, &p, &[]);
-        assert!(
-            r.ok() && r.stdout.contains(" No Errors"),
-            "{name} at np {np}: exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            r.code,
-            r.stdout,
-            r.stderr
-        );
+        mpirun_np(np, &p, &[]).assert_no_errors(&format!("{name} at np {np}"));
     }
 }
 
@@ -97,14 +90,7 @@ fn c_rendezvous_paths_streamed() {
                 "none",
                 prog,
             ];
-            let r = mpirun(&args);
-            assert!(
-                r.ok() && r.stdout.contains(" No Errors"),
-                "{name} at np {np} streamed: exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-                r.code,
-                r.stdout,
-                r.stderr
-            );
+            mpirun(&args).assert_no_errors(&format!("{name} at np {np} streamed"));
         }
     }
 }
@@ -125,13 +111,6 @@ fn c_blocking_receive_keeps_order() {
         let mut args = vec!["-np", np, "--oversubscribe"];
         args.extend_from_slice(mca);
         args.push(prog);
-        let r = mpirun(&args);
-        assert!(
-            r.ok() && r.stdout.contains(" No Errors"),
-            "np {np} {mca:?}: exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            r.code,
-            r.stdout,
-            r.stderr
-        );
+        mpirun(&args).assert_no_errors(&format!("np {np} {mca:?}"));
     }
 }
