@@ -195,6 +195,12 @@ pub fn c_program(src: &str) -> PathBuf {
     out
 }
 
+/// The C library C programs link (the MPI standard ABI's `libmpi_abi.so`, under its SONAME).
+pub fn c_library() -> PathBuf {
+    ensure_built();
+    target_dir().join("libmpi_abi.so.1")
+}
+
 /// A string unique to this test run, to find its processes afterwards.
 pub fn marker(tag: &str) -> String {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
