@@ -1,5 +1,6 @@
 //! rmpi's MPI library: a safe Rust API (`mpi::initialize`, `Communicator`, `scope`/`Request`)
-//! and the MPI 5.0 standard-ABI C interface exported from `libmpi.so` (see `include/mpi.h`).
+//! and the MPI 5.0 standard-ABI C interface, which `libmpi/abi` links as `libmpi_abi.so.1` (see
+//! `include/mpi.h`).
 //!
 //! Layers, after Open MPI's names: `pml` (matching and protocols) over `btl`s (`self`, `sm`),
 //! started by `runtime` through `pmi`.
@@ -40,5 +41,20 @@ pub use api::usertype::{Order, UserDatatype, View, ViewMut};
 pub use api::{initialize, initialize_with_threading, Threading, Universe};
 pub use error::{Error, ErrorClass, Result};
 
-/// Library version, as MPI_Get_library_version reports it.
+/// The library's name and version.
 pub const LIBRARY_VERSION: &str = concat!("rmpi ", env!("CARGO_PKG_VERSION"));
+
+/// What MPI_Get_library_version reports: name, version, the standard and ABI it implements,
+/// and what this build was made with (memhook provider, RDMA verbs provider), so that a
+/// user's bug report says which build it came from.
+pub fn library_version() -> String {
+    let verbs = if cfg!(feature = "verbs") {
+        "libibverbs and software verbs providers"
+    } else {
+        "software verbs provider only (built without libibverbs)"
+    };
+    format!(
+        "{LIBRARY_VERSION} (MPI 5.0, standard ABI 1.0, libmpi_abi.so.1); memhook provider {}; btl self, sm, ib ({verbs})",
+        memory_manager::PROVIDER
+    )
+}

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use memory_manager as memhook;
 
-// The ptmalloc provider's malloc family, exported from libmpi.so (nothing for other providers).
+// The ptmalloc provider's malloc family, exported from libmpi_abi.so (nothing for other providers).
 memory_manager::export_malloc!();
 
 static VERBOSE_RANK: AtomicI32 = AtomicI32::new(-1);

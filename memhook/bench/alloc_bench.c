@@ -1,5 +1,5 @@
 /* Multi-threaded allocation benchmark for comparing allocators through LD_PRELOAD (glibc,
- * jemalloc, memhook's ptmalloc via libmpi.so). Each thread:
+ * jemalloc, memhook's ptmalloc via libmpi_abi.so). Each thread:
  *  1. churns a working set of SLOTS blocks with random sizes (mostly small, some medium, rare
  *     large), checking one byte of each block before freeing it;
  *  2. builds a peak (many medium blocks), then frees 90% of it (irregular demand);

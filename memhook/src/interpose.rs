@@ -1,5 +1,5 @@
 //! Symbol interposition of the calls that give memory back to the OS: the same definitions serve
-//! the preload library (`LD_PRELOAD`) and the ptmalloc provider (exported by libmpi.so, which
+//! the preload library (`LD_PRELOAD`) and the ptmalloc provider (exported by libmpi_abi.so, which
 //! the application links before libc). Unlike entry-point patching, these see only calls made
 //! through the dynamic linker, not libc's internal ones; the preload library covers those by
 //! reporting free() and realloc() too. Shared by `#[path]`, so only `libc` is used here.

@@ -4,7 +4,7 @@
 //!
 //! Exactly one provider is compiled in, chosen by Cargo feature (`ptmalloc`, `hooks`,
 //! `ldpreload`, `none`; default `hooks` on x86-64 Linux, else `none`):
-//! - `ptmalloc`: the malloc family is our own allocator ([`ptmalloc`]), exported by libmpi.so;
+//! - `ptmalloc`: the malloc family is our own allocator ([`ptmalloc`]), exported by libmpi_abi.so;
 //!   events fire only when its memory source gives memory back to the OS. munmap & co. are
 //!   interposed too, for the application's own releases.
 //! - `hooks`: libc's munmap, mremap, madvise, brk and shmdt patched at their entry points.

@@ -1,6 +1,6 @@
 //! The ptmalloc provider's allocator under load, in a process whose malloc it is: random
 //! multi-threaded malloc/free/realloc with content checks, cross-thread frees, alignment
-//! requests, thread churn, the retain policy, and a real C MPI program linked with libmpi.so
+//! requests, thread churn, the retain policy, and a real C MPI program linked with libmpi_abi.so
 //! exporting it. Skipped (with a line saying so) for other providers.
 
 memhook::export_malloc!();
@@ -294,7 +294,7 @@ mod suite {
         assert!(after > before, "the release policy returned nothing");
     }
 
-    /// Builds libmpi.so with this provider and runs tests/c/malloc_stress.c linked with it, under
+    /// Builds libmpi_abi.so with this provider and runs tests/c/malloc_stress.c linked with it, under
     /// mpirun with 2 ranks.
     fn c_program() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -311,6 +311,8 @@ mod suite {
             "-p",
             "libmpi",
             "-p",
+            "libmpi-abi",
+            "-p",
             "mpirun",
             "--lib",
             "--bins",
@@ -322,7 +324,7 @@ mod suite {
         }
         assert!(
             build.status().unwrap().success(),
-            "cargo build libmpi with ptmalloc"
+            "cargo build libmpi-abi with ptmalloc"
         );
         let out = target.join("malloc_stress");
         let st = Command::new(target.join("mpicc"))
@@ -381,7 +383,7 @@ mod suite {
         calloc_zeroes_reused_memory();
         println!("  retain policy");
         retain_policy();
-        println!("  C program linked with libmpi.so (ptmalloc)");
+        println!("  C program linked with libmpi_abi.so (ptmalloc)");
         c_program();
         println!(
             "  stats: {:?}; events: {}",

@@ -8,13 +8,20 @@ use std::sync::OnceLock;
 use memory_manager as memhook;
 
 /// `libmemhook_preload.so`: `$RMPI_MEMHOOK_PRELOAD`, else next to this mpirun (cargo puts both
-/// in target/<profile>/).
+/// in target/<profile>/), else in `../lib` (an installed prefix: `PREFIX/bin/mpirun`).
 fn preload_path() -> Option<PathBuf> {
+    const FILE: &str = "libmemhook_preload.so";
     if let Some(p) = std::env::var_os("RMPI_MEMHOOK_PRELOAD") {
         return Some(PathBuf::from(p));
     }
     let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.join("libmemhook_preload.so"))
+    let bindir = exe.parent()?;
+    let beside = bindir.join(FILE);
+    let installed = bindir.parent().map(|prefix| prefix.join("lib").join(FILE));
+    Some(match installed {
+        Some(p) if !beside.exists() && p.exists() => p,
+        _ => beside,
+    })
 }
 
 /// The `--version` line about memory-release interception.
@@ -24,7 +31,7 @@ pub fn version_line() -> String {
             Some(p) => format!("active in the ranks: mpirun preloads {}", p.display()),
             None => "unavailable: libmemhook_preload.so not found next to mpirun (set RMPI_MEMHOOK_PRELOAD)".into(),
         },
-        "ptmalloc" => "active in programs linked with libmpi (it exports the malloc family)".into(),
+        "ptmalloc" => "active in programs linked with libmpi_abi (it exports the malloc family)".into(),
         // hooks and none: the same check the ranks make at MPI_Init, made here.
         _ => match memhook::init() {
             memhook::Status::Active => "active (self-test passed here; ranks patch libc at MPI_Init)".into(),

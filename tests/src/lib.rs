@@ -18,7 +18,7 @@ pub fn target_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// Build mpirun, libmpi.so, mpicc, the examples and the test programs once per test process.
+/// Build mpirun, libmpi_abi.so, mpicc, the examples and the test programs once per test process.
 pub fn ensure_built() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
@@ -197,7 +197,16 @@ pub fn c_program(src: &str) -> PathBuf {
 
 /// The C library C programs link (the MPI standard ABI's `libmpi_abi.so`, under its SONAME).
 pub fn c_library() -> PathBuf {
-    ensure_built();
+    // mpicc keeps the SONAME link beside cargo's libmpi_abi.so; any call of it makes sure.
+    let r = run_bounded(
+        {
+            let mut c = Command::new(bin("mpicc"));
+            c.arg("--showme:libdirs");
+            c
+        },
+        Duration::from_secs(60),
+    );
+    assert!(r.ok(), "mpicc --showme:libdirs: {}", r.stderr);
     target_dir().join("libmpi_abi.so.1")
 }
 

@@ -282,7 +282,7 @@ mpi_fn! {
             return ErrorClass::Arg as c_int;
         }
         // SAFETY: the standard requires MPI_MAX_LIBRARY_VERSION_STRING bytes; resultlen checked.
-        unsafe { *resultlen = copy_cstr(crate::LIBRARY_VERSION, version, MAX_LIBRARY_VERSION_STRING) };
+        unsafe { *resultlen = copy_cstr(&crate::library_version(), version, MAX_LIBRARY_VERSION_STRING) };
         MPI_SUCCESS
     }
 }

@@ -1,4 +1,4 @@
-//! The MPI 5.0 standard-ABI C interface exported from libmpi.so. Handles are the ABI's integer
+//! The MPI 5.0 standard-ABI C interface exported from libmpi_abi.so.1 (linked by libmpi/abi). Handles are the ABI's integer
 //! values cast to pointers: predefined ones as the ABI fixes them, ours above `DYNAMIC_BASE`.
 //! Every function exists twice, `PMPI_x` (the implementation) and `MPI_x` (calling it), so
 //! profiling tools can interpose on `MPI_x`.

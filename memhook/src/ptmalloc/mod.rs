@@ -3,7 +3,7 @@
 //! remote-free queue for objects freed by another thread, and a memory source ([`source`]) that
 //! alone decides when memory goes back to the OS, the only time events fire.
 //!
-//! It becomes the process's malloc by symbol precedence: libmpi.so (or a program) expands
+//! It becomes the process's malloc by symbol precedence: libmpi_abi.so (or a program) expands
 //! [`crate::export_malloc!`], which defines malloc, free, calloc, realloc, reallocarray,
 //! memalign, posix_memalign, aligned_alloc, valloc, pvalloc, malloc_usable_size, and the
 //! interposed munmap/mremap/madvise/brk/sbrk/shmdt that report the application's own releases.
@@ -260,7 +260,7 @@ unsafe impl GlobalAlloc for PtMalloc {
     }
 }
 
-/// Active when the process's malloc is ours (not libc's: e.g. libmpi.so was dlopen'ed after
+/// Active when the process's malloc is ours (not libc's: e.g. libmpi_abi.so was dlopen'ed after
 /// libc's malloc was bound).
 pub fn install() -> Result<(), &'static str> {
     // SAFETY: looking up a symbol by a NUL-terminated name.

@@ -1,4 +1,4 @@
-/* A C MPI program whose malloc is libmpi.so's (memhook's ptmalloc provider): threads doing
+/* A C MPI program whose malloc is libmpi_abi.so's (memhook's ptmalloc provider): threads doing
  * random malloc/free/realloc/calloc/aligned allocations with content checks and cross-thread
  * frees, then ranks exchanging malloc'd buffers of every size class up to 4 MiB.
  * Prints " No Errors" on rank 0 when everything checked out. */

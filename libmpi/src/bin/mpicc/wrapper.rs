@@ -1,20 +1,28 @@
-//! `mpicc`: the C compiler wrapper for rmpi, in the style of Open MPI's `mpicc`.
+//! The compiler wrappers `mpicc` (C) and `mpicxx`/`mpic++` (C++), in the style of Open MPI's.
 //!
-//! Runs `$RMPI_CC` (default `cc`) as
+//! Runs the compiler (`$RMPI_CC`, default `cc`; for C++ `$RMPI_CXX`, default `c++`) as
 //!
 //! ```text
-//! $RMPI_CC -I<incdir> <user args> [-L<libdir> -Wl,-rpath,<libdir> -lmpi]
+//! <compiler> -I<incdir> <user args> [-L<libdir> -Wl,-rpath,<libdir> -lmpi_abi]
 //! ```
 //!
 //! The link flags are appended only when the command links, i.e. not with
 //! `-c`, `-S`, `-E`, `-M`, `-MM` or `-fsyntax-only`, and not when there is no
-//! input at all (`mpicc -v`, `mpicc -dumpversion`).
+//! input at all (`mpicc -v`, `mpicc -dumpversion`). The library is the MPI 5.0
+//! ABI's `libmpi_abi` (SONAME `libmpi_abi.so.1`): a name no other MPI's
+//! `libmpi.so` can shadow, whatever `LD_LIBRARY_PATH` says.
 //!
-//! * libdir: the directory holding this executable (canonicalised), which is
-//!   where cargo puts `libmpi.so` (`target/release`, `target/debug`).
-//! * incdir: `$RMPI_INCDIR` if set, else `<libdir>/include` if it exists (an
-//!   installed layout), else this crate's `include/` directory as it was at
-//!   build time.
+//! Where things are is found from this executable's own location, so a tree
+//! can be moved (relocatable):
+//!
+//! * installed (`scripts/install.sh PREFIX`): `PREFIX/bin/mpicc`, libdir
+//!   `PREFIX/lib`, incdir `PREFIX/include`;
+//! * a cargo target directory (`target/release/mpicc`): libdir is that
+//!   directory, where cargo puts `libmpi_abi.so`; the wrapper keeps the
+//!   `libmpi_abi.so.1` link beside it that programs load at run time (cargo
+//!   has no post-build step to make it); incdir is `$RMPI_INCDIR` if set, else
+//!   `<libdir>/include` if it exists, else this crate's `include/` directory
+//!   as it was at build time.
 //!
 //! Wrapper options (consumed, never passed to the compiler):
 //!
@@ -25,10 +33,11 @@
 //!   `-link_info`.
 //! * `--version`: the wrapper's version, then the compiler's `--version`.
 //!
-//! `$RMPI_CC` may hold a command with arguments (`ccache gcc`, `gcc -m64`);
-//! it is split on whitespace.  The exit status is the compiler's; a compiler
-//! killed by a signal gives 128 + the signal number; a compiler that cannot
-//! be started gives one line on stderr and exit status 127.
+//! The compiler variable may hold a command with arguments (`ccache gcc`,
+//! `gcc -m64`); it is split on whitespace.  The exit status is the
+//! compiler's; a compiler killed by a signal gives 128 + the signal number; a
+//! compiler that cannot be started gives one line on stderr and exit status
+//! 127.
 
 use std::env;
 use std::ffi::OsString;
@@ -37,9 +46,37 @@ use std::process::{Command, ExitCode};
 
 const WRAPPER_VERSION: &str = env!("CARGO_PKG_VERSION");
 const BUILD_INCDIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/include");
-const DEFAULT_CC: &str = "cc";
-const LIB_FILE: &str = "libmpi.so";
+/// What the linker is asked for (`-lmpi_abi`), what programs load (the SONAME), and what cargo
+/// builds.
+const LIB_NAME: &str = "mpi_abi";
+const LIB_SONAME: &str = "libmpi_abi.so.1";
+const LIB_CARGO_FILE: &str = "libmpi_abi.so";
 
+/// Which language the wrapper compiles.
+#[allow(dead_code)] // each wrapper binary constructs one of them
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    C,
+    Cxx,
+}
+
+impl Lang {
+    /// The wrapper's name in messages.
+    fn wrapper(self) -> &'static str {
+        match self {
+            Lang::C => "mpicc",
+            Lang::Cxx => "mpicxx",
+        }
+    }
+
+    /// The variable naming the compiler, and the compiler when it is unset.
+    fn compiler_var(self) -> (&'static str, &'static str) {
+        match self {
+            Lang::C => ("RMPI_CC", "cc"),
+            Lang::Cxx => ("RMPI_CXX", "c++"),
+        }
+    }
+}
 /// What the compiler will do with the user's arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -193,15 +230,15 @@ fn split_wrapper_args(args: Vec<String>) -> (Show, Vec<String>) {
     (show, rest)
 }
 
-/// Splits `$RMPI_CC` into the program and its leading arguments.
-fn compiler_words(spec: Option<&str>) -> Vec<String> {
+/// Splits the compiler variable's value into the program and its leading arguments.
+fn compiler_words(spec: Option<&str>, default: &str) -> Vec<String> {
     let words: Vec<String> = spec
         .unwrap_or("")
         .split_whitespace()
         .map(str::to_owned)
         .collect();
     if words.is_empty() {
-        vec![DEFAULT_CC.to_owned()]
+        vec![default.to_owned()]
     } else {
         words
     }
@@ -215,7 +252,7 @@ fn link_flags(libdir: &Path) -> Vec<String> {
     vec![
         format!("-L{}", libdir.display()),
         format!("-Wl,-rpath,{}", libdir.display()),
-        "-lmpi".to_owned(),
+        format!("-l{LIB_NAME}"),
     ]
 }
 
@@ -266,6 +303,38 @@ fn exe_dir() -> Result<PathBuf, String> {
         .ok_or_else(|| format!("executable {} has no parent directory", exe.display()))
 }
 
+/// Where the library and the header are, relative to the wrapper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Layout {
+    libdir: PathBuf,
+    incdir: PathBuf,
+    /// A cargo target directory (not an installed prefix).
+    cargo: bool,
+}
+
+/// An installed prefix (`PREFIX/bin/<wrapper>` beside `PREFIX/lib/libmpi_abi.so.1`), else the
+/// cargo target directory the wrapper was built into.
+fn layout(bindir: &Path, env_incdir: Option<OsString>) -> Layout {
+    if let Some(prefix) = bindir.parent().filter(|_| bindir.ends_with("bin")) {
+        let (libdir, incdir) = (prefix.join("lib"), prefix.join("include"));
+        if libdir.join(LIB_SONAME).exists() && incdir.join("mpi.h").exists() {
+            let incdir = env_incdir
+                .filter(|d| !d.is_empty())
+                .map_or(incdir, PathBuf::from);
+            return Layout {
+                libdir,
+                incdir,
+                cargo: false,
+            };
+        }
+    }
+    Layout {
+        incdir: include_dir(bindir, env_incdir),
+        libdir: bindir.to_path_buf(),
+        cargo: true,
+    }
+}
+
 fn include_dir(libdir: &Path, env_incdir: Option<OsString>) -> PathBuf {
     if let Some(d) = env_incdir.filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
@@ -275,6 +344,24 @@ fn include_dir(libdir: &Path, env_incdir: Option<OsString>) -> PathBuf {
         return installed;
     }
     PathBuf::from(BUILD_INCDIR)
+}
+
+/// In a cargo target directory, make `libmpi_abi.so.1` (what programs load) point at cargo's
+/// `libmpi_abi.so`. Created under a temporary name and renamed, so concurrent wrappers never
+/// see it half made. Returns whether the library can be loaded under its SONAME.
+fn ensure_soname_link(libdir: &Path) -> bool {
+    let link = libdir.join(LIB_SONAME);
+    if !libdir.join(LIB_CARGO_FILE).exists() {
+        return link.exists();
+    }
+    if std::fs::read_link(&link).is_ok_and(|t| t == Path::new(LIB_CARGO_FILE)) {
+        return true;
+    }
+    let tmp = libdir.join(format!(".{LIB_SONAME}.{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(LIB_CARGO_FILE, &tmp)
+        .and_then(|()| std::fs::rename(&tmp, &link))
+        .is_ok()
 }
 
 /// Exit code for a finished child: its code, or 128 + signal.
@@ -292,22 +379,23 @@ fn exit_code_of(status: std::process::ExitStatus) -> u8 {
     1
 }
 
-fn run(cmd: &[String], cc_display: &str) -> ExitCode {
+fn run(wrapper: &str, cmd: &[String], cc_display: &str) -> ExitCode {
     match Command::new(&cmd[0]).args(&cmd[1..]).status() {
         Ok(status) => ExitCode::from(exit_code_of(status)),
         Err(e) => {
-            eprintln!("mpicc: cannot run '{cc_display}': {e}");
+            eprintln!("{wrapper}: cannot run '{cc_display}': {e}");
             ExitCode::from(127)
         }
     }
 }
 
-fn main() -> ExitCode {
+pub fn main(lang: Lang) -> ExitCode {
+    let wrapper = lang.wrapper();
     let args: Vec<String> = match env::args_os().skip(1).map(OsString::into_string).collect() {
         Ok(a) => a,
         Err(bad) => {
             eprintln!(
-                "mpicc: argument is not valid UTF-8: {}",
+                "{wrapper}: argument is not valid UTF-8: {}",
                 bad.to_string_lossy()
             );
             return ExitCode::from(2);
@@ -315,18 +403,29 @@ fn main() -> ExitCode {
     };
     let (show, args) = split_wrapper_args(args);
 
-    let cc_spec = env::var("RMPI_CC").ok();
-    let cc = compiler_words(cc_spec.as_deref());
+    let (var, default) = lang.compiler_var();
+    let cc_spec = env::var(var).ok();
+    let cc = compiler_words(cc_spec.as_deref(), default);
     let cc_display = cc.join(" ");
 
-    let libdir = match exe_dir() {
+    let bindir = match exe_dir() {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("mpicc: {e}");
+            eprintln!("{wrapper}: {e}");
             return ExitCode::from(1);
         }
     };
-    let incdir = include_dir(&libdir, env::var_os("RMPI_INCDIR"));
+    let Layout {
+        libdir,
+        incdir,
+        cargo,
+    } = layout(&bindir, env::var_os("RMPI_INCDIR"));
+    // Every mode, -show included: build tools take the flags from -show and link themselves.
+    let loadable = if cargo {
+        ensure_soname_link(&libdir)
+    } else {
+        libdir.join(LIB_SONAME).exists()
+    };
 
     // `mpicc -show` with nothing else shows the full compile-and-link line.
     let mode = match (show, args.is_empty()) {
@@ -345,20 +444,20 @@ fn main() -> ExitCode {
         Show::Compiler => return print(cc),
         Show::IncDirs => return print(vec![incdir.display().to_string()]),
         Show::LibDirs => return print(vec![libdir.display().to_string()]),
-        Show::Libs => return print(vec!["mpi".to_owned()]),
+        Show::Libs => return print(vec![LIB_NAME.to_owned()]),
         Show::WrapperVersion => {
-            println!("mpicc (rmpi) {WRAPPER_VERSION}");
+            println!("{wrapper} (rmpi) {WRAPPER_VERSION}");
             return ExitCode::SUCCESS;
         }
         Show::CompileInfo => return print(build_command(&cc, &incdir, &libdir, &args, false)),
         Show::LinkInfo => return print(build_command(&cc, &incdir, &libdir, &args, true)),
         Show::Version => {
-            println!("mpicc (rmpi) {WRAPPER_VERSION}: wrapper for '{cc_display}'");
+            println!("{wrapper} (rmpi) {WRAPPER_VERSION}: wrapper for '{cc_display}'");
             println!("  include dir: {}", incdir.display());
-            println!("  library dir: {}", libdir.display());
+            println!("  library dir: {} ({LIB_SONAME})", libdir.display());
             let mut cmd = cc.clone();
             cmd.push("--version".to_owned());
-            return run(&cmd, &cc_display);
+            return run(wrapper, &cmd, &cc_display);
         }
     }
 
@@ -367,16 +466,15 @@ fn main() -> ExitCode {
     if show == Show::Command {
         return print(cmd);
     }
-    // Linking without our library would silently pick up another MPI's libmpi.so from the
-    // system's search path: refuse instead.
-    if link && !libdir.join(LIB_FILE).exists() {
+    // A link against a missing library gives a program that cannot start: say so now.
+    if link && !loadable {
         eprintln!(
-            "mpicc: {LIB_FILE} not found in {}; build it with cargo build -p libmpi",
+            "{wrapper}: {LIB_SONAME} not found in {}; build it with cargo build -p libmpi-abi",
             libdir.display()
         );
         return ExitCode::from(1);
     }
-    run(&cmd, &cc_display)
+    run(wrapper, &cmd, &cc_display)
 }
 
 #[cfg(test)]
@@ -482,13 +580,13 @@ mod tests {
     fn command_layout() {
         let inc = Path::new("/r/libmpi/include");
         let lib = Path::new("/r/target/release");
-        let cc = compiler_words(None);
+        let cc = compiler_words(None, "cc");
         let args = strings("-O2 ring.c -o ring");
         assert_eq!(
             build_command(&cc, inc, lib, &args, classify(&args) == Mode::Link),
             strings(
                 "cc -I/r/libmpi/include -O2 ring.c -o ring \
-                 -L/r/target/release -Wl,-rpath,/r/target/release -lmpi"
+                 -L/r/target/release -Wl,-rpath,/r/target/release -lmpi_abi"
             )
         );
         let args = strings("-c ring.c");
@@ -500,12 +598,12 @@ mod tests {
 
     #[test]
     fn compiler_from_env() {
-        assert_eq!(compiler_words(None), strings("cc"));
-        assert_eq!(compiler_words(Some("")), strings("cc"));
-        assert_eq!(compiler_words(Some("  ")), strings("cc"));
-        assert_eq!(compiler_words(Some("clang")), strings("clang"));
+        assert_eq!(compiler_words(None, "cc"), strings("cc"));
+        assert_eq!(compiler_words(Some(""), "cc"), strings("cc"));
+        assert_eq!(compiler_words(Some("  "), "c++"), strings("c++"));
+        assert_eq!(compiler_words(Some("clang"), "cc"), strings("clang"));
         assert_eq!(
-            compiler_words(Some("ccache gcc -m64")),
+            compiler_words(Some("ccache gcc -m64"), "cc"),
             strings("ccache gcc -m64")
         );
     }
@@ -529,6 +627,57 @@ mod tests {
         // Installed layout.
         std::fs::create_dir_all(tmp.join("include")).unwrap();
         assert_eq!(include_dir(&tmp, None), tmp.join("include"));
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn installed_and_cargo_layouts() {
+        let tmp = env::temp_dir().join(format!("mpicc-layout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let bin = tmp.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        // Not (yet) a prefix: the cargo layout, the library beside the wrapper.
+        let l = layout(&bin, None);
+        assert!(l.cargo);
+        assert_eq!(l.libdir, bin);
+        // A prefix: PREFIX/lib/libmpi_abi.so.1 and PREFIX/include/mpi.h.
+        std::fs::create_dir_all(tmp.join("lib")).unwrap();
+        std::fs::create_dir_all(tmp.join("include")).unwrap();
+        std::fs::write(tmp.join("lib").join(LIB_SONAME), b"").unwrap();
+        std::fs::write(tmp.join("include/mpi.h"), b"").unwrap();
+        assert_eq!(
+            layout(&bin, None),
+            Layout {
+                libdir: tmp.join("lib"),
+                incdir: tmp.join("include"),
+                cargo: false
+            }
+        );
+        assert_eq!(
+            layout(&bin, Some("/x/inc".into())).incdir,
+            PathBuf::from("/x/inc")
+        );
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn soname_link_in_a_cargo_directory() {
+        let tmp = env::temp_dir().join(format!("mpicc-soname-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).unwrap();
+        assert!(!ensure_soname_link(&tmp), "no library, no link");
+        std::fs::write(tmp.join(LIB_CARGO_FILE), b"x").unwrap();
+        assert!(ensure_soname_link(&tmp));
+        assert_eq!(
+            std::fs::read_link(tmp.join(LIB_SONAME)).unwrap(),
+            PathBuf::from(LIB_CARGO_FILE)
+        );
+        // A stale link (or file) is replaced; a right one is left alone.
+        std::fs::remove_file(tmp.join(LIB_SONAME)).unwrap();
+        std::os::unix::fs::symlink("elsewhere", tmp.join(LIB_SONAME)).unwrap();
+        assert!(ensure_soname_link(&tmp));
+        assert!(ensure_soname_link(&tmp));
+        assert_eq!(std::fs::read(tmp.join(LIB_SONAME)).unwrap(), b"x");
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 
