@@ -4,7 +4,7 @@ use std::io;
 use std::io::IoSliceMut;
 
 use nix::errno::Errno;
-use nix::sys::uio::{process_vm_readv, RemoteIoVec};
+use nix::sys::uio::{process_vm_readv, process_vm_writev, RemoteIoVec};
 use nix::unistd::Pid;
 
 /// Copy `local.len()` bytes from `remote_addr` in process `pid` (process_vm_readv, all iovecs).
@@ -21,6 +21,26 @@ pub fn read(pid: i32, remote_addr: usize, local: &mut [u8]) -> io::Result<()> {
             len: rest.len(),
         }];
         match process_vm_readv(Pid::from_raw(pid), &mut [IoSliceMut::new(rest)], &remote) {
+            Ok(0) => return Err(io::Error::from_raw_os_error(libc::EFAULT)),
+            Ok(n) => done += n,
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(io::Error::from(e)),
+        }
+    }
+    Ok(())
+}
+
+/// Copy `local` to `remote_addr` in process `pid` (process_vm_writev): the other direction of
+/// [`read`], with the same loop over partial writes and the same errors.
+pub fn write(pid: i32, remote_addr: usize, local: &[u8]) -> io::Result<()> {
+    let mut done = 0;
+    while done < local.len() {
+        let rest = &local[done..];
+        let remote = [RemoteIoVec {
+            base: remote_addr.wrapping_add(done),
+            len: rest.len(),
+        }];
+        match process_vm_writev(Pid::from_raw(pid), &[io::IoSlice::new(rest)], &remote) {
             Ok(0) => return Err(io::Error::from_raw_os_error(libc::EFAULT)),
             Ok(n) => done += n,
             Err(Errno::EINTR) => {}
@@ -50,6 +70,16 @@ mod tests {
         read(std::process::id() as i32, src.as_ptr() as usize, &mut dst).unwrap();
         assert_eq!(src, dst);
         read(std::process::id() as i32, 0, &mut []).unwrap();
+    }
+
+    #[test]
+    fn writes_own_memory() {
+        let src: Vec<u8> = (0..100_000u32).map(|i| (i * 13) as u8).collect();
+        let mut dst = vec![0u8; src.len()];
+        write(std::process::id() as i32, dst.as_mut_ptr() as usize, &src).unwrap();
+        assert_eq!(src, dst);
+        let e = write(std::process::id() as i32, 8, &src[..16]).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EFAULT));
     }
 
     #[test]

@@ -209,6 +209,23 @@ impl SmTransport {
         (pid != 0).then_some(pid)
     }
 
+    /// This rank's "waiting in MPI" word in its slot line (after pid and attached): set while
+    /// it spins in a blocking wait, so peers know a request sent to it is served at once. A
+    /// hint, read and written Relaxed; valid as long as this transport (its mapping) lives.
+    pub fn waiting_word(&self) -> *const AtomicU32 {
+        let off = self.seg.layout().slot(self.me) + 8;
+        // SAFETY: in-bounds, 4-aligned word of our slot line, only accessed atomically.
+        unsafe { self.seg.base().add(off).cast::<AtomicU32>() }
+    }
+
+    /// Whether `peer` says it is waiting in MPI now (see [`SmTransport::waiting_word`]).
+    pub fn peer_waiting(&self, peer: usize) -> bool {
+        assert!(peer < self.n, "btl-sm: peer {peer} out of range");
+        let off = self.seg.layout().slot(peer) + 8;
+        // SAFETY: in-bounds, 4-aligned word of the peer's slot line, only accessed atomically.
+        unsafe { AtomicU32::from_ptr(self.seg.base().add(off).cast()) }.load(Ordering::Relaxed) != 0
+    }
+
     /// Largest `hdr.len() + data.len()` one fragment may carry:
     /// `min(payload_bytes / 2, 64 KiB)`, a multiple of 64. Half the ring guarantees that a
     /// fragment always fits into an empty payload ring even when it has to skip the ring's

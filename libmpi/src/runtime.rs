@@ -224,12 +224,17 @@ impl Runtime {
             Some(seg) => {
                 let transport =
                     btl_sm::SmTransport::new(seg, me_local).map_err(|e| other(e.to_string()))?;
+                // Auto is CMA: measured with unmodified OSU 5.3, streaming through the channel
+                // wins only while both ranks share a cache and loses 1.7-7x when they do not
+                // (other chiplet or socket), which no rank can tell from here. CMA is the
+                // peers' rate in every placement; a CMA failure falls back to streaming.
                 let cma = match params.single_copy {
-                    btl_sm::SingleCopy::Cma => true,
+                    btl_sm::SingleCopy::Cma | btl_sm::SingleCopy::Auto => true,
                     btl_sm::SingleCopy::None => false,
-                    btl_sm::SingleCopy::Auto => yield_when_idle,
                 };
-                Some(SmBtl::new(transport, cma))
+                // A descheduled sender would stall the receiver that asked it for help.
+                let coop = params.coop_copy_min > 0 && !yield_when_idle;
+                Some(SmBtl::new(transport, cma, coop))
             }
             None => None,
         };
@@ -243,7 +248,12 @@ impl Runtime {
             .ok()
             .and_then(|h| h.into_string().ok())
             .unwrap_or_else(|| "localhost".into());
-        let mut pml = Pml::new(choice.btls, choice.endpoints, params.eager_limit);
+        let mut pml = Pml::new(
+            choice.btls,
+            choice.endpoints,
+            params.eager_limit,
+            params.coop_copy_min,
+        );
         if verbose {
             eprintln!(
                 "rmpi: rank {rank}: transports {} ({} local ranks, {params:?})",
@@ -296,6 +306,17 @@ impl Runtime {
     /// 9 ns of a 70 ns one-way latency). Oversubscribed ranks yield at every idle turn.
     #[inline]
     pub fn progress_until(&mut self, mut done: impl FnMut(&Pml) -> bool) {
+        if done(&self.pml) {
+            return;
+        }
+        // Peers may ask a waiting rank to copy half of a rendezvous (pml/rndv.rs).
+        self.pml.set_waiting(true);
+        self.progress_spin(done);
+        self.pml.set_waiting(false);
+    }
+
+    #[inline]
+    fn progress_spin(&mut self, mut done: impl FnMut(&Pml) -> bool) {
         let mut idle = 0u32;
         while !done(&self.pml) {
             if self.pml.progress() > 0 {
@@ -515,6 +536,16 @@ impl Runtime {
     fn shutdown(&mut self) -> Result<()> {
         self.bsend_flush();
         self.progress_until(|p| p.queued() == 0 && p.btls_flushed());
+        if mca("btl_base_verbose").is_some_and(|v| v != "0") {
+            let s = self.pml.rndv_stats();
+            eprintln!(
+                "rmpi: rank {}: rendezvous receives: {} read by single copy, {} split with the sender, {} streamed",
+                self.comms[crate::comm::WORLD].as_ref().map_or(-1, |c| c.rank),
+                s.gets,
+                s.coop,
+                s.streamed
+            );
+        }
         if let Some(p) = self.pmi.as_mut() {
             p.barrier()?;
             p.finalize()?;

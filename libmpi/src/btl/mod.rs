@@ -41,6 +41,25 @@ pub trait Btl {
     }
     /// The rendezvous that exposed `[addr, addr + len)` to `peer` is over (no-op if none was).
     fn unexpose(&mut self, _peer: usize, _addr: usize, _len: usize) {}
+    /// Whether [`Btl::put`] to `peer` can work now (the cooperative rendezvous asks a sender
+    /// to write half of the data only then), and whether `peer` says it is waiting in MPI, so
+    /// that it serves the request at once rather than at its next MPI call.
+    fn can_put_to_waiting(&self, _peer: usize) -> bool {
+        false
+    }
+    /// Single copy the other way: write `local` at `remote` in the peer's address space (a
+    /// receive buffer the peer named in a PUT request).
+    fn put(&mut self, _peer: usize, _remote: usize, _local: &[u8]) -> Result<(), GetError> {
+        Err(GetError::Unsupported(format!(
+            "{} has no single-copy write",
+            self.name()
+        )))
+    }
+    /// This process's "waiting in MPI" word that peers read (see `can_put_to_waiting`), if the
+    /// transport has one; valid as long as the transport lives.
+    fn waiting_word(&self) -> Option<*const std::sync::atomic::AtomicU32> {
+        None
+    }
     /// Whether everything this transport accepted has left this process (at finalize).
     fn flushed(&self) -> bool {
         true

@@ -5,14 +5,27 @@ use super::{Btl, GetError};
 pub struct SmBtl {
     transport: btl_sm::SmTransport,
     cma: bool,
+    /// Peers may be asked to write half of a rendezvous (btl_sm_coop_copy_min > 0, CMA on,
+    /// every rank with a core of its own: a descheduled sender would stall the receiver).
+    coop: bool,
 }
 
 impl SmBtl {
-    pub fn new(transport: btl_sm::SmTransport, cma: bool) -> SmBtl {
+    pub fn new(transport: btl_sm::SmTransport, cma: bool, coop: bool) -> SmBtl {
         if cma {
             btl_sm::cma::allow_ptrace_from_any();
         }
-        SmBtl { transport, cma }
+        SmBtl {
+            transport,
+            cma,
+            coop: coop && cma,
+        }
+    }
+
+    fn pid(&self, peer: usize) -> Result<i32, GetError> {
+        self.transport
+            .peer_pid(peer)
+            .ok_or_else(|| GetError::Unsupported(format!("local peer {peer} has not attached")))
     }
 }
 
@@ -48,15 +61,29 @@ impl Btl for SmBtl {
                 "single copy disabled (btl_sm_single_copy=none)".into(),
             ));
         }
-        let Some(pid) = self.transport.peer_pid(peer) else {
-            return Err(GetError::Unsupported(format!(
-                "local peer {peer} has not attached"
-            )));
-        };
+        let pid = self.pid(peer)?;
         btl_sm::cma::read(pid, remote, local).map_err(|e| {
             // Refused once means refused for good (ptrace policy): stop trying.
             self.cma = false;
+            self.coop = false;
             GetError::Unsupported(format!("process_vm_readv from pid {pid}: {e}"))
         })
+    }
+
+    fn can_put_to_waiting(&self, peer: usize) -> bool {
+        self.coop && self.transport.peer_waiting(peer)
+    }
+
+    fn put(&mut self, peer: usize, remote: usize, local: &[u8]) -> Result<(), GetError> {
+        let pid = self.pid(peer)?;
+        btl_sm::cma::write(pid, remote, local).map_err(|e| {
+            // The receiver reads that part itself; do not ask again.
+            self.coop = false;
+            GetError::Unsupported(format!("process_vm_writev to pid {pid}: {e}"))
+        })
+    }
+
+    fn waiting_word(&self) -> Option<*const std::sync::atomic::AtomicU32> {
+        Some(self.transport.waiting_word())
     }
 }

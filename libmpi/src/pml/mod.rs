@@ -6,16 +6,18 @@
 mod posted;
 mod probe;
 pub mod request;
+mod rndv;
 pub mod wire;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::btl::Btl;
 use crate::datatype::segment::{self, Msg};
 use crate::datatype::Layout;
 use crate::error::ErrorClass;
-use request::{Kind, Request, Requests, Rndv};
+use request::{Coop, Kind, Request, Requests, Rndv};
 pub use request::{ReqId, Status};
 use wire::{MatchHdr, RtsHdr};
 
@@ -75,7 +77,7 @@ enum SendWork {
     },
     Ctrl {
         tag: u8,
-        words: [u8; 16],
+        words: [u8; wire::CTRL_MAX],
         len: usize,
     },
     Data {
@@ -89,6 +91,8 @@ enum SendWork {
 pub struct Pml {
     btls: Vec<Box<dyn Btl>>,
     st: State,
+    /// This rank's "waiting in MPI" word in a transport peers read (sm), if any.
+    waiting: Option<*const AtomicU32>,
     /// Collective schedules in flight, advanced by every `progress` call.
     pub coll: crate::coll::Registry,
 }
@@ -157,6 +161,11 @@ struct State {
     one_frag: Vec<usize>,
     queued: usize,
     gets: Vec<ReqId>,
+    /// PUTs receivers asked of this rank's rendezvous sends (cooperative rendezvous).
+    puts: Vec<rndv::PutWork>,
+    /// Smallest rendezvous split with a waiting sender (usize::MAX: never).
+    coop_min: usize,
+    stats: rndv::RndvStats,
     eager_limit: usize,
     verbose: bool,
     /// Where a fragment of a non-contiguous message is packed on its way out.
@@ -174,7 +183,13 @@ fn matches(ctx: u32, src: i32, tag: i32, h: &MatchHdr) -> bool {
 
 impl Pml {
     /// `endpoints[world_rank]` names the btl and its peer index; `peer_world[btl][peer]` the reverse.
-    pub fn new(btls: Vec<Box<dyn Btl>>, endpoints: Vec<Endpoint>, eager_limit: usize) -> Pml {
+    /// Rendezvous messages of `coop_min` bytes or more are split with a waiting sender.
+    pub fn new(
+        btls: Vec<Box<dyn Btl>>,
+        endpoints: Vec<Endpoint>,
+        eager_limit: usize,
+        coop_min: usize,
+    ) -> Pml {
         let mut peer_world: Vec<Vec<usize>> = btls.iter().map(|_| Vec::new()).collect();
         for (world, ep) in endpoints.iter().enumerate() {
             let v = &mut peer_world[ep.btl];
@@ -188,8 +203,10 @@ impl Pml {
             .iter()
             .map(|ep| eager_limit.min(btls[ep.btl].max_frag().saturating_sub(wire::MATCH_LEN)))
             .collect();
+        let waiting = btls.iter().find_map(|b| b.waiting_word());
         Pml {
             btls,
+            waiting,
             st: State {
                 direct: Direct::IDLE,
                 endpoints,
@@ -203,6 +220,9 @@ impl Pml {
                 one_frag,
                 queued: 0,
                 gets: Vec::new(),
+                puts: Vec::new(),
+                coop_min: if coop_min == 0 { usize::MAX } else { coop_min },
+                stats: Default::default(),
                 eager_limit,
                 verbose: false,
                 scratch: Vec::new(),
@@ -220,6 +240,21 @@ impl Pml {
 
     pub fn btl_names(&self) -> Vec<&'static str> {
         self.btls.iter().map(|b| b.name()).collect()
+    }
+
+    /// Say to the node's ranks that this one is (or is no longer) spinning in a blocking wait,
+    /// where it serves a PUT at once (see pml/rndv.rs).
+    #[inline]
+    pub fn set_waiting(&self, on: bool) {
+        if let Some(w) = self.waiting {
+            // SAFETY: the word lies in the mapping of a transport this Pml owns (Btl::waiting_word).
+            unsafe { &*w }.store(on as u32, Ordering::Relaxed);
+        }
+    }
+
+    /// How rendezvous data has moved so far.
+    pub fn rndv_stats(&self) -> rndv::RndvStats {
+        self.st.stats
     }
 
     /// Report why single copy fell back to streaming (once per process) when verbose.
@@ -538,6 +573,7 @@ impl Pml {
                     total,
                     got: 0,
                     hdr: u.hdr,
+                    coop: Coop::Off,
                 };
                 let req = st
                     .reqs
@@ -561,6 +597,9 @@ impl Pml {
             for (bi, peer, addr, len) in st.unexpose.drain(..) {
                 btls[bi].unexpose(peer, addr, len);
             }
+        }
+        if !st.puts.is_empty() {
+            st.run_puts(btls);
         }
         if !st.gets.is_empty() {
             st.run_gets(btls);
@@ -674,7 +713,7 @@ impl State {
         self.queued += 1;
     }
 
-    fn ctrl(&mut self, dest: usize, tag: u8, words: [u8; 16], len: usize) {
+    fn ctrl(&mut self, dest: usize, tag: u8, words: [u8; wire::CTRL_MAX], len: usize) {
         self.enqueue(dest, SendWork::Ctrl { tag, words, len });
     }
 
@@ -758,7 +797,7 @@ impl State {
                         let h = wire::encode_words([*rreq, *off as u64]);
                         // SAFETY: the rendezvous send request keeps `msg`'s memory valid;
                         // off + n <= len.
-                        if !btl.try_send(ep.peer, wire::DATA, &h, unsafe {
+                        if !btl.try_send(ep.peer, wire::DATA, &h[..wire::DATA_LEN], unsafe {
                             msg.slice(*off, n, &mut self.scratch)
                         }) {
                             return;
@@ -837,6 +876,7 @@ impl State {
                         total: h.m.total as usize,
                         got: 0,
                         hdr: h.m,
+                        coop: Coop::Off,
                     };
                     if let Some(Request {
                         kind: Kind::Recv { rndv: slot, .. },
@@ -914,6 +954,8 @@ impl State {
                     self.finish_recv(rreq, &h);
                 }
             }
+            wire::PUT => self.on_put(from, frag),
+            wire::PUT_FIN => self.on_put_fin(wire::word(frag, 0) as ReqId, wire::word(frag, 1)),
             other => {
                 eprintln!("rmpi: internal error: unknown fragment tag {other} from rank {from}");
                 std::process::abort();
@@ -1030,127 +1072,6 @@ impl State {
                         *complete = true;
                     }
                 }
-            }
-        }
-    }
-
-    /// Single-copy read of `n` contiguous bytes at `addr` in `peer` into a receive laid out by
-    /// `layout`, through the scratch buffer a bounded chunk at a time; false if unsupported.
-    #[allow(clippy::too_many_arguments)]
-    fn get_unpacked(
-        &mut self,
-        btls: &mut [Box<dyn Btl>],
-        peer: usize,
-        addr: u64,
-        key: u64,
-        buf: *mut u8,
-        layout: &crate::datatype::Layout,
-        n: usize,
-    ) -> bool {
-        const CHUNK: usize = 256 << 10;
-        let ep = self.endpoints[peer];
-        let mut off = 0;
-        while off < n {
-            let k = (n - off).min(CHUNK);
-            self.scratch.resize(k, 0);
-            let remote = addr as usize + off;
-            if btls[ep.btl]
-                .get(ep.peer, remote, key, &mut self.scratch[..k])
-                .is_err()
-            {
-                return false;
-            }
-            // SAFETY: irecv's contract: `buf` through `layout` maps `cap` >= n writable bytes
-            // owned by this pending request; off + k <= n.
-            unsafe { segment::write_at(buf, Some(layout), off, &self.scratch[..k]) };
-            off += k;
-        }
-        true
-    }
-
-    /// Read matched rendezvous data with a single copy; FIN on success, CTS to fall back.
-    fn run_gets(&mut self, btls: &mut [Box<dyn Btl>]) {
-        for req in std::mem::take(&mut self.gets) {
-            let Some(Request {
-                kind:
-                    Kind::Recv {
-                        buf,
-                        cap,
-                        rndv: Some(r),
-                        ..
-                    },
-                layout,
-                ..
-            }) = self.reqs.get(req)
-            else {
-                continue;
-            };
-            let (buf, r) = (*buf, **r);
-            let n = r.total.min(*cap);
-            let ep = self.endpoints[r.peer];
-            // A non-contiguous sender (address 0) streams; a non-contiguous receive reads by
-            // single copy through the scratch buffer, chunk by chunk, or streams.
-            if n > 0 && (layout.is_some() || r.addr == 0) {
-                let layout = layout.clone();
-                let ok = r.addr != 0
-                    && layout.is_some_and(|l| {
-                        self.get_unpacked(btls, r.peer, r.addr, r.key, buf, &l, n)
-                    });
-                if ok {
-                    self.finish_recv(req, &r.hdr);
-                    let words = wire::encode_words([r.sreq]);
-                    self.ctrl(r.peer, wire::FIN, words, wire::FIN_LEN);
-                } else {
-                    let words = wire::encode_words([r.sreq, req as u64]);
-                    self.ctrl(r.peer, wire::CTS, words, wire::CTS_LEN);
-                }
-                continue;
-            }
-            let ok = n == 0
-                || {
-                    // SAFETY: irecv's contract: `buf` has `cap` >= n writable bytes owned by this
-                    // pending request.
-                    let local = unsafe { std::slice::from_raw_parts_mut(buf, n) };
-                    match btls[ep.btl].get(ep.peer, r.addr as usize, r.key, local) {
-                        Ok(()) => true,
-                        Err(crate::btl::GetError::Unsupported(why)) => {
-                            if std::mem::take(&mut self.verbose) {
-                                eprintln!("rmpi: single copy from rank {} unavailable ({why}); streaming instead", r.peer);
-                            }
-                            false
-                        }
-                        Err(crate::btl::GetError::Failed { class, .. }) => {
-                            // The receive fails with the class; the FIN still releases the
-                            // sender, which must not wait for a transfer that cannot happen.
-                            self.finish_recv(req, &r.hdr);
-                            if let Some(rq) = self.reqs.get_mut(req) {
-                                rq.status.error = class as i32;
-                            }
-                            self.ctrl(
-                                r.peer,
-                                wire::FIN,
-                                wire::encode_words([r.sreq]),
-                                wire::FIN_LEN,
-                            );
-                            continue;
-                        }
-                    }
-                };
-            if ok {
-                self.finish_recv(req, &r.hdr);
-                self.ctrl(
-                    r.peer,
-                    wire::FIN,
-                    wire::encode_words([r.sreq]),
-                    wire::FIN_LEN,
-                );
-            } else {
-                self.ctrl(
-                    r.peer,
-                    wire::CTS,
-                    wire::encode_words([r.sreq, req as u64]),
-                    wire::CTS_LEN,
-                );
             }
         }
     }

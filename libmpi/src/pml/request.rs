@@ -31,6 +31,31 @@ pub struct Rndv {
     pub got: usize,
     /// The match header it arrived with (source and tag for the status).
     pub hdr: super::wire::MatchHdr,
+    /// Whether the sender is writing part of the data (cooperative rendezvous).
+    pub coop: Coop,
+}
+
+/// A cooperative rendezvous: the receiver asks a sender that waits in MPI to write the tail
+/// `[split, total)` into the receive buffer (PUT) while it reads the head itself, so two cores
+/// copy at once; the receive completes, and FIN releases the sender, when both parts are in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coop {
+    /// Not split: the receiver reads (or has streamed) everything.
+    Off,
+    /// PUT sent; our read of the head ended as `head`; waiting for the sender's PUT_FIN.
+    Waiting { split: usize, head: Head },
+    /// The sender could not write its part: read `[split, total)` ourselves.
+    ReadTail { split: usize },
+}
+
+/// How the receiver's own read of a cooperative rendezvous ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Head {
+    Read,
+    /// No single copy after all: everything is streamed once the sender's PUT is done.
+    Stream,
+    /// The read failed: the receive completes with this class once the PUT is done.
+    Failed(crate::error::ErrorClass),
 }
 
 #[derive(Debug)]

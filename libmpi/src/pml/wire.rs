@@ -12,6 +12,11 @@ pub const FIN: u8 = 4;
 pub const CTS: u8 = 5;
 /// A streamed piece of rendezvous data at an offset.
 pub const DATA: u8 = 6;
+/// Cooperative rendezvous, receiver to a waiting sender: write your part of the data into my
+/// buffer (single-copy write) while I read the other part.
+pub const PUT: u8 = 7;
+/// Sender to receiver: the PUT is done (or could not be done: the receiver reads that part).
+pub const PUT_FIN: u8 = 8;
 
 /// Match header: context, source rank in the communicator, tag, total payload bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +32,12 @@ pub const RTS_LEN: usize = MATCH_LEN + 24;
 pub const FIN_LEN: usize = 8;
 pub const CTS_LEN: usize = 16;
 pub const DATA_LEN: usize = 16;
+/// PUT: sreq, rreq, receive buffer address, offset, length.
+pub const PUT_LEN: usize = 40;
+/// PUT_FIN: rreq, result (0: written; otherwise the receiver reads that part itself).
+pub const PUT_FIN_LEN: usize = 16;
+/// The longest control fragment.
+pub const CTRL_MAX: usize = PUT_LEN;
 
 #[inline]
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -90,9 +101,11 @@ impl RtsHdr {
     }
 }
 
-/// Two u64 words: FIN carries (sreq), CTS (sreq, rreq), DATA (rreq, offset).
-pub fn encode_words<const N: usize>(words: [u64; N]) -> [u8; 16] {
-    let mut b = [0u8; 16];
+/// Control words: FIN carries (sreq), CTS (sreq, rreq), DATA (rreq, offset), PUT (sreq, rreq,
+/// address, offset, length), PUT_FIN (rreq, result).
+pub fn encode_words<const N: usize>(words: [u64; N]) -> [u8; CTRL_MAX] {
+    const { assert!(N * 8 <= CTRL_MAX) };
+    let mut b = [0u8; CTRL_MAX];
     for (i, w) in words.iter().enumerate() {
         b[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
     }
