@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::*;
 
-const THREAD_FUNNELED: c_int = 1024;
+pub(super) const THREAD_FUNNELED: c_int = 1024;
 const MAX_PROCESSOR_NAME: usize = 256;
 const MAX_ERROR_STRING: usize = 512;
 const MAX_LIBRARY_VERSION_STRING: usize = 8192;
@@ -141,6 +141,16 @@ mpi_fn! {
         let msg = format!("MPI_Abort called with error code {errorcode}");
         let _ = runtime::with(|rt| -> Result<()> { rt.abort(errorcode, &msg) });
         runtime::abort_without_runtime(errorcode, &msg)
+    }
+}
+
+mpi_fn! {
+    // C declares `int MPI_Pcontrol(const int level, ...)`; stable Rust cannot define a variadic
+    // function, and on the LP64 Linux ABIs we target a variadic call passes `level` exactly as
+    // a call to this one-argument function would, ignoring the rest.
+    fn MPI_Pcontrol / PMPI_Pcontrol(_level: c_int) -> c_int {
+        // No profiling levels: the standard lets an implementation ignore the call.
+        MPI_SUCCESS
     }
 }
 
