@@ -257,14 +257,18 @@ mpi_fn! {
         if string.is_null() || resultlen.is_null() {
             return ErrorClass::Arg as c_int;
         }
-        let text = match ErrorClass::from_code(errorcode) {
-            _ if errorcode == MPI_SUCCESS => "MPI_SUCCESS: no errors".to_string(),
-            Some(c) => format!("{}: {}", c.name(), c.description()),
-            None => match super::errh::user_string(errorcode) {
-                Some(t) => t,
-                None if super::errh::class_of(errorcode).is_some() => format!("MPI error class {errorcode}"),
-                None => format!("unknown error code {errorcode}"),
-            },
+        let text = if errorcode == MPI_SUCCESS {
+            "MPI_SUCCESS: no errors".to_string()
+        } else if let Some(c) = ErrorClass::from_code(errorcode) {
+            format!("{}: {}", c.name(), c.description())
+        } else if let Some(t) = super::errh::user_string(errorcode) {
+            t
+        } else if let Some(f) = super::unsupported::function_of(errorcode) {
+            super::unsupported::message(f)
+        } else if super::errh::class_of(errorcode).is_some() {
+            format!("MPI error class {errorcode}")
+        } else {
+            format!("unknown error code {errorcode}")
         };
         // SAFETY: the standard requires MPI_MAX_ERROR_STRING bytes at `string`; resultlen checked.
         unsafe { *resultlen = copy_cstr(&text, string, MAX_ERROR_STRING) };

@@ -16,6 +16,8 @@ mod p2p_completion;
 mod p2p_modes;
 mod p2p_probe;
 mod tool;
+mod unimplemented;
+mod unsupported;
 
 use datatype::{message, plain_bytes, type_size};
 

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::*;
 
 pub(super) const T_ERR_NOT_INITIALIZED: c_int = 1003;
+/// What every MPI_T call rmpi does not implement returns (see `unimplemented`).
+pub(super) const T_ERR_NOT_SUPPORTED: c_int = 1004;
 const T_ERR_INVALID: c_int = 1006;
 
 /// MPI_T_init_thread calls not yet matched by an MPI_T_finalize.
