@@ -26,6 +26,7 @@ import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the repository from importing gen_mpi_h
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_mpi_h import (  # noqa: E402  (the shared reader of the ABI data)
     DEFAULT_ABI_DIR, REPO_ROOT, AbiError, handle_types, read_functions, read_typedefs)
