@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # gcc for mpicc; mpich for the foreign-launcher (Hydra) test; libibverbs, librdmacm and libclang
-# for btl-ib's real verbs provider (rdma-sys and its bindgen).
-scripts/deps.sh gcc pkg-config mpich libibverbs-dev librdmacm-dev libclang-dev
+# for btl-ib's real verbs provider (rdma-sys and its bindgen); python3 and binutils (nm) for the
+# checks that the generated files are current and the C library defines all of mpi.h.
+scripts/deps.sh gcc pkg-config mpich libibverbs-dev librdmacm-dev libclang-dev python3 binutils
 cargo build --workspace --all-targets
 cargo test --workspace
 # Once more per other memhook provider (the suite above used the default: hooks on x86-64 Linux):

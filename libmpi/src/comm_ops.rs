@@ -237,6 +237,26 @@ pub(crate) fn free(comm: usize) -> Result<()> {
     })
 }
 
+/// MPI_Comm_disconnect of an intracommunicator: MPI_Comm_free, collectively, once what the
+/// library still has in flight (buffered sends, fragments waiting for room) has left, so the
+/// communicator is gone with nothing of it pending (the user's own requests are complete, as
+/// the standard requires).
+pub(crate) fn disconnect(comm: usize) -> Result<()> {
+    if comm == WORLD || comm == SELF {
+        return err(
+            ErrorClass::Comm,
+            "MPI_COMM_WORLD and MPI_COMM_SELF cannot be disconnected",
+        );
+    }
+    runtime::with(|rt| {
+        rt.comm(comm)?;
+        rt.bsend_flush();
+        rt.progress_until(|p| p.queued() == 0 && p.btls_flushed());
+        rt.barrier(comm)
+    })?;
+    free(comm)
+}
+
 /// MPI-2: COMM_SELF's attributes are deleted as MPI_Finalize starts, so libraries can clean up.
 pub(crate) fn delete_self_attrs_at_finalize() {
     if runtime::is_initialized() && !runtime::is_finalized() {

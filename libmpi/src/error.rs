@@ -25,6 +25,7 @@ pub enum ErrorClass {
     InStatus = 19,
     Keyval = 36,
     NoMem = 39,
+    UnsupportedOperation = 55,
     ProcAborted = 58,
     Errhandler = 61,
 }
@@ -53,6 +54,7 @@ impl ErrorClass {
             InStatus => "MPI_ERR_IN_STATUS",
             Keyval => "MPI_ERR_KEYVAL",
             NoMem => "MPI_ERR_NO_MEM",
+            UnsupportedOperation => "MPI_ERR_UNSUPPORTED_OPERATION",
             ProcAborted => "MPI_ERR_PROC_ABORTED",
             Errhandler => "MPI_ERR_ERRHANDLER",
         }
@@ -81,6 +83,7 @@ impl ErrorClass {
             InStatus => "error code is in status",
             Keyval => "invalid attribute key",
             NoMem => "out of memory",
+            UnsupportedOperation => "operation not supported",
             ProcAborted => "a process in the job has aborted",
             Errhandler => "invalid error handler",
         }
@@ -88,7 +91,7 @@ impl ErrorClass {
 
     pub fn from_code(code: i32) -> Option<ErrorClass> {
         use ErrorClass::*;
-        const ALL: [ErrorClass; 21] = [
+        const ALL: [ErrorClass; 22] = [
             Buffer,
             Count,
             Type,
@@ -108,6 +111,7 @@ impl ErrorClass {
             InStatus,
             Keyval,
             NoMem,
+            UnsupportedOperation,
             ProcAborted,
             Errhandler,
         ];

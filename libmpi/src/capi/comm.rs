@@ -127,6 +127,34 @@ mpi_fn! {
 }
 
 mpi_fn! {
+    fn MPI_Comm_disconnect / PMPI_Comm_disconnect(comm: *mut Handle) -> c_int {
+        if comm.is_null() {
+            return fail("MPI_Comm_disconnect", crate::comm::WORLD, Error::new(ErrorClass::Arg, "comm pointer is NULL"));
+        }
+        // SAFETY: checked non-NULL; the caller's MPI_Comm.
+        let h = unsafe { *comm };
+        outside("MPI_Comm_disconnect", err_comm(h), || {
+            crate::comm_ops::disconnect(comm_index(h)?)?;
+            // SAFETY: checked non-NULL above.
+            unsafe { comm.write(COMM_NULL as Handle) };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_get_parent / PMPI_Comm_get_parent(parent: *mut Handle) -> c_int {
+        call("MPI_Comm_get_parent", crate::comm::WORLD, |_| {
+            null_check(parent, "parent")?;
+            // No process is started by MPI_Comm_spawn (not implemented), so none has a parent.
+            // SAFETY: checked non-NULL.
+            unsafe { store_comm(parent, None) };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
     fn MPI_Comm_compare / PMPI_Comm_compare(comm1: Handle, comm2: Handle, result: *mut c_int) -> c_int {
         call("MPI_Comm_compare", crate::comm::WORLD, |rt| {
             let (a, b) = (comm_index(comm1)?, comm_index(comm2)?);
@@ -205,18 +233,6 @@ mpi_fn! {
             unsafe { *group = h };
             Ok(())
         })
-    }
-}
-
-mpi_fn! {
-    fn MPI_Comm_toint / PMPI_Comm_toint(comm: Handle) -> c_int {
-        comm as usize as c_int
-    }
-}
-
-mpi_fn! {
-    fn MPI_Comm_fromint / PMPI_Comm_fromint(comm: c_int) -> Handle {
-        comm as u32 as usize as Handle
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::*;
 
-const THREAD_FUNNELED: c_int = 1024;
+pub(super) const THREAD_FUNNELED: c_int = 1024;
 const MAX_PROCESSOR_NAME: usize = 256;
 const MAX_ERROR_STRING: usize = 512;
 const MAX_LIBRARY_VERSION_STRING: usize = 8192;
@@ -144,6 +144,16 @@ mpi_fn! {
     }
 }
 
+mpi_fn! {
+    // C declares `int MPI_Pcontrol(const int level, ...)`; stable Rust cannot define a variadic
+    // function, and on the LP64 Linux ABIs we target a variadic call passes `level` exactly as
+    // a call to this one-argument function would, ignoring the rest.
+    fn MPI_Pcontrol / PMPI_Pcontrol(_level: c_int) -> c_int {
+        // No profiling levels: the standard lets an implementation ignore the call.
+        MPI_SUCCESS
+    }
+}
+
 fn clock_start() -> &'static Instant {
     static START: OnceLock<Instant> = OnceLock::new();
     START.get_or_init(Instant::now)
@@ -247,14 +257,18 @@ mpi_fn! {
         if string.is_null() || resultlen.is_null() {
             return ErrorClass::Arg as c_int;
         }
-        let text = match ErrorClass::from_code(errorcode) {
-            _ if errorcode == MPI_SUCCESS => "MPI_SUCCESS: no errors".to_string(),
-            Some(c) => format!("{}: {}", c.name(), c.description()),
-            None => match super::errh::user_string(errorcode) {
-                Some(t) => t,
-                None if super::errh::class_of(errorcode).is_some() => format!("MPI error class {errorcode}"),
-                None => format!("unknown error code {errorcode}"),
-            },
+        let text = if errorcode == MPI_SUCCESS {
+            "MPI_SUCCESS: no errors".to_string()
+        } else if let Some(c) = ErrorClass::from_code(errorcode) {
+            format!("{}: {}", c.name(), c.description())
+        } else if let Some(t) = super::errh::user_string(errorcode) {
+            t
+        } else if let Some(f) = super::unsupported::function_of(errorcode) {
+            super::unsupported::message(f)
+        } else if super::errh::class_of(errorcode).is_some() {
+            format!("MPI error class {errorcode}")
+        } else {
+            format!("unknown error code {errorcode}")
         };
         // SAFETY: the standard requires MPI_MAX_ERROR_STRING bytes at `string`; resultlen checked.
         unsafe { *resultlen = copy_cstr(&text, string, MAX_ERROR_STRING) };

@@ -41,6 +41,9 @@ pub(super) fn class_of(code: c_int) -> Option<c_int> {
     if (0..=LAST_PREDEFINED_CLASS).contains(&code) {
         return Some(code);
     }
+    if super::unsupported::function_of(code).is_some() {
+        return Some(ErrorClass::UnsupportedOperation as c_int);
+    }
     user_codes()
         .iter()
         .find(|u| u.code == code)

@@ -7,7 +7,7 @@ use std::ffi::c_int;
 use super::*;
 use crate::group::{Comparison, Group};
 
-/// Group handles: `GROUP_BASE + slot`, below `GROUP_BASE + KIND_SPAN` (fits an int for Group_toint).
+/// Group handles: `GROUP_BASE + slot`, below `GROUP_BASE + KIND_SPAN` (fits an int for MPI_Group_toint).
 const GROUP_BASE: usize = 0x2000_0000;
 const KIND_SPAN: usize = 0x1000_0000;
 const IDENT: c_int = 201;
@@ -235,17 +235,5 @@ mpi_fn! {
             unsafe { *result = r };
             Ok(())
         })
-    }
-}
-
-mpi_fn! {
-    fn MPI_Group_toint / PMPI_Group_toint(group: Handle) -> c_int {
-        group as usize as c_int
-    }
-}
-
-mpi_fn! {
-    fn MPI_Group_fromint / PMPI_Group_fromint(group: c_int) -> Handle {
-        group as u32 as usize as Handle
     }
 }

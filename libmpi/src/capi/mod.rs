@@ -10,10 +10,14 @@ mod datatype;
 pub(crate) mod env;
 mod errh;
 mod group;
+mod handle_int;
 mod p2p;
 mod p2p_completion;
 mod p2p_modes;
 mod p2p_probe;
+mod tool;
+mod unimplemented;
+mod unsupported;
 
 use datatype::{message, plain_bytes, type_size};
 
@@ -169,6 +173,13 @@ fn packed_bytes(count: c_int, datatype: Handle) -> Result<usize> {
 /// or report and abort the job (MPI_ERRORS_ARE_FATAL, the default).
 #[cold]
 fn fail(call: &str, comm: usize, e: Error) -> c_int {
+    fail_code(call, comm, e.code(), &e)
+}
+
+/// `fail` for an error code that is not a class of its own (e.g. an unimplemented function's
+/// code, see `unsupported`); `msg` says what went wrong, naming the class.
+#[cold]
+fn fail_code(call: &str, comm: usize, code: c_int, msg: &dyn std::fmt::Display) -> c_int {
     // An invalid (e.g. freed) communicator's errors go to MPI_COMM_WORLD's handler.
     let (comm, handler) = runtime::with(|rt| match rt.comm(comm) {
         Ok(c) => Ok((comm, c.errhandler)),
@@ -176,11 +187,11 @@ fn fail(call: &str, comm: usize, e: Error) -> c_int {
     })
     .unwrap_or((comm, ErrHandler::Fatal));
     if handler == ErrHandler::Return {
-        return e.code();
+        return code;
     }
     if let ErrHandler::User(h) = handler {
-        if errh::call_user(h, comm, e.code()).is_ok() {
-            return e.code();
+        if errh::call_user(h, comm, code).is_ok() {
+            return code;
         }
     }
     let name = if handler == ErrHandler::Abort {
@@ -188,9 +199,8 @@ fn fail(call: &str, comm: usize, e: Error) -> c_int {
     } else {
         "MPI_ERRORS_ARE_FATAL"
     };
-    let msg = format!("{call}: {e}");
+    let msg = format!("{call}: {msg}");
     eprintln!("rmpi: {msg} (error handler {name}: aborting the job)");
-    let code = e.code();
     let _ = runtime::with(|rt| -> Result<()> { rt.abort(code, &msg) });
     runtime::abort_without_runtime(code, &msg)
 }

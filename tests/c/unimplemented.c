@@ -1,0 +1,191 @@
+/* Functions rmpi does not implement are still defined (issue 13): each raises
+ * MPI_ERR_UNSUPPORTED_OPERATION with an error code whose string names it, through the error
+ * handler of its communicator (MPI_File_*: returned; MPI_T_*: MPI_T_ERR_NOT_SUPPORTED). Also
+ * the small real functions added with the stubs: MPI_Comm_get_parent, MPI_Comm_disconnect,
+ * MPI_<kind>_toint/fromint, MPI_T initialisation and counts, MPI_Pcontrol.
+ * The stubs called here were picked far from being implemented; when one is, pick another
+ * from README.md's table.
+ * With argv[1] "fatal": a stub under the default MPI_ERRORS_ARE_FATAL aborts the job. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int errs = 0, rank = -1;
+#define CHECK(cond, ...) do { if (!(cond)) { errs++; printf("rank %d line %d: ", rank, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+/* `rc` came from a stub of `fn`: a code of class MPI_ERR_UNSUPPORTED_OPERATION naming it. */
+static void unsupported(int rc, const char *fn, int line) {
+    int class = -1, len = 0;
+    char s[MPI_MAX_ERROR_STRING] = "";
+    MPI_Error_class(rc, &class);
+    MPI_Error_string(rc, s, &len);
+    if (rc == MPI_SUCCESS || class != MPI_ERR_UNSUPPORTED_OPERATION || (int)strlen(s) != len ||
+        !strstr(s, fn) || !strstr(s, "MPI_ERR_UNSUPPORTED_OPERATION")) {
+        errs++;
+        printf("rank %d line %d: %s: rc %d class %d string '%s'\n", rank, line, fn, rc, class, s);
+    }
+}
+
+static void on_error(MPI_Comm *comm, int *code, ...) {
+    (void)comm;
+    (void)code;
+}
+
+static void add(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    (void)dt;
+    for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
+}
+
+int main(int argc, char **argv) {
+    int rc, n, size, provided, buf[4] = {0};
+
+    /* MPI_T works before MPI_Init, counted per init/finalize pair. */
+    rc = MPI_T_cvar_get_num(&n);
+    CHECK(rc == MPI_T_ERR_NOT_INITIALIZED, "cvar_get_num before MPI_T_init_thread: %d", rc);
+    rc = MPI_T_finalize();
+    CHECK(rc == MPI_T_ERR_NOT_INITIALIZED, "MPI_T_finalize before init: %d", rc);
+    rc = MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided);
+    CHECK(rc == MPI_SUCCESS && provided == MPI_THREAD_FUNNELED, "MPI_T_init_thread %d provided %d", rc, provided);
+    rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    CHECK(rc == MPI_SUCCESS && provided == MPI_THREAD_SINGLE, "MPI_T_init_thread %d provided %d", rc, provided);
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    if (argc > 1 && strcmp(argv[1], "fatal") == 0) {
+        MPI_Win win;
+        MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        printf("not reached\n");
+        MPI_Finalize();
+        return 1;
+    }
+
+    /* A stub with a communicator uses that communicator's handler (MPI_COMM_WORLD keeps
+     * MPI_ERRORS_ARE_FATAL here, so using it instead would end the job). */
+    MPI_Comm dup, ic;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    unsupported(MPI_Intercomm_create(dup, 0, dup, 0, 7, &ic), "MPI_Intercomm_create", __LINE__);
+    unsupported(PMPI_Intercomm_create(dup, 0, dup, 0, 7, &ic), "MPI_Intercomm_create", __LINE__);
+    {
+        MPI_Win win;
+        unsupported(MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, dup, &win), "MPI_Win_create", __LINE__);
+    }
+    /* I/O stubs return the code: files' default handler is MPI_ERRORS_RETURN. */
+    {
+        MPI_File fh;
+        unsupported(MPI_File_open(MPI_COMM_WORLD, "unimplemented.tmp", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+                    "MPI_File_open", __LINE__);
+        unsupported(MPI_File_close(&fh), "MPI_File_close", __LINE__);
+    }
+    /* One without a communicator: MPI_COMM_WORLD's handler. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        char port[MPI_MAX_PORT_NAME];
+        unsupported(MPI_Open_port(MPI_INFO_NULL, port), "MPI_Open_port", __LINE__);
+    }
+    /* Every stub has its own code. */
+    {
+        MPI_Win win;
+        char port[MPI_MAX_PORT_NAME];
+        int a = MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, dup, &win);
+        int b = MPI_Open_port(MPI_INFO_NULL, port);
+        CHECK(a != b && a != MPI_ERR_UNSUPPORTED_OPERATION, "codes %d %d", a, b);
+    }
+    /* MPI_T stubs return MPI_T_ERR_NOT_SUPPORTED. */
+    {
+        MPI_T_pvar_session session;
+        rc = MPI_T_pvar_session_create(&session);
+        CHECK(rc == MPI_T_ERR_NOT_SUPPORTED, "MPI_T_pvar_session_create %d", rc);
+    }
+
+    /* No process is spawned, so none has a parent. */
+    {
+        MPI_Comm parent = MPI_COMM_WORLD;
+        rc = MPI_Comm_get_parent(&parent);
+        CHECK(rc == MPI_SUCCESS && parent == MPI_COMM_NULL, "get_parent %d", rc);
+    }
+
+    /* toint/fromint round trips, predefined and created handles of every kind. */
+    {
+        MPI_Group g;
+        MPI_Datatype t;
+        MPI_Op op;
+        MPI_Errhandler eh;
+        MPI_Request req;
+        int x = 5, y = 0;
+        MPI_Comm_group(dup, &g);
+        MPI_Type_contiguous(2, MPI_INT, &t);
+        MPI_Op_create(add, 1, &op);
+        MPI_Comm_create_errhandler(on_error, &eh);
+        CHECK(MPI_Comm_fromint(MPI_Comm_toint(MPI_COMM_WORLD)) == MPI_COMM_WORLD, "comm world");
+        CHECK(MPI_Comm_fromint(MPI_Comm_toint(dup)) == dup, "comm dup");
+        CHECK(MPI_Group_fromint(MPI_Group_toint(g)) == g, "group");
+        CHECK(MPI_Type_fromint(MPI_Type_toint(MPI_INT)) == MPI_INT, "type int");
+        CHECK(MPI_Type_fromint(MPI_Type_toint(t)) == t, "derived type");
+        CHECK(MPI_Op_fromint(MPI_Op_toint(MPI_SUM)) == MPI_SUM, "op sum");
+        CHECK(MPI_Op_fromint(MPI_Op_toint(op)) == op, "user op");
+        CHECK(MPI_Errhandler_fromint(MPI_Errhandler_toint(eh)) == eh, "errhandler");
+        CHECK(MPI_Info_fromint(MPI_Info_toint(MPI_INFO_ENV)) == MPI_INFO_ENV, "info");
+        CHECK(MPI_Message_fromint(MPI_Message_toint(MPI_MESSAGE_NO_PROC)) == MPI_MESSAGE_NO_PROC, "message");
+        CHECK(MPI_Win_fromint(MPI_Win_toint(MPI_WIN_NULL)) == MPI_WIN_NULL, "win");
+        CHECK(MPI_File_fromint(MPI_File_toint(MPI_FILE_NULL)) == MPI_FILE_NULL, "file");
+        CHECK(MPI_Session_fromint(MPI_Session_toint(MPI_SESSION_NULL)) == MPI_SESSION_NULL, "session");
+        CHECK(MPI_Request_fromint(MPI_Request_toint(MPI_REQUEST_NULL)) == MPI_REQUEST_NULL, "request null");
+        /* A request converted both ways still completes its operation. */
+        MPI_Irecv(&y, 1, MPI_INT, 0, 3, MPI_COMM_SELF, &req);
+        MPI_Send(&x, 1, MPI_INT, 0, 3, MPI_COMM_SELF);
+        req = MPI_Request_fromint(MPI_Request_toint(req));
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        CHECK(rc == MPI_SUCCESS && y == 5 && req == MPI_REQUEST_NULL, "request round trip: rc %d y %d", rc, y);
+        MPI_Errhandler_free(&eh);
+        MPI_Op_free(&op);
+        MPI_Type_free(&t);
+        MPI_Group_free(&g);
+    }
+
+    /* MPI_Comm_disconnect completes what is in flight (a buffered send) and frees. */
+    {
+        static char bbuf[1024 + MPI_BSEND_OVERHEAD];
+        void *b;
+        int out = rank, in = -1, bsize;
+        MPI_Buffer_attach(bbuf, sizeof bbuf);
+        MPI_Bsend(&out, 1, MPI_INT, (rank + 1) % size, 9, dup);
+        MPI_Recv(&in, 1, MPI_INT, (rank + size - 1) % size, 9, dup, MPI_STATUS_IGNORE);
+        CHECK(in == (rank + size - 1) % size, "bsend on dup: got %d", in);
+        rc = MPI_Comm_disconnect(&dup);
+        CHECK(rc == MPI_SUCCESS && dup == MPI_COMM_NULL, "disconnect %d", rc);
+        MPI_Buffer_detach(&b, &bsize);
+        MPI_Comm w = MPI_COMM_WORLD;
+        rc = MPI_Comm_disconnect(&w);
+        CHECK(rc != MPI_SUCCESS && w == MPI_COMM_WORLD, "disconnecting MPI_COMM_WORLD: %d", rc);
+    }
+
+    rc = MPI_Pcontrol(1);
+    CHECK(rc == MPI_SUCCESS, "MPI_Pcontrol %d", rc);
+
+    /* MPI_T: nothing to count; two inits need two finalizes. */
+    {
+        int (*get_num[])(int *) = {MPI_T_cvar_get_num, MPI_T_pvar_get_num, MPI_T_category_get_num,
+                                   MPI_T_source_get_num, MPI_T_event_get_num};
+        for (int i = 0; i < 5; i++) {
+            n = -1;
+            rc = get_num[i](&n);
+            CHECK(rc == MPI_SUCCESS && n == 0, "get_num %d: rc %d n %d", i, rc, n);
+        }
+        rc = MPI_T_finalize();
+        CHECK(rc == MPI_SUCCESS, "first MPI_T_finalize %d", rc);
+        rc = MPI_T_pvar_get_num(&n);
+        CHECK(rc == MPI_SUCCESS, "after one of two finalizes: %d", rc);
+        rc = MPI_T_finalize();
+        CHECK(rc == MPI_SUCCESS, "second MPI_T_finalize %d", rc);
+        rc = MPI_T_pvar_get_num(&n);
+        CHECK(rc == MPI_T_ERR_NOT_INITIALIZED, "after the last finalize: %d", rc);
+    }
+
+    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    if (rank == 0 && errs == 0) printf(" No Errors\n");
+    return errs != 0;
+}
