@@ -8,15 +8,9 @@ use std::process::Command;
 
 use rmpi_tests::*;
 
-/// The C library clients link. Until the libmpi_abi rename is on this branch, `c_library()`
-/// may not exist yet and the library is still libmpi.so.
+/// The C library clients link (`libmpi_abi.so.1`).
 fn library() -> PathBuf {
-    let lib = c_library();
-    if lib.exists() {
-        lib
-    } else {
-        target_dir().join("libmpi.so")
-    }
+    c_library()
 }
 
 /// Every function mpi.h declares (its prototypes, MPI_ and PMPI_).
