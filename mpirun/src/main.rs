@@ -2,6 +2,7 @@
 //! and signals, and tears the job down at the first failure. See docs/DESIGN.md.
 
 mod cli;
+mod foreign;
 mod job;
 mod lines;
 mod memhook_info;
@@ -21,7 +22,8 @@ use std::time::Instant;
 
 use clap::Parser;
 
-/// Exit code for bad input (nothing was started), as clap uses for usage errors.
+/// Exit code for bad input (nothing was started), as clap uses for usage errors; also for a
+/// program built with another MPI.
 const EXIT_USAGE: u8 = 2;
 /// Exit code when the job could not be set up or started.
 const EXIT_LAUNCH: u8 = 1;
@@ -44,6 +46,14 @@ fn main() -> ExitCode {
         Ok(s) => s,
         Err(msg) => return fail(EXIT_USAGE, &msg),
     };
+    // Ranks of another MPI's program would not speak our PMI (or not reliably): N singletons.
+    let needed = foreign::needed::needed(&spec.program).unwrap_or_default();
+    if let Some(f) = foreign::classify(needed.iter().map(String::as_str), false) {
+        return fail(
+            EXIT_USAGE,
+            &foreign::needs_message(&spec.argv0.to_string_lossy(), &f),
+        );
+    }
     // MCA values from the command line win over RMPI_MCA_* from the environment.
     let lookup = |name: &str| {
         spec.mca_value(name)
