@@ -12,6 +12,8 @@ use nix::sys::signal::{kill, Signal};
 use nix::sys::signalfd::SignalFd;
 use nix::unistd::Pid;
 
+use crate::foreign::running::{self, Found, ProcTree};
+use crate::foreign::schedule::Schedule;
 use crate::pmi_conn::PmiConn;
 use crate::pmi_server::{Action, PmiServer};
 use crate::report::{judge, say, Ended, Failure};
@@ -55,6 +57,8 @@ pub struct Job {
     /// When survivors of a teardown get SIGKILL.
     kill_at: Option<Instant>,
     all_reaped_at: Option<Instant>,
+    /// When to look for another MPI's library in ranks that have not spoken PMI yet.
+    foreign_scan: Schedule,
 }
 
 impl Job {
@@ -88,6 +92,7 @@ impl Job {
             failure: None,
             kill_at: None,
             all_reaped_at: None,
+            foreign_scan: Schedule::new(start),
         }
     }
 
@@ -190,7 +195,11 @@ impl Job {
             .filter(|_| self.failure.is_none())
             .map(|(t, _)| t);
         let linger = self.all_reaped_at.map(|t| t + LINGER);
-        [timeout, self.kill_at, linger].into_iter().flatten().min()
+        let scan = Some(self.foreign_scan.due()).filter(|_| self.scan_wanted());
+        [timeout, self.kill_at, linger, scan]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn on_signals(&mut self) {
@@ -242,6 +251,9 @@ impl Job {
     }
 
     fn on_exit(&mut self, i: usize, status: ExitStatus) {
+        // Reaped: from now on its pid may belong to another process, so nothing may signal or
+        // inspect it.
+        self.ranks[i].status = Some(status);
         if self.failure.is_none() {
             // Whatever it sent before dying (finalize, abort) counts.
             self.serve_pmi(i, DRAIN_READS);
@@ -250,7 +262,6 @@ impl Job {
         for pipe in &mut rank.pipes {
             pipe.pump(i, &mut self.fwd, DRAIN_READS);
         }
-        rank.status = Some(status);
         if self.failure.is_some() {
             return; // killed by the teardown, or dying with it: expected
         }
@@ -281,6 +292,14 @@ impl Job {
     /// Reads rank `r`'s pending PMI requests and answers them.
     fn serve_pmi(&mut self, r: usize, max_reads: usize) {
         for line in self.ranks[r].pmi.read_lines(max_reads) {
+            // MPICH's PMI client speaks PMI-1 too: before answering a rank's first init, look at
+            // what it runs (it waits for the answer, so it is still there to be looked at).
+            if !self.server.initialized(r) && is_init(&line) {
+                if let Some(found) = self.inspect(r, &ProcTree::read()) {
+                    self.fail_foreign(r, found);
+                    return;
+                }
+            }
             match self.server.handle(r, &line) {
                 Action::Reply(reply) => self.ranks[r].pmi.queue(&reply),
                 Action::ReplyAll(reply) => {
@@ -303,7 +322,70 @@ impl Job {
         }
     }
 
+    /// Whether some rank may still be running another MPI's program unnoticed: it is running
+    /// and has not spoken PMI (those that have were looked at then).
+    fn scan_wanted(&self) -> bool {
+        self.failure.is_none()
+            && (0..self.ranks.len())
+                .any(|i| self.ranks[i].status.is_none() && !self.server.initialized(i))
+    }
+
+    /// Looks for another MPI's library in the ranks that have not spoken PMI: a program that
+    /// never will (Open MPI's) would otherwise run as a singleton or hang.
+    fn scan_foreign(&mut self) {
+        if !self.scan_wanted() {
+            return;
+        }
+        let tree = ProcTree::read();
+        for r in 0..self.ranks.len() {
+            if self.ranks[r].status.is_some() || self.server.initialized(r) {
+                continue;
+            }
+            if let Some(found) = self.inspect(r, &tree) {
+                self.fail_foreign(r, found);
+                return;
+            }
+        }
+    }
+
+    /// Rank `r`'s processes (itself, then what it started) with another MPI's library loaded.
+    /// Only for an unreaped rank, whose pid is still its own.
+    fn inspect(&self, r: usize, tree: &ProcTree) -> Option<Found> {
+        let rank = &self.ranks[r];
+        if rank.status.is_some() {
+            return None;
+        }
+        running::inspect(&tree.tree(rank.pid))
+    }
+
+    /// Tears the job down for a foreign program. The ranks' own children (the real program under
+    /// a script or `sh -c`) are not ranks: they get SIGKILL now, or they would outlive the job.
+    fn fail_foreign(&mut self, r: usize, found: Found) {
+        let tree = ProcTree::read();
+        for rank in self.ranks.iter().filter(|k| k.status.is_none()) {
+            for &pid in &tree.tree(rank.pid)[1..] {
+                // Not our children, so not held for us: a pid could be reused between reading
+                // the tree and this call, a window of microseconds against a pid space that
+                // takes far longer to wrap.
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+        }
+        let pid = self.ranks[r].pid;
+        self.fail(
+            Failure::Foreign {
+                rank: r,
+                pid,
+                found,
+            },
+            Signal::SIGTERM,
+        );
+    }
+
     fn check_timers(&mut self, now: Instant) {
+        if self.failure.is_none() && now >= self.foreign_scan.due() {
+            self.scan_foreign();
+            self.foreign_scan.advance(now);
+        }
         if let Some((at, secs)) = self.deadline {
             if self.failure.is_none() && now >= at {
                 let ranks = self.running();
@@ -337,4 +419,9 @@ impl Job {
             r.status = r.child.wait().ok();
         }
     }
+}
+
+/// A PMI-1 `cmd=init` request (parsed only for ranks that have not sent one yet).
+fn is_init(line: &str) -> bool {
+    crate::pmi_wire::Message::parse(line).cmd() == Some("init")
 }

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use crate::foreign::running::Found;
 use crate::signals::signal_name;
 
 /// Prints one diagnostic line to stderr. Unlike eprintln!, never panics when stderr is gone
@@ -12,6 +13,9 @@ pub fn say(line: &str) {
 
 /// Exit code when the job timed out (as timeout(1)).
 pub const EXIT_TIMEOUT: i32 = 124;
+/// Exit code when a rank runs a program of another MPI: as for bad arguments, the program given
+/// is the wrong one (the same status as when it is refused before starting).
+pub const EXIT_FOREIGN: i32 = 2;
 
 /// The first failure of a job.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +49,12 @@ pub enum Failure {
         secs: f64,
         ranks: usize,
     },
+    /// A rank's process (the rank or one it started) has another MPI's library loaded.
+    Foreign {
+        rank: usize,
+        pid: i32,
+        found: Found,
+    },
 }
 
 impl Failure {
@@ -71,6 +81,18 @@ impl Failure {
             Failure::Timeout { secs, ranks } => format!(
                 "mpirun: job timed out after {secs} s; killing {ranks} remaining rank(s)"
             ),
+            Failure::Foreign {
+                rank,
+                pid,
+                ref found,
+            } => format!(
+                "mpirun: rank {rank} (pid {pid}) runs {}{}, which uses {} (it loaded {}): run it with {}, or rebuild it with rmpi's mpicc; killing the job",
+                found.exe,
+                if found.pid == pid { String::new() } else { format!(" (pid {})", found.pid) },
+                found.mpi.name(),
+                found.path,
+                found.mpi.launcher()
+            ),
         }
     }
 
@@ -83,6 +105,7 @@ impl Failure {
             Failure::NoFinalize { .. } => 1,
             Failure::Killed { sig, .. } | Failure::Signal { sig, .. } => 128 + sig,
             Failure::Timeout { .. } => EXIT_TIMEOUT,
+            Failure::Foreign { .. } => EXIT_FOREIGN,
         }
     }
 }
@@ -204,5 +227,33 @@ mod tests {
         }
         .message()
         .contains("after 1 s"));
+    }
+
+    #[test]
+    fn foreign() {
+        let found = |pid| Found {
+            pid,
+            exe: "/t/hello".into(),
+            mpi: crate::foreign::Mpi::OpenMpi,
+            path: "/usr/lib/libmpi.so.40.30.4".into(),
+        };
+        let f = Failure::Foreign {
+            rank: 1,
+            pid: 20,
+            found: found(20),
+        };
+        assert_eq!(
+            f.message(),
+            "mpirun: rank 1 (pid 20) runs /t/hello, which uses Open MPI (it loaded /usr/lib/libmpi.so.40.30.4): run it with Open MPI's mpirun, or rebuild it with rmpi's mpicc; killing the job"
+        );
+        assert_eq!(f.exit_code(), 2);
+        let f = Failure::Foreign {
+            rank: 0,
+            pid: 20,
+            found: found(21),
+        };
+        assert!(f
+            .message()
+            .contains("runs /t/hello (pid 21), which uses Open MPI"));
     }
 }

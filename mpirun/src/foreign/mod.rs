@@ -4,6 +4,8 @@
 //! libraries a program needs (up front, `needed`) or has loaded (at run time, `running`).
 
 pub mod needed;
+pub mod running;
+pub mod schedule;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mpi {
