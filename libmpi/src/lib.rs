@@ -14,6 +14,7 @@ mod comm_agree;
 mod comm_ops;
 pub mod datatype;
 pub mod error;
+mod foreign_launcher;
 mod group;
 mod memhook;
 mod op;

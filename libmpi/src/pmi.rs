@@ -35,6 +35,7 @@ impl Pmi {
     /// Connect through `PMI_FD` if the launcher set it; `Ok(None)` means a singleton start.
     pub fn from_env() -> Result<Option<Pmi>> {
         let Ok(fd) = std::env::var("PMI_FD") else {
+            crate::foreign_launcher::check_singleton(&|k| std::env::var(k).ok())?;
             return Ok(None);
         };
         let fd: RawFd = match fd.trim().parse() {

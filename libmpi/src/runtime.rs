@@ -595,7 +595,19 @@ pub fn abort_from_progress(code: i32, message: &str) -> ! {
     std::process::exit(if code == 0 { 1 } else { code })
 }
 
-/// MPI_Abort before or without a runtime (e.g. a fatal error in MPI_Init).
+/// A fatal error in MPI_Init: said once, here (a launcher told of an abort does not print its
+/// message), then the job ends as for MPI_Abort.
+pub fn fail_init(code: i32, message: &str) -> ! {
+    use std::io::Write;
+    eprintln!("rmpi: {message}");
+    if let Ok(Some(mut p)) = Pmi::from_env() {
+        abort_process(Some(&mut p), code, message)
+    }
+    let _ = std::io::stdout().flush();
+    std::process::exit(if code == 0 { 1 } else { code })
+}
+
+/// MPI_Abort before or without a runtime.
 pub fn abort_without_runtime(code: i32, message: &str) -> ! {
     let mut pmi = Pmi::from_env().ok().flatten();
     abort_process(pmi.as_mut(), code, message)

@@ -35,9 +35,7 @@ fn init_or_fail(call: &str) -> c_int {
                 // Initialised already: the runtime's own error handler applies.
                 return fail(call, crate::comm::WORLD, e);
             }
-            let msg = format!("{call}: {e}");
-            eprintln!("rmpi: {msg}");
-            runtime::abort_without_runtime(e.code(), &msg)
+            runtime::fail_init(e.code(), &format!("{call}: {e}"))
         }
     }
 }
