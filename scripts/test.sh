@@ -3,10 +3,13 @@
 # mpirun with real Rust and C rank processes (each job bounded by mpirun --timeout).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# gcc for mpicc; mpich for the foreign-launcher (Hydra) test; libibverbs, librdmacm and libclang
-# for btl-ib's real verbs provider (rdma-sys and its bindgen); python3 and binutils (nm) for the
-# checks that the generated files are current and the C library defines all of mpi.h.
-scripts/deps.sh gcc pkg-config mpich libibverbs-dev librdmacm-dev libclang-dev python3 binutils
+# gcc for mpicc; mpich for the foreign-launcher (Hydra) test; MPICH's and Open MPI's compilers and
+# Open MPI's mpirun for the foreign-binaries test (libmpich-dev is only recommended by mpich);
+# libibverbs, librdmacm and libclang for btl-ib's real verbs provider (rdma-sys and its bindgen);
+# python3 and binutils (nm) for the checks that the generated files are current and the C library
+# defines all of mpi.h.
+scripts/deps.sh gcc pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev \
+    libibverbs-dev librdmacm-dev libclang-dev python3 binutils
 cargo build --workspace --all-targets
 cargo test --workspace
 # Once more per other memhook provider (the suite above used the default: hooks on x86-64 Linux):
