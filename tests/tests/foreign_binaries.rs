@@ -34,7 +34,9 @@ fn foreign_hello(cc: &str, tag: &str) -> PathBuf {
     // Built under a unique name and renamed into place, so no one runs a half-written file.
     let tmp = dir.join(format!(".hello_plain-{tag}.{}", marker("cc")));
     let mut cmd = Command::new(cc);
-    cmd.args(["-O2", "-o"]).arg(&tmp).arg(repo_root().join(SOURCE));
+    cmd.args(["-O2", "-o"])
+        .arg(&tmp)
+        .arg(repo_root().join(SOURCE));
     let r = run_bounded(cmd, Duration::from_secs(120));
     assert!(r.ok(), "{cc} {SOURCE} failed:\n{}{}", r.stdout, r.stderr);
     std::fs::rename(&tmp, &out).expect("move the compiled program into place");
@@ -63,12 +65,19 @@ fn assert_nothing_left(m: &str) {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(processes_with(m), Vec::<u32>::new(), "processes left running");
+    assert_eq!(
+        processes_with(m),
+        Vec::<u32>::new(),
+        "processes left running"
+    );
 }
 
 /// Exit status 2 and the message, naming the MPI, the launcher and `library`.
 fn assert_refused(r: &Run, mpi: &str, library: &str) {
-    let why = format!("exit {:?}\n--- stdout\n{}\n--- stderr\n{}", r.code, r.stdout, r.stderr);
+    let why = format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        r.code, r.stdout, r.stderr
+    );
     assert_eq!(r.code, Some(2), "{why}");
     let launcher = match mpi {
         "Open MPI" => "run it with Open MPI's mpirun",
@@ -86,7 +95,12 @@ fn open_mpi_binary_is_refused_before_starting() {
     let prog = path_str(ompi_hello());
     let r = mpirun(&["-np", "2", prog, "0", &m]);
     assert_refused(&r, "Open MPI", "libmpi.so.40");
-    assert!(r.stderr.contains(&format!("{prog} was built with Open MPI")), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("{prog} was built with Open MPI")),
+        "{}",
+        r.stderr
+    );
     assert!(!r.stdout.contains("rank 0"), "a rank ran:\n{}", r.stdout);
     assert_nothing_left(&m);
 }
@@ -103,7 +117,11 @@ fn mpich_binary_is_refused_before_starting() {
         "libmpich.so.12"
     };
     assert_refused(&r, "MPICH", library);
-    assert!(r.stderr.contains(&format!("{prog} was built with MPICH")), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("{prog} was built with MPICH")),
+        "{}",
+        r.stderr
+    );
     assert!(!r.stdout.contains("rank 0"), "a rank ran:\n{}", r.stdout);
     assert_nothing_left(&m);
 }
@@ -129,7 +147,11 @@ fn mpich_binary_under_a_shell_is_caught_at_pmi_init() {
     let r = mpirun(&["-np", "2", "sh", "-c", &inner]);
     assert_refused(&r, "MPICH", "libmpich.so.12");
     assert!(r.stderr.contains("which uses MPICH"), "{}", r.stderr);
-    assert!(!r.stdout.contains("rank 1 of 2"), "the job ran:\n{}", r.stdout);
+    assert!(
+        !r.stdout.contains("rank 1 of 2"),
+        "the job ran:\n{}",
+        r.stdout
+    );
     assert_nothing_left(&m);
 }
 
@@ -146,7 +168,12 @@ fn programs_without_another_mpi_still_run() {
     let r = mpirun(&["-np", "2", path_str(&script), "ok"]);
     let _ = std::fs::remove_file(&script);
     r.assert_ok();
-    assert_eq!(r.stdout.matches("script ran: ok").count(), 2, "{}", r.stdout);
+    assert_eq!(
+        r.stdout.matches("script ran: ok").count(),
+        2,
+        "{}",
+        r.stdout
+    );
     // Ours, direct and under a shell.
     let ours = c_program(SOURCE);
     let r = mpirun(&["-np", "2", path_str(&ours)]);
@@ -163,16 +190,24 @@ fn our_binary_under_open_mpi_says_so() {
     let ours = c_program(SOURCE);
     // Open MPI's own time limit, and timeout(1) behind it; its ranks end at our MPI_Init anyway.
     let mut cmd = Command::new("timeout");
-    cmd.args(["-k", "5", &(JOB_TIMEOUT_S + 10).to_string(), "mpirun.openmpi"])
-        .args(["--timeout", &JOB_TIMEOUT_S.to_string()])
-        .args(["-np", "2", "--oversubscribe"])
-        .arg(&ours)
-        .args([STAY_S, &m])
-        // Open MPI refuses root without these; harmless otherwise.
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    cmd.args([
+        "-k",
+        "5",
+        &(JOB_TIMEOUT_S + 10).to_string(),
+        "mpirun.openmpi",
+    ])
+    .args(["--timeout", &JOB_TIMEOUT_S.to_string()])
+    .args(["-np", "2", "--oversubscribe"])
+    .arg(&ours)
+    .args([STAY_S, &m])
+    // Open MPI refuses root without these; harmless otherwise.
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     let r = run_bounded(cmd, Duration::from_secs(JOB_TIMEOUT_S + 30));
-    let why = format!("exit {:?}\n--- stdout\n{}\n--- stderr\n{}", r.code, r.stdout, r.stderr);
+    let why = format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        r.code, r.stdout, r.stderr
+    );
     assert!(
         r.code.is_some_and(|c| c != 0 && c != 124),
         "expected a failure of our MPI_Init, not success or a timeout: {why}"
@@ -186,6 +221,9 @@ fn our_binary_under_open_mpi_says_so() {
     for crash in ["SIGSEGV", "Segmentation fault", "core dumped", "signal 11"] {
         assert!(!r.stderr.contains(crash), "{why}");
     }
-    assert!(!r.stdout.contains("rank 0 of"), "a rank ran as a singleton: {why}");
+    assert!(
+        !r.stdout.contains("rank 0 of"),
+        "a rank ran as a singleton: {why}"
+    );
     assert_nothing_left(&m);
 }
