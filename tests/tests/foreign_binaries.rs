@@ -57,6 +57,35 @@ fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
+/// A TMPDIR of the test's own for jobs that start Open MPI code: its session directories
+/// (`ompi.<host>.<uid>/`, left behind by a singleton that is killed) go there and are removed
+/// with it, not into the machine's /tmp.
+struct OwnTmp(PathBuf);
+
+impl OwnTmp {
+    fn new(m: &str) -> OwnTmp {
+        let d = target_dir().join(format!("tmp-{m}"));
+        std::fs::create_dir_all(&d).expect("create the test's TMPDIR");
+        OwnTmp(d)
+    }
+}
+
+impl Drop for OwnTmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Our mpirun (bounded as `rmpi_tests::mpirun` bounds it) with TMPDIR set to `tmp`.
+fn mpirun_in(tmp: &OwnTmp, args: &[&str]) -> Run {
+    let mut cmd = Command::new(bin("mpirun"));
+    cmd.arg("--timeout")
+        .arg(JOB_TIMEOUT_S.to_string())
+        .args(args)
+        .env("TMPDIR", &tmp.0);
+    run_bounded(cmd, Duration::from_secs(JOB_TIMEOUT_S + 30))
+}
+
 /// No live process has `m` in its command line (a moment allowed for the kernel to reap).
 fn assert_nothing_left(m: &str) {
     for _ in 0..50 {
@@ -131,8 +160,9 @@ fn open_mpi_binary_under_a_shell_is_caught_running() {
     // Open MPI's program never speaks our PMI: the periodic look at the ranks finds it (it stays
     // STAY_S seconds, so it is there to be found).
     let m = marker("ompi-sh");
+    let tmp = OwnTmp::new(&m);
     let inner = format!("{} {STAY_S} {m}", path_str(ompi_hello()));
-    let r = mpirun(&["-np", "2", "sh", "-c", &inner]);
+    let r = mpirun_in(&tmp, &["-np", "2", "sh", "-c", &inner]);
     assert_refused(&r, "Open MPI", "libmpi.so.40");
     assert!(r.stderr.contains("which uses Open MPI"), "{}", r.stderr);
     assert_nothing_left(&m);
@@ -187,6 +217,7 @@ fn programs_without_another_mpi_still_run() {
 #[test]
 fn our_binary_under_open_mpi_says_so() {
     let m = marker("under-ompi");
+    let tmp = OwnTmp::new(&m);
     let ours = c_program(SOURCE);
     // Open MPI's own time limit, and timeout(1) behind it; its ranks end at our MPI_Init anyway.
     let mut cmd = Command::new("timeout");
@@ -200,6 +231,7 @@ fn our_binary_under_open_mpi_says_so() {
     .args(["-np", "2", "--oversubscribe"])
     .arg(&ours)
     .args([STAY_S, &m])
+    .env("TMPDIR", &tmp.0)
     // Open MPI refuses root without these; harmless otherwise.
     .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
     .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
