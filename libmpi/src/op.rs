@@ -72,8 +72,19 @@ impl Builtin {
     }
 }
 
-/// A C user function: `(invec, inoutvec, len, datatype)`.
+/// A C user function: `(invec, inoutvec, len, datatype)` (MPI_User_function).
 pub type CUserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_void);
+
+/// The large-count C user function of MPI_Op_create_c: `len` is an MPI_Count
+/// (MPI_User_function_c).
+pub type CUserFnC = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut i64, *mut c_void);
+
+/// A C user function of either kind: from MPI_Op_create or MPI_Op_create_c.
+#[derive(Clone, Copy)]
+pub enum CFn {
+    Int(CUserFn),
+    Large(CUserFnC),
+}
 
 /// A Rust user function over the bytes of `count` elements: `b = a op b`.
 pub type RustFn = Rc<dyn Fn(&[u8], &mut [u8])>;
@@ -81,7 +92,7 @@ pub type RustFn = Rc<dyn Fn(&[u8], &mut [u8])>;
 #[derive(Clone)]
 pub enum Op {
     Builtin(Builtin),
-    C { f: CUserFn, commute: bool },
+    C { f: CFn, commute: bool },
     Rust { f: RustFn, commute: bool },
 }
 
@@ -99,12 +110,12 @@ pub const OP_NULL: usize = 0x20;
 pub const USER_BASE: usize = 0x10000;
 
 thread_local! {
-    /// User ops from MPI_Op_create, by handle - USER_BASE; None once freed.
-    static USER_OPS: RefCell<Vec<Option<(CUserFn, bool)>>> = const { RefCell::new(Vec::new()) };
+    /// User ops from MPI_Op_create(_c), by handle - USER_BASE; None once freed.
+    static USER_OPS: RefCell<Vec<Option<(CFn, bool)>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// MPI_Op_create: a handle for a C user function.
-pub fn create(f: CUserFn, commute: bool) -> usize {
+/// MPI_Op_create(_c): a handle for a C user function.
+pub fn create(f: CFn, commute: bool) -> usize {
     USER_OPS.with(|t| {
         let mut t = t.borrow_mut();
         let i = match t.iter().position(Option::is_none) {
@@ -400,19 +411,33 @@ pub fn apply(op: &Op, dt: Datatype, count: usize, a: &[u8], b: &mut [u8]) {
         Op::Builtin(o) => builtin(*o, dt, a, b),
         Op::Rust { f, .. } => f(a, b),
         Op::C { f, .. } => {
-            let mut len = count as c_int;
             let mut dth = dt.handle as *mut c_void;
-            // SAFETY: the user registered `f` with MPI_Op_create, promising an MPI_User_function;
-            // both vectors hold `count` elements of `dt`, and `invec` is not written by
-            // conforming functions (the buffer is ours anyway).
-            unsafe {
-                f(
-                    a.as_ptr() as *mut c_void,
-                    b.as_mut_ptr().cast(),
-                    &mut len,
-                    (&mut dth as *mut *mut c_void).cast(),
-                )
-            };
+            let dthp = (&mut dth as *mut *mut c_void).cast();
+            match *f {
+                CFn::Large(f) => {
+                    let mut len = count as i64;
+                    // SAFETY: the user registered `f` with MPI_Op_create_c, promising an
+                    // MPI_User_function_c; both vectors hold `count` elements of `dt`, and
+                    // `invec` is not written by conforming functions (the buffer is ours anyway).
+                    unsafe { f(a.as_ptr() as *mut c_void, b.as_mut_ptr().cast(), &mut len, dthp) };
+                }
+                CFn::Int(f) => {
+                    // An int `len` holds at most c_int::MAX elements: larger counts go in
+                    // pieces (the op is elementwise), never a truncated length.
+                    let mut done = 0;
+                    while done < count {
+                        let n = (count - done).min(c_int::MAX as usize);
+                        let (lo, hi) = (done * dt.size, (done + n) * dt.size);
+                        let mut len = n as c_int;
+                        // SAFETY: as above, for MPI_Op_create's MPI_User_function; each piece
+                        // holds `len` whole elements of `dt`.
+                        unsafe {
+                            f(a[lo..hi].as_ptr() as *mut c_void, b[lo..hi].as_mut_ptr().cast(), &mut len, dthp)
+                        };
+                        done += n;
+                    }
+                }
+            }
         }
     }
 }

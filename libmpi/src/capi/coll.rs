@@ -1,25 +1,54 @@
-//! Collective calls and reduction operations of the C ABI. Every collective checks its
-//! arguments, builds a schedule (`crate::coll`) and either waits for it (blocking form) or hands
-//! out its request (the I- form), which MPI_Wait/Test/Waitall complete like any other.
+//! Collective calls of the C ABI: this module's helpers, the barrier, broadcast and the
+//! reductions; gathers, scatters and all-to-alls are in `coll_v`, the reduction operations in
+//! `ops`. Every collective checks its arguments, builds a schedule (`crate::coll`) and either
+//! waits for it (blocking form) or hands out its request (the I- form), which
+//! MPI_Wait/Test/Waitall complete like any other. Each comes in four forms (blocking and I-,
+//! int and large-count `_c`) around one generic builder: counts arrive as any `Wide` integer.
 
 use std::ffi::{c_int, c_void};
 
 use super::*;
+use super::datatype::byte_len;
 use crate::coll::{self, algos, At, Buf, Builder, Red};
 use crate::datatype::Datatype;
 use crate::op;
 
 const IN_PLACE: usize = 1;
 
-fn in_place(p: *const c_void) -> bool {
+/// A count or displacement as the C call passes it: int in the int forms, MPI_Count or
+/// MPI_Aint in the large-count (`_c`) forms. The builders take any of them, so both forms of a
+/// collective are one code path.
+pub(super) trait Wide: Copy + std::fmt::Display {
+    fn wide(self) -> Count;
+}
+
+impl Wide for c_int {
+    fn wide(self) -> Count {
+        self as Count
+    }
+}
+
+impl Wide for Count {
+    fn wide(self) -> Count {
+        self
+    }
+}
+
+impl Wide for Aint {
+    fn wide(self) -> Count {
+        self as Count
+    }
+}
+
+pub(super) fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
 }
 
-fn at(p: *const c_void) -> At {
+pub(super) fn at(p: *const c_void) -> At {
     At(Buf::User(p as *mut u8), 0)
 }
 
-fn dtype(h: Handle) -> Result<Datatype> {
+pub(super) fn dtype(h: Handle) -> Result<Datatype> {
     if let Some(d) = crate::datatype::lookup(h as usize) {
         return Ok(d);
     }
@@ -52,24 +81,29 @@ fn dense_derived(h: usize) -> Result<Datatype> {
 }
 
 /// The bytes `count` elements of `dt` occupy: the one place a collective turns
-/// `(count, datatype)` into a length (derived datatypes will pack here).
-fn span(count: usize, dt: Datatype) -> usize {
-    count * dt.size
+/// `(count, datatype)` into a length (derived datatypes will pack here). MPI_ERR_COUNT past
+/// the largest message rmpi supports.
+pub(super) fn span(count: usize, dt: Datatype) -> Result<usize> {
+    byte_len(count, dt.size)
 }
 
-fn bytes(count: c_int, dt: Handle) -> Result<usize> {
-    if count < 0 {
-        return Err(Error::new(
+/// A count as a usize: MPI_ERR_COUNT when it is negative.
+pub(super) fn count_of(count: impl Wide, what: &str) -> Result<usize> {
+    usize::try_from(count.wide()).map_err(|_| {
+        Error::new(
             ErrorClass::Count,
-            format!("count {count} is negative"),
-        ));
-    }
-    Ok(span(count as usize, dtype(dt)?))
+            format!("{what} {count} is negative"),
+        )
+    })
+}
+
+pub(super) fn bytes(count: impl Wide, dt: Handle) -> Result<usize> {
+    span(count_of(count, "count")?, dtype(dt)?)
 }
 
 /// A buffer of `len` bytes must be a real one: not NULL, not MPI_IN_PLACE where that is not
 /// allowed (callers have already taken MPI_IN_PLACE where it is).
-fn check_buf(p: *const c_void, len: usize, what: &str) -> Result<()> {
+pub(super) fn check_buf(p: *const c_void, len: usize, what: &str) -> Result<()> {
     if p.is_null() && len > 0 {
         return Err(Error::new(
             ErrorClass::Buffer,
@@ -85,7 +119,7 @@ fn check_buf(p: *const c_void, len: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn check_root(b: &Builder, root: c_int) -> Result<()> {
+pub(super) fn check_root(b: &Builder, root: c_int) -> Result<()> {
     if root < 0 || root >= b.size() {
         return Err(Error::new(
             ErrorClass::Root,
@@ -95,11 +129,11 @@ fn check_root(b: &Builder, root: c_int) -> Result<()> {
     Ok(())
 }
 
-/// `n` non-negative ints from a C array.
+/// `n` non-negative counts (or displacements) from a C array.
 ///
 /// # Safety
-/// `p` is NULL or points to `n` readable ints.
-unsafe fn ints(p: *const c_int, n: usize, what: &str) -> Result<Vec<usize>> {
+/// `p` is NULL or points to `n` readable values.
+pub(super) unsafe fn ints<T: Wide>(p: *const T, n: usize, what: &str) -> Result<Vec<usize>> {
     if p.is_null() {
         return Err(Error::new(ErrorClass::Arg, format!("{what} is NULL")));
     }
@@ -107,7 +141,7 @@ unsafe fn ints(p: *const c_int, n: usize, what: &str) -> Result<Vec<usize>> {
     let v = unsafe { std::slice::from_raw_parts(p, n) };
     v.iter()
         .map(|&c| {
-            usize::try_from(c).map_err(|_| {
+            usize::try_from(c.wide()).map_err(|_| {
                 Error::new(
                     ErrorClass::Count,
                     format!("{what} has a negative entry ({c})"),
@@ -120,10 +154,10 @@ unsafe fn ints(p: *const c_int, n: usize, what: &str) -> Result<Vec<usize>> {
 /// Counts and displacements (in elements of `dt`) as byte lengths and byte offsets.
 ///
 /// # Safety
-/// Both arrays hold `n` ints (or are NULL, an error).
-unsafe fn layout(
-    counts: *const c_int,
-    displs: *const c_int,
+/// Both arrays hold `n` values (or are NULL, an error).
+pub(super) unsafe fn layout(
+    counts: *const impl Wide,
+    displs: *const impl Wide,
     dt: Datatype,
     n: usize,
 ) -> Result<(Vec<usize>, Vec<usize>)> {
@@ -135,20 +169,28 @@ unsafe fn layout(
         )
     };
     Ok((
-        c.iter().map(|&x| span(x, dt)).collect(),
-        d.iter().map(|&x| span(x, dt)).collect(),
+        c.iter().map(|&x| span(x, dt)).collect::<Result<_>>()?,
+        d.iter().map(|&x| span(x, dt)).collect::<Result<_>>()?,
     ))
 }
 
-fn extent_of(lens: &[usize], displs: &[usize]) -> usize {
+/// `n` equal blocks of `len` bytes, one after another: a gather's or scatter's layout
+/// (MPI_ERR_COUNT when the whole buffer is larger than a message may be).
+pub(super) fn uniform(len: usize, n: usize) -> Result<(Vec<usize>, Vec<usize>)> {
+    byte_len(n, len)?;
+    Ok((vec![len; n], (0..n).map(|i| i * len).collect()))
+}
+
+/// The bytes a layout spans (for the NULL-buffer check only: saturating).
+pub(super) fn extent_of(lens: &[usize], displs: &[usize]) -> usize {
     lens.iter()
         .zip(displs)
-        .map(|(l, d)| l + d)
+        .map(|(l, d)| l.saturating_add(*d))
         .max()
         .unwrap_or(0)
 }
 
-fn reduction(op: Handle, datatype: Handle) -> Result<Red> {
+pub(super) fn reduction(op: Handle, datatype: Handle) -> Result<Red> {
     let dt = dtype(datatype)?;
     let op = op::lookup(op as usize)?;
     op::check(&op, dt)?;
@@ -157,7 +199,7 @@ fn reduction(op: Handle, datatype: Handle) -> Result<Red> {
 
 /// Build a collective's schedule on `comm` and start it: blocking (`request` None) waits for
 /// it; otherwise its request goes to `*request`.
-fn coll(
+pub(super) fn coll(
     name: &str,
     comm: Handle,
     request: Option<*mut Handle>,
@@ -185,9 +227,20 @@ fn coll(
     })
 }
 
-/// Export a collective's blocking and non-blocking forms around one schedule builder.
+/// The type of a parameter in the large-count form: the second type when one is given
+/// (`count: c_int | Count`), the same type otherwise.
+macro_rules! pick {
+    ($t:ty) => { $t };
+    ($t:ty, $c:ty) => { $c };
+}
+pub(super) use pick;
+
+/// Export a collective's four forms around one schedule builder: blocking and non-blocking,
+/// each with int and large-count (`_c`) parameters (`name: int type | large-count type`).
 macro_rules! coll_fns {
-    ($name:ident / $pname:ident, $iname:ident / $piname:ident, $build:ident ( $($arg:ident : $ty:ty),* )) => {
+    ($name:ident / $pname:ident, $iname:ident / $piname:ident,
+     $cname:ident / $pcname:ident, $icname:ident / $picname:ident,
+     $build:ident ( $($arg:ident : $ty:ty $(| $cty:ty)?),* )) => {
         mpi_fn! {
             fn $name / $pname($($arg: $ty,)* comm: Handle) -> c_int {
                 // SAFETY: the caller passes arguments as the standard requires; the call waits
@@ -202,8 +255,21 @@ macro_rules! coll_fns {
                 coll(stringify!($iname), comm, Some(request), |b| unsafe { $build(b, $($arg),*) })
             }
         }
+        mpi_fn! {
+            fn $cname / $pcname($($arg: pick!($ty $(, $cty)?),)* comm: Handle) -> c_int {
+                // SAFETY: as for the int form.
+                coll(stringify!($cname), comm, None, |b| unsafe { $build(b, $($arg),*) })
+            }
+        }
+        mpi_fn! {
+            fn $icname / $picname($($arg: pick!($ty $(, $cty)?),)* comm: Handle, request: *mut Handle) -> c_int {
+                // SAFETY: as for the int form.
+                coll(stringify!($icname), comm, Some(request), |b| unsafe { $build(b, $($arg),*) })
+            }
+        }
     };
 }
+pub(super) use coll_fns;
 
 unsafe fn barrier(b: &mut Builder) -> Result<()> {
     algos::barrier(b);
@@ -220,7 +286,7 @@ mpi_fn! {
 unsafe fn bcast(
     b: &mut Builder,
     buffer: *mut c_void,
-    count: c_int,
+    count: impl Wide,
     datatype: Handle,
     root: c_int,
 ) -> Result<()> {
@@ -231,7 +297,8 @@ unsafe fn bcast(
     Ok(())
 }
 coll_fns!(MPI_Bcast / PMPI_Bcast, MPI_Ibcast / PMPI_Ibcast,
-    bcast(buffer: *mut c_void, count: c_int, datatype: Handle, root: c_int));
+    MPI_Bcast_c / PMPI_Bcast_c, MPI_Ibcast_c / PMPI_Ibcast_c,
+    bcast(buffer: *mut c_void, count: c_int | Count, datatype: Handle, root: c_int));
 
 /// The send side of a reduction: None for MPI_IN_PLACE.
 fn red_send(sendbuf: *const c_void, len: usize) -> Result<Option<At>> {
@@ -246,7 +313,7 @@ unsafe fn reduce(
     b: &mut Builder,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: impl Wide,
     datatype: Handle,
     op: Handle,
     root: c_int,
@@ -264,17 +331,18 @@ unsafe fn reduce(
     if b.rank() == root {
         check_buf(recvbuf, len, "recvbuf")?;
     }
-    algos::reduce(b, send, at(recvbuf), count as usize, root);
+    algos::reduce(b, send, at(recvbuf), count.wide() as usize, root);
     Ok(())
 }
 coll_fns!(MPI_Reduce / PMPI_Reduce, MPI_Ireduce / PMPI_Ireduce,
-    reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle, root: c_int));
+    MPI_Reduce_c / PMPI_Reduce_c, MPI_Ireduce_c / PMPI_Ireduce_c,
+    reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int | Count, datatype: Handle, op: Handle, root: c_int));
 
 unsafe fn allreduce(
     b: &mut Builder,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: impl Wide,
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
@@ -282,17 +350,18 @@ unsafe fn allreduce(
     b.set_red(reduction(op, datatype)?);
     let send = red_send(sendbuf, len)?;
     check_buf(recvbuf, len, "recvbuf")?;
-    algos::allreduce(b, send, at(recvbuf), count as usize);
+    algos::allreduce(b, send, at(recvbuf), count.wide() as usize);
     Ok(())
 }
 coll_fns!(MPI_Allreduce / PMPI_Allreduce, MPI_Iallreduce / PMPI_Iallreduce,
-    allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle));
+    MPI_Allreduce_c / PMPI_Allreduce_c, MPI_Iallreduce_c / PMPI_Iallreduce_c,
+    allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int | Count, datatype: Handle, op: Handle));
 
 unsafe fn scan(
     b: &mut Builder,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: impl Wide,
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
@@ -300,17 +369,18 @@ unsafe fn scan(
     b.set_red(reduction(op, datatype)?);
     let send = red_send(sendbuf, len)?;
     check_buf(recvbuf, len, "recvbuf")?;
-    algos::scan(b, send, at(recvbuf), count as usize);
+    algos::scan(b, send, at(recvbuf), count.wide() as usize);
     Ok(())
 }
 coll_fns!(MPI_Scan / PMPI_Scan, MPI_Iscan / PMPI_Iscan,
-    scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle));
+    MPI_Scan_c / PMPI_Scan_c, MPI_Iscan_c / PMPI_Iscan_c,
+    scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int | Count, datatype: Handle, op: Handle));
 
 unsafe fn exscan(
     b: &mut Builder,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: impl Wide,
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
@@ -320,11 +390,12 @@ unsafe fn exscan(
     if b.rank() != 0 {
         check_buf(recvbuf, len, "recvbuf")?;
     }
-    algos::exscan(b, send, at(recvbuf), count as usize);
+    algos::exscan(b, send, at(recvbuf), count.wide() as usize);
     Ok(())
 }
 coll_fns!(MPI_Exscan / PMPI_Exscan, MPI_Iexscan / PMPI_Iexscan,
-    exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle));
+    MPI_Exscan_c / PMPI_Exscan_c, MPI_Iexscan_c / PMPI_Iexscan_c,
+    exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int | Count, datatype: Handle, op: Handle));
 
 unsafe fn reduce_scatter_counts(
     b: &mut Builder,
@@ -336,7 +407,8 @@ unsafe fn reduce_scatter_counts(
 ) -> Result<()> {
     b.set_red(reduction(op, datatype)?);
     let dt = dtype(datatype)?;
-    let total = span(counts.iter().sum(), dt);
+    let sum = counts.iter().try_fold(0usize, |t, &c| t.checked_add(c));
+    let total = span(sum.unwrap_or(usize::MAX), dt)?;
     let send = red_send(sendbuf, total)?;
     let mine = counts[b.rank() as usize];
     check_buf(
@@ -344,7 +416,7 @@ unsafe fn reduce_scatter_counts(
         if send.is_none() {
             total
         } else {
-            span(mine, dt)
+            span(mine, dt)?
         },
         "recvbuf",
     )?;
@@ -356,7 +428,7 @@ unsafe fn reduce_scatter(
     b: &mut Builder,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
+    recvcounts: *const impl Wide,
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
@@ -366,441 +438,23 @@ unsafe fn reduce_scatter(
     unsafe { reduce_scatter_counts(b, sendbuf, recvbuf, counts, datatype, op) }
 }
 coll_fns!(MPI_Reduce_scatter / PMPI_Reduce_scatter, MPI_Ireduce_scatter / PMPI_Ireduce_scatter,
-    reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Handle, op: Handle));
+    MPI_Reduce_scatter_c / PMPI_Reduce_scatter_c, MPI_Ireduce_scatter_c / PMPI_Ireduce_scatter_c,
+    reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int | *const Count, datatype: Handle, op: Handle));
 
 unsafe fn reduce_scatter_block(
     b: &mut Builder,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: impl Wide,
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
     bytes(recvcount, datatype)?;
-    let counts = vec![recvcount as usize; b.size() as usize];
+    let counts = vec![recvcount.wide() as usize; b.size() as usize];
     // SAFETY: forwarded.
     unsafe { reduce_scatter_counts(b, sendbuf, recvbuf, counts, datatype, op) }
 }
 coll_fns!(MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block, MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block,
-    reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Handle, op: Handle));
+    MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c, MPI_Ireduce_scatter_block_c / PMPI_Ireduce_scatter_block_c,
+    reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int | Count, datatype: Handle, op: Handle));
 
-/// The send side of a gather/allgather: None for MPI_IN_PLACE.
-fn send_side(sendbuf: *const c_void, count: c_int, dt: Handle) -> Result<Option<(At, usize)>> {
-    if in_place(sendbuf) {
-        return Ok(None);
-    }
-    let len = bytes(count, dt)?;
-    check_buf(sendbuf, len, "sendbuf")?;
-    Ok(Some((at(sendbuf), len)))
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn gatherv_common(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Handle,
-    recvbuf: *mut c_void,
-    layout_at_root: impl FnOnce(usize) -> Result<(Vec<usize>, Vec<usize>)>,
-    root: c_int,
-) -> Result<()> {
-    check_root(b, root)?;
-    let n = b.size() as usize;
-    let is_root = b.rank() == root;
-    if in_place(sendbuf) && !is_root {
-        return Err(Error::new(
-            ErrorClass::Buffer,
-            "MPI_IN_PLACE is only valid at the root",
-        ));
-    }
-    let send = send_side(sendbuf, sendcount, sendtype)?;
-    let (lens, displs) = if is_root {
-        let (l, d) = layout_at_root(n)?;
-        check_buf(recvbuf, extent_of(&l, &d), "recvbuf")?;
-        (l, d)
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    algos::gatherv(b, send, at(recvbuf), &lens, &displs, root);
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn gather(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Handle,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Handle,
-    root: c_int,
-) -> Result<()> {
-    let f = |n: usize| {
-        let l = bytes(recvcount, recvtype)?;
-        Ok((vec![l; n], (0..n).map(|i| i * l).collect()))
-    };
-    // SAFETY: forwarded.
-    unsafe { gatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, f, root) }
-}
-coll_fns!(MPI_Gather / PMPI_Gather, MPI_Igather / PMPI_Igather,
-    gather(sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int));
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn gatherv(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Handle,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Handle,
-    root: c_int,
-) -> Result<()> {
-    // SAFETY: at the root both arrays hold one int per rank.
-    let f = |n: usize| unsafe { layout(recvcounts, displs, dtype(recvtype)?, n) };
-    // SAFETY: forwarded.
-    unsafe { gatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, f, root) }
-}
-coll_fns!(MPI_Gatherv / PMPI_Gatherv, MPI_Igatherv / PMPI_Igatherv,
-    gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle, root: c_int));
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn scatterv_common(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    layout_at_root: impl FnOnce(usize) -> Result<(Vec<usize>, Vec<usize>)>,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Handle,
-    root: c_int,
-) -> Result<()> {
-    check_root(b, root)?;
-    let n = b.size() as usize;
-    let is_root = b.rank() == root;
-    if in_place(recvbuf) && !is_root {
-        return Err(Error::new(
-            ErrorClass::Buffer,
-            "MPI_IN_PLACE is only valid at the root",
-        ));
-    }
-    let recv = if in_place(recvbuf) {
-        None
-    } else {
-        let len = bytes(recvcount, recvtype)?;
-        check_buf(recvbuf, len, "recvbuf")?;
-        Some((at(recvbuf), len))
-    };
-    let (lens, displs) = if is_root {
-        let (l, d) = layout_at_root(n)?;
-        check_buf(sendbuf, extent_of(&l, &d), "sendbuf")?;
-        (l, d)
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    algos::scatterv(b, at(sendbuf), &lens, &displs, recv, root);
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn scatter(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Handle,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Handle,
-    root: c_int,
-) -> Result<()> {
-    let f = |n: usize| {
-        let l = bytes(sendcount, sendtype)?;
-        Ok((vec![l; n], (0..n).map(|i| i * l).collect()))
-    };
-    // SAFETY: forwarded.
-    unsafe { scatterv_common(b, sendbuf, f, recvbuf, recvcount, recvtype, root) }
-}
-coll_fns!(MPI_Scatter / PMPI_Scatter, MPI_Iscatter / PMPI_Iscatter,
-    scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int));
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn scatterv(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: Handle,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Handle,
-    root: c_int,
-) -> Result<()> {
-    // SAFETY: at the root both arrays hold one int per rank.
-    let f = |n: usize| unsafe { layout(sendcounts, displs, dtype(sendtype)?, n) };
-    // SAFETY: forwarded.
-    unsafe { scatterv_common(b, sendbuf, f, recvbuf, recvcount, recvtype, root) }
-}
-coll_fns!(MPI_Scatterv / PMPI_Scatterv, MPI_Iscatterv / PMPI_Iscatterv,
-    scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int));
-
-unsafe fn allgatherv_common(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Handle,
-    recvbuf: *mut c_void,
-    lens: Vec<usize>,
-    displs: Vec<usize>,
-) -> Result<()> {
-    let send = send_side(sendbuf, sendcount, sendtype)?;
-    check_buf(recvbuf, extent_of(&lens, &displs), "recvbuf")?;
-    algos::allgatherv(b, send, at(recvbuf), &lens, &displs);
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn allgather(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Handle,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Handle,
-) -> Result<()> {
-    let n = b.size() as usize;
-    let l = bytes(recvcount, recvtype)?;
-    let (lens, displs) = (vec![l; n], (0..n).map(|i| i * l).collect());
-    // SAFETY: forwarded.
-    unsafe { allgatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, lens, displs) }
-}
-coll_fns!(MPI_Allgather / PMPI_Allgather, MPI_Iallgather / PMPI_Iallgather,
-    allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle));
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn allgatherv(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Handle,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Handle,
-) -> Result<()> {
-    // SAFETY: both arrays hold one int per rank.
-    let (lens, d) = unsafe { layout(recvcounts, displs, dtype(recvtype)?, b.size() as usize)? };
-    // SAFETY: forwarded.
-    unsafe { allgatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, lens, d) }
-}
-coll_fns!(MPI_Allgatherv / PMPI_Allgatherv, MPI_Iallgatherv / PMPI_Iallgatherv,
-    allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle));
-
-/// Alltoall(v/w) once every layout is in bytes.
-fn alltoall_common(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    send: Option<(Vec<usize>, Vec<usize>)>,
-    recvbuf: *mut c_void,
-    rlens: Vec<usize>,
-    rdispls: Vec<usize>,
-) -> Result<()> {
-    check_buf(recvbuf, extent_of(&rlens, &rdispls), "recvbuf")?;
-    match send {
-        Some((sl, sd)) => {
-            check_buf(sendbuf, extent_of(&sl, &sd), "sendbuf")?;
-            algos::alltoallw(
-                b,
-                Some(at(sendbuf)),
-                &sl,
-                &sd,
-                at(recvbuf),
-                &rlens,
-                &rdispls,
-            );
-        }
-        None => algos::alltoallw(b, None, &rlens, &rdispls, at(recvbuf), &rlens, &rdispls),
-    }
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn alltoall(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Handle,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Handle,
-) -> Result<()> {
-    let n = b.size() as usize;
-    let uniform = |l: usize| (vec![l; n], (0..n).map(|i| i * l).collect::<Vec<_>>());
-    let (rl, rd) = uniform(bytes(recvcount, recvtype)?);
-    let send = if in_place(sendbuf) {
-        None
-    } else {
-        Some(uniform(bytes(sendcount, sendtype)?))
-    };
-    alltoall_common(b, sendbuf, send, recvbuf, rl, rd)
-}
-coll_fns!(MPI_Alltoall / PMPI_Alltoall, MPI_Ialltoall / PMPI_Ialltoall,
-    alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle));
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn alltoallv(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: Handle,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: Handle,
-) -> Result<()> {
-    let n = b.size() as usize;
-    // SAFETY: every array holds one int per rank (the send ones unless MPI_IN_PLACE).
-    let (rl, rd) = unsafe { layout(recvcounts, rdispls, dtype(recvtype)?, n)? };
-    let send = if in_place(sendbuf) {
-        None
-    } else {
-        // SAFETY: as above.
-        Some(unsafe { layout(sendcounts, sdispls, dtype(sendtype)?, n)? })
-    };
-    alltoall_common(b, sendbuf, send, recvbuf, rl, rd)
-}
-coll_fns!(MPI_Alltoallv / PMPI_Alltoallv, MPI_Ialltoallv / PMPI_Ialltoallv,
-    alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Handle));
-
-/// Alltoallw's per-rank types: byte lengths from counts; displacements are already in bytes.
-///
-/// # Safety
-/// The three arrays hold `n` entries each.
-unsafe fn w_layout(
-    counts: *const c_int,
-    displs: *const c_int,
-    types: *const Handle,
-    n: usize,
-) -> Result<(Vec<usize>, Vec<usize>)> {
-    if types.is_null() {
-        return Err(Error::new(ErrorClass::Arg, "datatype array is NULL"));
-    }
-    // SAFETY: the caller's contract.
-    let (c, d, t) = unsafe {
-        (
-            ints(counts, n, "counts")?,
-            ints(displs, n, "displacements")?,
-            std::slice::from_raw_parts(types, n),
-        )
-    };
-    let lens = c
-        .iter()
-        .zip(t)
-        .map(|(&c, &t)| Ok(span(c, dtype(t)?)))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((lens, d))
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw(
-    b: &mut Builder,
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const Handle,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const Handle,
-) -> Result<()> {
-    let n = b.size() as usize;
-    // SAFETY: every array holds one entry per rank (the send ones unless MPI_IN_PLACE).
-    let (rl, rd) = unsafe { w_layout(recvcounts, rdispls, recvtypes, n)? };
-    let send = if in_place(sendbuf) {
-        None
-    } else {
-        // SAFETY: as above.
-        Some(unsafe { w_layout(sendcounts, sdispls, sendtypes, n)? })
-    };
-    alltoall_common(b, sendbuf, send, recvbuf, rl, rd)
-}
-coll_fns!(MPI_Alltoallw / PMPI_Alltoallw, MPI_Ialltoallw / PMPI_Ialltoallw,
-    alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Handle));
-
-mpi_fn! {
-    fn MPI_Reduce_local / PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) -> c_int {
-        let r = (|| {
-            let len = bytes(count, datatype)?;
-            let red = reduction(op, datatype)?;
-            check_buf(inbuf, len, "inbuf")?;
-            check_buf(inoutbuf, len, "inoutbuf")?;
-            if len == 0 {
-                return Ok(());
-            }
-            let (i, o) = (inbuf as usize, inoutbuf as usize);
-            if i < o + len && o < i + len {
-                return Err(Error::new(ErrorClass::Buffer, "inbuf and inoutbuf overlap"));
-            }
-            // SAFETY: both buffers hold `count` elements of `datatype` (MPI_Reduce_local's
-            // contract) and were just checked not to overlap.
-            let (a, b) = unsafe {
-                (
-                    std::slice::from_raw_parts(inbuf.cast::<u8>(), len),
-                    std::slice::from_raw_parts_mut(inoutbuf.cast::<u8>(), len),
-                )
-            };
-            op::apply(&red.op, red.dt, count as usize, a, b);
-            Ok(())
-        })();
-        match r {
-            Ok(()) => MPI_SUCCESS,
-            Err(e) => fail("MPI_Reduce_local", crate::comm::WORLD, e),
-        }
-    }
-}
-
-mpi_fn! {
-    fn MPI_Op_create / PMPI_Op_create(user_fn: Option<op::CUserFn>, commute: c_int, op: *mut Handle) -> c_int {
-        let (Some(f), false) = (user_fn, op.is_null()) else {
-            return fail("MPI_Op_create", crate::comm::WORLD, Error::new(ErrorClass::Arg, "user function or op pointer is NULL"));
-        };
-        // SAFETY: checked non-NULL; the caller passes a writable MPI_Op.
-        unsafe { op.write(op::create(f, commute != 0) as Handle) };
-        MPI_SUCCESS
-    }
-}
-
-mpi_fn! {
-    fn MPI_Op_free / PMPI_Op_free(op: *mut Handle) -> c_int {
-        if op.is_null() {
-            return fail("MPI_Op_free", crate::comm::WORLD, Error::new(ErrorClass::Arg, "op pointer is NULL"));
-        }
-        // SAFETY: checked non-NULL; the caller's MPI_Op.
-        match op::free(unsafe { *op } as usize) {
-            Ok(()) => {
-                // SAFETY: as above.
-                unsafe { *op = op::OP_NULL as Handle };
-                MPI_SUCCESS
-            }
-            Err(e) => fail("MPI_Op_free", crate::comm::WORLD, e),
-        }
-    }
-}
-
-mpi_fn! {
-    fn MPI_Op_commutative / PMPI_Op_commutative(op: Handle, commute: *mut c_int) -> c_int {
-        if commute.is_null() {
-            return fail("MPI_Op_commutative", crate::comm::WORLD, Error::new(ErrorClass::Arg, "commute pointer is NULL"));
-        }
-        match op::lookup(op as usize) {
-            Ok(o) => {
-                // SAFETY: checked non-NULL.
-                unsafe { *commute = o.commutative() as c_int };
-                MPI_SUCCESS
-            }
-            Err(e) => fail("MPI_Op_commutative", crate::comm::WORLD, e),
-        }
-    }
-}

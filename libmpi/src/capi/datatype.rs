@@ -9,9 +9,6 @@ use super::*;
 use crate::datatype::{table, Layout, Msg};
 use crate::error::err;
 
-type Aint = isize;
-type Count = i64;
-
 const ORDER_C: c_int = 0xC;
 const ORDER_FORTRAN: c_int = 0xF;
 const MAX_OBJECT_NAME: usize = 128;
@@ -19,11 +16,6 @@ const MAX_OBJECT_NAME: usize = 128;
 /// The message `count` elements of `datatype` at `buf` make, checking all three. Predefined
 /// types (and derived ones whose elements form one run) become a plain byte range: no
 /// allocation, no reference count. A derived type must be committed.
-pub(crate) fn message(buf: *const c_void, count: c_int, datatype: Handle) -> Result<Msg> {
-    message_c(buf, count as Count, datatype)
-}
-
-/// `message` for the large-count (`_c`) calls.
 #[inline]
 pub(crate) fn message_c(buf: *const c_void, count: Count, datatype: Handle) -> Result<Msg> {
     // The common case inline (a predefined type, a valid buffer); everything else, errors
@@ -43,7 +35,7 @@ pub(crate) fn plain_bytes(buf: *const c_void, count: Count, datatype: Handle) ->
         return None;
     }
     let n = (count as usize).checked_mul(crate::datatype::lookup(h)?.size)?;
-    (!buf.is_null() || n == 0).then_some(n)
+    (n <= MAX_BYTES && (!buf.is_null() || n == 0)).then_some(n)
 }
 
 #[inline(never)]
@@ -58,9 +50,7 @@ fn message_general(buf: *const c_void, count: Count, datatype: Handle) -> Result
     let layout = match crate::datatype::lookup(h) {
         // The MINLOC/MAXLOC pairs with padding inside go through their layout.
         Some(dt) if !matches!(h, 0x229 | 0x22a | 0x22c | 0x22d) => {
-            let n = (count as usize)
-                .checked_mul(dt.size)
-                .ok_or_else(too_large)?;
+            let n = byte_len(count as usize, dt.size)?;
             if buf.is_null() && n > 0 {
                 return Err(Error::new(
                     ErrorClass::Buffer,
@@ -73,9 +63,7 @@ fn message_general(buf: *const c_void, count: Count, datatype: Handle) -> Result
         // A NULL buffer is MPI_BOTTOM here: the type's displacements are absolute addresses.
         None => table::committed(h)?,
     };
-    (count as usize)
-        .checked_mul(layout.size())
-        .ok_or_else(too_large)?;
+    byte_len(count as usize, layout.size())?;
     let m = Msg::typed(buf.cast(), count as usize, &layout);
     if m.is_contiguous() && m.ptr.is_null() && m.len > 0 {
         return Err(Error::new(
@@ -90,10 +78,27 @@ fn too_large() -> Error {
     Error::new(ErrorClass::Count, "message size overflows")
 }
 
+/// The most bytes one message (or buffer) may hold: Rust's limit on one object, isize::MAX.
+/// The pml and the schedules carry 64-bit lengths; a count beyond this is MPI_ERR_COUNT.
+pub(crate) const MAX_BYTES: usize = isize::MAX as usize;
+
+/// Bytes of `count` elements of `size` bytes each, at most MAX_BYTES.
+pub(crate) fn byte_len(count: usize, size: usize) -> Result<usize> {
+    match count.checked_mul(size) {
+        Some(n) if n <= MAX_BYTES => Ok(n),
+        _ => Err(Error::new(
+            ErrorClass::Count,
+            format!(
+                "count {count} of a {size}-byte datatype exceeds the largest message rmpi supports ({MAX_BYTES} bytes, isize::MAX)"
+            ),
+        )),
+    }
+}
+
 /// Bytes of `count` elements for calls that move a raw buffer (no datatype layout): predefined
 /// types, and derived ones whose data is one run from the buffer start. Other derived types are
 /// refused rather than sent as the wrong bytes.
-pub(crate) fn contiguous_bytes(count: c_int, datatype: Handle) -> Result<usize> {
+pub(crate) fn contiguous_bytes(count: Count, datatype: Handle) -> Result<usize> {
     if count < 0 {
         return Err(Error::new(
             ErrorClass::Count,
@@ -104,9 +109,10 @@ pub(crate) fn contiguous_bytes(count: c_int, datatype: Handle) -> Result<usize> 
     if let Some(dt) =
         crate::datatype::lookup(h).filter(|_| !matches!(h, 0x229 | 0x22a | 0x22c | 0x22d))
     {
-        return (count as usize).checked_mul(dt.size).ok_or_else(too_large);
+        return byte_len(count as usize, dt.size);
     }
     let layout = table::committed(h)?;
+    byte_len(count as usize, layout.size())?;
     match layout.contiguous_run(count as usize) {
         Some((0, n)) => Ok(n),
         _ => Err(Error::new(
@@ -720,7 +726,7 @@ mpi_fn! {
     fn MPI_Pack / PMPI_Pack(inbuf: *const c_void, incount: c_int, datatype: Handle, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, comm: Handle) -> c_int {
         dcall("MPI_Pack", || {
             comm_index(comm)?;
-            let m = message(inbuf, incount, datatype)?;
+            let m = message_c(inbuf, incount as Count, datatype)?;
             if position.is_null() {
                 return err(ErrorClass::Arg, "position is NULL");
             }
@@ -753,7 +759,7 @@ mpi_fn! {
     fn MPI_Unpack / PMPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: Handle, comm: Handle) -> c_int {
         dcall("MPI_Unpack", || {
             comm_index(comm)?;
-            let m = message(outbuf, outcount, datatype)?;
+            let m = message_c(outbuf, outcount as Count, datatype)?;
             if position.is_null() {
                 return err(ErrorClass::Arg, "position is NULL");
             }

@@ -5,12 +5,14 @@
 
 mod attr;
 mod coll;
+mod coll_v;
 mod comm;
 mod datatype;
 pub(crate) mod env;
 mod errh;
 mod group;
 mod handle_int;
+mod ops;
 mod p2p;
 mod p2p_completion;
 mod p2p_modes;
@@ -19,7 +21,7 @@ mod tool;
 mod unimplemented;
 mod unsupported;
 
-use datatype::{message, plain_bytes, type_size};
+use datatype::{message_c, plain_bytes, type_size};
 
 use std::ffi::c_int;
 
@@ -47,6 +49,9 @@ const ERRORS_RETURN: usize = 0x143;
 const DYNAMIC_BASE: usize = 0x10000;
 
 pub type Handle = *mut std::ffi::c_void;
+/// MPI_Count and MPI_Aint as the ABI defines them (LP64).
+type Count = i64;
+type Aint = isize;
 
 /// MPI_Status as the ABI lays it out; `internal` holds the byte count and the cancelled flag.
 #[repr(C)]
@@ -152,7 +157,7 @@ fn request_id(h: Handle) -> Result<Option<pml::ReqId>> {
 
 /// Bytes of `count` elements for calls that move a raw buffer: predefined types and derived
 /// types whose data is one run from the buffer start (others are refused, see contiguous_bytes).
-fn message_bytes(count: c_int, datatype: Handle) -> Result<usize> {
+fn message_bytes(count: Count, datatype: Handle) -> Result<usize> {
     datatype::contiguous_bytes(count, datatype)
 }
 

@@ -19,91 +19,149 @@ pub(super) fn check_buf(buf: *const c_void, bytes: usize) -> Result<()> {
     Ok(())
 }
 
-mpi_fn! {
-    fn MPI_Send / PMPI_Send(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-        // The latency path: a predefined type that fits one fragment goes straight to the
-        // transport; anything else (errors included) takes the general path below.
-        if let (Some(n), Ok(c)) = (plain_bytes(buf, count as i64, datatype), comm_index(comm)) {
-            // SAFETY: MPI_Send's contract: buf holds count elements, n bytes.
-            if runtime::try_with(|rt| unsafe { rt.send_now(c, buf.cast(), n, dest, tag) }) {
+/// MPI_Send(_c): one code path for both count widths.
+#[inline(always)]
+fn send(name: &str, buf: *const c_void, count: Count, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
+    // The latency path: a predefined type that fits one fragment goes straight to the
+    // transport; anything else (errors included) takes the general path below.
+    if let (Some(n), Ok(c)) = (plain_bytes(buf, count, datatype), comm_index(comm)) {
+        // SAFETY: MPI_Send's contract: buf holds count elements, n bytes.
+        if runtime::try_with(|rt| unsafe { rt.send_now(c, buf.cast(), n, dest, tag) }) {
+            return MPI_SUCCESS;
+        }
+    }
+    call(name, err_comm(comm), |rt| {
+        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
+        // SAFETY: MPI_Send's contract: buf holds count elements; the call returns only once sent.
+        let s = unsafe { rt.start_send_msg(c, m, dest, tag)? };
+        rt.finish(s).map(|_| ())
+    })
+}
+
+/// MPI_Recv(_c).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn recv(
+    name: &str,
+    buf: *mut c_void,
+    count: Count,
+    datatype: Handle,
+    source: c_int,
+    tag: c_int,
+    comm: Handle,
+    status: *mut MpiStatus,
+) -> c_int {
+    // The latency path: a predefined type, waited for without a request; anything else
+    // (errors included) takes the general path below.
+    if let (Some(n), Ok(c)) = (plain_bytes(buf, count, datatype), comm_index(comm)) {
+        let mut got = None;
+        // SAFETY: MPI_Recv's contract: buf has room for count elements, n bytes.
+        if runtime::try_with(|rt| {
+            got = unsafe { rt.recv_now(c, buf.cast(), n, source, tag) };
+            got.is_some()
+        }) {
+            let st = got.expect("set when try_with says so");
+            // SAFETY: status is MPI_STATUS_IGNORE or writable, per the standard.
+            unsafe { store_status(status, &st) };
+            if st.error == 0 {
                 return MPI_SUCCESS;
             }
+            return match super::status_error(&st) {
+                Ok(()) => MPI_SUCCESS,
+                Err(e) => fail(name, c, e),
+            };
         }
-        call("MPI_Send", err_comm(comm), |rt| {
-            let (c, m) = (comm_index(comm)?, message(buf, count, datatype)?);
-            // SAFETY: MPI_Send's contract: buf holds count elements; the call returns only once sent.
-            let s = unsafe { rt.start_send_msg(c, m, dest, tag)? };
-            rt.finish(s).map(|_| ())
-        })
+    }
+    call(name, err_comm(comm), |rt| {
+        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
+        // SAFETY: MPI_Recv's contract: buf has room for count elements; completes before return.
+        let s = unsafe { rt.start_recv_msg(c, m, source, tag)? };
+        let st = rt.finish(s)?;
+        // SAFETY: status is MPI_STATUS_IGNORE or writable, per the standard.
+        unsafe { store_status(status, &st) };
+        super::status_error(&st)
+    })
+}
+
+/// MPI_Isend(_c) (`send`) and MPI_Irecv(_c).
+#[allow(clippy::too_many_arguments)]
+fn istart(
+    name: &str,
+    send: bool,
+    buf: *const c_void,
+    count: Count,
+    datatype: Handle,
+    peer: c_int,
+    tag: c_int,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    call(name, err_comm(comm), |rt| {
+        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
+        if request.is_null() {
+            return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
+        }
+        // SAFETY: the call's contract: buf stays valid (and, for a send, unmodified; for a
+        // receive, untouched) until the request completes.
+        let s = unsafe {
+            if send {
+                rt.start_send_msg(c, m, peer, tag)?
+            } else {
+                rt.start_recv_msg(c, m, peer, tag)?
+            }
+        };
+        let id = rt.pml.request_for(s);
+        // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
+        unsafe { request.write(request_handle(id)) };
+        Ok(())
+    })
+}
+
+mpi_fn! {
+    fn MPI_Send / PMPI_Send(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
+        send("MPI_Send", buf, count as Count, datatype, dest, tag, comm)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Send_c / PMPI_Send_c(buf: *const c_void, count: Count, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
+        send("MPI_Send_c", buf, count, datatype, dest, tag, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Recv / PMPI_Recv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, status: *mut MpiStatus) -> c_int {
-        // The latency path: a predefined type, waited for without a request; anything else
-        // (errors included) takes the general path below.
-        if let (Some(n), Ok(c)) = (plain_bytes(buf, count as i64, datatype), comm_index(comm)) {
-            let mut got = None;
-            // SAFETY: MPI_Recv's contract: buf has room for count elements, n bytes.
-            if runtime::try_with(|rt| {
-                got = unsafe { rt.recv_now(c, buf.cast(), n, source, tag) };
-                got.is_some()
-            }) {
-                let st = got.expect("set when try_with says so");
-                // SAFETY: status is MPI_STATUS_IGNORE or writable, per the standard.
-                unsafe { store_status(status, &st) };
-                if st.error == 0 {
-                    return MPI_SUCCESS;
-                }
-                return match super::status_error(&st) {
-                    Ok(()) => MPI_SUCCESS,
-                    Err(e) => fail("MPI_Recv", c, e),
-                };
-            }
-        }
-        call("MPI_Recv", err_comm(comm), |rt| {
-            let (c, m) = (comm_index(comm)?, message(buf, count, datatype)?);
-            // SAFETY: MPI_Recv's contract: buf has room for count elements; completes before return.
-            let s = unsafe { rt.start_recv_msg(c, m, source, tag)? };
-            let st = rt.finish(s)?;
-            // SAFETY: status is MPI_STATUS_IGNORE or writable, per the standard.
-            unsafe { store_status(status, &st) };
-            super::status_error(&st)
-        })
+        recv("MPI_Recv", buf, count as Count, datatype, source, tag, comm, status)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Recv_c / PMPI_Recv_c(buf: *mut c_void, count: Count, datatype: Handle, source: c_int, tag: c_int, comm: Handle, status: *mut MpiStatus) -> c_int {
+        recv("MPI_Recv_c", buf, count, datatype, source, tag, comm, status)
     }
 }
 
 mpi_fn! {
     fn MPI_Isend / PMPI_Isend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-        call("MPI_Isend", err_comm(comm), |rt| {
-            let (c, m) = (comm_index(comm)?, message(buf, count, datatype)?);
-            if request.is_null() {
-                return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
-            }
-            // SAFETY: MPI_Isend's contract: buf stays valid and unmodified until the request completes.
-            let s = unsafe { rt.start_send_msg(c, m, dest, tag)? };
-            let id = rt.pml.request_for(s);
-            // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
-            unsafe { request.write(request_handle(id)) };
-            Ok(())
-        })
+        istart("MPI_Isend", true, buf, count as Count, datatype, dest, tag, comm, request)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Isend_c / PMPI_Isend_c(buf: *const c_void, count: Count, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
+        istart("MPI_Isend_c", true, buf, count, datatype, dest, tag, comm, request)
     }
 }
 
 mpi_fn! {
     fn MPI_Irecv / PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-        call("MPI_Irecv", err_comm(comm), |rt| {
-            let (c, m) = (comm_index(comm)?, message(buf, count, datatype)?);
-            if request.is_null() {
-                return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
-            }
-            // SAFETY: MPI_Irecv's contract: buf stays valid and untouched until the request completes.
-            let s = unsafe { rt.start_recv_msg(c, m, source, tag)? };
-            let id = rt.pml.request_for(s);
-            // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
-            unsafe { request.write(request_handle(id)) };
-            Ok(())
-        })
+        istart("MPI_Irecv", false, buf, count as Count, datatype, source, tag, comm, request)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Irecv_c / PMPI_Irecv_c(buf: *mut c_void, count: Count, datatype: Handle, source: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
+        istart("MPI_Irecv_c", false, buf, count, datatype, source, tag, comm, request)
     }
 }
 
@@ -200,26 +258,49 @@ mpi_fn! {
     }
 }
 
+/// MPI_Sendrecv(_c).
+fn sendrecv(
+    name: &str,
+    (sendbuf, sendcount, sendtype, dest, sendtag): (*const c_void, Count, Handle, c_int, c_int),
+    (recvbuf, recvcount, recvtype, source, recvtag): (*mut c_void, Count, Handle, c_int, c_int),
+    comm: Handle,
+    status: *mut MpiStatus,
+) -> c_int {
+    call(name, err_comm(comm), |rt| {
+        let c = comm_index(comm)?;
+        let (sm, rm) = (message_c(sendbuf, sendcount, sendtype)?, message_c(recvbuf, recvcount, recvtype)?);
+        // SAFETY: both buffers valid per MPI_Sendrecv's contract; both complete before return.
+        let r = unsafe { rt.start_recv_msg(c, rm, source, recvtag)? };
+        // SAFETY: as above.
+        let s = unsafe { rt.start_send_msg(c, sm, dest, sendtag) };
+        let st = rt.finish(r);
+        rt.finish(s?)?;
+        let st = st?;
+        // SAFETY: status is MPI_STATUS_IGNORE or writable.
+        unsafe { store_status(status, &st) };
+        super::status_error(&st)
+    })
+}
+
 mpi_fn! {
     fn MPI_Sendrecv / PMPI_Sendrecv(
         sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, dest: c_int, sendtag: c_int,
         recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, source: c_int, recvtag: c_int,
         comm: Handle, status: *mut MpiStatus
     ) -> c_int {
-        call("MPI_Sendrecv", err_comm(comm), |rt| {
-            let c = comm_index(comm)?;
-            let (sm, rm) = (message(sendbuf, sendcount, sendtype)?, message(recvbuf, recvcount, recvtype)?);
-            // SAFETY: both buffers valid per MPI_Sendrecv's contract; both complete before return.
-            let r = unsafe { rt.start_recv_msg(c, rm, source, recvtag)? };
-            // SAFETY: as above.
-            let s = unsafe { rt.start_send_msg(c, sm, dest, sendtag) };
-            let st = rt.finish(r);
-            rt.finish(s?)?;
-            let st = st?;
-            // SAFETY: status is MPI_STATUS_IGNORE or writable.
-            unsafe { store_status(status, &st) };
-            super::status_error(&st)
-        })
+        sendrecv("MPI_Sendrecv", (sendbuf, sendcount as Count, sendtype, dest, sendtag),
+            (recvbuf, recvcount as Count, recvtype, source, recvtag), comm, status)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Sendrecv_c / PMPI_Sendrecv_c(
+        sendbuf: *const c_void, sendcount: Count, sendtype: Handle, dest: c_int, sendtag: c_int,
+        recvbuf: *mut c_void, recvcount: Count, recvtype: Handle, source: c_int, recvtag: c_int,
+        comm: Handle, status: *mut MpiStatus
+    ) -> c_int {
+        sendrecv("MPI_Sendrecv_c", (sendbuf, sendcount, sendtype, dest, sendtag),
+            (recvbuf, recvcount, recvtype, source, recvtag), comm, status)
     }
 }
 

@@ -24,7 +24,7 @@ fn write_request(request: *mut Handle, id: pml::ReqId) -> Result<()> {
 fn send(
     name: &str,
     buf: *const c_void,
-    count: c_int,
+    count: Count,
     datatype: Handle,
     dest: c_int,
     tag: c_int,
@@ -45,7 +45,7 @@ fn send(
 fn isend(
     name: &str,
     buf: *const c_void,
-    count: c_int,
+    count: Count,
     datatype: Handle,
     dest: c_int,
     tag: c_int,
@@ -71,7 +71,7 @@ fn isend(
 fn init(
     name: &str,
     buf: *const c_void,
-    count: c_int,
+    count: Count,
     datatype: Handle,
     peer: c_int,
     tag: c_int,
@@ -98,59 +98,70 @@ fn init(
     })
 }
 
+/// Each mode's int form and its large-count (`_c`) form: one body, `count` widened to MPI_Count.
 macro_rules! send_fns {
-    ($($name:ident / $pname:ident = $mode:ident;)*) => {$(
+    ($($name:ident / $pname:ident, $cname:ident / $pcname:ident = $mode:ident;)*) => {$(
         mpi_fn! {
             fn $name / $pname(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-                send(stringify!($name), buf, count, datatype, dest, tag, comm, SendMode::$mode)
+                send(stringify!($name), buf, count as Count, datatype, dest, tag, comm, SendMode::$mode)
+            }
+        }
+        mpi_fn! {
+            fn $cname / $pcname(buf: *const c_void, count: Count, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
+                send(stringify!($cname), buf, count, datatype, dest, tag, comm, SendMode::$mode)
             }
         }
     )*};
 }
 
 macro_rules! isend_fns {
-    ($($name:ident / $pname:ident = $mode:ident;)*) => {$(
+    ($($name:ident / $pname:ident, $cname:ident / $pcname:ident = $mode:ident;)*) => {$(
         mpi_fn! {
             fn $name / $pname(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-                isend(stringify!($name), buf, count, datatype, dest, tag, comm, request, SendMode::$mode)
+                isend(stringify!($name), buf, count as Count, datatype, dest, tag, comm, request, SendMode::$mode)
+            }
+        }
+        mpi_fn! {
+            fn $cname / $pcname(buf: *const c_void, count: Count, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
+                isend(stringify!($cname), buf, count, datatype, dest, tag, comm, request, SendMode::$mode)
             }
         }
     )*};
 }
 
 macro_rules! init_fns {
-    ($($name:ident / $pname:ident = $mode:expr;)*) => {$(
+    ($($name:ident / $pname:ident, $cname:ident / $pcname:ident = $mode:expr;)*) => {$(
         mpi_fn! {
-            fn $name / $pname(buf: *const c_void, count: c_int, datatype: Handle, peer: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-                init(stringify!($name), buf, count, datatype, peer, tag, comm, request, $mode)
+            fn $name / $pname(buf: *mut c_void, count: c_int, datatype: Handle, peer: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
+                init(stringify!($name), buf, count as Count, datatype, peer, tag, comm, request, $mode)
+            }
+        }
+        mpi_fn! {
+            fn $cname / $pcname(buf: *mut c_void, count: Count, datatype: Handle, peer: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
+                init(stringify!($cname), buf, count, datatype, peer, tag, comm, request, $mode)
             }
         }
     )*};
 }
 
 send_fns! {
-    MPI_Ssend / PMPI_Ssend = Sync;
-    MPI_Bsend / PMPI_Bsend = Buffered;
-    MPI_Rsend / PMPI_Rsend = Ready;
+    MPI_Ssend / PMPI_Ssend, MPI_Ssend_c / PMPI_Ssend_c = Sync;
+    MPI_Bsend / PMPI_Bsend, MPI_Bsend_c / PMPI_Bsend_c = Buffered;
+    MPI_Rsend / PMPI_Rsend, MPI_Rsend_c / PMPI_Rsend_c = Ready;
 }
 
 isend_fns! {
-    MPI_Issend / PMPI_Issend = Sync;
-    MPI_Ibsend / PMPI_Ibsend = Buffered;
-    MPI_Irsend / PMPI_Irsend = Ready;
+    MPI_Issend / PMPI_Issend, MPI_Issend_c / PMPI_Issend_c = Sync;
+    MPI_Ibsend / PMPI_Ibsend, MPI_Ibsend_c / PMPI_Ibsend_c = Buffered;
+    MPI_Irsend / PMPI_Irsend, MPI_Irsend_c / PMPI_Irsend_c = Ready;
 }
 
 init_fns! {
-    MPI_Send_init / PMPI_Send_init = Some(SendMode::Standard);
-    MPI_Ssend_init / PMPI_Ssend_init = Some(SendMode::Sync);
-    MPI_Bsend_init / PMPI_Bsend_init = Some(SendMode::Buffered);
-    MPI_Rsend_init / PMPI_Rsend_init = Some(SendMode::Ready);
-}
-
-mpi_fn! {
-    fn MPI_Recv_init / PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-        init("MPI_Recv_init", buf, count, datatype, source, tag, comm, request, None)
-    }
+    MPI_Send_init / PMPI_Send_init, MPI_Send_init_c / PMPI_Send_init_c = Some(SendMode::Standard);
+    MPI_Ssend_init / PMPI_Ssend_init, MPI_Ssend_init_c / PMPI_Ssend_init_c = Some(SendMode::Sync);
+    MPI_Bsend_init / PMPI_Bsend_init, MPI_Bsend_init_c / PMPI_Bsend_init_c = Some(SendMode::Buffered);
+    MPI_Rsend_init / PMPI_Rsend_init, MPI_Rsend_init_c / PMPI_Rsend_init_c = Some(SendMode::Ready);
+    MPI_Recv_init / PMPI_Recv_init, MPI_Recv_init_c / PMPI_Recv_init_c = None;
 }
 
 mpi_fn! {
@@ -186,36 +197,103 @@ mpi_fn! {
     }
 }
 
+/// MPI_Buffer_attach(_c).
+fn buffer_attach(name: &str, buffer: *mut c_void, size: Count) -> c_int {
+    call(name, crate::comm::WORLD, |rt| {
+        if size < 0 {
+            return Err(Error::new(ErrorClass::Arg, format!("buffer size {size} is negative")));
+        }
+        let automatic = buffer as usize == BUFFER_AUTOMATIC;
+        rt.bsend.attach(buffer.cast(), size as usize, automatic)
+    })
+}
+
+/// MPI_Buffer_detach(_c): `store` writes the size in the call's width; the int form refuses
+/// (MPI_ERR_COUNT, buffer left attached) a buffer whose size an int cannot hold.
+fn buffer_detach(name: &str, buffer_addr: *mut c_void, size_max: usize, store: impl FnOnce(usize)) -> c_int {
+    call(name, crate::comm::WORLD, |rt| {
+        if buffer_addr.is_null() {
+            return Err(Error::new(ErrorClass::Arg, "buffer address or size pointer is NULL"));
+        }
+        if rt.bsend.size() > size_max {
+            return Err(Error::new(ErrorClass::Count, format!(
+                "the attached buffer's {} bytes do not fit the size argument (at most {size_max}); use MPI_Buffer_detach_c",
+                rt.bsend.size())));
+        }
+        let automatic = rt.bsend.is_automatic();
+        let (base, n) = rt.buffer_detach()?;
+        let base = if automatic { BUFFER_AUTOMATIC as *mut c_void } else { base.cast() };
+        // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
+        unsafe { buffer_addr.cast::<*mut c_void>().write(base) };
+        store(n);
+        Ok(())
+    })
+}
+
 mpi_fn! {
     fn MPI_Buffer_attach / PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-        call("MPI_Buffer_attach", crate::comm::WORLD, |rt| {
-            if size < 0 {
-                return Err(Error::new(ErrorClass::Arg, format!("buffer size {size} is negative")));
-            }
-            let automatic = buffer as usize == BUFFER_AUTOMATIC;
-            rt.bsend.attach(buffer.cast(), size as usize, automatic)
-        })
+        buffer_attach("MPI_Buffer_attach", buffer, size as Count)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Buffer_attach_c / PMPI_Buffer_attach_c(buffer: *mut c_void, size: Count) -> c_int {
+        buffer_attach("MPI_Buffer_attach_c", buffer, size)
     }
 }
 
 mpi_fn! {
     fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-        call("MPI_Buffer_detach", crate::comm::WORLD, |rt| {
-            if buffer_addr.is_null() || size.is_null() {
-                return Err(Error::new(ErrorClass::Arg, "buffer address or size pointer is NULL"));
-            }
-            let automatic = rt.bsend.is_automatic();
-            let (base, n) = rt.buffer_detach()?;
-            let base = if automatic { BUFFER_AUTOMATIC as *mut c_void } else { base.cast() };
-            // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr
-            // and an int for the size.
-            unsafe {
-                buffer_addr.cast::<*mut c_void>().write(base);
-                size.write(n as c_int);
-            }
-            Ok(())
-        })
+        if size.is_null() {
+            return buffer_detach("MPI_Buffer_detach", std::ptr::null_mut(), 0, |_| ());
+        }
+        // SAFETY: checked non-NULL: the caller's int.
+        buffer_detach("MPI_Buffer_detach", buffer_addr, c_int::MAX as usize, |n| unsafe { size.write(n as c_int) })
     }
+}
+
+mpi_fn! {
+    fn MPI_Buffer_detach_c / PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut Count) -> c_int {
+        if size.is_null() {
+            return buffer_detach("MPI_Buffer_detach_c", std::ptr::null_mut(), 0, |_| ());
+        }
+        // SAFETY: checked non-NULL: the caller's MPI_Count.
+        buffer_detach("MPI_Buffer_detach_c", buffer_addr, Count::MAX as usize, |n| unsafe { size.write(n as Count) })
+    }
+}
+
+/// MPI_Sendrecv_replace(_c).
+#[allow(clippy::too_many_arguments)]
+fn sendrecv_replace(
+    name: &str,
+    buf: *mut c_void,
+    count: Count,
+    datatype: Handle,
+    (dest, sendtag): (c_int, c_int),
+    (source, recvtag): (c_int, c_int),
+    comm: Handle,
+    status: *mut MpiStatus,
+) -> c_int {
+    call(name, err_comm(comm), |rt| {
+        let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
+        check_buf(buf, n)?;
+        let mut tmp = vec![0u8; n];
+        // SAFETY: `tmp` lives until both operations complete below.
+        let r = unsafe { rt.start_recv(c, tmp.as_mut_ptr(), n, source, recvtag)? };
+        // SAFETY: buf holds count elements (the call's contract), unmodified until the
+        // send completes below.
+        let s = unsafe { rt.start_send(c, buf.cast(), n, dest, sendtag) };
+        let st = rt.finish(r);
+        rt.finish(s?)?;
+        let st = st?;
+        if st.count > 0 {
+            // SAFETY: buf has room for n >= st.count bytes; tmp holds st.count received bytes.
+            unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), buf.cast::<u8>(), st.count) };
+        }
+        // SAFETY: status is MPI_STATUS_IGNORE or writable.
+        unsafe { store_status(status, &st) };
+        super::status_error(&st)
+    })
 }
 
 mpi_fn! {
@@ -223,25 +301,15 @@ mpi_fn! {
         buf: *mut c_void, count: c_int, datatype: Handle, dest: c_int, sendtag: c_int,
         source: c_int, recvtag: c_int, comm: Handle, status: *mut MpiStatus
     ) -> c_int {
-        call("MPI_Sendrecv_replace", err_comm(comm), |rt| {
-            let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
-            check_buf(buf, n)?;
-            let mut tmp = vec![0u8; n];
-            // SAFETY: `tmp` lives until both operations complete below.
-            let r = unsafe { rt.start_recv(c, tmp.as_mut_ptr(), n, source, recvtag)? };
-            // SAFETY: buf holds count elements (the call's contract), unmodified until the
-            // send completes below.
-            let s = unsafe { rt.start_send(c, buf.cast(), n, dest, sendtag) };
-            let st = rt.finish(r);
-            rt.finish(s?)?;
-            let st = st?;
-            if st.count > 0 {
-                // SAFETY: buf has room for n >= st.count bytes; tmp holds st.count received bytes.
-                unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), buf.cast::<u8>(), st.count) };
-            }
-            // SAFETY: status is MPI_STATUS_IGNORE or writable.
-            unsafe { store_status(status, &st) };
-            super::status_error(&st)
-        })
+        sendrecv_replace("MPI_Sendrecv_replace", buf, count as Count, datatype, (dest, sendtag), (source, recvtag), comm, status)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Sendrecv_replace_c / PMPI_Sendrecv_replace_c(
+        buf: *mut c_void, count: Count, datatype: Handle, dest: c_int, sendtag: c_int,
+        source: c_int, recvtag: c_int, comm: Handle, status: *mut MpiStatus
+    ) -> c_int {
+        sendrecv_replace("MPI_Sendrecv_replace_c", buf, count, datatype, (dest, sendtag), (source, recvtag), comm, status)
     }
 }

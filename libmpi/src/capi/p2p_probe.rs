@@ -100,47 +100,69 @@ mpi_fn! {
     }
 }
 
+/// MPI_Mrecv(_c).
+fn mrecv(name: &str, buf: *mut c_void, count: Count, datatype: Handle, message: *mut Handle, status: *mut MpiStatus) -> c_int {
+    call(name, crate::comm::WORLD, |rt| {
+        let n = message_bytes(count, datatype)?;
+        check_buf(buf, n)?;
+        if message.is_null() {
+            return Err(Error::new(ErrorClass::Arg, "message pointer is NULL"));
+        }
+        // SAFETY: checked non-NULL; the caller's MPI_Message.
+        let m = message_slot(unsafe { *message })?;
+        // SAFETY: buf has room for count elements; the receive completes before return.
+        let s = unsafe { rt.start_mrecv(m, buf.cast(), n)? };
+        // SAFETY: as above.
+        unsafe { message.write(MESSAGE_NULL as Handle) };
+        let st = rt.finish(s)?;
+        // SAFETY: status is MPI_STATUS_IGNORE or writable.
+        unsafe { store_status(status, &st) };
+        super::status_error(&st)
+    })
+}
+
+/// MPI_Imrecv(_c).
+fn imrecv(name: &str, buf: *mut c_void, count: Count, datatype: Handle, message: *mut Handle, request: *mut Handle) -> c_int {
+    call(name, crate::comm::WORLD, |rt| {
+        let n = message_bytes(count, datatype)?;
+        check_buf(buf, n)?;
+        if message.is_null() || request.is_null() {
+            return Err(Error::new(ErrorClass::Arg, "message or request pointer is NULL"));
+        }
+        // SAFETY: checked non-NULL; the caller's MPI_Message.
+        let m = message_slot(unsafe { *message })?;
+        // SAFETY: buf stays valid until the request completes (MPI_Imrecv's contract).
+        let s = unsafe { rt.start_mrecv(m, buf.cast(), n)? };
+        let id = rt.pml.request_for(s);
+        // SAFETY: both checked non-NULL.
+        unsafe {
+            message.write(MESSAGE_NULL as Handle);
+            request.write(request_handle(id));
+        }
+        Ok(())
+    })
+}
+
 mpi_fn! {
     fn MPI_Mrecv / PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: Handle, message: *mut Handle, status: *mut MpiStatus) -> c_int {
-        call("MPI_Mrecv", crate::comm::WORLD, |rt| {
-            let n = message_bytes(count, datatype)?;
-            check_buf(buf, n)?;
-            if message.is_null() {
-                return Err(Error::new(ErrorClass::Arg, "message pointer is NULL"));
-            }
-            // SAFETY: checked non-NULL; the caller's MPI_Message.
-            let m = message_slot(unsafe { *message })?;
-            // SAFETY: buf has room for count elements; the receive completes before return.
-            let s = unsafe { rt.start_mrecv(m, buf.cast(), n)? };
-            // SAFETY: as above.
-            unsafe { message.write(MESSAGE_NULL as Handle) };
-            let st = rt.finish(s)?;
-            // SAFETY: status is MPI_STATUS_IGNORE or writable.
-            unsafe { store_status(status, &st) };
-            super::status_error(&st)
-        })
+        mrecv("MPI_Mrecv", buf, count as Count, datatype, message, status)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Mrecv_c / PMPI_Mrecv_c(buf: *mut c_void, count: Count, datatype: Handle, message: *mut Handle, status: *mut MpiStatus) -> c_int {
+        mrecv("MPI_Mrecv_c", buf, count, datatype, message, status)
     }
 }
 
 mpi_fn! {
     fn MPI_Imrecv / PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: Handle, message: *mut Handle, request: *mut Handle) -> c_int {
-        call("MPI_Imrecv", crate::comm::WORLD, |rt| {
-            let n = message_bytes(count, datatype)?;
-            check_buf(buf, n)?;
-            if message.is_null() || request.is_null() {
-                return Err(Error::new(ErrorClass::Arg, "message or request pointer is NULL"));
-            }
-            // SAFETY: checked non-NULL; the caller's MPI_Message.
-            let m = message_slot(unsafe { *message })?;
-            // SAFETY: buf stays valid until the request completes (MPI_Imrecv's contract).
-            let s = unsafe { rt.start_mrecv(m, buf.cast(), n)? };
-            let id = rt.pml.request_for(s);
-            // SAFETY: both checked non-NULL.
-            unsafe {
-                message.write(MESSAGE_NULL as Handle);
-                request.write(request_handle(id));
-            }
-            Ok(())
-        })
+        imrecv("MPI_Imrecv", buf, count as Count, datatype, message, request)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Imrecv_c / PMPI_Imrecv_c(buf: *mut c_void, count: Count, datatype: Handle, message: *mut Handle, request: *mut Handle) -> c_int {
+        imrecv("MPI_Imrecv_c", buf, count, datatype, message, request)
     }
 }

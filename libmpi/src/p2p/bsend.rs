@@ -69,6 +69,14 @@ impl Bsend {
         }
     }
 
+    /// Bytes of the attached user buffer (0 for none or MPI_BUFFER_AUTOMATIC).
+    pub fn size(&self) -> usize {
+        match self.attached {
+            Attached::User(_, n) => n,
+            _ => 0,
+        }
+    }
+
     pub fn is_automatic(&self) -> bool {
         matches!(self.attached, Attached::Automatic)
     }

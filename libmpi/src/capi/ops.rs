@@ -1,0 +1,107 @@
+//! Reduction operations of the C ABI: MPI_Reduce_local(_c) and user operations
+//! (MPI_Op_create(_c), MPI_Op_free, MPI_Op_commutative); the operations themselves are in
+//! `crate::op`.
+
+use std::ffi::{c_int, c_void};
+
+use super::coll::{bytes, check_buf, reduction, Wide};
+use super::*;
+use crate::op;
+
+/// MPI_Reduce_local(_c).
+fn reduce_local(name: &str, inbuf: *const c_void, inoutbuf: *mut c_void, count: impl Wide, datatype: Handle, op: Handle) -> c_int {
+    let r = (|| {
+        let len = bytes(count, datatype)?;
+        let red = reduction(op, datatype)?;
+        check_buf(inbuf, len, "inbuf")?;
+        check_buf(inoutbuf, len, "inoutbuf")?;
+        if len == 0 {
+            return Ok(());
+        }
+        let (i, o) = (inbuf as usize, inoutbuf as usize);
+        if i < o + len && o < i + len {
+            return Err(Error::new(ErrorClass::Buffer, "inbuf and inoutbuf overlap"));
+        }
+        // SAFETY: both buffers hold `count` elements of `datatype` (MPI_Reduce_local's
+        // contract) and were just checked not to overlap.
+        let (a, b) = unsafe {
+            (
+                std::slice::from_raw_parts(inbuf.cast::<u8>(), len),
+                std::slice::from_raw_parts_mut(inoutbuf.cast::<u8>(), len),
+            )
+        };
+        op::apply(&red.op, red.dt, count.wide() as usize, a, b);
+        Ok(())
+    })();
+    match r {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => fail(name, crate::comm::WORLD, e),
+    }
+}
+
+mpi_fn! {
+    fn MPI_Reduce_local / PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) -> c_int {
+        reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Reduce_local_c / PMPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut c_void, count: Count, datatype: Handle, op: Handle) -> c_int {
+        reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op)
+    }
+}
+
+/// MPI_Op_create(_c): `f` is None when the user function pointer is NULL.
+fn op_create(name: &str, f: Option<op::CFn>, commute: c_int, op: *mut Handle) -> c_int {
+    let (Some(f), false) = (f, op.is_null()) else {
+        return fail(name, crate::comm::WORLD, Error::new(ErrorClass::Arg, "user function or op pointer is NULL"));
+    };
+    // SAFETY: checked non-NULL; the caller passes a writable MPI_Op.
+    unsafe { op.write(op::create(f, commute != 0) as Handle) };
+    MPI_SUCCESS
+}
+
+mpi_fn! {
+    fn MPI_Op_create / PMPI_Op_create(user_fn: Option<op::CUserFn>, commute: c_int, op: *mut Handle) -> c_int {
+        op_create("MPI_Op_create", user_fn.map(op::CFn::Int), commute, op)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Op_create_c / PMPI_Op_create_c(user_fn: Option<op::CUserFnC>, commute: c_int, op: *mut Handle) -> c_int {
+        op_create("MPI_Op_create_c", user_fn.map(op::CFn::Large), commute, op)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Op_free / PMPI_Op_free(op: *mut Handle) -> c_int {
+        if op.is_null() {
+            return fail("MPI_Op_free", crate::comm::WORLD, Error::new(ErrorClass::Arg, "op pointer is NULL"));
+        }
+        // SAFETY: checked non-NULL; the caller's MPI_Op.
+        match op::free(unsafe { *op } as usize) {
+            Ok(()) => {
+                // SAFETY: as above.
+                unsafe { *op = op::OP_NULL as Handle };
+                MPI_SUCCESS
+            }
+            Err(e) => fail("MPI_Op_free", crate::comm::WORLD, e),
+        }
+    }
+}
+
+mpi_fn! {
+    fn MPI_Op_commutative / PMPI_Op_commutative(op: Handle, commute: *mut c_int) -> c_int {
+        if commute.is_null() {
+            return fail("MPI_Op_commutative", crate::comm::WORLD, Error::new(ErrorClass::Arg, "commute pointer is NULL"));
+        }
+        match op::lookup(op as usize) {
+            Ok(o) => {
+                // SAFETY: checked non-NULL.
+                unsafe { *commute = o.commutative() as c_int };
+                MPI_SUCCESS
+            }
+            Err(e) => fail("MPI_Op_commutative", crate::comm::WORLD, e),
+        }
+    }
+}
