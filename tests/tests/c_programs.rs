@@ -67,3 +67,13 @@ fn c_fatal_error_handler_aborts_with_a_message() {
         r.stderr
     );
 }
+
+#[test]
+fn c_large_count_forms() {
+    // Every implemented `_c` call once (p2p, collectives, user ops, datatypes), then
+    // negative and oversized counts under MPI_ERRORS_RETURN.
+    let p = c_program("tests/c/large_count.c");
+    for np in [2, 3] {
+        mpirun_np(np, &p, &[]).assert_no_errors(&format!("large_count at np {np}"));
+    }
+}
