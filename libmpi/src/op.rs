@@ -419,7 +419,14 @@ pub fn apply(op: &Op, dt: Datatype, count: usize, a: &[u8], b: &mut [u8]) {
                     // SAFETY: the user registered `f` with MPI_Op_create_c, promising an
                     // MPI_User_function_c; both vectors hold `count` elements of `dt`, and
                     // `invec` is not written by conforming functions (the buffer is ours anyway).
-                    unsafe { f(a.as_ptr() as *mut c_void, b.as_mut_ptr().cast(), &mut len, dthp) };
+                    unsafe {
+                        f(
+                            a.as_ptr() as *mut c_void,
+                            b.as_mut_ptr().cast(),
+                            &mut len,
+                            dthp,
+                        )
+                    };
                 }
                 CFn::Int(f) => {
                     // An int `len` holds at most c_int::MAX elements: larger counts go in
@@ -432,7 +439,12 @@ pub fn apply(op: &Op, dt: Datatype, count: usize, a: &[u8], b: &mut [u8]) {
                         // SAFETY: as above, for MPI_Op_create's MPI_User_function; each piece
                         // holds `len` whole elements of `dt`.
                         unsafe {
-                            f(a[lo..hi].as_ptr() as *mut c_void, b[lo..hi].as_mut_ptr().cast(), &mut len, dthp)
+                            f(
+                                a[lo..hi].as_ptr() as *mut c_void,
+                                b[lo..hi].as_mut_ptr().cast(),
+                                &mut len,
+                                dthp,
+                            )
                         };
                         done += n;
                     }

@@ -7,8 +7,8 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::*;
 use super::datatype::byte_len;
+use super::*;
 use crate::coll::{self, algos, At, Buf, Builder, Red};
 use crate::datatype::Datatype;
 use crate::op;
@@ -89,12 +89,8 @@ pub(super) fn span(count: usize, dt: Datatype) -> Result<usize> {
 
 /// A count as a usize: MPI_ERR_COUNT when it is negative.
 pub(super) fn count_of(count: impl Wide, what: &str) -> Result<usize> {
-    usize::try_from(count.wide()).map_err(|_| {
-        Error::new(
-            ErrorClass::Count,
-            format!("{what} {count} is negative"),
-        )
-    })
+    usize::try_from(count.wide())
+        .map_err(|_| Error::new(ErrorClass::Count, format!("{what} {count} is negative")))
 }
 
 pub(super) fn bytes(count: impl Wide, dt: Handle) -> Result<usize> {
@@ -230,8 +226,12 @@ pub(super) fn coll(
 /// The type of a parameter in the large-count form: the second type when one is given
 /// (`count: c_int | Count`), the same type otherwise.
 macro_rules! pick {
-    ($t:ty) => { $t };
-    ($t:ty, $c:ty) => { $c };
+    ($t:ty) => {
+        $t
+    };
+    ($t:ty, $c:ty) => {
+        $c
+    };
 }
 pub(super) use pick;
 
@@ -457,4 +457,3 @@ unsafe fn reduce_scatter_block(
 coll_fns!(MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block, MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block,
     MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c, MPI_Ireduce_scatter_block_c / PMPI_Ireduce_scatter_block_c,
     reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int | Count, datatype: Handle, op: Handle));
-

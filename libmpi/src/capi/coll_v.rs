@@ -62,9 +62,7 @@ unsafe fn gather(
     recvtype: Handle,
     root: c_int,
 ) -> Result<()> {
-    let f = |n: usize| {
-        uniform(bytes(recvcount, recvtype)?, n)
-    };
+    let f = |n: usize| uniform(bytes(recvcount, recvtype)?, n);
     // SAFETY: forwarded.
     unsafe { gatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, f, root) }
 }
@@ -141,9 +139,7 @@ unsafe fn scatter(
     recvtype: Handle,
     root: c_int,
 ) -> Result<()> {
-    let f = |n: usize| {
-        uniform(bytes(sendcount, sendtype)?, n)
-    };
+    let f = |n: usize| uniform(bytes(sendcount, sendtype)?, n);
     // SAFETY: forwarded.
     unsafe { scatterv_common(b, sendbuf, f, recvbuf, recvcount, recvtype, root) }
 }
@@ -359,4 +355,3 @@ unsafe fn alltoallw(
 coll_fns!(MPI_Alltoallw / PMPI_Alltoallw, MPI_Ialltoallw / PMPI_Ialltoallw,
     MPI_Alltoallw_c / PMPI_Alltoallw_c, MPI_Ialltoallw_c / PMPI_Ialltoallw_c,
     alltoallw(sendbuf: *const c_void, sendcounts: *const c_int | *const Count, sdispls: *const c_int | *const Aint, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int | *const Count, rdispls: *const c_int | *const Aint, recvtypes: *const Handle));
-

@@ -9,7 +9,14 @@ use super::*;
 use crate::op;
 
 /// MPI_Reduce_local(_c).
-fn reduce_local(name: &str, inbuf: *const c_void, inoutbuf: *mut c_void, count: impl Wide, datatype: Handle, op: Handle) -> c_int {
+fn reduce_local(
+    name: &str,
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    count: impl Wide,
+    datatype: Handle,
+    op: Handle,
+) -> c_int {
     let r = (|| {
         let len = bytes(count, datatype)?;
         let red = reduction(op, datatype)?;
@@ -54,7 +61,11 @@ mpi_fn! {
 /// MPI_Op_create(_c): `f` is None when the user function pointer is NULL.
 fn op_create(name: &str, f: Option<op::CFn>, commute: c_int, op: *mut Handle) -> c_int {
     let (Some(f), false) = (f, op.is_null()) else {
-        return fail(name, crate::comm::WORLD, Error::new(ErrorClass::Arg, "user function or op pointer is NULL"));
+        return fail(
+            name,
+            crate::comm::WORLD,
+            Error::new(ErrorClass::Arg, "user function or op pointer is NULL"),
+        );
     };
     // SAFETY: checked non-NULL; the caller passes a writable MPI_Op.
     unsafe { op.write(op::create(f, commute != 0) as Handle) };

@@ -21,7 +21,15 @@ pub(super) fn check_buf(buf: *const c_void, bytes: usize) -> Result<()> {
 
 /// MPI_Send(_c): one code path for both count widths.
 #[inline(always)]
-fn send(name: &str, buf: *const c_void, count: Count, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
+fn send(
+    name: &str,
+    buf: *const c_void,
+    count: Count,
+    datatype: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+) -> c_int {
     // The latency path: a predefined type that fits one fragment goes straight to the
     // transport; anything else (errors included) takes the general path below.
     if let (Some(n), Ok(c)) = (plain_bytes(buf, count, datatype), comm_index(comm)) {
@@ -268,7 +276,10 @@ fn sendrecv(
 ) -> c_int {
     call(name, err_comm(comm), |rt| {
         let c = comm_index(comm)?;
-        let (sm, rm) = (message_c(sendbuf, sendcount, sendtype)?, message_c(recvbuf, recvcount, recvtype)?);
+        let (sm, rm) = (
+            message_c(sendbuf, sendcount, sendtype)?,
+            message_c(recvbuf, recvcount, recvtype)?,
+        );
         // SAFETY: both buffers valid per MPI_Sendrecv's contract; both complete before return.
         let r = unsafe { rt.start_recv_msg(c, rm, source, recvtag)? };
         // SAFETY: as above.

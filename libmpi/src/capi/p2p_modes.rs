@@ -201,7 +201,10 @@ mpi_fn! {
 fn buffer_attach(name: &str, buffer: *mut c_void, size: Count) -> c_int {
     call(name, crate::comm::WORLD, |rt| {
         if size < 0 {
-            return Err(Error::new(ErrorClass::Arg, format!("buffer size {size} is negative")));
+            return Err(Error::new(
+                ErrorClass::Arg,
+                format!("buffer size {size} is negative"),
+            ));
         }
         let automatic = buffer as usize == BUFFER_AUTOMATIC;
         rt.bsend.attach(buffer.cast(), size as usize, automatic)
@@ -210,10 +213,18 @@ fn buffer_attach(name: &str, buffer: *mut c_void, size: Count) -> c_int {
 
 /// MPI_Buffer_detach(_c): `store` writes the size in the call's width; the int form refuses
 /// (MPI_ERR_COUNT, buffer left attached) a buffer whose size an int cannot hold.
-fn buffer_detach(name: &str, buffer_addr: *mut c_void, size_max: usize, store: impl FnOnce(usize)) -> c_int {
+fn buffer_detach(
+    name: &str,
+    buffer_addr: *mut c_void,
+    size_max: usize,
+    store: impl FnOnce(usize),
+) -> c_int {
     call(name, crate::comm::WORLD, |rt| {
         if buffer_addr.is_null() {
-            return Err(Error::new(ErrorClass::Arg, "buffer address or size pointer is NULL"));
+            return Err(Error::new(
+                ErrorClass::Arg,
+                "buffer address or size pointer is NULL",
+            ));
         }
         if rt.bsend.size() > size_max {
             return Err(Error::new(ErrorClass::Count, format!(
@@ -222,7 +233,11 @@ fn buffer_detach(name: &str, buffer_addr: *mut c_void, size_max: usize, store: i
         }
         let automatic = rt.bsend.is_automatic();
         let (base, n) = rt.buffer_detach()?;
-        let base = if automatic { BUFFER_AUTOMATIC as *mut c_void } else { base.cast() };
+        let base = if automatic {
+            BUFFER_AUTOMATIC as *mut c_void
+        } else {
+            base.cast()
+        };
         // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
         unsafe { buffer_addr.cast::<*mut c_void>().write(base) };
         store(n);

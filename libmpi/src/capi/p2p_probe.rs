@@ -101,7 +101,14 @@ mpi_fn! {
 }
 
 /// MPI_Mrecv(_c).
-fn mrecv(name: &str, buf: *mut c_void, count: Count, datatype: Handle, message: *mut Handle, status: *mut MpiStatus) -> c_int {
+fn mrecv(
+    name: &str,
+    buf: *mut c_void,
+    count: Count,
+    datatype: Handle,
+    message: *mut Handle,
+    status: *mut MpiStatus,
+) -> c_int {
     call(name, crate::comm::WORLD, |rt| {
         let n = message_bytes(count, datatype)?;
         check_buf(buf, n)?;
@@ -122,12 +129,22 @@ fn mrecv(name: &str, buf: *mut c_void, count: Count, datatype: Handle, message: 
 }
 
 /// MPI_Imrecv(_c).
-fn imrecv(name: &str, buf: *mut c_void, count: Count, datatype: Handle, message: *mut Handle, request: *mut Handle) -> c_int {
+fn imrecv(
+    name: &str,
+    buf: *mut c_void,
+    count: Count,
+    datatype: Handle,
+    message: *mut Handle,
+    request: *mut Handle,
+) -> c_int {
     call(name, crate::comm::WORLD, |rt| {
         let n = message_bytes(count, datatype)?;
         check_buf(buf, n)?;
         if message.is_null() || request.is_null() {
-            return Err(Error::new(ErrorClass::Arg, "message or request pointer is NULL"));
+            return Err(Error::new(
+                ErrorClass::Arg,
+                "message or request pointer is NULL",
+            ));
         }
         // SAFETY: checked non-NULL; the caller's MPI_Message.
         let m = message_slot(unsafe { *message })?;
