@@ -3,14 +3,17 @@
  * bench-compare --osu builds it with the system C compiler (not an MPI) and runs it before and
  * after every benchmark run, so that each figure names the state the machine was in.
  *
- *   line_probe [-v] [CPU_A CPU_B [ROUND_TRIPS [TRIALS]]]      defaults: 0 1 10000 9
+ *   line_probe [-v] [CPU_A CPU_B [ROUND_TRIPS [TRIALS]]]      defaults: 0 1 2000 31
  *
  * Two processes, pinned to CPU_A and CPU_B, share one 64-byte-aligned cache line (anonymous
  * MAP_SHARED memory) and bounce it: A stores an odd number and spins until B has stored the next
  * even one, B spins for the odd one and answers. One untimed trial, then TRIALS timed trials of
- * ROUND_TRIPS round trips each; stdout gets one number, the median trial's round trip / 2 in ns
- * (the median, so a trial that lost its CPU to another process does not count). -v adds every
- * trial on stderr. No pause instruction in the spin loops: it would add its own delay.
+ * ROUND_TRIPS round trips each. stdout gets one line, two numbers in ns one way (round trip / 2):
+ * the fastest trial's, which is the line transfer itself, and the median trial's. A trial during
+ * which another process had one of the CPUs is only ever slower, so on a loaded machine the first
+ * number still names where the CPUs sit while the median grows with the load (short trials, many
+ * of them, so that some fall between preemptions). -v adds every trial on stderr. No pause
+ * instruction in the spin loops: it would add its own delay.
  *
  * On a VM the figure tells where the two vCPUs sit on the host (hyperthreads of one core, one
  * socket, two sockets) at the moment; it changes when the hypervisor moves them.
@@ -81,8 +84,8 @@ int main(int argc, char **argv)
     }
     int cpu_a = argc > 1 ? (int)arg(argv[1], 0, "CPU") : 0;
     int cpu_b = argc > 2 ? (int)arg(argv[2], 0, "CPU") : 1;
-    long trips = argc > 3 ? arg(argv[3], 1, "round-trip count") : 10000;
-    long trials = argc > 4 ? arg(argv[4], 1, "trial count") : 9;
+    long trips = argc > 3 ? arg(argv[3], 1, "round-trip count") : 2000;
+    long trials = argc > 4 ? arg(argv[4], 1, "trial count") : 31;
     if (cpu_a == cpu_b) {
         fprintf(stderr, "line_probe: the two CPUs must differ\n");
         return 2;
@@ -151,6 +154,6 @@ int main(int argc, char **argv)
     }
     qsort(ns, (size_t)trials, sizeof *ns, cmp);
     double median = trials % 2 ? ns[trials / 2] : (ns[trials / 2 - 1] + ns[trials / 2]) / 2.0;
-    printf("%.1f\n", median);
+    printf("%.1f %.1f\n", ns[0], median);
     return 0;
 }

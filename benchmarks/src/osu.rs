@@ -467,6 +467,8 @@ fn unix_now() -> u64 {
 
 struct Record<'a> {
     opts: &'a Options,
+    /// What every program was given: --osu-args, and -m where the tree takes it.
+    args: &'a [String],
     mpis: &'a [(Mpi, PathBuf)],
     runs: Vec<Value>,
     failures: Vec<Value>,
@@ -482,6 +484,7 @@ impl Record<'_> {
             "tool": "bench-compare --osu",
             "osu_dir": self.opts.tree.display().to_string(),
             "osu_args": self.opts.osu_args,
+            "program_args": self.args,
             "max_size": self.opts.max_size,
             "ranks": self.opts.np,
             "rounds": self.opts.rounds,
@@ -489,7 +492,9 @@ impl Record<'_> {
             "probe": {
                 "program": "benchmarks/c/line_probe.c",
                 "cpus": [0, 1],
-                "what": "one-way cache-line transfer, ns (median of 9 trials)",
+                "what": "one-way cache-line transfer in ns: probe_*_ns the fastest of 31 trials \
+                         of 2000 round trips (the state), probe_*_median_ns the median trial \
+                         (grows with CPU contention)",
                 "fast_below_ns": probe::FAST_BELOW_NS,
                 "slow_above_ns": probe::SLOW_ABOVE_NS,
             },
@@ -537,8 +542,10 @@ pub fn run(opts: &Options, mpis: Vec<Mpi>) -> Result<(), String> {
     let probe = Probe::build(&opts.build_dir.join("probe"))?;
     let first = probe.measure()?;
     eprintln!(
-        "bench-compare: line probe (CPU 0 <-> CPU 1): {first:.1} ns one way, {}",
-        State::of(first).describe()
+        "bench-compare: line probe (CPU 0 <-> CPU 1): {:.1} ns one way (median trial {:.1}), {}",
+        first.ns,
+        first.median_ns,
+        State::of(first.ns).describe()
     );
     let mut built: Vec<(Mpi, PathBuf)> = Vec::new();
     for m in mpis {
@@ -575,6 +582,7 @@ pub fn run(opts: &Options, mpis: Vec<Mpi>) -> Result<(), String> {
     let names: Vec<String> = built.iter().map(|(m, _)| m.name.clone()).collect();
     let mut record = Record {
         opts,
+        args: &args,
         mpis: &built,
         runs: Vec::new(),
         failures: Vec::new(),
@@ -612,17 +620,21 @@ pub fn run(opts: &Options, mpis: Vec<Mpi>) -> Result<(), String> {
                             mpi: i,
                             bench: b,
                             round,
-                            before,
-                            after,
+                            before: before.ns,
+                            after: after.ns,
                             rows,
                         };
-                        record.runs.push(run_json(&r, &m.name, started));
+                        let mut j = run_json(&r, &m.name, started);
+                        j["probe_before_median_ns"] = json!(before.median_ns);
+                        j["probe_after_median_ns"] = json!(after.median_ns);
+                        record.runs.push(j);
                         runs.push(r);
                     }
                     Err(e) => {
                         record.failures.push(json!({
                             "mpi": m.name, "benchmark": b.name, "round": round,
                             "unix_s": started, "error": e,
+                            "probe_before_ns": before.ns, "probe_after_ns": after.ns,
                         }));
                         if i == 0 {
                             record.write()?;
@@ -672,8 +684,8 @@ pub fn run(opts: &Options, mpis: Vec<Mpi>) -> Result<(), String> {
         println!("# {}: {}", m.name, m.launch.join(" "));
     }
     println!(
-        "# state = line probe (benchmarks/c/line_probe.c, CPU 0 <-> CPU 1, one way) before and \
-         after the run: fast < {} ns, slow > {} ns, middle between",
+        "# state = line probe (benchmarks/c/line_probe.c: CPU 0 <-> CPU 1, one way, fastest trial) \
+         before and after each run: fast < {} ns, slow > {} ns, middle between",
         probe::FAST_BELOW_NS,
         probe::SLOW_ABOVE_NS
     );

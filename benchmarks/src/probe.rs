@@ -71,6 +71,24 @@ pub fn run_state_name(before: f64, after: f64) -> &'static str {
     State::of_run(before, after).map_or("mixed", State::name)
 }
 
+/// What the probe printed: one-way ns of its fastest trial (the line transfer, which names the
+/// state) and of its median trial (which grows when other processes take the CPUs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reading {
+    pub ns: f64,
+    pub median_ns: f64,
+}
+
+impl Reading {
+    /// "MIN MEDIAN" (both positive).
+    pub fn parse(text: &str) -> Option<Reading> {
+        let mut it = text.split_whitespace().map(|w| w.parse::<f64>().ok());
+        let (ns, median_ns) = (it.next()??, it.next()??);
+        let ok = |v: f64| v.is_finite() && v > 0.0;
+        (ok(ns) && ok(median_ns) && it.next().is_none()).then_some(Reading { ns, median_ns })
+    }
+}
+
 /// The built probe.
 pub struct Probe {
     pub exe: PathBuf,
@@ -105,8 +123,8 @@ impl Probe {
         Ok(Probe { exe })
     }
 
-    /// One reading: the one-way ns between CPU 0 and CPU 1.
-    pub fn measure(&self) -> Result<f64, String> {
+    /// One reading between CPU 0 and CPU 1.
+    pub fn measure(&self) -> Result<Reading, String> {
         let mut child = Command::new(&self.exe)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -127,8 +145,8 @@ impl Probe {
         }
         let out = child.wait_with_output().map_err(|e| e.to_string())?;
         let text = String::from_utf8_lossy(&out.stdout);
-        match text.trim().parse::<f64>() {
-            Ok(ns) if out.status.success() && ns.is_finite() && ns > 0.0 => Ok(ns),
+        match Reading::parse(&text) {
+            Some(r) if out.status.success() => Ok(r),
             _ => Err(format!(
                 "the line probe failed ({}): {}{}",
                 out.status,
@@ -163,6 +181,21 @@ mod tests {
         assert_eq!(State::of_run(130.0, 110.0), None);
         assert_eq!(run_state_name(55.0, 270.0), "mixed");
         assert_eq!(run_state_name(55.0, 56.0), "fast");
+    }
+
+    #[test]
+    fn readings() {
+        assert_eq!(
+            Reading::parse("157.7 165.2\n"),
+            Some(Reading {
+                ns: 157.7,
+                median_ns: 165.2
+            })
+        );
+        assert_eq!(Reading::parse("157.7\n"), None);
+        assert_eq!(Reading::parse("0 1\n"), None);
+        assert_eq!(Reading::parse("1 2 3\n"), None);
+        assert_eq!(Reading::parse("x 2\n"), None);
     }
 
     #[test]
