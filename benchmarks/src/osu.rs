@@ -102,9 +102,13 @@ pub fn takes_max_size(tree: &Path) -> bool {
 
 /// The OSU tree, checked: its configure script and point-to-point sources are there.
 pub fn check_tree(dir: &Path) -> Result<PathBuf, String> {
-    let tree = std::fs::canonicalize(dir)
-        .map_err(|e| format!("OSU tree {}: {e}", dir.display()))?;
-    for f in ["configure", "mpi/pt2pt/osu_latency.c", "mpi/pt2pt/Makefile.in"] {
+    let tree =
+        std::fs::canonicalize(dir).map_err(|e| format!("OSU tree {}: {e}", dir.display()))?;
+    for f in [
+        "configure",
+        "mpi/pt2pt/osu_latency.c",
+        "mpi/pt2pt/Makefile.in",
+    ] {
         if !tree.join(f).is_file() {
             return Err(format!(
                 "{} is not an OSU micro-benchmarks source tree: it has no {f}",
@@ -289,7 +293,11 @@ pub fn table(runs: &[&Run], n: usize, lower_is_better: bool, max_size: usize) ->
                 .skip(1)
                 .filter_map(|(i, m)| m.map(|m| (m, i)))
                 .reduce(|a, b| {
-                    let b_wins = if lower_is_better { b.0 < a.0 } else { b.0 > a.0 };
+                    let b_wins = if lower_is_better {
+                        b.0 < a.0
+                    } else {
+                        b.0 > a.0
+                    };
                     if b_wins {
                         b
                     } else {
@@ -374,9 +382,13 @@ pub fn report(bench: &Bench, runs: &[Run], names: &[String], max_size: usize) ->
         }
         if n > 1 {
             out += &if bench.lower_is_better {
-                format!("## vs peer = {ours} / the better (lower) peer median: < 1, {ours} faster\n")
+                format!(
+                    "## vs peer = {ours} / the better (lower) peer median: < 1, {ours} faster\n"
+                )
             } else {
-                format!("## vs peer = {ours} / the better (higher) peer median: > 1, {ours} faster\n")
+                format!(
+                    "## vs peer = {ours} / the better (higher) peer median: > 1, {ours} faster\n"
+                )
             };
             head += &format!("{:>10}  {}", "vs peer", "better peer");
         }
@@ -396,7 +408,11 @@ pub fn report(bench: &Bench, runs: &[Run], names: &[String], max_size: usize) ->
             out += "\n";
         }
     }
-    let mixed: Vec<&Run> = mine.iter().copied().filter(|r| r.state().is_none()).collect();
+    let mixed: Vec<&Run> = mine
+        .iter()
+        .copied()
+        .filter(|r| r.state().is_none())
+        .collect();
     if !mixed.is_empty() {
         let which: Vec<String> = mixed
             .iter()
@@ -508,7 +524,8 @@ impl Record<'_> {
             "failures": self.failures,
         });
         if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+            std::fs::create_dir_all(d)
+                .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
         }
         let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
@@ -535,7 +552,7 @@ pub fn run(opts: &Options, mpis: Vec<Mpi>) -> Result<(), String> {
         if let Some(b) = opts.tests.iter().find(|b| b.two_ranks) {
             return Err(format!("{} needs --np 2", b.name));
         }
-        if opts.np % 2 != 0 {
+        if opts.np % 2 == 1 {
             return Err("osu_mbw_mr and osu_multi_lat need an even --np".into());
         }
     }
@@ -690,7 +707,10 @@ pub fn run(opts: &Options, mpis: Vec<Mpi>) -> Result<(), String> {
         probe::SLOW_ABOVE_NS
     );
     for (m, _) in built.iter().zip(&alive).filter(|(_, a)| !**a) {
-        println!("# {}: left out after a failed run (see above and the JSON)", m.0.name);
+        println!(
+            "# {}: left out after a failed run (see above and the JSON)",
+            m.0.name
+        );
     }
     for b in &opts.tests {
         print!("{}", report(b, &kept, &shown, opts.max_size));
@@ -727,15 +747,20 @@ mod tests {
         // A launcher's chatter on stdout is not a row.
         let noisy = "[host:123] warning: something\n\nmpirun: note\n8  12.5\n";
         assert_eq!(parse_output(noisy), vec![(8, 12.5)]);
-        assert!(parse_output("# OSU MPI Bandwidth Test v5.3\n# Size  Bandwidth (MB/s)\n").is_empty());
+        assert!(
+            parse_output("# OSU MPI Bandwidth Test v5.3\n# Size  Bandwidth (MB/s)\n").is_empty()
+        );
     }
 
     #[test]
     fn benches_by_name() {
         assert!(bench("osu_bw").is_ok_and(|b| !b.lower_is_better));
         assert!(bench("osu_latency").is_ok_and(|b| b.lower_is_better && b.two_ranks));
-        assert!(bench("osu_allreduce")
-            .is_err_and(|e| e.contains("osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat")));
+        assert!(
+            bench("osu_allreduce").is_err_and(
+                |e| e.contains("osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat")
+            )
+        );
     }
 
     fn run(mpi: usize, b: &'static Bench, before: f64, after: f64, rows: &[(usize, f64)]) -> Run {
@@ -783,7 +808,10 @@ mod tests {
         assert_eq!(t[0].ratio, Some((10.0 / 35.0, 2)));
 
         // A size only rmpi has: no ratio.
-        let runs = [run(0, bw, 50.0, 50.0, &[(2, 10.0)]), run(1, bw, 50.0, 50.0, &[])];
+        let runs = [
+            run(0, bw, 50.0, 50.0, &[(2, 10.0)]),
+            run(1, bw, 50.0, 50.0, &[]),
+        ];
         let refs: Vec<&Run> = runs.iter().collect();
         assert_eq!(table(&refs, 2, false, 8)[0].ratio, None);
     }
@@ -807,8 +835,9 @@ mod tests {
         );
         assert!(text.contains("< 1, rmpi faster"), "{text}");
         assert!(
-            text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
-                == ["0", "B", "1.00", "2.00", "0.50", "openmpi"]),
+            text.lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["0", "B", "1.00", "2.00", "0.50", "openmpi"]),
             "{text}"
         );
         assert!(
@@ -816,8 +845,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("mixed (the probe changed state during the run; in no table): openmpi round 1 55->270 ns"), "{text}");
-        assert!(text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
-            == ["1", "B", "9.50"]), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["1", "B", "9.50"]),
+            "{text}"
+        );
         // No middle runs: no middle heading.
         assert!(!text.contains("middle"), "{text}");
     }
@@ -834,7 +866,12 @@ mod tests {
         let a = build_subdir(root, &m("rmpi", "/a/debug/mpicc"));
         let b = build_subdir(root, &m("rmpi", "/a/release/mpicc"));
         assert_ne!(a, b);
-        assert!(a.file_name().unwrap().to_str().unwrap().starts_with("rmpi-"));
+        assert!(a
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("rmpi-"));
         assert_eq!(a, build_subdir(root, &m("rmpi", "/a/debug/mpicc")));
     }
 }

@@ -97,7 +97,8 @@ pub struct Probe {
 impl Probe {
     /// Build the probe in `dir` with `$CC` (default `cc`), unless the same source is built there.
     pub fn build(dir: &Path) -> Result<Probe, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let src = dir.join("line_probe.c");
         let exe = dir.join("line_probe");
         let same = std::fs::read_to_string(&src).is_ok_and(|s| s == SOURCE);

@@ -375,7 +375,10 @@ fn bench_compare_osu_tree() {
     for t in &tables {
         // The heading names the probe range; after the column names, sizes 0 B to 64 B (-m 64).
         let lines: Vec<&str> = t.lines().collect();
-        assert!(lines[0].contains("; probe ") && lines[0].ends_with(" ns"), "{t}");
+        assert!(
+            lines[0].contains("; probe ") && lines[0].ends_with(" ns"),
+            "{t}"
+        );
         let at = lines
             .iter()
             .position(|l| l.trim_start().starts_with("size "))
@@ -391,8 +394,8 @@ fn bench_compare_osu_tree() {
         !tables.is_empty() || out.contains("mixed (") || out.contains("no table"),
         "{out}"
     );
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON"))
-        .expect("JSON");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON")).expect("JSON");
     let runs = doc["runs"].as_array().expect("runs");
     let rmpi = runs
         .iter()
@@ -404,7 +407,9 @@ fn bench_compare_osu_tree() {
     }
     let rows = rmpi["rows"].as_array().expect("rows");
     assert_eq!(rows[0]["size"], 0, "{rmpi}");
-    assert!(rows.iter().all(|x| x["value"].as_f64().is_some_and(|v| v > 0.0)));
+    assert!(rows
+        .iter()
+        .all(|x| x["value"].as_f64().is_some_and(|v| v > 0.0)));
     assert_eq!(runs.len(), doc["mpis"].as_array().expect("mpis").len());
     let _ = std::fs::remove_dir_all(&dir);
 }

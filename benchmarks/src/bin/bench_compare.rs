@@ -16,8 +16,10 @@ use serde_json::json;
 const SOURCE: &str = include_str!("../../c/side_by_side.c");
 
 #[derive(Parser)]
+// A later option replaces an earlier one, so scripts/osu-compare.sh's defaults can be overridden.
 #[command(
     name = "bench-compare",
+    args_override_self = true,
     about = "Run the same C ping-pong / bandwidth / allreduce benchmarks built with rmpi and with \
              every other MPI found (Open MPI, MPICH), interleaved, and print per-size ratios; \
              with --osu, an unmodified OSU micro-benchmarks tree instead, per cache-line probe state"
@@ -59,7 +61,12 @@ struct Args {
     osu_tests: Vec<String>,
     /// Arguments for every OSU program, one string (e.g. "-i 1000 -x 100"); OSU 5.3 takes no -m,
     /// so -m then only trims the tables
-    #[arg(long = "osu-args", value_name = "ARGS", allow_hyphen_values = true, requires = "osu")]
+    #[arg(
+        long = "osu-args",
+        value_name = "ARGS",
+        allow_hyphen_values = true,
+        requires = "osu"
+    )]
     osu_args: Option<String>,
     /// Where the OSU builds (one directory per MPI) and the line probe go [default:
     /// $TMPDIR/rmpi-osu]
