@@ -38,7 +38,8 @@ struct Args {
     #[arg(long = "rounds", default_value_t = 2, value_parser = benchmarks::cli::positive)]
     rounds: usize,
     /// Tests to run, comma-separated: lat, bw, bibw, allreduce
-    #[arg(long = "tests", value_delimiter = ',', default_value = "lat,bw,bibw")]
+    #[arg(long = "tests", action = clap::ArgAction::Set, value_delimiter = ',',
+          default_value = "lat,bw,bibw")]
     tests: Vec<Test>,
     /// Add the allreduce test to --tests
     #[arg(long = "allreduce")]
@@ -56,8 +57,8 @@ struct Args {
     osu: Option<PathBuf>,
     /// OSU programs to run, comma-separated: osu_latency, osu_bw, osu_bibw, osu_mbw_mr,
     /// osu_multi_lat
-    #[arg(long = "osu-tests", value_delimiter = ',', default_value = "osu_latency,osu_bw,osu_bibw",
-          value_parser = osu_test, requires = "osu")]
+    #[arg(long = "osu-tests", action = clap::ArgAction::Set, value_delimiter = ',',
+          default_value = "osu_latency,osu_bw,osu_bibw", value_parser = osu_test, requires = "osu")]
     osu_tests: Vec<String>,
     /// Arguments for every OSU program, one string (e.g. "-i 1000 -x 100"); OSU 5.3 takes no -m,
     /// so -m then only trims the tables
@@ -105,7 +106,9 @@ fn run_osu(args: &Args, tree: &Path, mpis: Vec<Mpi>) -> Result<(), String> {
         tests: args
             .osu_tests
             .iter()
-            .map(|t| benchmarks::osu::bench(t))
+            .enumerate()
+            .filter(|(i, t)| !args.osu_tests[..*i].contains(t))
+            .map(|(_, t)| benchmarks::osu::bench(t))
             .collect::<Result<_, _>>()?,
         rounds: args.rounds,
         max_size: args.max_size,
