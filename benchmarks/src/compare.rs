@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// One MPI: its compiler wrapper and how to launch N ranks.
+#[derive(Clone, Debug)]
 pub struct Mpi {
     pub name: String,
     pub mpicc: PathBuf,
@@ -165,13 +166,7 @@ pub fn run_once(m: &Mpi, args: &[String], timeout: Duration) -> Result<Vec<(usiz
         ));
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let rows: Vec<(usize, f64)> = text
-        .lines()
-        .filter_map(|l| {
-            let mut it = l.split_whitespace();
-            Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
-        })
-        .collect();
+    let rows = parse_rows(&text);
     if rows.is_empty() {
         return Err(format!(
             "{} {} printed no results:\n{text}",
@@ -180,6 +175,26 @@ pub fn run_once(m: &Mpi, args: &[String], timeout: Duration) -> Result<Vec<(usiz
         ));
     }
     Ok(rows)
+}
+
+/// The "size value ..." lines of a benchmark's output: a whole number, then a number (further
+/// columns ignored); headings (`# ...`), blank lines and anything else a launcher printed are
+/// skipped. Both side_by_side.c and OSU's programs print this way.
+pub fn parse_rows(text: &str) -> Vec<(usize, f64)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Add `args` to the launcher line of the MPI called `name` (after its own arguments, before the
+/// program), for experiments such as `--mca btl_sm_single_copy cma` on rmpi.
+pub fn add_launch_args(mpis: &mut [Mpi], name: &str, args: &[String]) {
+    for m in mpis.iter_mut().filter(|m| m.name == name) {
+        m.launch.extend(args.iter().cloned());
+    }
 }
 
 /// End a launcher that ran too long: SIGTERM first, so it can take its ranks down (a SIGKILLed

@@ -1,13 +1,15 @@
 //! Shared pieces of the bundled benchmarks: the size ramp, OSU's iteration counts, the common
 //! command line, text/JSON reports with a progress bar, the collective timing harness, NetPIPE's
-//! ramp and the SVG plot.
+//! ramp, the SVG plot, and bench-compare's machinery (compare; osu and probe for its --osu mode).
 
 pub mod cli;
 pub mod compare;
 pub mod harness;
 pub mod netpipe;
+pub mod osu;
 pub mod p2p;
 pub mod plot;
+pub mod probe;
 pub mod progress;
 pub mod report;
 pub mod stats;

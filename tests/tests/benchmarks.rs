@@ -250,6 +250,16 @@ fn wrong_options_fail_clearly() {
         "needs -m 8 or more",
     );
     fails_with(
+        "bench-compare",
+        &["--osu-tests", "osu_allreduce"],
+        "'osu_allreduce' is not one of osu_latency, osu_bw",
+    );
+    fails_with(
+        "bench-compare",
+        &["--osu", "/no/such/osu"],
+        "OSU tree /no/such/osu",
+    );
+    fails_with(
         "osu-allreduce",
         &["-m", "0:2"],
         "message size range 0:2 holds no size osu-allreduce measures (powers of two from 4 bytes)",
@@ -325,6 +335,82 @@ fn bench_compare_runs_side_by_side() {
         .filter_map(|r| r["size"].as_u64())
         .collect();
     assert_eq!(sizes, [8, 16, 32, 64], "allreduce of doubles from 8 bytes");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// bench-compare --osu on an unmodified OSU 5.3 source tree named by RMPI_OSU_DIR (CI has none:
+/// the test says so and passes): one round of osu_latency with every MPI found, few iterations.
+/// Tables are per line-probe state, so which appear depends on the machine at the time; every run
+/// is in one of them, or listed as mixed, and the JSON holds each MPI's run.
+#[test]
+fn bench_compare_osu_tree() {
+    let Some(tree) = std::env::var_os("RMPI_OSU_DIR").filter(|v| !v.is_empty()) else {
+        eprintln!("skipped: RMPI_OSU_DIR does not name an OSU micro-benchmarks 5.3 source tree");
+        return;
+    };
+    let dir = scratch("osu-tree");
+    let json = dir.join("osu.json");
+    let mut cmd = Command::new(bin("bench-compare"));
+    cmd.arg("--osu")
+        .arg(&tree)
+        .args(["--rounds", "1", "-m", "64", "--osu-tests", "osu_latency"])
+        .args(["--osu-args", "-i 100 -x 10", "--timeout", "120"])
+        .arg("--build-dir")
+        .arg(dir.join("build"))
+        .arg("--json")
+        .arg(&json);
+    let r = run_bounded(cmd, Duration::from_secs(900));
+    r.assert_ok();
+    let out = &r.stdout;
+    assert!(out.contains("## osu_latency, "), "{out}");
+    // Sections start after a blank line: a state table, a state some MPI missed, mixed runs.
+    let tables: Vec<&str> = out
+        .split("\n\n## ")
+        .skip(1)
+        .filter(|t| {
+            let head = t.lines().next().unwrap_or("");
+            !head.contains("mixed (") && !head.contains("no table")
+        })
+        .collect();
+    for t in &tables {
+        // The heading names the probe range; after the column names, sizes 0 B to 64 B (-m 64).
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(
+            lines[0].contains("; probe ") && lines[0].ends_with(" ns"),
+            "{t}"
+        );
+        let at = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with("size "))
+            .expect("column names");
+        let sizes: Vec<&str> = lines[at + 1..].iter().map(|l| l.trim_start()).collect();
+        assert_eq!(sizes.len(), 8, "0 B to 64 B: {t}");
+        assert!(
+            sizes[0].starts_with("0 B") && sizes[7].starts_with("64 B"),
+            "{t}"
+        );
+    }
+    assert!(
+        !tables.is_empty() || out.contains("mixed (") || out.contains("no table"),
+        "{out}"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON")).expect("JSON");
+    let runs = doc["runs"].as_array().expect("runs");
+    let rmpi = runs
+        .iter()
+        .find(|r| r["mpi"] == "rmpi")
+        .expect("rmpi's run");
+    assert_eq!(rmpi["benchmark"], "osu_latency");
+    for k in ["probe_before_ns", "probe_after_ns"] {
+        assert!(rmpi[k].as_f64().is_some_and(|v| v > 0.0), "{k}: {rmpi}");
+    }
+    let rows = rmpi["rows"].as_array().expect("rows");
+    assert_eq!(rows[0]["size"], 0, "{rmpi}");
+    assert!(rows
+        .iter()
+        .all(|x| x["value"].as_f64().is_some_and(|v| v > 0.0)));
+    assert_eq!(runs.len(), doc["mpis"].as_array().expect("mpis").len());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

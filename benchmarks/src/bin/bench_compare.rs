@@ -1,12 +1,14 @@
 //! bench-compare: the same C benchmarks (benchmarks/c/side_by_side.c) built with rmpi's mpicc and
 //! with every other mpicc/mpirun pair on the machine, run interleaved (A B A B ...) so drift on a
 //! shared machine hits all alike, best of the rounds per size, and a table of per-size ratios.
+//! With `--osu DIR`: an external, unmodified OSU tree instead, with the cache-line probe around
+//! every run and medians per probe state (benchmarks::osu).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use benchmarks::compare::{build, find_mpis, run_once, Mpi};
+use benchmarks::compare::{add_launch_args, build, find_mpis, run_once, Mpi};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -14,10 +16,13 @@ use serde_json::json;
 const SOURCE: &str = include_str!("../../c/side_by_side.c");
 
 #[derive(Parser)]
+// A later option replaces an earlier one, so scripts/osu-compare.sh's defaults can be overridden.
 #[command(
     name = "bench-compare",
+    args_override_self = true,
     about = "Run the same C ping-pong / bandwidth / allreduce benchmarks built with rmpi and with \
-             every other MPI found (Open MPI, MPICH), interleaved, and print per-size ratios"
+             every other MPI found (Open MPI, MPICH), interleaved, and print per-size ratios; \
+             with --osu, an unmodified OSU micro-benchmarks tree instead, per cache-line probe state"
 )]
 struct Args {
     /// Ranks per job
@@ -33,7 +38,8 @@ struct Args {
     #[arg(long = "rounds", default_value_t = 2, value_parser = benchmarks::cli::positive)]
     rounds: usize,
     /// Tests to run, comma-separated: lat, bw, bibw, allreduce
-    #[arg(long = "tests", value_delimiter = ',', default_value = "lat,bw,bibw")]
+    #[arg(long = "tests", action = clap::ArgAction::Set, value_delimiter = ',',
+          default_value = "lat,bw,bibw")]
     tests: Vec<Test>,
     /// Add the allreduce test to --tests
     #[arg(long = "allreduce")]
@@ -44,6 +50,78 @@ struct Args {
     /// Seconds one run may take before it is killed
     #[arg(long = "timeout", default_value_t = 600)]
     timeout: u64,
+    /// Build and run this unmodified OSU micro-benchmarks (5.3) source tree's point-to-point
+    /// programs instead, with the cache-line probe before and after each run
+    #[arg(long = "osu", value_name = "DIR",
+          conflicts_with_all = ["tests", "allreduce", "divisor", "json_dir"])]
+    osu: Option<PathBuf>,
+    /// OSU programs to run, comma-separated: osu_latency, osu_bw, osu_bibw, osu_mbw_mr,
+    /// osu_multi_lat
+    #[arg(long = "osu-tests", action = clap::ArgAction::Set, value_delimiter = ',',
+          default_value = "osu_latency,osu_bw,osu_bibw", value_parser = osu_test, requires = "osu")]
+    osu_tests: Vec<String>,
+    /// Arguments for every OSU program, one string (e.g. "-i 1000 -x 100"); OSU 5.3 takes no -m,
+    /// so -m then only trims the tables
+    #[arg(
+        long = "osu-args",
+        value_name = "ARGS",
+        allow_hyphen_values = true,
+        requires = "osu"
+    )]
+    osu_args: Option<String>,
+    /// Where the OSU builds (one directory per MPI) and the line probe go [default:
+    /// $TMPDIR/rmpi-osu]
+    #[arg(long = "build-dir", value_name = "DIR", requires = "osu")]
+    build_dir: Option<PathBuf>,
+    /// Write every raw OSU run (MPI, program, round, probes before and after, rows) here
+    #[arg(long = "json", value_name = "FILE", requires = "osu")]
+    json: Option<PathBuf>,
+    /// Extra arguments for rmpi's mpirun, one string (e.g. "--mca btl_sm_single_copy cma")
+    #[arg(long = "rmpi-args", value_name = "ARGS", allow_hyphen_values = true)]
+    rmpi_args: Option<String>,
+    /// Extra arguments for Open MPI's mpirun, one string
+    #[arg(long = "openmpi-args", value_name = "ARGS", allow_hyphen_values = true)]
+    openmpi_args: Option<String>,
+    /// Extra arguments for MPICH's mpiexec, one string
+    #[arg(long = "mpich-args", value_name = "ARGS", allow_hyphen_values = true)]
+    mpich_args: Option<String>,
+}
+
+fn osu_test(s: &str) -> Result<String, String> {
+    benchmarks::osu::bench(s).map(|b| b.name.to_string())
+}
+
+/// A one-string argument list, split at white space (no quoting).
+fn words(s: &Option<String>) -> Vec<String> {
+    s.as_deref()
+        .unwrap_or("")
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+fn run_osu(args: &Args, tree: &Path, mpis: Vec<Mpi>) -> Result<(), String> {
+    let opts = benchmarks::osu::Options {
+        tree: benchmarks::osu::check_tree(tree)?,
+        tests: args
+            .osu_tests
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| !args.osu_tests[..*i].contains(t))
+            .map(|(_, t)| benchmarks::osu::bench(t))
+            .collect::<Result<_, _>>()?,
+        rounds: args.rounds,
+        max_size: args.max_size,
+        np: args.np,
+        osu_args: words(&args.osu_args),
+        build_dir: args
+            .build_dir
+            .clone()
+            .unwrap_or_else(benchmarks::osu::default_build_dir),
+        json: args.json.clone(),
+        timeout: Duration::from_secs(args.timeout),
+    };
+    benchmarks::osu::run(&opts, mpis)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -177,7 +255,19 @@ fn write_json(
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// Every MPI found, with the extra launcher arguments asked for.
+fn mpis_with_args(args: &Args) -> Result<Vec<Mpi>, String> {
+    let mut mpis = find_mpis(args.np)?;
+    add_launch_args(&mut mpis, "rmpi", &words(&args.rmpi_args));
+    add_launch_args(&mut mpis, "openmpi", &words(&args.openmpi_args));
+    add_launch_args(&mut mpis, "mpich", &words(&args.mpich_args));
+    Ok(mpis)
+}
+
 fn run(args: &Args) -> Result<(), String> {
+    if let Some(tree) = &args.osu {
+        return run_osu(args, tree, mpis_with_args(args)?);
+    }
     let mut tests = args.tests.clone();
     if args.allreduce && !tests.contains(&Test::Allreduce) {
         tests.push(Test::Allreduce);
@@ -189,7 +279,7 @@ fn run(args: &Args) -> Result<(), String> {
     if point_to_point && args.np < 2 {
         return Err("lat, bw and bibw need --np 2 or more".into());
     }
-    let mpis = find_mpis(args.np)?;
+    let mpis = mpis_with_args(args)?;
     let dir = mpis[0]
         .mpicc
         .parent()
