@@ -469,7 +469,7 @@ mod tests {
                 ],
             ];
             for set in sets {
-                for line in ["16", "64", "128", "256"] {
+                for line in ["64", "128", "256"] {
                     for tl in ["single", "multi"] {
                         let mut kv = set.clone();
                         kv.push(("btl_sm_cacheline_size", line.into()));

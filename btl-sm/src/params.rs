@@ -168,7 +168,7 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "btl_sm_cacheline_size",
         default: "the machine's L1 data line (sysconf), 64 if unknown",
-        meaning: "alignment of every shared component (power of two, 16..=4096)",
+        meaning: "alignment of every shared component (power of two, 64..=4096: the header lines hold 64 bytes)",
     },
 ];
 
@@ -176,7 +176,9 @@ pub const PARAMS: &[ParamInfo] = &[
 pub fn machine_line() -> usize {
     // SAFETY: sysconf has no memory-safety preconditions.
     let l = unsafe { libc::sysconf(libc::_SC_LEVEL1_DCACHE_LINESIZE) };
-    if l > 0 && (l as usize).is_power_of_two() && (16..=4096).contains(&(l as usize)) {
+    // The header's info line and every rank's slot line need 64 bytes (their fields), so a
+    // smaller line is rounded up: alignment to a multiple of the real line loses nothing.
+    if l > 0 && (l as usize).is_power_of_two() && (64..=4096).contains(&(l as usize)) {
         l as usize
     } else {
         64
@@ -299,7 +301,8 @@ impl Params {
         };
         let line = match lookup("btl_sm_cacheline_size") {
             None => machine_line(),
-            Some(v) => parse_pow2("btl_sm_cacheline_size", &v, 16, 4096)?,
+            // 64 at least: the info line and the slot lines hold 64 bytes of fields.
+            Some(v) => parse_pow2("btl_sm_cacheline_size", &v, 64, 4096)?,
         };
         let p = Params {
             n_local,
@@ -369,7 +372,7 @@ impl Params {
             && (128..=1 << 30).contains(&self.fragment_size)
             && (1..=1 << 24).contains(&self.fragments)
             && self.line.is_power_of_two()
-            && (16..=4096).contains(&self.line)
+            && (64..=4096).contains(&self.line)
             && Layout::try_new(self).is_some();
         if ok {
             Ok(())

@@ -16,6 +16,12 @@ pub const MAX_FRAG_CAP: usize = 64 << 10;
 pub const POLL_BUDGET: usize = 64;
 
 /// One rank's view of the node: its outgoing and incoming channels.
+/// Claim words per rank (the rest of a 64-byte slot line after pid, attached and waiting).
+pub const COOP_SLOTS_MAX: usize = 13;
+const COOP_OPEN: u32 = 1;
+const COOP_SENDER: u32 = 2;
+const COOP_RECEIVER: u32 = 3;
+
 pub struct SmTransport {
     // Owns the mapping every pointer in tx/rx points into; dropped last.
     tx: Box<[Tx]>,
@@ -213,17 +219,62 @@ impl SmTransport {
     /// it spins in a blocking wait, so peers know a request sent to it is served at once. A
     /// hint, read and written Relaxed; valid as long as this transport (its mapping) lives.
     pub fn waiting_word(&self) -> *const AtomicU32 {
-        let off = self.seg.layout().slot(self.me) + 8;
-        // SAFETY: in-bounds, 4-aligned word of our slot line, only accessed atomically.
-        unsafe { self.seg.base().add(off).cast::<AtomicU32>() }
+        self.slot_word(self.me, 2)
     }
 
     /// Whether `peer` says it is waiting in MPI now (see [`SmTransport::waiting_word`]).
     pub fn peer_waiting(&self, peer: usize) -> bool {
         assert!(peer < self.n, "btl-sm: peer {peer} out of range");
-        let off = self.seg.layout().slot(peer) + 8;
-        // SAFETY: in-bounds, 4-aligned word of the peer's slot line, only accessed atomically.
-        unsafe { AtomicU32::from_ptr(self.seg.base().add(off).cast()) }.load(Ordering::Relaxed) != 0
+        // SAFETY: a word of the peer's slot line in our mapping, only accessed atomically.
+        unsafe { &*self.slot_word(peer, 2) }.load(Ordering::Relaxed) != 0
+    }
+
+    /// Claim words of cooperative rendezvous: the rest of each rank's slot line, one word per
+    /// receive that rank has split with a sender (see [`SmTransport::coop_claim`]).
+    pub fn coop_slots(&self) -> usize {
+        (self.seg.layout().line / 4)
+            .saturating_sub(3)
+            .min(COOP_SLOTS_MAX)
+    }
+
+    /// Open claim word `slot` of this rank for ticket `seq` (a receive it splits with a sender).
+    pub fn coop_open(&self, slot: usize, seq: u32) {
+        // SAFETY: a word of our slot line (slot < coop_slots()), only accessed atomically.
+        unsafe { &*self.slot_word(self.me, 3 + slot) }
+            .store(seq << 2 | COOP_OPEN, Ordering::Release);
+    }
+
+    /// Take the second half of the split receive `seq` in `owner`'s (the receiver's) claim word
+    /// `slot`: by the sender, which then writes it, or by the receiver, which then reads it
+    /// itself. Exactly one of them succeeds, so the receiver never waits for a sender that is
+    /// not in MPI, and no write lands in a receive buffer after the receive completed.
+    pub fn coop_claim(&self, owner: usize, slot: usize, seq: u32, by_sender: bool) -> bool {
+        if owner >= self.n || slot >= self.coop_slots() {
+            return false;
+        }
+        let to = seq << 2
+            | if by_sender {
+                COOP_SENDER
+            } else {
+                COOP_RECEIVER
+            };
+        // SAFETY: a word of `owner`'s slot line in our mapping, only accessed atomically.
+        unsafe { &*self.slot_word(owner, 3 + slot) }
+            .compare_exchange(
+                seq << 2 | COOP_OPEN,
+                to,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+    }
+
+    /// Word `i` of rank `r`'s slot line.
+    fn slot_word(&self, r: usize, i: usize) -> *const AtomicU32 {
+        debug_assert!(r < self.n && (i + 1) * 4 <= self.seg.layout().line);
+        let off = self.seg.layout().slot(r) + 4 * i;
+        // SAFETY: in-bounds, 4-aligned word of a slot line of our mapping (debug-checked above).
+        unsafe { self.seg.base().add(off).cast::<AtomicU32>() }
     }
 
     /// Largest `hdr.len() + data.len()` one fragment may carry:

@@ -426,3 +426,60 @@ fn fast_boxes_then_fifo_keep_per_sender_order() {
     assert!(ts[2].try_send(0, 0, b"z", &[]));
     assert_eq!(drain(&mut ts[0]), vec![(2, 0, b"z".to_vec())]);
 }
+
+/// Cooperative-rendezvous claim words: a receiver (rank 0) opens a ticket, it and the sender
+/// (rank 1, its own mapping of the segment, on another thread) race to claim it, round after
+/// round: exactly one wins every time, and a stale ticket never wins.
+#[test]
+fn coop_claims_are_exclusive() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let mut ts = node(2, &[]);
+    let t1 = ts.pop().unwrap();
+    let t0 = ts.pop().unwrap();
+    let slots = t0.coop_slots();
+    assert!(slots >= 1, "a 64-byte slot line has claim words");
+    const ROUNDS: u64 = 20_000;
+    // Round r is opened when `opened` reaches r; each side reports its result in `won`.
+    let opened = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let sender_wins = AtomicU64::new(0);
+    let receiver_wins = std::thread::scope(|s| {
+        s.spawn(|| {
+            for r in 1..=ROUNDS {
+                while opened.load(Ordering::Acquire) < r {
+                    std::hint::spin_loop();
+                }
+                let (slot, seq) = ((r as usize) % slots, r as u32);
+                // A stale ticket (last round's) never matches.
+                assert!(!t1.coop_claim(0, slot, seq.wrapping_sub(1), true));
+                if t1.coop_claim(0, slot, seq, true) {
+                    sender_wins.fetch_add(1, Ordering::Relaxed);
+                }
+                done.fetch_add(1, Ordering::AcqRel);
+            }
+        });
+        let mut wins = 0u64;
+        for r in 1..=ROUNDS {
+            let (slot, seq) = ((r as usize) % slots, r as u32);
+            t0.coop_open(slot, seq);
+            opened.store(r, Ordering::Release);
+            if t0.coop_claim(0, slot, seq, false) {
+                wins += 1;
+            }
+            // Once the round is over, nobody else can take it.
+            while done.load(Ordering::Acquire) < r {
+                std::hint::spin_loop();
+            }
+            assert!(!t0.coop_claim(0, slot, seq, false));
+            assert!(!t1.coop_claim(0, slot, seq, true));
+        }
+        wins
+    });
+    let sender = sender_wins.load(Ordering::Relaxed);
+    assert_eq!(
+        receiver_wins + sender,
+        ROUNDS,
+        "a ticket was claimed twice or never"
+    );
+    println!("claims: receiver {receiver_wins}, sender {sender}");
+}

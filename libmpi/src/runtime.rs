@@ -539,10 +539,11 @@ impl Runtime {
         if mca("btl_base_verbose").is_some_and(|v| v != "0") {
             let s = self.pml.rndv_stats();
             eprintln!(
-                "rmpi: rank {}: rendezvous receives: {} read by single copy, {} split with the sender, {} streamed",
+                "rmpi: rank {}: rendezvous receives: {} read by single copy, {} split with the sender ({} of them read whole after all: the sender was late), {} streamed",
                 self.comms[crate::comm::WORLD].as_ref().map_or(-1, |c| c.rank),
                 s.gets,
                 s.coop,
+                s.coop_back,
                 s.streamed
             );
         }

@@ -41,12 +41,20 @@ pub trait Btl {
     }
     /// The rendezvous that exposed `[addr, addr + len)` to `peer` is over (no-op if none was).
     fn unexpose(&mut self, _peer: usize, _addr: usize, _len: usize) {}
-    /// Whether [`Btl::put`] to `peer` can work now (the cooperative rendezvous asks a sender
-    /// to write half of the data only then), and whether `peer` says it is waiting in MPI, so
-    /// that it serves the request at once rather than at its next MPI call.
-    fn can_put_to_waiting(&self, _peer: usize) -> bool {
+    /// Cooperative rendezvous, receiver side: a ticket for splitting a receive with `peer`
+    /// (its sender), or None when that cannot help now: no single-copy write, the peer is not
+    /// waiting in MPI (it would serve the request late), or no claim word is free.
+    fn coop_open(&mut self, _peer: usize) -> Option<u64> {
+        None
+    }
+    /// Take the second half of the split receive `ticket`: the sender (`by_sender`, `peer` =
+    /// the receiver) before writing it, the receiver (`peer` = the sender) before reading it
+    /// itself. Exactly one of the two succeeds.
+    fn coop_claim(&mut self, _peer: usize, _ticket: u64, _by_sender: bool) -> bool {
         false
     }
+    /// The receive `ticket` is over: its claim word may be reused.
+    fn coop_close(&mut self, _ticket: u64) {}
     /// Single copy the other way: write `local` at `remote` in the peer's address space (a
     /// receive buffer the peer named in a PUT request).
     fn put(&mut self, _peer: usize, _remote: usize, _local: &[u8]) -> Result<(), GetError> {

@@ -6,8 +6,12 @@ pub struct SmBtl {
     transport: btl_sm::SmTransport,
     cma: bool,
     /// Peers may be asked to write half of a rendezvous (btl_sm_coop_copy_min > 0, CMA on,
-    /// every rank with a core of its own: a descheduled sender would stall the receiver).
+    /// every rank with a core of its own: a descheduled sender only wastes a PUT).
     coop: bool,
+    /// Free claim words of this rank (bit i: word i), for receives split with a sender.
+    coop_free: u32,
+    /// Ticket sequence (30 bits): a stale PUT never matches a reused claim word.
+    coop_seq: u32,
 }
 
 impl SmBtl {
@@ -15,10 +19,13 @@ impl SmBtl {
         if cma {
             btl_sm::cma::allow_ptrace_from_any();
         }
+        let slots = transport.coop_slots();
         SmBtl {
             transport,
             cma,
-            coop: coop && cma,
+            coop: coop && cma && slots > 0,
+            coop_free: ((1u64 << slots) - 1) as u32,
+            coop_seq: 0,
         }
     }
 
@@ -70,8 +77,28 @@ impl Btl for SmBtl {
         })
     }
 
-    fn can_put_to_waiting(&self, peer: usize) -> bool {
-        self.coop && self.transport.peer_waiting(peer)
+    fn coop_open(&mut self, peer: usize) -> Option<u64> {
+        if !self.coop || self.coop_free == 0 || !self.transport.peer_waiting(peer) {
+            return None;
+        }
+        let slot = self.coop_free.trailing_zeros();
+        self.coop_free &= !(1 << slot);
+        self.coop_seq = (self.coop_seq + 1) & (u32::MAX >> 2);
+        self.transport.coop_open(slot as usize, self.coop_seq);
+        Some((slot as u64) << 32 | self.coop_seq as u64)
+    }
+
+    fn coop_claim(&mut self, peer: usize, ticket: u64, by_sender: bool) -> bool {
+        let (slot, seq) = ((ticket >> 32) as usize, ticket as u32);
+        let owner = if by_sender { peer } else { self.transport.me() };
+        self.transport.coop_claim(owner, slot, seq, by_sender)
+    }
+
+    fn coop_close(&mut self, ticket: u64) {
+        let slot = (ticket >> 32) as u32;
+        if slot < 32 {
+            self.coop_free |= 1 << slot;
+        }
     }
 
     fn put(&mut self, peer: usize, remote: usize, local: &[u8]) -> Result<(), GetError> {

@@ -163,6 +163,8 @@ struct State {
     gets: Vec<ReqId>,
     /// PUTs receivers asked of this rank's rendezvous sends (cooperative rendezvous).
     puts: Vec<rndv::PutWork>,
+    /// Claim tickets of split receives that are over: (btl, ticket), closed after delivery.
+    coop_closed: Vec<(usize, u64)>,
     /// Smallest rendezvous split with a waiting sender (usize::MAX: never).
     coop_min: usize,
     stats: rndv::RndvStats,
@@ -221,6 +223,7 @@ impl Pml {
                 queued: 0,
                 gets: Vec::new(),
                 puts: Vec::new(),
+                coop_closed: Vec::new(),
                 coop_min: if coop_min == 0 { usize::MAX } else { coop_min },
                 stats: Default::default(),
                 eager_limit,
@@ -597,6 +600,9 @@ impl Pml {
             for (bi, peer, addr, len) in st.unexpose.drain(..) {
                 btls[bi].unexpose(peer, addr, len);
             }
+        }
+        for (bi, ticket) in st.coop_closed.drain(..) {
+            btls[bi].coop_close(ticket);
         }
         if !st.puts.is_empty() {
             st.run_puts(btls);

@@ -38,12 +38,18 @@ pub struct Rndv {
 /// A cooperative rendezvous: the receiver asks a sender that waits in MPI to write the tail
 /// `[split, total)` into the receive buffer (PUT) while it reads the head itself, so two cores
 /// copy at once; the receive completes, and FIN releases the sender, when both parts are in.
+/// The tail goes to whoever claims `ticket` first (pml/rndv.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Coop {
     /// Not split: the receiver reads (or has streamed) everything.
     Off,
-    /// PUT sent; our read of the head ended as `head`; waiting for the sender's PUT_FIN.
-    Waiting { split: usize, head: Head },
+    /// The sender claimed the tail; our read of the head ended as `head`; waiting for its
+    /// PUT_FIN.
+    Waiting {
+        split: usize,
+        head: Head,
+        ticket: u64,
+    },
     /// The sender could not write its part: read `[split, total)` ourselves.
     ReadTail { split: usize },
 }

@@ -32,8 +32,8 @@ pub const RTS_LEN: usize = MATCH_LEN + 24;
 pub const FIN_LEN: usize = 8;
 pub const CTS_LEN: usize = 16;
 pub const DATA_LEN: usize = 16;
-/// PUT: sreq, rreq, receive buffer address, offset, length.
-pub const PUT_LEN: usize = 40;
+/// PUT: sreq, rreq, receive buffer address, offset, length, claim ticket.
+pub const PUT_LEN: usize = 48;
 /// PUT_FIN: rreq, result (0: written; otherwise the receiver reads that part itself).
 pub const PUT_FIN_LEN: usize = 16;
 /// The longest control fragment.
@@ -102,7 +102,7 @@ impl RtsHdr {
 }
 
 /// Control words: FIN carries (sreq), CTS (sreq, rreq), DATA (rreq, offset), PUT (sreq, rreq,
-/// address, offset, length), PUT_FIN (rreq, result).
+/// address, offset, length, ticket), PUT_FIN (rreq, result).
 pub fn encode_words<const N: usize>(words: [u64; N]) -> [u8; CTRL_MAX] {
     const { assert!(N * 8 <= CTRL_MAX) };
     let mut b = [0u8; CTRL_MAX];
