@@ -5,7 +5,8 @@
  *   2. a window of Isends then Waitall (osu_bw's pattern), distinct buffers;
  *   3. the sender busy outside MPI before its Wait (no split, or a split that waits for it);
  *   4. truncation: a receive buffer smaller than the message (split on what fits);
- *   5. the receive posted after the RTS arrived (unexpected rendezvous).
+ *   5. the receive posted after the RTS arrived (unexpected rendezvous);
+ *   6. a window of 40 (more splits in flight than the receiver has claim words).
  * Ranks 0 and 1 talk; others only join the final check. */
 #include "p2p_common.h"
 #include <time.h>
@@ -125,6 +126,29 @@ int main(int argc, char **argv) {
                     }
             }
             MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        }
+        /* 6. a window of 40 Isends of 40000 bytes: more than the 13 claim words at once. */
+        {
+            const int w = 40;
+            size_t n = 40000;
+            unsigned char *win = malloc(n * w);
+            MPI_Request reqs[40];
+            for (int i = 0; i < w; i++) {
+                if (rank == 0) {
+                    fill(win + i * n, n, 200 + i);
+                    MPI_Isend(win + i * n, (int)n, MPI_BYTE, peer, 90 + i, MPI_COMM_WORLD, &reqs[i]);
+                } else {
+                    memset(win + i * n, 0, n);
+                    MPI_Irecv(win + i * n, (int)n, MPI_BYTE, peer, 90 + i, MPI_COMM_WORLD, &reqs[i]);
+                }
+            }
+            MPI_Waitall(w, reqs, MPI_STATUSES_IGNORE);
+            if (rank == 1)
+                for (int i = 0; i < w; i++) {
+                    size_t at = bad_at(win + i * n, n, 200 + i);
+                    CHECK(at == (size_t)-1, "window of 40, message %d: first bad byte %zd", i, (ssize_t)at);
+                }
+            free(win);
         }
         /* 5. the receive is posted after the RTS has arrived. */
         {

@@ -16,6 +16,14 @@ pub enum GetError {
     Failed { class: crate::error::ErrorClass },
 }
 
+/// What [`Btl::coop_open`] gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoopOpen {
+    Ticket(u64),
+    Busy,
+    No,
+}
+
 /// A transport. Peers are named by the transport's own index (`Endpoint::peer`).
 pub trait Btl {
     fn name(&self) -> &'static str;
@@ -42,10 +50,11 @@ pub trait Btl {
     /// The rendezvous that exposed `[addr, addr + len)` to `peer` is over (no-op if none was).
     fn unexpose(&mut self, _peer: usize, _addr: usize, _len: usize) {}
     /// Cooperative rendezvous, receiver side: a ticket for splitting a receive with `peer`
-    /// (its sender), or None when that cannot help now: no single-copy write, the peer is not
-    /// waiting in MPI (it would serve the request late), or no claim word is free.
-    fn coop_open(&mut self, _peer: usize) -> Option<u64> {
-        None
+    /// (its sender); `Busy` while every claim word is in use (the receive can wait for one to
+    /// be closed); `No` when splitting cannot help now: no single-copy write, or the peer is not
+    /// waiting in MPI (it would serve the request late).
+    fn coop_open(&mut self, _peer: usize) -> CoopOpen {
+        CoopOpen::No
     }
     /// Take the second half of the split receive `ticket`: the sender (`by_sender`, `peer` =
     /// the receiver) before writing it, the receiver (`peer` = the sender) before reading it

@@ -1,6 +1,6 @@
 //! The `sm` transport: btl-sm's channels to the other ranks of the node, and CMA single copy.
 
-use super::{Btl, GetError};
+use super::{Btl, CoopOpen, GetError};
 
 pub struct SmBtl {
     transport: btl_sm::SmTransport,
@@ -77,15 +77,18 @@ impl Btl for SmBtl {
         })
     }
 
-    fn coop_open(&mut self, peer: usize) -> Option<u64> {
-        if !self.coop || self.coop_free == 0 || !self.transport.peer_waiting(peer) {
-            return None;
+    fn coop_open(&mut self, peer: usize) -> CoopOpen {
+        if !self.coop || !self.transport.peer_waiting(peer) {
+            return CoopOpen::No;
+        }
+        if self.coop_free == 0 {
+            return CoopOpen::Busy;
         }
         let slot = self.coop_free.trailing_zeros();
         self.coop_free &= !(1 << slot);
         self.coop_seq = (self.coop_seq + 1) & (u32::MAX >> 2);
         self.transport.coop_open(slot as usize, self.coop_seq);
-        Some((slot as u64) << 32 | self.coop_seq as u64)
+        CoopOpen::Ticket((slot as u64) << 32 | self.coop_seq as u64)
     }
 
     fn coop_claim(&mut self, peer: usize, ticket: u64, by_sender: bool) -> bool {

@@ -11,7 +11,7 @@
 use super::request::{Coop, Head};
 use super::wire;
 use super::{Kind, ReqId, Request, Rndv, State};
-use crate::btl::{Btl, GetError};
+use crate::btl::{Btl, CoopOpen, GetError};
 use crate::datatype::segment;
 
 /// A PUT this rank (the sender) was asked to do: write `[off, off + len)` of send `sreq` at
@@ -83,7 +83,8 @@ impl State {
     /// large contiguous message from a sender that waits in MPI is split: PUT asks it for the
     /// second half first, then we read the first half.
     pub(super) fn run_gets(&mut self, btls: &mut [Box<dyn Btl>]) {
-        for req in std::mem::take(&mut self.gets) {
+        let mut gets = std::mem::take(&mut self.gets).into_iter();
+        while let Some(req) = gets.next() {
             let Some(Request {
                 kind:
                     Kind::Recv {
@@ -120,7 +121,15 @@ impl State {
             let (from, to, coop) = match r.coop {
                 Coop::ReadTail { split } => (split, n, None),
                 _ if n >= self.coop_min => match btls[ep.btl].coop_open(ep.peer) {
-                    Some(ticket) => {
+                    CoopOpen::Busy => {
+                        // Every claim word is taken by a split in flight: this and the rest
+                        // wait for a PUT_FIN to free one (a later progress turn), so that a
+                        // window of receives is split throughout rather than 13 of them.
+                        self.gets.push(req);
+                        self.gets.extend(gets);
+                        return;
+                    }
+                    CoopOpen::Ticket(ticket) => {
                         // Page-aligned, so the two copies never share a page.
                         let split = (n / 2) & !4095;
                         let words = wire::encode_words([
@@ -137,7 +146,7 @@ impl State {
                         self.stats.coop += 1;
                         (0, split, Some((split, ticket)))
                     }
-                    None => (0, n, None),
+                    CoopOpen::No => (0, n, None),
                 },
                 _ => (0, n, None),
             };
