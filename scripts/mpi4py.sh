@@ -71,12 +71,13 @@ network_error() {
     grep -qiE "NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|Connection (refused|reset|aborted)|ConnectTimeout|Read timed out|ProxyError|SSLError|No route to host|Could not fetch URL|from versions: none" "$1"
 }
 
-# The sdist: its test/ directory is the test suite.
+# The sdist: its test/ directory is the test suite. (--no-binary mpi4py, not :all:, which would
+# also build its build dependencies, Cython included, from source.)
 SDIST=$DIR/mpi4py-$VERSION.tar.gz
 SRC=$DIR/src/mpi4py-$VERSION
 if [ ! -f "$SDIST" ]; then
     [ -x "$DIR/pip-venv/bin/pip" ] || $PYTHON -m venv "$DIR/pip-venv"
-    if ! "$DIR/pip-venv/bin/pip" download --disable-pip-version-check --no-binary :all: --no-deps \
+    if ! "$DIR/pip-venv/bin/pip" download --disable-pip-version-check --no-binary mpi4py --no-deps \
             "mpi4py==$VERSION" -d "$DIR/dl" >"$DIR/download.log" 2>&1; then
         network_error "$DIR/download.log" && skip "PyPI cannot be reached: $(grep -iE 'error|warning' "$DIR/download.log" | tail -1)"
         cat "$DIR/download.log" >&2; echo "mpi4py.sh: pip download failed" >&2; exit 1

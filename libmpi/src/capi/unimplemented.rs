@@ -15,7 +15,7 @@ use super::unsupported::{on_comm, on_world, returned};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 378] = [
+pub(super) const NAMES: [&str; 375] = [
     "MPI_Abi_get_fortran_booleans",
     "MPI_Abi_get_fortran_info",
     "MPI_Abi_get_info",
@@ -286,9 +286,6 @@ pub(super) const NAMES: [&str; 378] = [
     "MPI_Session_iflush_buffer",
     "MPI_Session_init",
     "MPI_Session_set_errhandler",
-    "MPI_Status_get_error",
-    "MPI_Status_get_source",
-    "MPI_Status_get_tag",
     "MPI_Topo_test",
     "MPI_Type_create_darray",
     "MPI_Type_create_darray_c",
@@ -2017,386 +2014,368 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Status_get_error / PMPI_Status_get_error(_status: *const c_void, _error: *mut c_void) -> c_int {
-        on_world(270)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Status_get_source / PMPI_Status_get_source(_status: *const c_void, _source: *mut c_void) -> c_int {
-        on_world(271)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Status_get_tag / PMPI_Status_get_tag(_status: *const c_void, _tag: *mut c_void) -> c_int {
-        on_world(272)
-    }
-}
-
-mpi_fn! {
     fn MPI_Topo_test / PMPI_Topo_test(comm: Handle, _status: *mut c_void) -> c_int {
-        on_comm(273, comm)
+        on_comm(270, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_darray / PMPI_Type_create_darray(_size: c_int, _rank: c_int, _ndims: c_int, _array_of_gsizes: *const c_void, _array_of_distribs: *const c_void, _array_of_dargs: *const c_void, _array_of_psizes: *const c_void, _order: c_int, _oldtype: Handle, _newtype: *mut c_void) -> c_int {
-        on_world(274)
+        on_world(271)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c(_size: c_int, _rank: c_int, _ndims: c_int, _array_of_gsizes: *const c_void, _array_of_distribs: *const c_void, _array_of_dargs: *const c_void, _array_of_psizes: *const c_void, _order: c_int, _oldtype: Handle, _newtype: *mut c_void) -> c_int {
-        on_world(275)
+        on_world(272)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_f90_complex / PMPI_Type_create_f90_complex(_p: c_int, _r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(276)
+        on_world(273)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_f90_integer / PMPI_Type_create_f90_integer(_r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(277)
+        on_world(274)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_f90_real / PMPI_Type_create_f90_real(_p: c_int, _r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(278)
+        on_world(275)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_keyval / PMPI_Type_create_keyval(_type_copy_attr_fn: *mut c_void, _type_delete_attr_fn: *mut c_void, _type_keyval: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        on_world(279)
+        on_world(276)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_delete_attr / PMPI_Type_delete_attr(_datatype: Handle, _type_keyval: c_int) -> c_int {
-        on_world(280)
+        on_world(277)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_free_keyval / PMPI_Type_free_keyval(_type_keyval: *mut c_void) -> c_int {
-        on_world(281)
+        on_world(278)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_attr / PMPI_Type_get_attr(_datatype: Handle, _type_keyval: c_int, _attribute_val: *mut c_void, _flag: *mut c_void) -> c_int {
-        on_world(282)
+        on_world(279)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_contents / PMPI_Type_get_contents(_datatype: Handle, _max_integers: c_int, _max_addresses: c_int, _max_datatypes: c_int, _array_of_integers: *mut c_void, _array_of_addresses: *mut c_void, _array_of_datatypes: *mut c_void) -> c_int {
-        on_world(283)
+        on_world(280)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c(_datatype: Handle, _max_integers: i64, _max_addresses: i64, _max_large_counts: i64, _max_datatypes: i64, _array_of_integers: *mut c_void, _array_of_addresses: *mut c_void, _array_of_large_counts: *mut c_void, _array_of_datatypes: *mut c_void) -> c_int {
-        on_world(284)
+        on_world(281)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_envelope / PMPI_Type_get_envelope(_datatype: Handle, _num_integers: *mut c_void, _num_addresses: *mut c_void, _num_datatypes: *mut c_void, _combiner: *mut c_void) -> c_int {
-        on_world(285)
+        on_world(282)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c(_datatype: Handle, _num_integers: *mut c_void, _num_addresses: *mut c_void, _num_large_counts: *mut c_void, _num_datatypes: *mut c_void, _combiner: *mut c_void) -> c_int {
-        on_world(286)
+        on_world(283)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_value_index / PMPI_Type_get_value_index(_value_type: Handle, _index_type: Handle, _pair_type: *mut c_void) -> c_int {
-        on_world(287)
+        on_world(284)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_match_size / PMPI_Type_match_size(_typeclass: c_int, _size: c_int, _datatype: *mut c_void) -> c_int {
-        on_world(288)
+        on_world(285)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_set_attr / PMPI_Type_set_attr(_datatype: Handle, _type_keyval: c_int, _attribute_val: *mut c_void) -> c_int {
-        on_world(289)
+        on_world(286)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpack_external / PMPI_Unpack_external(_datarep: *const c_void, _inbuf: *const c_void, _insize: isize, _position: *mut c_void, _outbuf: *mut c_void, _outcount: c_int, _datatype: Handle) -> c_int {
-        on_world(290)
+        on_world(287)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpack_external_c / PMPI_Unpack_external_c(_datarep: *const c_void, _inbuf: *const c_void, _insize: i64, _position: *mut c_void, _outbuf: *mut c_void, _outcount: i64, _datatype: Handle) -> c_int {
-        on_world(291)
+        on_world(288)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpublish_name / PMPI_Unpublish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(292)
+        on_world(289)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate / PMPI_Win_allocate(_size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(293, comm)
+        on_comm(290, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate_c / PMPI_Win_allocate_c(_size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(294, comm)
+        on_comm(291, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared(_size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(295, comm)
+        on_comm(292, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c(_size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(296, comm)
+        on_comm(293, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_attach / PMPI_Win_attach(_win: Handle, _base: *mut c_void, _size: isize) -> c_int {
-        on_world(297)
+        on_world(294)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_call_errhandler / PMPI_Win_call_errhandler(_win: Handle, _errorcode: c_int) -> c_int {
-        on_world(298)
+        on_world(295)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_complete / PMPI_Win_complete(_win: Handle) -> c_int {
-        on_world(299)
+        on_world(296)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create / PMPI_Win_create(_base: *mut c_void, _size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(300, comm)
+        on_comm(297, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_c / PMPI_Win_create_c(_base: *mut c_void, _size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(301, comm)
+        on_comm(298, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic(_info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(302, comm)
+        on_comm(299, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler(_win_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        on_world(303)
+        on_world(300)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_keyval / PMPI_Win_create_keyval(_win_copy_attr_fn: *mut c_void, _win_delete_attr_fn: *mut c_void, _win_keyval: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        on_world(304)
+        on_world(301)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_delete_attr / PMPI_Win_delete_attr(_win: Handle, _win_keyval: c_int) -> c_int {
-        on_world(305)
+        on_world(302)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_detach / PMPI_Win_detach(_win: Handle, _base: *const c_void) -> c_int {
-        on_world(306)
+        on_world(303)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_fence / PMPI_Win_fence(_assert: c_int, _win: Handle) -> c_int {
-        on_world(307)
+        on_world(304)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush / PMPI_Win_flush(_rank: c_int, _win: Handle) -> c_int {
-        on_world(308)
+        on_world(305)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_all / PMPI_Win_flush_all(_win: Handle) -> c_int {
-        on_world(309)
+        on_world(306)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_local / PMPI_Win_flush_local(_rank: c_int, _win: Handle) -> c_int {
-        on_world(310)
+        on_world(307)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_local_all / PMPI_Win_flush_local_all(_win: Handle) -> c_int {
-        on_world(311)
+        on_world(308)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_free / PMPI_Win_free(_win: *mut c_void) -> c_int {
-        on_world(312)
+        on_world(309)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_free_keyval / PMPI_Win_free_keyval(_win_keyval: *mut c_void) -> c_int {
-        on_world(313)
+        on_world(310)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_attr / PMPI_Win_get_attr(_win: Handle, _win_keyval: c_int, _attribute_val: *mut c_void, _flag: *mut c_void) -> c_int {
-        on_world(314)
+        on_world(311)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler(_win: Handle, _errhandler: *mut c_void) -> c_int {
-        on_world(315)
+        on_world(312)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_group / PMPI_Win_get_group(_win: Handle, _group: *mut c_void) -> c_int {
-        on_world(316)
+        on_world(313)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_info / PMPI_Win_get_info(_win: Handle, _info_used: *mut c_void) -> c_int {
-        on_world(317)
+        on_world(314)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_name / PMPI_Win_get_name(_win: Handle, _win_name: *mut c_void, _resultlen: *mut c_void) -> c_int {
-        on_world(318)
+        on_world(315)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_lock / PMPI_Win_lock(_lock_type: c_int, _rank: c_int, _assert: c_int, _win: Handle) -> c_int {
-        on_world(319)
+        on_world(316)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_lock_all / PMPI_Win_lock_all(_assert: c_int, _win: Handle) -> c_int {
-        on_world(320)
+        on_world(317)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_post / PMPI_Win_post(_group: Handle, _assert: c_int, _win: Handle) -> c_int {
-        on_world(321)
+        on_world(318)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_attr / PMPI_Win_set_attr(_win: Handle, _win_keyval: c_int, _attribute_val: *mut c_void) -> c_int {
-        on_world(322)
+        on_world(319)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_errhandler / PMPI_Win_set_errhandler(_win: Handle, _errhandler: Handle) -> c_int {
-        on_world(323)
+        on_world(320)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_info / PMPI_Win_set_info(_win: Handle, _info: Handle) -> c_int {
-        on_world(324)
+        on_world(321)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_name / PMPI_Win_set_name(_win: Handle, _win_name: *const c_void) -> c_int {
-        on_world(325)
+        on_world(322)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_shared_query / PMPI_Win_shared_query(_win: Handle, _rank: c_int, _size: *mut c_void, _disp_unit: *mut c_void, _baseptr: *mut c_void) -> c_int {
-        on_world(326)
+        on_world(323)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_shared_query_c / PMPI_Win_shared_query_c(_win: Handle, _rank: c_int, _size: *mut c_void, _disp_unit: *mut c_void, _baseptr: *mut c_void) -> c_int {
-        on_world(327)
+        on_world(324)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_start / PMPI_Win_start(_group: Handle, _assert: c_int, _win: Handle) -> c_int {
-        on_world(328)
+        on_world(325)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_sync / PMPI_Win_sync(_win: Handle) -> c_int {
-        on_world(329)
+        on_world(326)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_test / PMPI_Win_test(_win: Handle, _flag: *mut c_void) -> c_int {
-        on_world(330)
+        on_world(327)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_unlock / PMPI_Win_unlock(_rank: c_int, _win: Handle) -> c_int {
-        on_world(331)
+        on_world(328)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_unlock_all / PMPI_Win_unlock_all(_win: Handle) -> c_int {
-        on_world(332)
+        on_world(329)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_wait / PMPI_Win_wait(_win: Handle) -> c_int {
-        on_world(333)
+        on_world(330)
     }
 }
 
