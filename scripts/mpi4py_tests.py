@@ -41,6 +41,11 @@ def last_line(err):
     mod = getattr(exc_type, "__module__", "")
     if mod and mod != "builtins":
         name = f"{mod}.{name}"
+    # A module that failed to import carries the whole traceback in its message: its last line
+    # is the exception that stopped it.
+    lines = [l for l in str(value).splitlines() if l.strip()]
+    if len(lines) > 1:
+        return one_line(f"{name}: {lines[0]} ... {lines[-1].strip()}")
     return one_line(f"{name}: {value}")
 
 

@@ -143,7 +143,8 @@ mpi_fn! {
             Err(e) => return fail("MPI_Comm_call_errhandler", crate::comm::WORLD, e),
         };
         match handler {
-            ErrHandler::Return => errorcode,
+            // The handler "was successfully called" (MPI 4.1 §9.3): MPI_SUCCESS.
+            ErrHandler::Return => MPI_SUCCESS,
             ErrHandler::User(h) => match call_user(h, c, errorcode) {
                 Ok(()) => MPI_SUCCESS,
                 Err(e) => fail("MPI_Comm_call_errhandler", c, e),
