@@ -15,7 +15,7 @@ use super::unsupported::{on_comm, on_world, returned};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 372] = [
+pub(super) const NAMES: [&str; 369] = [
     "MPI_Abi_get_fortran_booleans",
     "MPI_Abi_get_fortran_info",
     "MPI_Abi_get_info",
@@ -253,9 +253,6 @@ pub(super) const NAMES: [&str; 372] = [
     "MPI_Reduce_scatter_init_c",
     "MPI_Register_datarep",
     "MPI_Register_datarep_c",
-    "MPI_Remove_error_class",
-    "MPI_Remove_error_code",
-    "MPI_Remove_error_string",
     "MPI_Rget",
     "MPI_Rget_c",
     "MPI_Rget_accumulate",
@@ -1813,548 +1810,530 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Remove_error_class / PMPI_Remove_error_class(_errorclass: c_int) -> c_int {
+    fn MPI_Rget / PMPI_Rget(_origin_addr: *mut c_void, _origin_count: c_int, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
         on_world(237)
     }
 }
 
 mpi_fn! {
-    fn MPI_Remove_error_code / PMPI_Remove_error_code(_errorcode: c_int) -> c_int {
+    fn MPI_Rget_c / PMPI_Rget_c(_origin_addr: *mut c_void, _origin_count: i64, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
         on_world(238)
     }
 }
 
 mpi_fn! {
-    fn MPI_Remove_error_string / PMPI_Remove_error_string(_errorcode: c_int) -> c_int {
+    fn MPI_Rget_accumulate / PMPI_Rget_accumulate(_origin_addr: *const c_void, _origin_count: c_int, _origin_datatype: Handle, _result_addr: *mut c_void, _result_count: c_int, _result_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _op: Handle, _win: Handle, _request: *mut c_void) -> c_int {
         on_world(239)
     }
 }
 
 mpi_fn! {
-    fn MPI_Rget / PMPI_Rget(_origin_addr: *mut c_void, _origin_count: c_int, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
+    fn MPI_Rget_accumulate_c / PMPI_Rget_accumulate_c(_origin_addr: *const c_void, _origin_count: i64, _origin_datatype: Handle, _result_addr: *mut c_void, _result_count: i64, _result_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _op: Handle, _win: Handle, _request: *mut c_void) -> c_int {
         on_world(240)
     }
 }
 
 mpi_fn! {
-    fn MPI_Rget_c / PMPI_Rget_c(_origin_addr: *mut c_void, _origin_count: i64, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
+    fn MPI_Rput / PMPI_Rput(_origin_addr: *const c_void, _origin_count: c_int, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
         on_world(241)
     }
 }
 
 mpi_fn! {
-    fn MPI_Rget_accumulate / PMPI_Rget_accumulate(_origin_addr: *const c_void, _origin_count: c_int, _origin_datatype: Handle, _result_addr: *mut c_void, _result_count: c_int, _result_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _op: Handle, _win: Handle, _request: *mut c_void) -> c_int {
+    fn MPI_Rput_c / PMPI_Rput_c(_origin_addr: *const c_void, _origin_count: i64, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
         on_world(242)
     }
 }
 
 mpi_fn! {
-    fn MPI_Rget_accumulate_c / PMPI_Rget_accumulate_c(_origin_addr: *const c_void, _origin_count: i64, _origin_datatype: Handle, _result_addr: *mut c_void, _result_count: i64, _result_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _op: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(243)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Rput / PMPI_Rput(_origin_addr: *const c_void, _origin_count: c_int, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(244)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Rput_c / PMPI_Rput_c(_origin_addr: *const c_void, _origin_count: i64, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(245)
-    }
-}
-
-mpi_fn! {
     fn MPI_Scan_init / PMPI_Scan_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: c_int, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(246, comm)
+        on_comm(243, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scan_init_c / PMPI_Scan_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: i64, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(247, comm)
+        on_comm(244, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatter_init / PMPI_Scatter_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(248, comm)
+        on_comm(245, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatter_init_c / PMPI_Scatter_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(249, comm)
+        on_comm(246, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatterv_init / PMPI_Scatterv_init(_sendbuf: *const c_void, _sendcounts: *const c_void, _displs: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(250, comm)
+        on_comm(247, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatterv_init_c / PMPI_Scatterv_init_c(_sendbuf: *const c_void, _sendcounts: *const c_void, _displs: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(251, comm)
+        on_comm(248, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer / PMPI_Session_attach_buffer(_session: Handle, _buffer: *mut c_void, _size: c_int) -> c_int {
-        on_world(252)
+        on_world(249)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer_c / PMPI_Session_attach_buffer_c(_session: Handle, _buffer: *mut c_void, _size: i64) -> c_int {
-        on_world(253)
+        on_world(250)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_call_errhandler / PMPI_Session_call_errhandler(_session: Handle, _errorcode: c_int) -> c_int {
-        on_world(254)
+        on_world(251)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_create_errhandler / PMPI_Session_create_errhandler(_session_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        on_world(255)
+        on_world(252)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer / PMPI_Session_detach_buffer(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(256)
+        on_world(253)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer_c / PMPI_Session_detach_buffer_c(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(257)
+        on_world(254)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_finalize / PMPI_Session_finalize(_session: *mut c_void) -> c_int {
-        on_world(258)
+        on_world(255)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(_session: Handle) -> c_int {
-        on_world(259)
+        on_world(256)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_errhandler / PMPI_Session_get_errhandler(_session: Handle, _errhandler: *mut c_void) -> c_int {
-        on_world(260)
+        on_world(257)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_info / PMPI_Session_get_info(_session: Handle, _info_used: *mut c_void) -> c_int {
-        on_world(261)
+        on_world(258)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_nth_pset / PMPI_Session_get_nth_pset(_session: Handle, _info: Handle, _n: c_int, _pset_len: *mut c_void, _pset_name: *mut c_void) -> c_int {
-        on_world(262)
+        on_world(259)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_num_psets / PMPI_Session_get_num_psets(_session: Handle, _info: Handle, _npset_names: *mut c_void) -> c_int {
-        on_world(263)
+        on_world(260)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_pset_info / PMPI_Session_get_pset_info(_session: Handle, _pset_name: *const c_void, _info: *mut c_void) -> c_int {
-        on_world(264)
+        on_world(261)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(_session: Handle, _request: *mut c_void) -> c_int {
-        on_world(265)
+        on_world(262)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_init / PMPI_Session_init(_info: Handle, _errhandler: Handle, _session: *mut c_void) -> c_int {
-        on_world(266)
+        on_world(263)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_set_errhandler / PMPI_Session_set_errhandler(_session: Handle, _errhandler: Handle) -> c_int {
-        on_world(267)
+        on_world(264)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_darray / PMPI_Type_create_darray(_size: c_int, _rank: c_int, _ndims: c_int, _array_of_gsizes: *const c_void, _array_of_distribs: *const c_void, _array_of_dargs: *const c_void, _array_of_psizes: *const c_void, _order: c_int, _oldtype: Handle, _newtype: *mut c_void) -> c_int {
-        on_world(268)
+        on_world(265)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c(_size: c_int, _rank: c_int, _ndims: c_int, _array_of_gsizes: *const c_void, _array_of_distribs: *const c_void, _array_of_dargs: *const c_void, _array_of_psizes: *const c_void, _order: c_int, _oldtype: Handle, _newtype: *mut c_void) -> c_int {
-        on_world(269)
+        on_world(266)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_f90_complex / PMPI_Type_create_f90_complex(_p: c_int, _r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(270)
+        on_world(267)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_f90_integer / PMPI_Type_create_f90_integer(_r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(271)
+        on_world(268)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_f90_real / PMPI_Type_create_f90_real(_p: c_int, _r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(272)
+        on_world(269)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_keyval / PMPI_Type_create_keyval(_type_copy_attr_fn: *mut c_void, _type_delete_attr_fn: *mut c_void, _type_keyval: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        on_world(273)
+        on_world(270)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_delete_attr / PMPI_Type_delete_attr(_datatype: Handle, _type_keyval: c_int) -> c_int {
-        on_world(274)
+        on_world(271)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_free_keyval / PMPI_Type_free_keyval(_type_keyval: *mut c_void) -> c_int {
-        on_world(275)
+        on_world(272)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_attr / PMPI_Type_get_attr(_datatype: Handle, _type_keyval: c_int, _attribute_val: *mut c_void, _flag: *mut c_void) -> c_int {
-        on_world(276)
+        on_world(273)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_contents / PMPI_Type_get_contents(_datatype: Handle, _max_integers: c_int, _max_addresses: c_int, _max_datatypes: c_int, _array_of_integers: *mut c_void, _array_of_addresses: *mut c_void, _array_of_datatypes: *mut c_void) -> c_int {
-        on_world(277)
+        on_world(274)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c(_datatype: Handle, _max_integers: i64, _max_addresses: i64, _max_large_counts: i64, _max_datatypes: i64, _array_of_integers: *mut c_void, _array_of_addresses: *mut c_void, _array_of_large_counts: *mut c_void, _array_of_datatypes: *mut c_void) -> c_int {
-        on_world(278)
+        on_world(275)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_envelope / PMPI_Type_get_envelope(_datatype: Handle, _num_integers: *mut c_void, _num_addresses: *mut c_void, _num_datatypes: *mut c_void, _combiner: *mut c_void) -> c_int {
-        on_world(279)
+        on_world(276)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c(_datatype: Handle, _num_integers: *mut c_void, _num_addresses: *mut c_void, _num_large_counts: *mut c_void, _num_datatypes: *mut c_void, _combiner: *mut c_void) -> c_int {
-        on_world(280)
+        on_world(277)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_value_index / PMPI_Type_get_value_index(_value_type: Handle, _index_type: Handle, _pair_type: *mut c_void) -> c_int {
-        on_world(281)
+        on_world(278)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_match_size / PMPI_Type_match_size(_typeclass: c_int, _size: c_int, _datatype: *mut c_void) -> c_int {
-        on_world(282)
+        on_world(279)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_set_attr / PMPI_Type_set_attr(_datatype: Handle, _type_keyval: c_int, _attribute_val: *mut c_void) -> c_int {
-        on_world(283)
+        on_world(280)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpack_external / PMPI_Unpack_external(_datarep: *const c_void, _inbuf: *const c_void, _insize: isize, _position: *mut c_void, _outbuf: *mut c_void, _outcount: c_int, _datatype: Handle) -> c_int {
-        on_world(284)
+        on_world(281)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpack_external_c / PMPI_Unpack_external_c(_datarep: *const c_void, _inbuf: *const c_void, _insize: i64, _position: *mut c_void, _outbuf: *mut c_void, _outcount: i64, _datatype: Handle) -> c_int {
-        on_world(285)
+        on_world(282)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpublish_name / PMPI_Unpublish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(286)
+        on_world(283)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate / PMPI_Win_allocate(_size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(287, comm)
+        on_comm(284, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate_c / PMPI_Win_allocate_c(_size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(288, comm)
+        on_comm(285, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared(_size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(289, comm)
+        on_comm(286, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c(_size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(290, comm)
+        on_comm(287, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_attach / PMPI_Win_attach(_win: Handle, _base: *mut c_void, _size: isize) -> c_int {
-        on_world(291)
+        on_world(288)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_call_errhandler / PMPI_Win_call_errhandler(_win: Handle, _errorcode: c_int) -> c_int {
-        on_world(292)
+        on_world(289)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_complete / PMPI_Win_complete(_win: Handle) -> c_int {
-        on_world(293)
+        on_world(290)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create / PMPI_Win_create(_base: *mut c_void, _size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(294, comm)
+        on_comm(291, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_c / PMPI_Win_create_c(_base: *mut c_void, _size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(295, comm)
+        on_comm(292, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic(_info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(296, comm)
+        on_comm(293, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler(_win_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        on_world(297)
+        on_world(294)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_keyval / PMPI_Win_create_keyval(_win_copy_attr_fn: *mut c_void, _win_delete_attr_fn: *mut c_void, _win_keyval: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        on_world(298)
+        on_world(295)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_delete_attr / PMPI_Win_delete_attr(_win: Handle, _win_keyval: c_int) -> c_int {
-        on_world(299)
+        on_world(296)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_detach / PMPI_Win_detach(_win: Handle, _base: *const c_void) -> c_int {
-        on_world(300)
+        on_world(297)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_fence / PMPI_Win_fence(_assert: c_int, _win: Handle) -> c_int {
-        on_world(301)
+        on_world(298)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush / PMPI_Win_flush(_rank: c_int, _win: Handle) -> c_int {
-        on_world(302)
+        on_world(299)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_all / PMPI_Win_flush_all(_win: Handle) -> c_int {
-        on_world(303)
+        on_world(300)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_local / PMPI_Win_flush_local(_rank: c_int, _win: Handle) -> c_int {
-        on_world(304)
+        on_world(301)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_local_all / PMPI_Win_flush_local_all(_win: Handle) -> c_int {
-        on_world(305)
+        on_world(302)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_free / PMPI_Win_free(_win: *mut c_void) -> c_int {
-        on_world(306)
+        on_world(303)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_free_keyval / PMPI_Win_free_keyval(_win_keyval: *mut c_void) -> c_int {
-        on_world(307)
+        on_world(304)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_attr / PMPI_Win_get_attr(_win: Handle, _win_keyval: c_int, _attribute_val: *mut c_void, _flag: *mut c_void) -> c_int {
-        on_world(308)
+        on_world(305)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler(_win: Handle, _errhandler: *mut c_void) -> c_int {
-        on_world(309)
+        on_world(306)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_group / PMPI_Win_get_group(_win: Handle, _group: *mut c_void) -> c_int {
-        on_world(310)
+        on_world(307)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_info / PMPI_Win_get_info(_win: Handle, _info_used: *mut c_void) -> c_int {
-        on_world(311)
+        on_world(308)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_name / PMPI_Win_get_name(_win: Handle, _win_name: *mut c_void, _resultlen: *mut c_void) -> c_int {
-        on_world(312)
+        on_world(309)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_lock / PMPI_Win_lock(_lock_type: c_int, _rank: c_int, _assert: c_int, _win: Handle) -> c_int {
-        on_world(313)
+        on_world(310)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_lock_all / PMPI_Win_lock_all(_assert: c_int, _win: Handle) -> c_int {
-        on_world(314)
+        on_world(311)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_post / PMPI_Win_post(_group: Handle, _assert: c_int, _win: Handle) -> c_int {
-        on_world(315)
+        on_world(312)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_attr / PMPI_Win_set_attr(_win: Handle, _win_keyval: c_int, _attribute_val: *mut c_void) -> c_int {
-        on_world(316)
+        on_world(313)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_errhandler / PMPI_Win_set_errhandler(_win: Handle, _errhandler: Handle) -> c_int {
-        on_world(317)
+        on_world(314)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_info / PMPI_Win_set_info(_win: Handle, _info: Handle) -> c_int {
-        on_world(318)
+        on_world(315)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_name / PMPI_Win_set_name(_win: Handle, _win_name: *const c_void) -> c_int {
-        on_world(319)
+        on_world(316)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_shared_query / PMPI_Win_shared_query(_win: Handle, _rank: c_int, _size: *mut c_void, _disp_unit: *mut c_void, _baseptr: *mut c_void) -> c_int {
-        on_world(320)
+        on_world(317)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_shared_query_c / PMPI_Win_shared_query_c(_win: Handle, _rank: c_int, _size: *mut c_void, _disp_unit: *mut c_void, _baseptr: *mut c_void) -> c_int {
-        on_world(321)
+        on_world(318)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_start / PMPI_Win_start(_group: Handle, _assert: c_int, _win: Handle) -> c_int {
-        on_world(322)
+        on_world(319)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_sync / PMPI_Win_sync(_win: Handle) -> c_int {
-        on_world(323)
+        on_world(320)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_test / PMPI_Win_test(_win: Handle, _flag: *mut c_void) -> c_int {
-        on_world(324)
+        on_world(321)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_unlock / PMPI_Win_unlock(_rank: c_int, _win: Handle) -> c_int {
-        on_world(325)
+        on_world(322)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_unlock_all / PMPI_Win_unlock_all(_win: Handle) -> c_int {
-        on_world(326)
+        on_world(323)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_wait / PMPI_Win_wait(_win: Handle) -> c_int {
-        on_world(327)
+        on_world(324)
     }
 }
 
