@@ -16,7 +16,7 @@
 #
 # Each test module runs as a job of its own (mpirun -np N python test/main.py -i '^module$'), so a
 # crash or a hang costs one module, and the test that was running is named. Per-test results:
-# $DIR/results/<mpi>-np<N>.tsv; logs of each job in $DIR/results/<mpi>/np<N>/.
+# $DIR/results/<mpi>-np<N>.tsv (--quick: results-quick/); each job's log in results/<mpi>/np<N>/.
 # When PyPI cannot be reached (sdist download or build dependencies), prints why and exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,14 +34,31 @@ while [ $# -gt 0 ]; do
         --quick) QUICK=1; shift ;;
         --timeout) TIMEOUT="$2"; shift 2 ;;
         --only) ONLY="$2"; shift 2 ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "mpi4py.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
-# The quick subset: modules whose every test passes with rmpi at np 1 and 2 today.
-QUICK_MODULES="test_comm test_p2p_obj test_p2p_buf test_cco_obj test_cco_buf test_cco_nb_buf \
-test_datatype test_status test_errhandler test_exceptions test_group test_op test_request \
-test_msgspec test_pack test_environ"
+# The quick subset: modules that pass with rmpi at np 1 and 2 today, but for the tests excluded
+# below (main.py -x), each for a call that is not implemented yet.
+QUICK_MODULES="test_p2p_obj test_p2p_obj_matched test_p2p_buf test_p2p_buf_matched test_cco_obj \
+test_cco_buf test_cco_nb_buf test_cco_vec test_cco_nb_vec test_comm test_group test_op \
+test_request test_status test_msgzero test_msgspec test_errorcode test_errhandler test_environ \
+test_handle test_address test_toplevel test_ctypes test_pickle test_package"
+QUICK_EXCLUDE=(
+    "test_comm.*.testBuffering"              # MPI_Comm_attach/detach_buffer
+    "test_comm.*Info"                        # Info objects (issue 14)
+    "test_comm.*.testSplitTypeHW*"            # Info objects (issue 14)
+    "test_comm.*.testSplitTypeResource*"      # Info objects (issue 14)
+    "test_comm.*.testPyProps"                # MPI_Comm_get_info (Info, issue 14)
+    "test_p2p_buf.*ISendrecv*"               # MPI_Isendrecv(_replace)
+    "test_cco_*buf.*.testBcastTypeIndexed"   # collectives: non-contiguous datatypes
+    "test_cco_*vec.*.testAlltoallwBottom"    # collectives: non-contiguous datatypes
+    "test_msgspec.TestMessageRMA.*"          # one-sided (issue 14)
+    "test_msgspec.*.testMessageBottom"       # collectives: non-contiguous datatypes
+    "test_errhandler.TestErrhandlerFile.*"   # I/O (issue 14)
+    "test_errhandler.TestErrhandlerSession.*" # sessions (issue 14)
+    "test_environ.*.testGetHWResourceInfo"   # Info objects (issue 14)
+)
 [ -n "$NPS" ] || { [ $QUICK = 1 ] && NPS="1 2" || NPS="1 2 3"; }
 VERSION=${MPI4PY_VERSION:-4.1.2}
 DIR=${RMPI_MPI4PY_DIR:-$ROOT/target/mpi4py}
@@ -117,8 +134,11 @@ modules() {
     fi | { if [ -n "$ONLY" ]; then grep -E "$ONLY" || true; else cat; fi; }
 }
 
-# suite MPI NP: every module as one job; results in $RES/MPI/npNP/.
+# suite MPI NP: every module as one job; results in $RES/MPI/npNP/. --quick has a directory of
+# its own; a full run without --baseline keeps Open MPI's results of an earlier --baseline run
+# and compares with them.
 RES=$DIR/results
+[ $QUICK = 1 ] && RES=$DIR/results-quick
 suite() {
     local mpi=$1 np=$2 out=$RES/$1/np$2 py launcher
     rm -rf "$out"; mkdir -p "$out"
@@ -131,13 +151,14 @@ suite() {
         launcher=(timeout -k 5 "$TIMEOUT" mpirun.openmpi --oversubscribe -np "$np")
         [ "$(id -u)" = 0 ] && launcher+=(--allow-run-as-root)
     fi
-    local start=$SECONDS m rc
+    local start=$SECONDS m rc x exclude=()
+    if [ $QUICK = 1 ]; then for x in "${QUICK_EXCLUDE[@]}"; do exclude+=(-x "$x"); done; fi
     for m in $(modules); do
         rc=0
         # Open MPI keeps session directories under TMPDIR: a TMPDIR of this run's own.
         TMPDIR=$out OMPI_MCA_btl_vader_single_copy_mechanism=none \
             "${launcher[@]}" "$py" "$ROOT/scripts/mpi4py_tests.py" run "$out/$m" "$SRC/test/main.py" \
-            -i "^$m\.py\$" </dev/null >"$out/$m.log" 2>&1 || rc=$?
+            -i "^$m\.py\$" "${exclude[@]}" </dev/null >"$out/$m.log" 2>&1 || rc=$?
         echo $rc >"$out/$m.rc"
         [ $rc = 0 ] || echo "   $mpi np $np $m: exit $rc" >&2
     done
@@ -147,7 +168,8 @@ suite() {
 
 venv rmpi "$BIN/mpicc"
 [ $BASELINE = 1 ] && venv openmpi mpicc.openmpi
-rm -rf "$RES"
+rm -rf "$RES/rmpi" "$RES"/rmpi-np*.tsv
+[ $BASELINE = 1 ] && rm -rf "$RES/openmpi" "$RES"/openmpi-np*.tsv
 for np in $NPS; do
     suite rmpi "$np"
     [ $BASELINE = 1 ] && suite openmpi "$np"

@@ -112,6 +112,9 @@ def run(argv):
 def merge_run(run_dir):
     """{test: (outcome, detail)} over the modules and ranks of one (MPI, np) run directory."""
     merged = {}
+    # A rank that fails a test can leave the others waiting in it (a collective it never
+    # reached): the hang is reported with that rank's error.
+    errors = {}
 
     def put(test, outcome, detail):
         old = merged.get(test)
@@ -126,6 +129,7 @@ def merge_run(run_dir):
             put(f"{module} (module)", "TIMEOUT" if rc == "124" else "CRASH",
                 f"no test ran (mpirun exit {rc}; see {module}.log)")
             continue
+        hung = []
         for f in files:
             running = None
             for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -138,10 +142,14 @@ def merge_run(run_dir):
                     running = None
                 elif kind in ORDER:
                     put(test, kind, detail)
+                    if kind in ("ERROR", "FAIL"):
+                        errors.setdefault(test, detail)
             if running is not None:
-                how = "TIMEOUT" if rc == "124" else "CRASH"
-                put(running, how, f"never finished on {f.name.split('.')[-2]} (mpirun exit {rc}; "
-                                  f"see {module}.log)")
+                hung.append((running, f.name.split(".")[-2]))
+        for test, rank in hung:
+            how = "TIMEOUT" if rc == "124" else "CRASH"
+            why = f"; another rank: {errors[test]}" if test in errors else ""
+            put(test, how, f"never finished on {rank} (mpirun exit {rc}; see {module}.log){why}")
     return merged
 
 
@@ -215,7 +223,8 @@ def report(argv):
             print(f"\n== np {np}: {len(bad)} tests fail with rmpi")
         groups = defaultdict(list)
         for test, (outcome, detail) in bad.items():
-            groups[reason_of(detail) if outcome in ("FAIL", "ERROR") else
+            stub = "is not implemented" in detail
+            groups[reason_of(detail) if outcome in ("FAIL", "ERROR") or stub else
                    f"{outcome}: {detail}"].append(f"{test} [{outcome}]")
         for reason in sorted(groups, key=lambda r: (-len(groups[r]), r)):
             print(f"-- {len(groups[reason])}: {reason}")
