@@ -111,7 +111,8 @@ fi
 venv() {
     local name=$1 cc=$2 v=$DIR/venv-$1
     local stamp
-    stamp="$VERSION $(command -v "$cc") $(sha256sum "$(command -v "$cc")" | cut -c1-16) $("$cc" -show 2>/dev/null | sha256sum | cut -c1-16)"
+    # Not the wrapper's own bytes: cargo relinks mpicc with every change to libmpi.
+    stamp="$VERSION $(command -v "$cc") $({ "$cc" -show || "$cc" --showme; } 2>/dev/null | sha256sum | cut -c1-16)"
     if [ "$name" = rmpi ]; then stamp+=" $(sha256sum libmpi/include/mpi.h | cut -c1-16)"; fi
     if [ -f "$v/.stamp" ] && [ "$(cat "$v/.stamp")" = "$stamp" ]; then return 0; fi
     echo "== building mpi4py $VERSION with $cc into $v" >&2
