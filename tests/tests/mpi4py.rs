@@ -22,7 +22,10 @@ fn mpi4py_quick_subset() {
     }
     ensure_built();
     let target = target_dir();
-    let profile = target.file_name().and_then(|n| n.to_str()).expect("profile");
+    let profile = target
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("profile");
     let dir = target.parent().expect("target dir").join("mpi4py");
     std::fs::create_dir_all(&dir).expect("create target/mpi4py");
     // The report goes to a file (run_bounded reads its pipes only at the end).
@@ -42,11 +45,7 @@ fn mpi4py_quick_subset() {
         assert_eq!(r.code, Some(0), "skipped, yet exit {:?}", r.code);
         return;
     }
-    assert_eq!(
-        r.code,
-        Some(0),
-        "scripts/mpi4py.sh --quick failed:\n{text}"
-    );
+    assert_eq!(r.code, Some(0), "scripts/mpi4py.sh --quick failed:\n{text}");
     for np in [1, 2] {
         let row = text
             .lines()
@@ -58,7 +57,14 @@ fn mpi4py_quick_subset() {
             .map(|c| c.parse().expect("count"))
             .collect();
         // tests passed failed errors skipped crashed timeout
-        assert!(n[0] > 100 && n[1] > 100, "too few tests ran at np {np}: {row}");
-        assert_eq!((n[2], n[3], n[5], n[6]), (0, 0, 0, 0), "np {np}: {row}\n{text}");
+        assert!(
+            n[0] > 100 && n[1] > 100,
+            "too few tests ran at np {np}: {row}"
+        );
+        assert_eq!(
+            (n[2], n[3], n[5], n[6]),
+            (0, 0, 0, 0),
+            "np {np}: {row}\n{text}"
+        );
     }
 }

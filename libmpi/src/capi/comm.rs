@@ -215,7 +215,9 @@ fn idup(name: &str, comm: Handle, newcomm: *mut Handle, request: *mut Handle) ->
         return rc;
     }
     call(name, err_comm(comm), |rt| {
-        let id = rt.pml.request_for(pml::Started::Done(pml::Status::default()));
+        let id = rt
+            .pml
+            .request_for(pml::Started::Done(pml::Status::default()));
         // SAFETY: checked non-NULL above.
         unsafe { request.write(request_handle(id)) };
         Ok(())

@@ -214,17 +214,38 @@ mpi_fn! {
 fn remove(code: c_int, want_class: bool) -> Result<()> {
     let mut v = user_codes();
     let Some(i) = v.iter().position(|u| u.code == code) else {
-        return Err(Error::new(ErrorClass::Arg, format!("{code} is not a user-added error {}", if want_class { "class" } else { "code" })));
+        return Err(Error::new(
+            ErrorClass::Arg,
+            format!(
+                "{code} is not a user-added error {}",
+                if want_class { "class" } else { "code" }
+            ),
+        ));
     };
     let is_class = v[i].class == code;
     if is_class != want_class {
-        return Err(Error::new(ErrorClass::Arg, format!("{code} is an error {}", if is_class { "class" } else { "code" })));
+        return Err(Error::new(
+            ErrorClass::Arg,
+            format!(
+                "{code} is an error {}",
+                if is_class { "class" } else { "code" }
+            ),
+        ));
     }
     if is_class && v.iter().any(|u| u.class == code && u.code != code) {
-        return Err(Error::new(ErrorClass::Arg, format!("error class {code} still has error codes")));
+        return Err(Error::new(
+            ErrorClass::Arg,
+            format!("error class {code} still has error codes"),
+        ));
     }
     if !v[i].text.is_empty() {
-        return Err(Error::new(ErrorClass::Arg, format!("error {} {code} still has a string (MPI_Remove_error_string first)", if is_class { "class" } else { "code" })));
+        return Err(Error::new(
+            ErrorClass::Arg,
+            format!(
+                "error {} {code} still has a string (MPI_Remove_error_string first)",
+                if is_class { "class" } else { "code" }
+            ),
+        ));
     }
     v.remove(i);
     Ok(())
