@@ -1,5 +1,6 @@
 /* MPI_Comm_dup: congruent, isolated traffic (same tags on WORLD and the dup never cross),
- * names, inherited error handler, free, and error classes for bad communicator arguments. */
+ * names, inherited error handler, free, and error classes for bad communicator arguments;
+ * MPI_Comm_idup(_with_info) and MPI_Topo_test (MPI_UNDEFINED: no topologies yet). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,6 +97,34 @@ int main(int argc, char **argv) {
     CHECK(result == (size == 1 ? MPI_CONGRUENT : MPI_UNEQUAL), "WORLD vs SELF: %d", result);
 
     MPI_Barrier(MPI_COMM_WORLD);
+    /* MPI_Comm_idup(_with_info): a congruent duplicate once the request has completed. */
+    {
+        MPI_Request req = MPI_REQUEST_NULL;
+        int sum = 0, one = 1, topo = 0;
+        CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &dup, &req) == MPI_SUCCESS, "idup failed");
+        CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS && req == MPI_REQUEST_NULL, "idup wait");
+        MPI_Comm_compare(MPI_COMM_WORLD, dup, &result);
+        CHECK(result == MPI_CONGRUENT, "idup: compare %d", result);
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, dup);
+        CHECK(sum == size, "allreduce on the idup: %d", sum);
+        MPI_Comm_free(&dup);
+        flag = 0;
+        CHECK(MPI_Comm_idup_with_info(MPI_COMM_SELF, MPI_INFO_NULL, &dup, &req) == MPI_SUCCESS, "idup_with_info failed");
+        CHECK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag, "idup_with_info test");
+        MPI_Comm_compare(MPI_COMM_SELF, dup, &result);
+        CHECK(result == MPI_CONGRUENT, "idup_with_info: compare %d", result);
+        MPI_Comm_free(&dup);
+        CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &dup, NULL) == MPI_ERR_ARG, "idup NULL request");
+        CHECK(MPI_Comm_idup(MPI_COMM_NULL, &dup, &req) == MPI_ERR_COMM, "idup of MPI_COMM_NULL");
+
+        /* MPI_Topo_test: no communicator has a topology yet. */
+        CHECK(MPI_Topo_test(MPI_COMM_WORLD, &topo) == MPI_SUCCESS && topo == MPI_UNDEFINED, "topo_test world %d", topo);
+        MPI_Comm_dup(MPI_COMM_SELF, &dup);
+        CHECK(MPI_Topo_test(dup, &topo) == MPI_SUCCESS && topo == MPI_UNDEFINED, "topo_test dup %d", topo);
+        MPI_Comm_free(&dup);
+        CHECK(MPI_Topo_test(MPI_COMM_NULL, &topo) == MPI_ERR_COMM, "topo_test of MPI_COMM_NULL");
+    }
+
     if (rank == 0 && errs == 0) printf(" No Errors\n");
     MPI_Finalize();
     return errs != 0;

@@ -77,3 +77,13 @@ fn c_large_count_forms() {
         mpirun_np(np, &p, &[]).assert_no_errors(&format!("large_count at np {np}"));
     }
 }
+
+#[test]
+fn c_status_getters() {
+    // MPI_Status_get_source/_tag/_error read what setters and receives wrote; NULL is
+    // MPI_ERR_ARG.
+    let p = c_program("tests/c/status_get.c");
+    for np in [1, 2] {
+        mpirun_np(np, &p, &[]).assert_no_errors(&format!("status_get at np {np}"));
+    }
+}

@@ -615,7 +615,12 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Type_get_name / PMPI_Type_get_name(datatype: Handle, type_name: *mut c_char, resultlen: *mut c_int) -> c_int {
         dcall("MPI_Type_get_name", || {
-            let name = table::name(datatype as usize)?;
+            // MPI_DATATYPE_NULL is named, as Open MPI and MPICH name it (mpi4py expects it).
+            let name = if datatype as usize == table::DATATYPE_NULL {
+                "MPI_DATATYPE_NULL".to_string()
+            } else {
+                table::name(datatype as usize)?
+            };
             if type_name.is_null() || resultlen.is_null() {
                 return err(ErrorClass::Arg, "type_name or resultlen is NULL");
             }

@@ -17,6 +17,7 @@ mod p2p;
 mod p2p_completion;
 mod p2p_modes;
 mod p2p_probe;
+mod status;
 mod tool;
 mod unimplemented;
 mod unsupported;
