@@ -156,14 +156,16 @@ suite() {
     if [ $QUICK = 1 ]; then for x in "${QUICK_EXCLUDE[@]}"; do exclude+=(-x "$x"); done; fi
     for m in $(modules); do
         rc=0
-        # Open MPI keeps session directories under TMPDIR: a TMPDIR of this run's own.
+        # Open MPI keeps session directories under TMPDIR and its shared-memory segments in
+        # /dev/shm, where a killed (hung) job leaves them: both in a directory of this run's own.
         TMPDIR=$out OMPI_MCA_btl_vader_single_copy_mechanism=none \
+            OMPI_MCA_btl_vader_backing_directory=$out \
             "${launcher[@]}" "$py" "$ROOT/scripts/mpi4py_tests.py" run "$out/$m" "$SRC/test/main.py" \
             -i "^$m\.py\$" "${exclude[@]}" </dev/null >"$out/$m.log" 2>&1 || rc=$?
         echo $rc >"$out/$m.rc"
         [ $rc = 0 ] || echo "   $mpi np $np $m: exit $rc" >&2
     done
-    rm -rf "$out"/ompi.* 2>/dev/null || true
+    rm -rf "$out"/ompi.* "$out"/vader_segment.* 2>/dev/null || true
     echo "== $mpi np $np: $((SECONDS - start)) s" >&2
 }
 
