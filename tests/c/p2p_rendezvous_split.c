@@ -28,6 +28,31 @@ static void spin_ms(int ms) {
     while ((t.tv_sec - t0.tv_sec) * 1000.0 + (t.tv_nsec - t0.tv_nsec) / 1e6 < ms);
 }
 
+/* Rank 0 sends `w` messages of `n` bytes from distinct buffers (Isend), rank 1 receives them
+ * (Irecv), then Waitall: osu_bw's pattern; every byte checked. Tags from `tag`. */
+static void window(int rank, int peer, int w, size_t n, int tag) {
+    unsigned char *win = malloc(n * w);
+    MPI_Request *reqs = malloc(sizeof *reqs * w);
+    for (int i = 0; i < w; i++) {
+        if (rank == 0) {
+            fill(win + i * n, n, tag + i);
+            MPI_Isend(win + i * n, (int)n, MPI_BYTE, peer, tag + i, MPI_COMM_WORLD, &reqs[i]);
+        } else {
+            memset(win + i * n, 0, n);
+            MPI_Irecv(win + i * n, (int)n, MPI_BYTE, peer, tag + i, MPI_COMM_WORLD, &reqs[i]);
+        }
+    }
+    MPI_Waitall(w, reqs, MPI_STATUSES_IGNORE);
+    if (rank == 1)
+        for (int i = 0; i < w; i++) {
+            size_t at = bad_at(win + i * n, n, tag + i);
+            CHECK(at == (size_t)-1, "window of %d x %zu bytes, message %d: first bad byte %zd", w, n,
+                  i, (ssize_t)at);
+        }
+    free(reqs);
+    free(win);
+}
+
 int main(int argc, char **argv) {
     static const size_t sizes[] = {16385, 32767, 32768, 32769, 65536 + 123, 262144, 1048576 + 7,
                                    4194304};
@@ -65,28 +90,7 @@ int main(int argc, char **argv) {
             }
         }
         /* 2. a window of 8 Isends of 512 KiB + 3 bytes, distinct buffers. */
-        {
-            const int w = 8;
-            size_t n = 524288 + 3;
-            unsigned char *win = malloc(n * w);
-            MPI_Request reqs[8];
-            for (int i = 0; i < w; i++) {
-                if (rank == 0) {
-                    fill(win + i * n, n, 100 + i);
-                    MPI_Isend(win + i * n, (int)n, MPI_BYTE, peer, 50 + i, MPI_COMM_WORLD, &reqs[i]);
-                } else {
-                    memset(win + i * n, 0, n);
-                    MPI_Irecv(win + i * n, (int)n, MPI_BYTE, peer, 50 + i, MPI_COMM_WORLD, &reqs[i]);
-                }
-            }
-            MPI_Waitall(w, reqs, MPI_STATUSES_IGNORE);
-            if (rank == 1)
-                for (int i = 0; i < w; i++) {
-                    size_t at = bad_at(win + i * n, n, 100 + i);
-                    CHECK(at == (size_t)-1, "window message %d: first bad byte %zd", i, (ssize_t)at);
-                }
-            free(win);
-        }
+        window(rank, peer, 8, 524288 + 3, 50);
         /* 3. the sender computes outside MPI before waiting: the receive still completes. */
         {
             size_t n = 2097152;
@@ -128,28 +132,7 @@ int main(int argc, char **argv) {
             MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         }
         /* 6. a window of 40 Isends of 40000 bytes: more than the 13 claim words at once. */
-        {
-            const int w = 40;
-            size_t n = 40000;
-            unsigned char *win = malloc(n * w);
-            MPI_Request reqs[40];
-            for (int i = 0; i < w; i++) {
-                if (rank == 0) {
-                    fill(win + i * n, n, 200 + i);
-                    MPI_Isend(win + i * n, (int)n, MPI_BYTE, peer, 90 + i, MPI_COMM_WORLD, &reqs[i]);
-                } else {
-                    memset(win + i * n, 0, n);
-                    MPI_Irecv(win + i * n, (int)n, MPI_BYTE, peer, 90 + i, MPI_COMM_WORLD, &reqs[i]);
-                }
-            }
-            MPI_Waitall(w, reqs, MPI_STATUSES_IGNORE);
-            if (rank == 1)
-                for (int i = 0; i < w; i++) {
-                    size_t at = bad_at(win + i * n, n, 200 + i);
-                    CHECK(at == (size_t)-1, "window of 40, message %d: first bad byte %zd", i, (ssize_t)at);
-                }
-            free(win);
-        }
+        window(rank, peer, 40, 40000, 90);
         /* 5. the receive is posted after the RTS has arrived. */
         {
             size_t n = 3 * 1048576 + 5;
