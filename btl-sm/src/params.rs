@@ -72,7 +72,8 @@ pub const FIFO_CELLS_MIN: usize = 4;
 pub const FIFO_CELLS_MAX: usize = 1 << 24;
 pub const PAYLOAD_BYTES_MIN: usize = 1024;
 pub const PAYLOAD_BYTES_MAX: usize = 1 << 30;
-pub const DEFAULT_FIFO_CELLS: usize = 64;
+/// 256 cells (16 KiB): room for a few inline fragments of up to 66 cells (a 4 KiB message).
+pub const DEFAULT_FIFO_CELLS: usize = 256;
 pub const DEFAULT_PAYLOAD_BYTES: usize = 64 << 10;
 pub const DEFAULT_EAGER_LIMIT: usize = 16384;
 /// Sharing the copy pays from here: measured 1.6x at 64 KiB, 2x from 256 KiB (two cores copy).
@@ -123,7 +124,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "btl_sm_fifo_cells",
-        default: "auto: 64, halved with payload_bytes while all pairs exceed 256 MiB",
+        default: "auto: 256, halved with payload_bytes while all pairs exceed 256 MiB",
         meaning: "64-byte header cells per per-pair channel (power of two, >= 4)",
     },
     ParamInfo {
@@ -382,7 +383,7 @@ impl Params {
     }
 }
 
-/// Default ring sizes for `n` ranks: 64 cells / 64 KiB per pair, halved together until all
+/// Default ring sizes for `n` ranks: 256 cells / 64 KiB per pair, halved together until all
 /// `n*(n-1)` pairs fit in `AUTO_BUDGET` or both reach their floors.
 pub(crate) fn auto_size(n: usize) -> (usize, usize) {
     let pairs = n.saturating_mul(n.saturating_sub(1));
@@ -439,7 +440,7 @@ mod tests {
             p,
             Params {
                 n_local: 4,
-                fifo_cells: 64,
+                fifo_cells: DEFAULT_FIFO_CELLS,
                 payload_bytes: 65536,
                 eager_limit: DEFAULT_EAGER_LIMIT,
                 single_copy: SingleCopy::Auto,
@@ -454,7 +455,7 @@ mod tests {
                 line: machine_line(),
             }
         );
-        assert_eq!(with(&[], 1).unwrap().fifo_cells, 64);
+        assert_eq!(with(&[], 1).unwrap().fifo_cells, DEFAULT_FIFO_CELLS);
     }
 
     #[test]
@@ -474,8 +475,8 @@ mod tests {
             );
             last = (c, b);
         }
-        assert_eq!(auto_size(8), (64, 65536));
-        assert_eq!(auto_size(64), (32, 32768));
+        assert_eq!(auto_size(8), (256, 65536));
+        assert_eq!(auto_size(64), (128, 32768));
         assert_eq!(auto_size(1024), (4, 1024));
     }
 

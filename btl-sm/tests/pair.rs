@@ -77,14 +77,25 @@ fn sizes_arrive_exact_and_in_order() {
 #[test]
 fn random_sizes_wrap_both_rings() {
     // Small rings so both wrap thousands of times.
+    random_sizes("8", "2048", 1024);
+}
+
+/// The same with inline spans of up to 64 cells (a ring of 128), padding at the ring's end and
+/// payload fragments between them.
+#[test]
+fn random_sizes_long_inline_spans() {
+    random_sizes("128", "8192", 4096);
+}
+
+fn random_sizes(cells: &str, payload: &str, max_frag: usize) {
     let mut ts = node(
         2,
-        &[("btl_sm_fifo_cells", "8"), ("btl_sm_payload_bytes", "2048")],
+        &[("btl_sm_fifo_cells", cells), ("btl_sm_payload_bytes", payload)],
     );
     let (a, b) = ts.split_at_mut(1);
     let (a, b) = (&mut a[0], &mut b[0]);
     let mf = a.max_frag();
-    assert_eq!(mf, 1024);
+    assert_eq!(mf, max_frag);
     let pat = Pattern::new(mf);
     const N: u64 = 100_000;
     let (mut sent, mut recvd) = ([0u64; 2], [0u64; 2]);
@@ -124,7 +135,7 @@ fn random_sizes_wrap_both_rings() {
         }
     }
     assert_eq!(sent, [N, N]);
-    assert!(full > 1000, "rings should have filled often ({full})");
+    assert!(full > 500, "rings should have filled often ({full})");
     assert_eq!(drain(a).len() + drain(b).len(), 0);
 }
 

@@ -90,6 +90,27 @@ int main(int argc, char **argv) {
                   "rank %d: truncation: class %d count %d", rank, cls, count);
         }
 
+        /* The same for a message of several fragments copied in while they arrive (with
+         * btl_sm_eager_limit 65536): what fits lands, the rest is dropped, and the next
+         * message is intact. */
+        if (rank == 0) {
+            pause_ms(20);
+            fill(buf, MID, 4);
+            MPI_Send(buf, MID, MPI_CHAR, peer, 15, MPI_COMM_WORLD);
+            MPI_Send(&size, 1, MPI_INT, peer, 15, MPI_COMM_WORLD);
+        } else {
+            int rc, cls, after = -1;
+            memset(buf, 0, MID);
+            rc = MPI_Recv(buf, MID / 2 + 1, MPI_CHAR, 0, 15, MPI_COMM_WORLD, &st);
+            MPI_Error_class(rc, &cls);
+            MPI_Get_count(&st, MPI_CHAR, &count);
+            CHECK(cls == MPI_ERR_TRUNCATE && count == MID / 2 + 1 && same(buf, MID / 2 + 1, 4) &&
+                      buf[MID / 2 + 1] == 0,
+                  "rank %d: truncated long message: class %d count %d", rank, cls, count);
+            MPI_Recv(&after, 1, MPI_INT, 0, 15, MPI_COMM_WORLD, &st);
+            CHECK(after == size, "rank %d: message after a truncated one: %d", rank, after);
+        }
+
         /* A receive posted before the blocking one keeps its place in matching order. */
         if (rank == 0) {
             pause_ms(20);

@@ -54,6 +54,8 @@ enum UnexpectedBody {
 enum StreamDest {
     Req(ReqId),
     Unexpected(u64),
+    /// The direct receive (MPI_Recv's latency path), in `Streaming` state.
+    Direct,
 }
 
 /// The eager message whose CONT fragments a peer is sending (a peer sends one message's
@@ -109,6 +111,9 @@ enum DirectState {
     /// A matching message arrived that is not one whole eager fragment; it went to the
     /// unexpected queue, where the general receive path finds it.
     Blocked,
+    /// A matching eager message of several fragments is being copied in as they arrive
+    /// (pipelined: the sender writes the next fragment while we copy this one).
+    Streaming,
 }
 
 struct Direct {
@@ -142,6 +147,25 @@ impl Direct {
     #[inline(always)]
     fn wants(&self, h: &MatchHdr) -> bool {
         self.state == DirectState::Waiting && matches(self.ctx, self.src, self.tag, h)
+    }
+
+    /// Copy the bytes at `offset` of the matched message into the buffer (what fits).
+    #[inline(always)]
+    fn copy_in(&mut self, offset: usize, data: &[u8]) {
+        let n = data.len().min(self.cap.saturating_sub(offset));
+        if n > 0 {
+            // SAFETY: recv_direct_begin's contract: `buf` has `cap` writable bytes nothing
+            // else accesses while the receive waits or streams; offset + n <= cap and
+            // n <= data.len().
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.buf.add(offset), n) };
+        }
+    }
+
+    /// The whole message `h` is in: done.
+    #[inline(always)]
+    fn finish(&mut self, h: &MatchHdr) {
+        self.status = recv_status(h, h.total as usize, self.cap);
+        self.state = DirectState::Done;
     }
 }
 
@@ -470,7 +494,10 @@ impl Pml {
     /// Step 2: whether it is still waiting (progress until it is not).
     #[inline(always)]
     pub fn recv_direct_waiting(&self) -> bool {
-        self.st.direct.state == DirectState::Waiting
+        matches!(
+            self.st.direct.state,
+            DirectState::Waiting | DirectState::Streaming
+        )
     }
 
     /// Step 3: the status if the message was delivered; None if it needs the general path
@@ -973,19 +1000,18 @@ impl State {
         let total = h.total as usize;
         let complete = chunk.len() == total;
         if self.direct.wants(&h) {
+            self.direct.copy_in(0, chunk);
             if complete {
-                let d = &mut self.direct;
-                let n = total.min(d.cap);
-                if n > 0 {
-                    // SAFETY: recv_direct_begin's contract: `buf` has `cap` writable bytes
-                    // nothing else accesses while waiting; n <= cap and n <= chunk.len().
-                    unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), d.buf, n) };
-                }
-                d.status = recv_status(&h, total, d.cap);
-                d.state = DirectState::Done;
-                return;
+                self.direct.finish(&h);
+            } else {
+                self.direct.state = DirectState::Streaming;
+                self.streams[from] = Some(Stream {
+                    dest: StreamDest::Direct,
+                    hdr: h,
+                    got: chunk.len(),
+                });
             }
-            self.direct.state = DirectState::Blocked;
+            return;
         }
         if let Some(req) = self.take_posted(&h) {
             if complete && self.recv_whole(req, &h, chunk) {
@@ -1057,6 +1083,7 @@ impl State {
         };
         match s.dest {
             StreamDest::Req(req) => self.copy_into(req, s.got, data),
+            StreamDest::Direct => self.direct.copy_in(s.got, data),
             StreamDest::Unexpected(id) => {
                 if let Some(u) = self.arrived_mut(id) {
                     if let UnexpectedBody::Eager { data: buf, .. } = &mut u.body {
@@ -1072,6 +1099,7 @@ impl State {
         }
         match s.dest {
             StreamDest::Req(req) => self.finish_recv(req, &s.hdr),
+            StreamDest::Direct => self.direct.finish(&s.hdr),
             StreamDest::Unexpected(id) => {
                 if let Some(u) = self.arrived_mut(id) {
                     if let UnexpectedBody::Eager { complete, .. } = &mut u.body {
