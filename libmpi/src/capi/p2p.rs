@@ -93,6 +93,7 @@ fn recv(
 
 /// MPI_Isend(_c) (`send`) and MPI_Irecv(_c).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn istart(
     name: &str,
     send: bool,
@@ -104,6 +105,37 @@ fn istart(
     comm: Handle,
     request: *mut Handle,
 ) -> c_int {
+    // The message-rate path (a window of MPI_Isend/MPI_Irecv): a predefined type and a valid
+    // communicator skip the general message description; a send that fits one fragment goes
+    // straight to the transport as MPI_Send's does. Anything else, errors included, takes the
+    // general path below.
+    if let (Some(n), Ok(c), false) = (
+        plain_bytes(buf, count, datatype),
+        comm_index(comm),
+        request.is_null(),
+    ) {
+        let mut id = None;
+        // SAFETY: MPI_Isend's / MPI_Irecv's contract: buf holds count elements (n bytes) and
+        // stays valid (for a receive: writable and untouched) until the request completes.
+        let fast = runtime::try_with(|rt| unsafe {
+            let started = if send {
+                if rt.send_now(c, buf.cast(), n, peer, tag) {
+                    Some(pml::Started::Done(pml::Status::default()))
+                } else {
+                    None
+                }
+            } else {
+                rt.start_recv(c, buf.cast_mut().cast(), n, peer, tag).ok()
+            };
+            id = started.map(|s| rt.pml.request_for(s));
+            id.is_some()
+        });
+        if fast {
+            // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
+            unsafe { request.write(request_handle(id.expect("set when try_with says so"))) };
+            return MPI_SUCCESS;
+        }
+    }
     call(name, err_comm(comm), |rt| {
         let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
         if request.is_null() {
