@@ -4,12 +4,13 @@
 //! ```text
 //! +0 stamp: u32   absolute cell index + 1 (wrapping); stored last, Release — the publication point
 //! +4 len: u32     fragment bytes (hdr + data)
-//! +8 pay_pos: u32 monotonic payload-ring position of the bytes when len > 48
-//! +12 tag: u8
-//! +13 kind: u8    KIND_CELLS: the bytes follow at +16 (len <= 48: this cell only; longer: on
+//! +8 tag: u8
+//! +9 kind: u8     KIND_CELLS: the bytes follow at +10 (len <= 54: this cell only; longer: on
 //!                 into the next cells, contiguous); KIND_PAYLOAD: in the payload ring
-//! +16 48 bytes of inline payload
+//! +10 54 bytes of inline payload (KIND_CELLS), or
+//! +12 pay_pos: u32 monotonic payload-ring position of the bytes (KIND_PAYLOAD)
 //! ```
+//! 54 inline bytes carry the pml's 20-byte match header and a 32-byte message in one line.
 //! A fragment of up to `INLINE_CELLS_MAX` lines travels inline in consecutive cells when they do
 //! not wrap around the ring's end, so the receiver reads one contiguous run of lines that the
 //! hardware prefetches as a stream; longer fragments, or ones that would wrap, use the payload
@@ -33,13 +34,14 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::layout::CELL;
 
-pub const INLINE_MAX: usize = 48;
+pub const INLINE_MAX: usize = CELL - OFF_INLINE;
 const OFF_STAMP: usize = 0;
 const OFF_LEN: usize = 4;
-const OFF_PAY_POS: usize = 8;
-const OFF_TAG: usize = 12;
-const OFF_KIND: usize = 13;
-const OFF_INLINE: usize = 16;
+const OFF_TAG: usize = 8;
+const OFF_KIND: usize = 9;
+const OFF_INLINE: usize = 10;
+/// Only in KIND_PAYLOAD cells, which carry no inline bytes.
+const OFF_PAY_POS: usize = 12;
 const KIND_CELLS: u8 = 0;
 const KIND_PAYLOAD: u8 = 1;
 /// No fragment: the cells from here to the ring's end are skipped (an inline span that would
@@ -101,6 +103,9 @@ unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
             mv16(0);
             if n > 32 {
                 mv16(16);
+            }
+            if n > 48 {
+                mv16(32);
             }
             mv16(n - 16);
         } else if n >= 8 {
@@ -179,7 +184,7 @@ unsafe fn copy_tail_first(hdr: &[u8], data: &[u8], dst: *mut u8) {
     }
 }
 
-/// Copy `n` bytes in 32-byte moves (the last one overlapping), or as `copy_small` up to 48.
+/// Copy `n` bytes in 32-byte moves (the last one overlapping), or as `copy_small` up to `INLINE_MAX`.
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `n` bytes, not overlapping.
@@ -333,7 +338,7 @@ impl Tx {
         self.prefetch_ahead(idx);
         // SAFETY: idx < fifo_cells, so the cell lies inside this channel's header ring; it is
         // ours: head + 1 - hdr_tail <= fifo_cells means the receiver has released it (Acquire
-        // in refresh), and it is unpublished. hdr and data fit the 48 inline bytes; sources are
+        // in refresh), and it is unpublished. hdr and data fit the INLINE_MAX inline bytes; sources are
         // process-private, so no overlap; fields are aligned in the 64-byte cell.
         unsafe {
             let cell = self.cells.add(idx as usize * CELL);
@@ -623,8 +628,8 @@ impl Rx {
                         prefetch(cell.wrapping_add(i * CELL));
                     }
                 }
-                // SAFETY: len bytes from +16 lie inside the `span` cells, which are inside the
-                // ring (checked above, or len <= 48); owned by us until the tail store below
+                // SAFETY: len bytes from OFF_INLINE lie inside the `span` cells, which are inside the
+                // ring (checked above, or len <= INLINE_MAX); owned by us until the tail store below
                 // (SPSC protocol), written before the stamp's Release.
                 unsafe { std::slice::from_raw_parts(cell.add(OFF_INLINE), len as usize) }
             } else {

@@ -4,7 +4,7 @@ mod common;
 
 use std::os::fd::AsRawFd;
 
-use btl_sm::{Params, Segment, SmTransport};
+use btl_sm::{Params, Segment, SmTransport, INLINE_MAX};
 use common::{Lengths, Pattern, XorShift};
 
 fn node(n: usize, kv: &[(&str, &str)]) -> Vec<SmTransport> {
@@ -33,7 +33,21 @@ fn sizes_arrive_exact_and_in_order() {
     let (a, b) = (&mut a[0], &mut b[0]);
     let mf = a.max_frag();
     assert_eq!(mf, 32 << 10);
-    let sizes = [0usize, 1, 47, 48, 49, 63, 64, 1000, mf - 1, mf];
+    let sizes = [
+        0usize,
+        1,
+        47,
+        48,
+        49,
+        INLINE_MAX - 1,
+        INLINE_MAX,
+        INLINE_MAX + 1,
+        63,
+        64,
+        1000,
+        mf - 1,
+        mf,
+    ];
     let mut r = XorShift::new(7);
     let msgs: Vec<(u8, Vec<u8>, usize)> = sizes
         .iter()
@@ -90,7 +104,10 @@ fn random_sizes_long_inline_spans() {
 fn random_sizes(cells: &str, payload: &str, max_frag: usize) {
     let mut ts = node(
         2,
-        &[("btl_sm_fifo_cells", cells), ("btl_sm_payload_bytes", payload)],
+        &[
+            ("btl_sm_fifo_cells", cells),
+            ("btl_sm_payload_bytes", payload),
+        ],
     );
     let (a, b) = ts.split_at_mut(1);
     let (a, b) = (&mut a[0], &mut b[0]);
@@ -148,11 +165,12 @@ fn interior_cells_never_pass_for_a_stamp() {
     let mut ts = node(2, &[("btl_sm_fifo_cells", "16")]);
     let (a, b) = ts.split_at_mut(1);
     let (a, b) = (&mut a[0], &mut b[0]);
-    // 8 cells at positions 0..8: cell i (i >= 1) starts at payload offset 64 * i - 16. Fill
+    // 8 cells at positions 0..8: cell i (i >= 1) starts at payload offset 64 * i - HDR. Fill
     // each such word with the stamp of position CELLS + i (the next lap's fragment there).
-    let mut big = vec![0u8; 8 * 64 - 16];
+    const HDR: usize = 64 - INLINE_MAX;
+    let mut big = vec![0u8; 8 * 64 - HDR];
     for i in 1..8u32 {
-        let at = (64 * i - 16) as usize;
+        let at = 64 * i as usize - HDR;
         big[at..at + 4].copy_from_slice(&(CELLS + i + 1).to_le_bytes());
     }
     assert!(a.try_send(1, 9, &big, &[]));
@@ -169,7 +187,7 @@ fn interior_cells_never_pass_for_a_stamp() {
     );
     // The same with a multi-cell fragment ending just before an interior cell: positions
     // 17..20 (3 cells), then the receiver waits at cell 4.
-    let three = vec![7u8; 3 * 64 - 16];
+    let three = vec![7u8; 3 * 64 - HDR];
     assert!(a.try_send(1, 3, &three, &[]));
     assert_eq!(drain(b), vec![(0, 3, three.clone())]);
     assert!(
