@@ -51,12 +51,10 @@ impl Range {
 
 /// The (fd, base) a key names, if it is a shared-range key.
 pub fn decode(key: u64) -> Option<(RawFd, usize)> {
-    (key & SHARED != 0).then(|| {
-        (
-            ((key >> PAGE_BITS) & ((1 << FD_BITS) - 1)) as RawFd,
-            ((key & ((1 << PAGE_BITS) - 1)) << 12) as usize,
-        )
-    })
+    (key & SHARED != 0).then_some((
+        ((key >> PAGE_BITS) & ((1 << FD_BITS) - 1)) as RawFd,
+        ((key & ((1 << PAGE_BITS) - 1)) << 12) as usize,
+    ))
 }
 
 static LOCAL: RwLock<Vec<Range>> = RwLock::new(Vec::new());
@@ -374,10 +372,7 @@ fn map_peer(pid: i32, fd: RawFd) -> io::Result<Mapped> {
     if p == libc::MAP_FAILED {
         return Err(io::Error::last_os_error());
     }
-    Ok(Mapped {
-        ptr: p.cast(),
-        len,
-    })
+    Ok(Mapped { ptr: p.cast(), len })
 }
 
 #[cfg(test)]
@@ -509,7 +504,8 @@ mod tests {
         let me = std::process::id() as i32;
         let mut maps = PeerMaps::default();
         let mut out = vec![0u8; MB - 100];
-        maps.read(me, r.fd, r.base, p as usize + 100, &mut out).unwrap();
+        maps.read(me, r.fd, r.base, p as usize + 100, &mut out)
+            .unwrap();
         assert_eq!(&out[..], &v[100..]);
         // Freed and reused: the cached mapping sees the new contents.
         s.free(p).unwrap();

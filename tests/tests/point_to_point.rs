@@ -190,7 +190,14 @@ fn c_alloc_mem_read_by_memcpy() {
         ("2", &["--mca", "btl_sm_single_copy", "none"][..]),
         ("2", &["--mca", "btl_sm_xmem_size", "4m"][..]),
     ] {
-        let mut args = vec!["-np", np, "--oversubscribe", "--mca", "btl_base_verbose", "1"];
+        let mut args = vec![
+            "-np",
+            np,
+            "--oversubscribe",
+            "--mca",
+            "btl_base_verbose",
+            "1",
+        ];
         args.extend_from_slice(mca);
         args.push(prog);
         // A lone rank has no sm transport, so no shared source either.

@@ -51,8 +51,7 @@ impl SmBtl {
     /// memcpy from the peer's shared range the key names; false (and xmem off for good, the
     /// mappings made so far kept until finalize) when that cannot be done.
     fn xmem_read(&mut self, peer: usize, remote: usize, key: u64, local: &mut [u8]) -> bool {
-        let (Some(maps), Some((fd, base))) = (self.xmem.as_mut(), btl_sm::xmem::decode(key))
-        else {
+        let (Some(maps), Some((fd, base))) = (self.xmem.as_mut(), btl_sm::xmem::decode(key)) else {
             return false;
         };
         let Some(pid) = self.transport.peer_pid(peer) else {
