@@ -46,9 +46,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(200_000);
-    let sizes = [
-        0usize, 8, 48, 64, 128, 276, 512, 1024, 2048, 4096, 8192, 16384, 32768,
-    ];
+    let sizes = [0usize, 8, 48, 64, 128, 276, 512, 1024, 2048, 4096, 8192, 16384, 32768];
     let p = Params::from_env(2).unwrap();
     if let Ok(fd) = std::env::var("SM_PINGPONG_FD") {
         // SAFETY: PR_SET_PDEATHSIG takes plain integers; it makes this spinning child die with

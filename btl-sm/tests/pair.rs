@@ -90,10 +90,7 @@ fn random_sizes_long_inline_spans() {
 fn random_sizes(cells: &str, payload: &str, max_frag: usize) {
     let mut ts = node(
         2,
-        &[
-            ("btl_sm_fifo_cells", cells),
-            ("btl_sm_payload_bytes", payload),
-        ],
+        &[("btl_sm_fifo_cells", cells), ("btl_sm_payload_bytes", payload)],
     );
     let (a, b) = ts.split_at_mut(1);
     let (a, b) = (&mut a[0], &mut b[0]);
