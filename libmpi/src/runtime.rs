@@ -245,6 +245,10 @@ impl Runtime {
                             );
                         }
                     }
+                    // With memhook's ptmalloc, large malloc'd blocks too.
+                    if let Some((fd, base, len)) = memory_manager::shared_source() {
+                        btl_sm::xmem::register_local(btl_sm::xmem::Range { fd, base, len });
+                    }
                     sm.enable_xmem(verbose);
                 }
                 Some(sm)
