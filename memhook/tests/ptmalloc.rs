@@ -396,7 +396,14 @@ mod suite {
         unsafe {
             let f = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
             assert!(f >= 0, "open {path:?}");
-            let m = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f, 0);
+            let m = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                f,
+                0,
+            );
             assert_ne!(m, libc::MAP_FAILED);
             libc::close(f);
             check(m.cast::<u8>().add(p as usize - base), n, 0x3c, "peer view");
@@ -420,7 +427,10 @@ mod suite {
             }
             let mut st = 0;
             libc::waitpid(pid, &mut st, 0);
-            assert!(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, "child saw wrong data");
+            assert!(
+                libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0,
+                "child saw wrong data"
+            );
         }
         check(q, n, 0x11, "parent after the child wrote its copy");
         // SAFETY: a live block.

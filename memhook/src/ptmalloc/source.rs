@@ -211,7 +211,10 @@ pub fn huge_alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
             let now = MAPPED.fetch_add(ml - dirty, Ordering::Relaxed) + ml - dirty;
             PEAK.fetch_max(now, Ordering::Relaxed);
             HELD.fetch_sub(dirty, Ordering::Relaxed);
-            return Some((huge_init(base + lead, base, ml, base + lead + off), dirty == 0));
+            return Some((
+                huge_init(base + lead, base, ml, base + lead + off),
+                dirty == 0,
+            ));
         }
         if let Some(p) = huge_from_cache(len, lead, off) {
             return Some((p, false));
