@@ -151,6 +151,8 @@ pub struct Source {
     base: *mut u8,
     len: usize,
     blocks: Mutex<Blocks>,
+    /// A forked child's copy: blocks are private memory now; nothing new is handed out.
+    detached: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: `base` is a process-wide shared mapping owned by the source; the block bookkeeping is
@@ -175,6 +177,7 @@ impl Source {
             base,
             len,
             blocks: Mutex::new(blocks),
+            detached: Default::default(),
         })
     }
 
@@ -193,6 +196,9 @@ impl Source {
     /// A block of at least `size` bytes, page-aligned; None when no free run is large enough.
     pub fn alloc(&self, size: usize) -> Option<*mut u8> {
         let size = size.max(1).checked_next_multiple_of(page_size())?;
+        if self.detached.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
         let mut b = self.blocks.lock().unwrap_or_else(|e| e.into_inner());
         // First fit, lowest address first: keeps the used part of the memfd compact.
         let (&off, &run) = b.free.iter().find(|(_, &l)| l >= size)?;
@@ -213,6 +219,12 @@ impl Source {
         let mut off = p as usize - self.base as usize;
         let mut b = self.blocks.lock().unwrap_or_else(|e| e.into_inner());
         let mut len = b.used.remove(&off).ok_or(FreeError::NotABlock)?;
+        if self.detached.load(std::sync::atomic::Ordering::Relaxed) {
+            // A private copy in a forked child: its own mapping, given back as such.
+            // SAFETY: the block is dead (freed by its owner) and mapped by us alone.
+            unsafe { libc::munmap(p.cast(), len) };
+            return Ok(());
+        }
         // Memory really goes back (it would otherwise stay as the memfd's pages). A failure
         // (no hole punching on this kernel) only leaves the pages in use.
         let _ = punch_hole(self.fd.as_raw_fd(), off, len);
@@ -228,6 +240,50 @@ impl Source {
         }
         b.free.insert(off, len);
         Ok(())
+    }
+
+    /// In a forked child (call from a `pthread_atfork` child handler): copy every live block
+    /// into private memory at the same address, so parent and child stop sharing it, and hand
+    /// out nothing more. Allocates nothing. False if the bookkeeping was locked at fork (another
+    /// thread was inside alloc or free): the blocks then stay shared.
+    pub fn make_private(&self) -> bool {
+        let Ok(b) = self.blocks.try_lock() else {
+            return false;
+        };
+        self.detached
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        for (&off, &len) in b.used.iter() {
+            // SAFETY: [base + off, + len) is a live block of ours; the copy goes to a fresh
+            // anonymous mapping which then replaces the block at the same address (MREMAP_FIXED),
+            // so every pointer into it stays valid and names private memory.
+            unsafe {
+                let at = self.base.add(off);
+                let tmp = libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                if tmp == libc::MAP_FAILED {
+                    // Sharing silently with the parent would be worse than stopping.
+                    libc::abort();
+                }
+                std::ptr::copy_nonoverlapping(at, tmp.cast::<u8>(), len);
+                let r = libc::mremap(
+                    tmp,
+                    len,
+                    len,
+                    libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                    at.cast::<libc::c_void>(),
+                );
+                if r == libc::MAP_FAILED {
+                    libc::abort();
+                }
+            }
+        }
+        true
     }
 
     /// Bytes in live blocks.
@@ -468,6 +524,37 @@ mod tests {
         }
         assert_eq!(s.in_use(), 0);
         assert!(s.alloc(1024 * MB).is_some(), "all runs merged back");
+    }
+
+    #[test]
+    fn forked_child_gets_private_blocks() {
+        let s = Source::new(16 * MB).unwrap();
+        let p = s.alloc(MB).unwrap();
+        // SAFETY: a live 1 MiB block.
+        unsafe { std::ptr::write_bytes(p, 0x11, MB) };
+        // SAFETY: the child only runs make_private (no allocation), touches its own memory and
+        // leaves with _exit.
+        unsafe {
+            let pid = libc::fork();
+            assert!(pid >= 0);
+            if pid == 0 {
+                let ok = s.make_private() && *p == 0x11;
+                std::ptr::write_bytes(p, 0x77, MB);
+                let ok = ok && s.alloc(MB).is_none() && s.free(p).is_ok();
+                libc::_exit(if ok { 0 } else { 1 });
+            }
+            let mut st = 0;
+            libc::waitpid(pid, &mut st, 0);
+            assert!(
+                libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0,
+                "child failed"
+            );
+        }
+        // SAFETY: still a live 1 MiB block here.
+        assert!(unsafe { std::slice::from_raw_parts(p, MB) }
+            .iter()
+            .all(|&x| x == 0x11));
+        s.free(p).unwrap();
     }
 
     #[test]

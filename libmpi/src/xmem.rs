@@ -17,8 +17,18 @@ pub fn start(size: usize) -> std::io::Result<()> {
     }
     let s = Source::new(size)?;
     btl_sm::xmem::register_local(s.range());
-    let _ = SOURCE.set(s);
+    if SOURCE.set(s).is_ok() {
+        // SAFETY: registers a plain function; pthread_atfork touches nothing else of ours.
+        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+    }
     Ok(())
+}
+
+/// A forked child must not share its parent's MPI_Alloc_mem blocks: make them private.
+extern "C" fn after_fork_in_child() {
+    if let Some(s) = SOURCE.get() {
+        s.make_private();
+    }
 }
 
 /// MPI_Alloc_mem: from the shared source when there is one and it has room, else malloc.
