@@ -13,7 +13,7 @@
 //! Modules: `params` (tunables), `layout` (where everything lives in the segment), `segment`
 //! (creating and mapping it), `channel` (one SPSC ring pair), `fifo` (MPSC queue + fragment
 //! pools), `model` (memory model), `transport` (a rank's channels),
-//! `cma` (single copy).
+//! `cma` (single copy), `xmem` (single copy by memcpy from a peer's memfd-backed source).
 
 mod channel;
 pub mod cma;
@@ -23,6 +23,7 @@ pub mod model;
 mod params;
 mod segment;
 mod transport;
+pub mod xmem;
 
 pub use channel::INLINE_MAX;
 pub use fifo::FIFO_INLINE;

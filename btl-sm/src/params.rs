@@ -55,6 +55,10 @@ pub struct Params {
     pub thread_multiple: bool,
     /// Cache-line size used for alignment (from the machine unless overridden).
     pub line: usize,
+    /// MPI_Alloc_mem from a memfd-backed source peers map, read by memcpy (see `xmem`).
+    pub xmem: bool,
+    /// Address space reserved for that source (sparse: only touched pages cost memory).
+    pub xmem_size: usize,
 }
 
 #[derive(Debug)]
@@ -170,6 +174,19 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "btl_sm_cacheline_size",
         default: "the machine's L1 data line (sysconf), 64 if unknown",
         meaning: "alignment of every shared component (power of two, 64..=4096: the header lines hold 64 bytes)",
+    },
+    ParamInfo {
+        name: "btl_sm_xmem",
+        default: "1",
+        meaning: "MPI_Alloc_mem blocks come from a memfd the node's ranks map, so a rendezvous \
+                  from one is read by the receiver with memcpy (no syscall, no pinning); other \
+                  buffers use CMA; 0 = off (needs single copy: not with btl_sm_single_copy=none)",
+    },
+    ParamInfo {
+        name: "btl_sm_xmem_size",
+        default: "16g",
+        meaning: "address space of that memfd (sparse: only touched pages are memory); \
+                  MPI_Alloc_mem falls back to malloc once it is full",
     },
 ];
 
@@ -305,6 +322,24 @@ impl Params {
             // 64 at least: the info line and the slot lines hold 64 bytes of fields.
             Some(v) => parse_pow2("btl_sm_cacheline_size", &v, 64, 4096)?,
         };
+        let xmem = match lookup("btl_sm_xmem") {
+            None => true,
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "on" | "yes" => true,
+                "0" | "false" | "off" | "no" => false,
+                _ => {
+                    return Err(ParamError(format!(
+                        "invalid value {v:?} for MCA parameter btl_sm_xmem: expected 0 or 1"
+                    )))
+                }
+            },
+        };
+        let xmem_size = count(
+            "btl_sm_xmem_size",
+            crate::xmem::DEFAULT_SIZE,
+            1 << 20,
+            1 << 46,
+        )?;
         let p = Params {
             n_local,
             fifo_cells,
@@ -320,6 +355,8 @@ impl Params {
             fragments,
             thread_multiple,
             line,
+            xmem,
+            xmem_size,
         };
         match Layout::try_new(&p) {
             Some(l) if l.total <= SEGMENT_MAX => Ok(p),
@@ -453,6 +490,8 @@ mod tests {
                 fragments: DEFAULT_FRAGMENTS,
                 thread_multiple: false,
                 line: machine_line(),
+                xmem: true,
+                xmem_size: crate::xmem::DEFAULT_SIZE,
             }
         );
         assert_eq!(with(&[], 1).unwrap().fifo_cells, DEFAULT_FIFO_CELLS);
@@ -509,6 +548,14 @@ mod tests {
     }
 
     #[test]
+    fn xmem_switch_and_size() {
+        let p = with(&[("btl_sm_xmem", "0"), ("btl_sm_xmem_size", "1g")], 2).unwrap();
+        assert!(!p.xmem);
+        assert_eq!(p.xmem_size, 1 << 30);
+        assert!(with(&[("btl_sm_xmem", "1")], 2).unwrap().xmem);
+    }
+
+    #[test]
     fn bad_values_name_the_parameter() {
         let cases: &[(&str, &str)] = &[
             ("btl_sm_fifo_cells", "2"),
@@ -529,6 +576,8 @@ mod tests {
             ("btl_sm_thread_layout", "many"),
             ("btl_sm_cacheline_size", "100"),
             ("btl_sm_fastbox_max_procs", "x"),
+            ("btl_sm_xmem", "maybe"),
+            ("btl_sm_xmem_size", "1k"),
         ];
         for (k, v) in cases {
             let e = with(&[(k, v)], 2).unwrap_err().to_string();

@@ -23,6 +23,7 @@ mod pmi;
 mod pml;
 mod registry;
 mod runtime;
+mod xmem;
 
 pub use api::attr::Keyval;
 pub use api::bsend::{attach_buffer, AttachedBuffer, BSEND_OVERHEAD};

@@ -234,7 +234,24 @@ impl Runtime {
                 };
                 // A descheduled sender would stall the receiver that asked it for help.
                 let coop = params.coop_copy_min > 0 && !yield_when_idle;
-                Some(SmBtl::new(transport, cma, coop))
+                let mut sm = SmBtl::new(transport, cma, coop);
+                // MPI_Alloc_mem from a memfd the peers map: their reads of it are a memcpy.
+                if params.xmem && cma {
+                    if let Err(e) = crate::xmem::start(params.xmem_size) {
+                        if verbose {
+                            eprintln!(
+                                "rmpi: rank {rank}: no shared memory source for MPI_Alloc_mem \
+                                 ({e}); it uses malloc"
+                            );
+                        }
+                    }
+                    // With memhook's ptmalloc, large malloc'd blocks too.
+                    if let Some((fd, base, len)) = memory_manager::shared_source() {
+                        btl_sm::xmem::register_local(btl_sm::xmem::Range { fd, base, len });
+                    }
+                    sm.enable_xmem(verbose);
+                }
+                Some(sm)
             }
             None => None,
         };
@@ -539,12 +556,13 @@ impl Runtime {
         if mca("btl_base_verbose").is_some_and(|v| v != "0") {
             let s = self.pml.rndv_stats();
             eprintln!(
-                "rmpi: rank {}: rendezvous receives: {} read by single copy, {} split with the sender ({} of them read whole after all: the sender was late), {} streamed",
+                "rmpi: rank {}: rendezvous receives: {} read by single copy, {} split with the sender ({} of them read whole after all: the sender was late), {} streamed; {} single-copy reads by memcpy from the peer's shared source",
                 self.comms[crate::comm::WORLD].as_ref().map_or(-1, |c| c.rank),
                 s.gets,
                 s.coop,
                 s.coop_back,
-                s.streamed
+                s.streamed,
+                self.pml.shared_reads()
             );
         }
         if let Some(p) = self.pmi.as_mut() {

@@ -151,6 +151,18 @@ macro_rules! export_malloc {
     () => {};
 }
 
+/// The ptmalloc provider's node-shared range of huge allocations, as (memfd, base, length):
+/// peers of an MPI job may map it to read large malloc'd buffers by memcpy. Made on first use;
+/// None for other providers or when it is off (`MEMHOOK_PTMALLOC_SHARED=0`).
+pub fn shared_source() -> Option<(i32, usize, usize)> {
+    #[cfg(memhook_provider = "ptmalloc")]
+    {
+        ptmalloc::shared_range()
+    }
+    #[cfg(not(memhook_provider = "ptmalloc"))]
+    None
+}
+
 /// For logs: the ptmalloc provider's policy and footprint (what "never give memory back" costs:
 /// `held free` is memory kept instead of returned); None for other providers.
 pub fn allocator_line() -> Option<String> {

@@ -344,6 +344,9 @@ mod suite {
                 "--mca",
                 "memhook_verbose",
                 "1",
+                "--mca",
+                "btl_base_verbose",
+                "1",
             ])
             .arg(&out)
             .output()
@@ -360,6 +363,78 @@ mod suite {
             stderr.contains("memhook provider ptmalloc: active"),
             "ranks did not report ptmalloc active"
         );
+        // The 1 and 4 MiB malloc'd buffers lie in the sender's shared range: read by memcpy.
+        let reads: u64 = stderr
+            .lines()
+            .filter_map(|l| {
+                let before = l.split(" single-copy reads by memcpy").next()?;
+                (before.len() < l.len())
+                    .then_some(before)?
+                    .rsplit(' ')
+                    .next()?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .sum();
+        assert!(reads > 0, "no large malloc'd buffer was read by memcpy");
+    }
+
+    /// Large blocks lie in the node-shared range, which another mapping of the memfd (what a
+    /// peer does) reads; a freed block is reused in place; a forked child's copy is private.
+    fn shared_range() {
+        let (fd, base, len) = memhook::shared_source().expect("the shared range is on");
+        let n = 8 << 20;
+        let p = c_malloc(n);
+        assert!(
+            p as usize >= base && p as usize + n <= base + len,
+            "a large malloc lies outside the shared range"
+        );
+        fill(p, n, 0x3c);
+        let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).unwrap();
+        // SAFETY: open a path, then map the memfd read-only at a kernel-chosen address; the
+        // mapping is only read within its length, then unmapped.
+        unsafe {
+            let f = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+            assert!(f >= 0, "open {path:?}");
+            let m = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                f,
+                0,
+            );
+            assert_ne!(m, libc::MAP_FAILED);
+            libc::close(f);
+            check(m.cast::<u8>().add(p as usize - base), n, 0x3c, "peer view");
+            memhook::sys::munmap(m, len);
+        }
+        // SAFETY: a live block.
+        unsafe { libc::free(p.cast()) };
+        let q = c_malloc(n);
+        assert_eq!(q, p, "a freed large block is reused in place");
+        fill(q, n, 0x11);
+        // SAFETY: fork in a process whose other threads have all been joined; the child only
+        // touches its own memory and leaves with _exit.
+        unsafe {
+            let pid = libc::fork();
+            assert!(pid >= 0);
+            if pid == 0 {
+                let s = std::slice::from_raw_parts_mut(q, n);
+                let ok = s.iter().all(|&x| x == 0x11);
+                s.fill(0x77);
+                libc::_exit(if ok { 0 } else { 1 });
+            }
+            let mut st = 0;
+            libc::waitpid(pid, &mut st, 0);
+            assert!(
+                libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0,
+                "child saw wrong data"
+            );
+        }
+        check(q, n, 0x11, "parent after the child wrote its copy");
+        // SAFETY: a live block.
+        unsafe { libc::free(q.cast()) };
     }
 
     pub fn run() {
@@ -383,6 +458,8 @@ mod suite {
         calloc_zeroes_reused_memory();
         println!("  retain policy");
         retain_policy();
+        println!("  large blocks in the node-shared range");
+        shared_range();
         println!("  C program linked with libmpi_abi.so (ptmalloc)");
         c_program();
         println!(

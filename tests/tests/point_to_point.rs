@@ -154,3 +154,67 @@ fn c_rendezvous_split_with_the_sender() {
         assert!(split > 0, "no rendezvous was split:\n{}", r.stderr);
     }
 }
+
+/// Sum of the "N single-copy reads by memcpy from the peer's shared source" counts that
+/// `btl_base_verbose` prints at finalize.
+fn shared_reads(stderr: &str) -> u64 {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let before = l.split(" single-copy reads by memcpy").next()?;
+            (before.len() < l.len())
+                .then_some(before)?
+                .rsplit(' ')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
+
+/// Rendezvous between MPI_Alloc_mem buffers (node-shared memory source, read by memcpy) and
+/// malloc ones, 1 KiB to 8 MiB both ways, non-contiguous receives and alloc/free cycles, every
+/// byte checked; at np 2 and 3, with the source off, and streamed.
+#[test]
+fn c_alloc_mem_read_by_memcpy() {
+    let p = c_program("tests/c/p2p_xmem.c");
+    let prog = p.to_str().expect("utf-8 path");
+    // Interior-pointer frees are refused only for blocks of the shared source (sm only).
+    let shared = suite_btl().is_none();
+    for (np, mca) in [
+        ("1", &[][..]),
+        ("2", &[][..]),
+        ("3", &[][..]),
+        ("2", &["--mca", "btl_sm_coop_copy_min", "0"][..]),
+        ("2", &["--mca", "btl_sm_xmem", "0"][..]),
+        ("2", &["--mca", "btl_sm_single_copy", "none"][..]),
+        ("2", &["--mca", "btl_sm_xmem_size", "4m"][..]),
+    ] {
+        let mut args = vec![
+            "-np",
+            np,
+            "--oversubscribe",
+            "--mca",
+            "btl_base_verbose",
+            "1",
+        ];
+        args.extend_from_slice(mca);
+        args.push(prog);
+        // A lone rank has no sm transport, so no shared source either.
+        let on = shared
+            && np != "1"
+            && !mca.contains(&"btl_sm_xmem")
+            && !mca.contains(&"btl_sm_single_copy");
+        if on {
+            args.push("shared");
+        }
+        let r = mpirun(&args);
+        r.assert_no_errors(&format!("np {np} {mca:?}"));
+        let reads = shared_reads(&r.stderr);
+        if on {
+            assert!(reads > 0, "np {np} {mca:?}: no memcpy read:\n{}", r.stderr);
+        } else {
+            assert_eq!(reads, 0, "np {np} {mca:?}:\n{}", r.stderr);
+        }
+    }
+}

@@ -77,6 +77,10 @@ pub trait Btl {
     fn waiting_word(&self) -> Option<*const std::sync::atomic::AtomicU32> {
         None
     }
+    /// How many `get`s were served by memcpy from a peer's shared memory source (sm's xmem).
+    fn shared_reads(&self) -> u64 {
+        0
+    }
     /// Whether everything this transport accepted has left this process (at finalize).
     fn flushed(&self) -> bool {
         true

@@ -12,6 +12,14 @@ pub struct SmBtl {
     coop_free: u32,
     /// Ticket sequence (30 bits): a stale PUT never matches a reused claim word.
     coop_seq: u32,
+    /// Peers' shared sources mapped here (btl_sm_xmem); None once off or failed for good.
+    xmem: Option<btl_sm::xmem::PeerMaps>,
+    /// A shared-source read failed: CMA for everything from now on.
+    xmem_failed: bool,
+    /// Say why xmem stopped (btl_base_verbose).
+    verbose: bool,
+    /// Rendezvous reads done by memcpy from a peer's shared source.
+    xmem_reads: u64,
 }
 
 impl SmBtl {
@@ -26,6 +34,46 @@ impl SmBtl {
             coop: coop && cma && slots > 0,
             coop_free: ((1u64 << slots) - 1) as u32,
             coop_seq: 0,
+            xmem: None,
+            xmem_failed: false,
+            verbose: false,
+            xmem_reads: 0,
+        }
+    }
+
+    /// Expose buffers of this rank's registered shared ranges by key, and read peers' ones
+    /// by memcpy.
+    pub fn enable_xmem(&mut self, verbose: bool) {
+        self.xmem = Some(Default::default());
+        self.verbose = verbose;
+    }
+
+    /// memcpy from the peer's shared range the key names; false (and xmem off for good, the
+    /// mappings made so far kept until finalize) when that cannot be done.
+    fn xmem_read(&mut self, peer: usize, remote: usize, key: u64, local: &mut [u8]) -> bool {
+        let (Some(maps), Some((fd, base))) = (self.xmem.as_mut(), btl_sm::xmem::decode(key)) else {
+            return false;
+        };
+        let Some(pid) = self.transport.peer_pid(peer) else {
+            return false;
+        };
+        match maps.read(pid, fd, base, remote, local) {
+            Ok(()) => {
+                self.xmem_reads += 1;
+                true
+            }
+            Err(e) => {
+                if self.verbose {
+                    eprintln!(
+                        "rmpi: reading local peer {peer}'s shared memory source (pid {pid}, fd \
+                         {fd}) failed ({e}); single copy uses CMA from now on"
+                    );
+                }
+                // Drop it only at finalize: a later mapping attempt would fail the same way,
+                // and the mappings already made cost nothing.
+                self.xmem_failed = true;
+                false
+            }
         }
     }
 
@@ -60,9 +108,12 @@ impl Btl for SmBtl {
         &mut self,
         peer: usize,
         remote: usize,
-        _key: u64,
+        key: u64,
         local: &mut [u8],
     ) -> Result<(), GetError> {
+        if !self.xmem_failed && self.xmem_read(peer, remote, key, local) {
+            return Ok(());
+        }
         if !self.cma {
             return Err(GetError::Unsupported(
                 "single copy disabled (btl_sm_single_copy=none)".into(),
@@ -75,6 +126,21 @@ impl Btl for SmBtl {
             self.coop = false;
             GetError::Unsupported(format!("process_vm_readv from pid {pid}: {e}"))
         })
+    }
+
+    fn expose(&mut self, _peer: usize, addr: usize, len: usize) -> Option<u64> {
+        // Key 0: CMA. A buffer in one of our shared ranges says which, so the peer can memcpy.
+        let shared = self.xmem.is_some() && !self.xmem_failed;
+        Some(
+            shared
+                .then(|| btl_sm::xmem::find_local(addr, len).and_then(|r| r.key()))
+                .flatten()
+                .unwrap_or(0),
+        )
+    }
+
+    fn shared_reads(&self) -> u64 {
+        self.xmem_reads
     }
 
     fn coop_open(&mut self, peer: usize) -> CoopOpen {

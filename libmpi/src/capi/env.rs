@@ -335,13 +335,9 @@ mpi_fn! {
             if baseptr.is_null() {
                 return Err(Error::new(ErrorClass::Arg, "baseptr is NULL"));
             }
-            // SAFETY: malloc has no preconditions; 0 bytes still gives a freeable pointer.
-            let p = unsafe { libc::malloc((size as usize).max(1)) };
-            if p.is_null() {
-                return Err(Error::new(ErrorClass::NoMem, format!("cannot allocate {size} bytes")));
-            }
+            let p = crate::xmem::alloc(size as usize)?;
             // SAFETY: baseptr is really a void ** (the standard's C binding), checked non-NULL.
-            unsafe { *baseptr.cast::<*mut std::ffi::c_void>() = p };
+            unsafe { *baseptr.cast::<*mut std::ffi::c_void>() = p.cast() };
             Ok(())
         })
     }
@@ -350,9 +346,8 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Free_mem / PMPI_Free_mem(base: *mut std::ffi::c_void) -> c_int {
         call("MPI_Free_mem", crate::comm::WORLD, |_| {
-            // SAFETY: the standard requires a pointer from MPI_Alloc_mem (malloc) or NULL.
-            unsafe { libc::free(base) };
-            Ok(())
+            // SAFETY: the standard requires a pointer from MPI_Alloc_mem or NULL.
+            unsafe { crate::xmem::free(base.cast()) }
         })
     }
 }

@@ -284,6 +284,11 @@ impl Pml {
         self.st.stats
     }
 
+    /// Single-copy reads served by memcpy from a peer's shared memory source, all transports.
+    pub fn shared_reads(&self) -> u64 {
+        self.btls.iter().map(|b| b.shared_reads()).sum()
+    }
+
     /// Report why single copy fell back to streaming (once per process) when verbose.
     pub fn set_verbose(&mut self, on: bool) {
         self.st.verbose = on;

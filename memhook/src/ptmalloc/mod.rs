@@ -11,6 +11,7 @@
 
 mod block;
 mod heap;
+mod shared;
 mod source;
 mod spin;
 
@@ -18,6 +19,7 @@ use std::alloc::{GlobalAlloc, Layout};
 use std::ptr::null_mut;
 
 use block::{Block, MAGIC_HUGE, MAGIC_SMALL, MAX_SMALL};
+pub use shared::range as shared_range;
 pub use source::{policy, set_policy, stats, Policy, Stats, DEFAULT_KEEP_BLOCKS};
 
 const MIN_ALIGN: usize = 16;

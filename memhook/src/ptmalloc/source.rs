@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::block::{Block, BLOCK, HEADER, MAGIC_HUGE};
+use super::shared;
 use super::spin::Spin;
 use crate::events::{notify, Source};
 use crate::sys;
@@ -204,6 +205,17 @@ pub fn huge_alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
         return None;
     }
     if align <= BLOCK {
+        // The node-shared range first: peers read it by memcpy, and a freed block stays there,
+        // pages and all, for the next one.
+        if let Some((base, ml, dirty)) = shared::take(len) {
+            let now = MAPPED.fetch_add(ml - dirty, Ordering::Relaxed) + ml - dirty;
+            PEAK.fetch_max(now, Ordering::Relaxed);
+            HELD.fetch_sub(dirty, Ordering::Relaxed);
+            return Some((
+                huge_init(base + lead, base, ml, base + lead + off),
+                dirty == 0,
+            ));
+        }
         if let Some(p) = huge_from_cache(len, lead, off) {
             return Some((p, false));
         }
@@ -270,6 +282,21 @@ pub fn huge_free(b: *mut Block) {
         Policy::Retain => usize::MAX,
         Policy::Release { keep_blocks } => keep_blocks.saturating_mul(BLOCK),
     };
+    if shared::contains(base) {
+        if shared::detached() {
+            // A forked child's private copy: an ordinary mapping now.
+            unmap(base, len);
+        } else if shared::held().saturating_add(len) <= budget {
+            shared::give(base, len, true);
+            HELD.fetch_add(len, Ordering::Relaxed);
+        } else {
+            notify(Source::Allocator, base, len);
+            shared::give(base, len, false);
+            MAPPED.fetch_sub(len, Ordering::Relaxed);
+            RELEASED.fetch_add(len as u64, Ordering::Relaxed);
+        }
+        return;
+    }
     let h = base as *mut Block;
     let kept = CACHE.lock(|c| {
         if c.huge_bytes.saturating_add(len) > budget {
