@@ -138,30 +138,18 @@ fn c_rendezvous_split_with_the_sender() {
     r.assert_no_errors("np 2, default");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if suite_btl().is_none() && cores >= 2 {
-        let split: u64 = r
-            .stderr
-            .lines()
-            .filter_map(|l| {
-                let before = l.split(" split with the sender").next()?;
-                (before.len() < l.len())
-                    .then_some(before)?
-                    .rsplit(' ')
-                    .next()?
-                    .parse::<u64>()
-                    .ok()
-            })
-            .sum();
+        let split = finalize_count(&r.stderr, " split with the sender");
         assert!(split > 0, "no rendezvous was split:\n{}", r.stderr);
     }
 }
 
-/// Sum of the "N single-copy reads by memcpy from the peer's shared source" counts that
-/// `btl_base_verbose` prints at finalize.
-fn shared_reads(stderr: &str) -> u64 {
+/// Sum over ranks of the count N in "N<phrase>" of the rendezvous line `btl_base_verbose`
+/// prints at finalize (e.g. " split with the sender").
+fn finalize_count(stderr: &str, phrase: &str) -> u64 {
     stderr
         .lines()
         .filter_map(|l| {
-            let before = l.split(" single-copy reads by memcpy").next()?;
+            let before = l.split(phrase).next()?;
             (before.len() < l.len())
                 .then_some(before)?
                 .rsplit(' ')
@@ -170,6 +158,11 @@ fn shared_reads(stderr: &str) -> u64 {
                 .ok()
         })
         .sum()
+}
+
+/// The "N single-copy reads by memcpy from the peer's shared source" counts.
+fn shared_reads(stderr: &str) -> u64 {
+    finalize_count(stderr, " single-copy reads by memcpy")
 }
 
 /// Rendezvous between MPI_Alloc_mem buffers (node-shared memory source, read by memcpy) and
