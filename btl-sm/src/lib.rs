@@ -12,7 +12,8 @@
 //!
 //! Modules: `params` (tunables), `layout` (where everything lives in the segment), `segment`
 //! (creating and mapping it), `channel` (one SPSC ring pair), `fifo` (MPSC queue + fragment
-//! pools), `model` (memory model), `transport` (a rank's channels),
+//! pools), `model` (memory model), `transport` (a rank's channels), `probe` (how far each
+//! local peer is, measured at MPI_Init),
 //! `cma` (single copy), `xmem` (single copy by memcpy from a peer's memfd-backed source).
 
 mod channel;
@@ -21,6 +22,7 @@ mod fifo;
 mod layout;
 pub mod model;
 mod params;
+pub mod probe;
 mod segment;
 mod transport;
 pub mod xmem;

@@ -35,6 +35,11 @@ pub struct Params {
     pub payload_bytes: usize,
     /// Largest message sent eagerly; larger ones use rendezvous.
     pub eager_limit: usize,
+    /// The eager limit toward a peer the line probe at MPI_Init finds far (one-way line
+    /// transfer above `near_ns`); no probe unless it is below `eager_limit`.
+    pub eager_limit_far: usize,
+    /// Largest one-way line transfer (ns) of a peer that still counts as near.
+    pub near_ns: u32,
     pub single_copy: SingleCopy,
     /// Smallest rendezvous message whose single copy the receiver shares with a waiting sender
     /// (it reads the first half, the sender writes the second); 0 = never.
@@ -80,6 +85,11 @@ pub const PAYLOAD_BYTES_MAX: usize = 1 << 30;
 pub const DEFAULT_FIFO_CELLS: usize = 256;
 pub const DEFAULT_PAYLOAD_BYTES: usize = 64 << 10;
 pub const DEFAULT_EAGER_LIMIT: usize = 16384;
+/// Far peers: an eager message crosses between the cores twice, a single copy once, so
+/// rendezvous pays from a smaller size (Open MPI's vader uses 4 KiB everywhere).
+pub const DEFAULT_EAGER_LIMIT_FAR: usize = 4096;
+/// Between the ~40 ns of ranks that share a cache and the 150-300 ns of other chiplets/sockets.
+pub const DEFAULT_NEAR_NS: u32 = 80;
 /// Sharing the copy pays from here: measured 1.6x at 64 KiB, 2x from 256 KiB (two cores copy).
 pub const DEFAULT_COOP_COPY_MIN: usize = 32768;
 pub const DEFAULT_FASTBOX_MAX_PROCS: usize = 32;
@@ -106,6 +116,20 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "btl_sm_eager_limit",
         default: "16384",
         meaning: "largest message sent eagerly (bytes); larger ones use rendezvous",
+    },
+    ParamInfo {
+        name: "btl_sm_eager_limit_far",
+        default: "4096",
+        meaning: "eager limit toward a local peer that the line probe at MPI_Init finds far \
+                  (one-way cache-line transfer above btl_sm_near_ns: another chiplet or \
+                  socket); the probe runs only when this is below btl_sm_eager_limit, with \
+                  per-pair channels, and when no rank is oversubscribed",
+    },
+    ParamInfo {
+        name: "btl_sm_near_ns",
+        default: "80",
+        meaning: "largest one-way cache-line transfer (ns) of a local peer that still counts \
+                  as near (gets btl_sm_eager_limit)",
     },
     ParamInfo {
         name: "btl_sm_single_copy",
@@ -248,6 +272,24 @@ impl Params {
                 ))
             })?,
         };
+        let eager_limit_far = match lookup("btl_sm_eager_limit_far") {
+            None => DEFAULT_EAGER_LIMIT_FAR,
+            Some(v) => parse_size(&v).ok_or_else(|| {
+                ParamError(format!(
+                    "invalid value {v:?} for MCA parameter btl_sm_eager_limit_far: \
+                     expected a non-negative byte count (optional k/m/g suffix)"
+                ))
+            })?,
+        };
+        let near_ns = match lookup("btl_sm_near_ns") {
+            None => DEFAULT_NEAR_NS,
+            Some(v) => v.trim().parse::<u32>().map_err(|_| {
+                ParamError(format!(
+                    "invalid value {v:?} for MCA parameter btl_sm_near_ns: expected a whole \
+                     number of nanoseconds"
+                ))
+            })?,
+        };
         let single_copy = match lookup("btl_sm_single_copy") {
             None => SingleCopy::Auto,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -345,6 +387,8 @@ impl Params {
             fifo_cells,
             payload_bytes,
             eager_limit,
+            eager_limit_far,
+            near_ns,
             single_copy,
             coop_copy_min,
             fastbox_max_procs,
@@ -365,6 +409,20 @@ impl Params {
                  lower {}",
                 p.size_tunables()
             ))),
+        }
+    }
+
+    /// Whether MPI_Init measures how far each local peer is (see `probe`): the far eager
+    /// limit differs, and there are per-pair channels to probe over.
+    pub fn probes_peers(&self) -> bool {
+        self.eager_limit_far < self.eager_limit && self.mode() == Mode::Pairs && self.n_local > 1
+    }
+
+    /// The eager limit toward a peer the probe measured at `one_way_ns` (None: unmeasured).
+    pub fn eager_limit_for(&self, one_way_ns: Option<u32>) -> usize {
+        match one_way_ns {
+            Some(ns) if ns > self.near_ns => self.eager_limit_far.min(self.eager_limit),
+            _ => self.eager_limit,
         }
     }
 
@@ -480,6 +538,8 @@ mod tests {
                 fifo_cells: DEFAULT_FIFO_CELLS,
                 payload_bytes: 65536,
                 eager_limit: DEFAULT_EAGER_LIMIT,
+                eager_limit_far: DEFAULT_EAGER_LIMIT_FAR,
+                near_ns: DEFAULT_NEAR_NS,
                 single_copy: SingleCopy::Auto,
                 coop_copy_min: DEFAULT_COOP_COPY_MIN,
                 fastbox_max_procs: DEFAULT_FASTBOX_MAX_PROCS,

@@ -16,8 +16,11 @@ pub const MAX_FRAG_CAP: usize = 64 << 10;
 pub const POLL_BUDGET: usize = 64;
 
 /// One rank's view of the node: its outgoing and incoming channels.
-/// Claim words per rank (the rest of a 64-byte slot line after pid, attached and waiting).
-pub const COOP_SLOTS_MAX: usize = 13;
+/// Claim words per rank (a 64-byte slot line after pid, attached and waiting; its last word is
+/// the line probe's).
+pub const COOP_SLOTS_MAX: usize = 12;
+/// The slot-line word the line probe bounces (see `probe`).
+const PROBE_WORD: usize = 15;
 const COOP_OPEN: u32 = 1;
 const COOP_SENDER: u32 = 2;
 const COOP_RECEIVER: u32 = 3;
@@ -267,6 +270,31 @@ impl SmTransport {
                 Ordering::Acquire,
             )
             .is_ok()
+    }
+
+    /// One-way line transfer time to each local peer in ns (None: itself, or not measured),
+    /// by the pairwise probe of `crate::probe`. Every local rank must call it at the same point
+    /// (MPI_Init); a peer that has not attached within `patience`, or does not answer, is left
+    /// unmeasured rather than waited for.
+    pub fn probe_peers(&self, patience: std::time::Duration) -> Vec<Option<u32>> {
+        let mut out = vec![None; self.n];
+        let start = std::time::Instant::now();
+        while (0..self.n).any(|p| self.peer_pid(p).is_none()) {
+            if start.elapsed() > patience {
+                return out;
+            }
+            std::thread::yield_now();
+        }
+        // SAFETY: words of slot lines of our mapping, only accessed atomically.
+        let mine = unsafe { &*self.slot_word(self.me, PROBE_WORD) };
+        for round in 0..crate::probe::rounds(self.n) {
+            if let Some(p) = crate::probe::partner(self.n, round, self.me) {
+                // SAFETY: as above.
+                let theirs = unsafe { &*self.slot_word(p, PROBE_WORD) };
+                out[p] = crate::probe::exchange(self.me, p, mine, theirs, patience);
+            }
+        }
+        out
     }
 
     /// Word `i` of rank `r`'s slot line.

@@ -234,7 +234,18 @@ impl Runtime {
                 };
                 // A descheduled sender would stall the receiver that asked it for help.
                 let coop = params.coop_copy_min > 0 && !yield_when_idle;
+                // Far peers get a smaller eager limit: measured, per pair (btl/sm.rs).
+                let eager = crate::btl::sm::probe_eager_limits(
+                    &transport,
+                    &params,
+                    yield_when_idle,
+                    rank,
+                    verbose,
+                );
                 let mut sm = SmBtl::new(transport, cma, coop);
+                if let Some(eager) = eager {
+                    sm.set_eager_limits(eager);
+                }
                 // MPI_Alloc_mem from a memfd the peers map: their reads of it are a memcpy.
                 if params.xmem && cma {
                     if let Err(e) = crate::xmem::start(params.xmem_size) {

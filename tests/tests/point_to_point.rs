@@ -143,6 +143,61 @@ fn c_rendezvous_split_with_the_sender() {
     }
 }
 
+/// The line probe at MPI_Init gives each local pair its own eager limit: every pair far
+/// (`btl_sm_near_ns 0`: 4 KiB, so 4-16 KiB messages go by rendezvous), every pair near, and no
+/// probe when the far limit is not below the eager limit or ranks are oversubscribed. The
+/// blocking-receive program's messages (eager, multi-fragment, rendezvous) all arrive intact.
+#[test]
+fn c_line_probe_chooses_eager_limit_per_pair() {
+    let p = c_program("tests/c/p2p_blocking.c");
+    let prog = p.to_str().expect("utf-8 path");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let probed = suite_btl().is_none() && cores >= 2;
+    let verbose = ["--mca", "btl_base_verbose", "1"];
+    for (mca, expect) in [
+        (&["--mca", "btl_sm_near_ns", "0"][..], Some("eager 4096")),
+        (
+            &["--mca", "btl_sm_near_ns", "100000000"][..],
+            Some("eager 16384"),
+        ),
+        (&["--mca", "btl_sm_eager_limit_far", "16k"][..], None),
+        (&["--mca", "btl_sm_eager_limit", "4096"][..], None),
+    ] {
+        let mut args = vec!["-np", "2"];
+        args.extend_from_slice(&verbose);
+        args.extend_from_slice(mca);
+        args.push(prog);
+        let r = mpirun(&args);
+        r.assert_no_errors(&format!("{mca:?}"));
+        let probes = r.stderr.matches("btl sm: line probe").count();
+        match expect {
+            Some(limit) if probed => {
+                assert_eq!(probes, 2, "{mca:?}: one probe line per rank:\n{}", r.stderr);
+                assert_eq!(r.stderr.matches(limit).count(), 2, "{mca:?}:\n{}", r.stderr);
+            }
+            _ => assert_eq!(probes, 0, "{mca:?}: no probe expected:\n{}", r.stderr),
+        }
+    }
+    // Oversubscribed: no probe (a preempted partner measures the scheduler, not the distance).
+    let r = mpirun(&[
+        "-np",
+        "3",
+        "--oversubscribe",
+        verbose[0],
+        verbose[1],
+        verbose[2],
+        prog,
+    ]);
+    r.assert_no_errors("np 3");
+    if cores < 3 {
+        assert!(!r.stderr.contains("line probe"), "{}", r.stderr);
+    }
+    // A bad value is named.
+    let r = mpirun(&["-np", "2", "--mca", "btl_sm_near_ns", "soon", prog]);
+    assert!(!r.ok(), "bad btl_sm_near_ns accepted");
+    assert!(r.stderr.contains("btl_sm_near_ns"), "{}", r.stderr);
+}
+
 /// Sum over ranks of the count N in "N<phrase>" of the rendezvous line `btl_base_verbose`
 /// prints at finalize (e.g. " split with the sender").
 fn finalize_count(stderr: &str, phrase: &str) -> u64 {

@@ -29,6 +29,11 @@ pub trait Btl {
     fn name(&self) -> &'static str;
     /// Largest `hdr.len() + data.len()` one fragment may carry.
     fn max_frag(&self) -> usize;
+    /// The eager limit toward `peer` when this transport chooses one per peer (None: the
+    /// job's eager limit).
+    fn eager_limit(&self, _peer: usize) -> Option<usize> {
+        None
+    }
     /// Enqueue a fragment; false when there is no room now (retry after progress).
     fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool;
     /// Deliver arrived fragments, in order per peer, as `f(peer, tag, bytes)`; returns how many.

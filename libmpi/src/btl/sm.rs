@@ -20,6 +20,8 @@ pub struct SmBtl {
     verbose: bool,
     /// Rendezvous reads done by memcpy from a peer's shared source.
     xmem_reads: u64,
+    /// By local peer: the eager limit chosen from the line probe (empty: the job's).
+    eager: Vec<usize>,
 }
 
 impl SmBtl {
@@ -38,7 +40,13 @@ impl SmBtl {
             xmem_failed: false,
             verbose: false,
             xmem_reads: 0,
+            eager: Vec::new(),
         }
+    }
+
+    /// Per-peer eager limits (by local index), e.g. from `btl_sm::SmTransport::probe_peers`.
+    pub fn set_eager_limits(&mut self, eager: Vec<usize>) {
+        self.eager = eager;
     }
 
     /// Expose buffers of this rank's registered shared ranges by key, and read peers' ones
@@ -84,6 +92,39 @@ impl SmBtl {
     }
 }
 
+/// Per-peer eager limits from the line probe (btl_sm_eager_limit_far, btl_sm_near_ns): every
+/// local rank calls this at the same point of MPI_Init. None when there is nothing to choose,
+/// or when the ranks outnumber the cores (a preempted partner would make the figure a
+/// scheduling delay, not a distance).
+pub fn probe_eager_limits(
+    transport: &btl_sm::SmTransport,
+    params: &btl_sm::Params,
+    oversubscribed: bool,
+    rank: i32,
+    verbose: bool,
+) -> Option<Vec<usize>> {
+    if !params.probes_peers() || oversubscribed {
+        return None;
+    }
+    let ns = transport.probe_peers(std::time::Duration::from_secs(2));
+    let eager: Vec<usize> = ns.iter().map(|&t| params.eager_limit_for(t)).collect();
+    if verbose {
+        let each: Vec<String> = (0..ns.len())
+            .filter(|&p| p != transport.me())
+            .map(|p| match ns[p] {
+                Some(t) => format!("{p}: {t} ns, eager {}", eager[p]),
+                None => format!("{p}: not measured, eager {}", eager[p]),
+            })
+            .collect();
+        eprintln!(
+            "rmpi: rank {rank}: btl sm: line probe (one way; near <= {} ns), local peer {}",
+            params.near_ns,
+            each.join("; ")
+        );
+    }
+    Some(eager)
+}
+
 impl Btl for SmBtl {
     fn name(&self) -> &'static str {
         "sm"
@@ -92,6 +133,10 @@ impl Btl for SmBtl {
     #[inline]
     fn max_frag(&self) -> usize {
         self.transport.max_frag()
+    }
+
+    fn eager_limit(&self, peer: usize) -> Option<usize> {
+        self.eager.get(peer).copied()
     }
 
     #[inline]

@@ -192,7 +192,9 @@ struct State {
     /// Smallest rendezvous split with a waiting sender (usize::MAX: never).
     coop_min: usize,
     stats: rndv::RndvStats,
-    eager_limit: usize,
+    /// By world rank: the largest message sent eagerly (the transport's choice for that peer,
+    /// e.g. sm's per-pair limit from the line probe, else the eager limit).
+    eager: Vec<usize>,
     verbose: bool,
     /// Where a fragment of a non-contiguous message is packed on its way out.
     scratch: Vec<u8>,
@@ -225,9 +227,14 @@ impl Pml {
             v[ep.peer] = world;
         }
         let n = endpoints.len();
+        let eager: Vec<usize> = endpoints
+            .iter()
+            .map(|ep| btls[ep.btl].eager_limit(ep.peer).unwrap_or(eager_limit))
+            .collect();
         let one_frag = endpoints
             .iter()
-            .map(|ep| eager_limit.min(btls[ep.btl].max_frag().saturating_sub(wire::MATCH_LEN)))
+            .zip(&eager)
+            .map(|(ep, &e)| e.min(btls[ep.btl].max_frag().saturating_sub(wire::MATCH_LEN)))
             .collect();
         let waiting = btls.iter().find_map(|b| b.waiting_word());
         Pml {
@@ -250,7 +257,7 @@ impl Pml {
                 coop_closed: Vec::new(),
                 coop_min: if coop_min == 0 { usize::MAX } else { coop_min },
                 stats: Default::default(),
-                eager_limit,
+                eager,
                 verbose: false,
                 scratch: Vec::new(),
                 matched: Vec::new(),
@@ -413,7 +420,7 @@ impl Pml {
             tag,
             total: len as u64,
         };
-        if !sync && len <= st.eager_limit {
+        if !sync && len <= st.eager[dest] {
             let btl = &mut self.btls[ep.btl];
             if st.sendq[dest].is_empty() && wire::MATCH_LEN + len <= btl.max_frag() {
                 // SAFETY: the caller's contract on `m`; the btl copies it before returning.
