@@ -24,7 +24,7 @@ const TRIALS: u32 = 4;
 /// Partner of `me` in round `round` of the circle schedule over `n` ranks (rounds
 /// `0..rounds(n)`), or None for a bye.
 pub fn partner(n: usize, round: usize, me: usize) -> Option<usize> {
-    let m = if n % 2 == 0 { n } else { n + 1 };
+    let m = n + (n & 1);
     if m < 2 || me >= n || round >= m - 1 {
         return None;
     }
@@ -45,7 +45,7 @@ pub fn partner(n: usize, round: usize, me: usize) -> Option<usize> {
 pub fn rounds(n: usize) -> usize {
     if n < 2 {
         0
-    } else if n % 2 == 0 {
+    } else if n & 1 == 0 {
         n - 1
     } else {
         n
