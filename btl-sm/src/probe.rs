@@ -11,7 +11,8 @@
 //! schedule, so each rank talks to one partner at a time and the whole probe costs about
 //! (n-1) x 100 round trips. The lower rank of a pair pings, the higher answers; a word says
 //! `(partner + 1) << 16 | round trip number`, so a stale value from an earlier partner never
-//! matches. A partner that does not answer in time is left unmeasured (None), never waited for.
+//! matches. A partner that never arrives is left unmeasured (None) after the caller's patience;
+//! one that arrives but answers slowly (it shares a core) is cut short after 2 ms and is far.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -53,7 +54,12 @@ pub fn rounds(n: usize) -> usize {
 }
 
 /// Bounce the line with `partner` through `mine` (our word, the partner reads it) and `theirs`;
-/// the fastest trial's one-way time in ns, or None if the partner went silent for `patience`.
+/// the fastest trial's one-way time in ns, or None if the partner did not come or went silent
+/// within `patience`.
+///
+/// A pair that is not running at the same time (both ranks on one core of a busy machine) turns
+/// each round trip into a scheduler time slice; the pinger then stops after `BUDGET` and says
+/// so (`STOP`), and the pair counts as far from what it saw, rather than spending seconds on it.
 pub fn exchange(
     me: usize,
     partner: usize,
@@ -65,17 +71,8 @@ pub fn exchange(
     let to = |n: u32| ((partner as u32 + 1) << 16) | (n & 0xffff);
     let from = |n: u32| ((me as u32 + 1) << 16) | (n & 0xffff);
     let deadline = Instant::now() + patience;
-    let wait = |want: u32| -> bool {
-        let mut spins = 0u32;
-        while theirs.load(Ordering::Acquire) != want {
-            spins = spins.wrapping_add(1);
-            if spins % 4096 == 0 && Instant::now() > deadline {
-                return false;
-            }
-            std::hint::spin_loop();
-        }
-        true
-    };
+    // From the partner's first answer: waiting for it to arrive is patience's business.
+    let mut arrived: Option<Instant> = None;
     let mut best = u64::MAX;
     let mut seq = 0u32;
     // One untimed trial first: it brings both words into the caches involved.
@@ -85,13 +82,26 @@ pub fn exchange(
             seq += 1;
             if pinger {
                 mine.store(to(seq), Ordering::Release);
-                if !wait(from(seq)) {
-                    return None;
+            }
+            match wait(
+                theirs,
+                from(seq),
+                (!pinger).then(|| from(STOP)),
+                deadline,
+                arrived,
+            )? {
+                Wait::Came => {}
+                Wait::Stop => {
+                    if pinger {
+                        mine.store(to(STOP), Ordering::Release);
+                    }
+                    return one_way(best, arrived, seq);
                 }
-            } else {
-                if !wait(from(seq)) {
-                    return None;
-                }
+            }
+            if arrived.is_none() {
+                arrived = Some(Instant::now());
+            }
+            if !pinger {
                 mine.store(to(seq), Ordering::Release);
             }
         }
@@ -99,7 +109,63 @@ pub fn exchange(
             best = best.min(t0.elapsed().as_nanos() as u64);
         }
     }
-    Some((best / (2 * ROUND_TRIPS as u64)).min(u32::MAX as u64) as u32)
+    one_way(best, arrived, seq)
+}
+
+enum Wait {
+    Came,
+    /// The pinger's STOP came (answering side), or the budget is spent (pinger).
+    Stop,
+}
+
+/// Spin until `theirs` holds `want` (or `stop`); None when past `deadline`. Once the partner
+/// has `arrived`, a wait past its `BUDGET` stops the exchange.
+fn wait(
+    theirs: &AtomicU32,
+    want: u32,
+    stop: Option<u32>,
+    deadline: Instant,
+    arrived: Option<Instant>,
+) -> Option<Wait> {
+    let mut spins = 0u32;
+    loop {
+        let v = theirs.load(Ordering::Acquire);
+        if v == want {
+            return Some(Wait::Came);
+        }
+        if Some(v) == stop {
+            return Some(Wait::Stop);
+        }
+        spins = spins.wrapping_add(1);
+        if spins % 4096 == 0 {
+            let now = Instant::now();
+            if now > deadline {
+                return None;
+            }
+            if stop.is_none() && arrived.is_some_and(|a| now > a + BUDGET) {
+                return Some(Wait::Stop);
+            }
+        }
+        std::hint::spin_loop();
+    }
+}
+
+/// Stop value of a word's low half (round trips are numbered from 1, far below it).
+const STOP: u32 = 0xffff;
+/// Wall time after which the pinger stops early: a pair sharing a core takes a time slice per
+/// round trip, while ~120 round trips of even 1 µs take a tenth of it.
+const BUDGET: Duration = Duration::from_millis(2);
+
+/// The fastest full trial's one-way time, or, before any, what the round trips since the
+/// partner's arrival took.
+fn one_way(best: u64, arrived: Option<Instant>, round_trips: u32) -> Option<u32> {
+    let ns = if best != u64::MAX {
+        best / (2 * ROUND_TRIPS as u64)
+    } else {
+        let t = arrived.map_or(0, |a| a.elapsed().as_nanos() as u64);
+        t / (2 * round_trips.saturating_sub(1).max(1) as u64)
+    };
+    Some(ns.min(u32::MAX as u64) as u32)
 }
 
 #[cfg(test)]
@@ -136,6 +202,33 @@ mod tests {
         let a = exchange(0, 1, &words[0], &words[1], Duration::from_secs(20));
         let b = t.join().unwrap();
         assert!(a.is_some() && b.is_some(), "{a:?} {b:?}");
+    }
+
+    #[test]
+    fn a_slow_partner_is_cut_short_and_far() {
+        // The answering side sleeps between round trips as if it had lost its core.
+        let words: Arc<[AtomicU32; 2]> = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
+        let w = words.clone();
+        let t = std::thread::spawn(move || {
+            let mut seq = 0;
+            loop {
+                let v = w[0].load(Ordering::Acquire);
+                if v == (2 << 16) | STOP {
+                    return;
+                }
+                if v != (2 << 16) | seq && v & 0xffff == seq + 1 {
+                    seq += 1;
+                    std::thread::sleep(Duration::from_micros(500));
+                    w[1].store((1 << 16) | seq, Ordering::Release);
+                }
+                std::hint::spin_loop();
+            }
+        });
+        let t0 = Instant::now();
+        let ns = exchange(0, 1, &words[0], &words[1], Duration::from_secs(20)).unwrap();
+        t.join().unwrap();
+        assert!(ns > 100_000, "{ns} ns one way");
+        assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     }
 
     #[test]
