@@ -16,6 +16,7 @@ pub mod datatype;
 pub mod error;
 mod foreign_launcher;
 mod group;
+mod launcher_watch;
 mod memhook;
 mod op;
 mod p2p;

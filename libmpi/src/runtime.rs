@@ -132,6 +132,8 @@ fn not_running_reason() -> &'static str {
 
 pub struct Runtime {
     pmi: Option<Pmi>,
+    /// Ends the process if the launcher goes away (no orphans); stopped at MPI_Finalize.
+    watch: Option<crate::launcher_watch::Watch>,
     pub pml: Pml,
     pub comms: Vec<Option<Comm>>,
     /// Groups, keyvals, user error handlers, the next free context id.
@@ -196,6 +198,13 @@ impl Runtime {
     fn start() -> Result<Runtime> {
         let mut pmi = Pmi::from_env()?;
         let (rank, size) = pmi.as_ref().map_or((0, 1), |p| (p.rank, p.size));
+        let watch = match pmi.as_ref() {
+            Some(p) => Some(
+                crate::launcher_watch::Watch::start(p.raw_fd(), rank)
+                    .map_err(|e| other(format!("cannot watch the launcher connection: {e}")))?,
+            ),
+            None => None,
+        };
         if !(0..size).contains(&rank) {
             return err(
                 ErrorClass::Other,
@@ -292,6 +301,7 @@ impl Runtime {
         pml.set_verbose(verbose);
         Ok(Runtime {
             pmi,
+            watch,
             pml,
             comms: comm::initial(rank, size),
             objs: crate::registry::Objects::new(local.clone()),
@@ -575,6 +585,10 @@ impl Runtime {
                 s.streamed,
                 self.pml.shared_reads()
             );
+        }
+        // From here the launcher may close our connection while we run on.
+        if let Some(w) = self.watch.take() {
+            w.stop();
         }
         if let Some(p) = self.pmi.as_mut() {
             p.barrier()?;

@@ -138,10 +138,23 @@ fn spawn_one(spec: &JobSpec, seg: Segment, rank: usize, cpu: Option<usize>) -> i
         }
         None => None,
     };
+    let launcher = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
-    // system calls (fcntl, sigaction, sigprocmask, sched_setaffinity); it allocates nothing.
+    // system calls (fcntl, sigaction, sigprocmask, sched_setaffinity, prctl, getppid, kill); it
+    // allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
+            // No orphans: the rank ends with us, even when we are SIGKILLed (no handler of ours
+            // runs then). Spawned from mpirun's main thread, which lives as long as mpirun. A
+            // rank we did not start directly (`mpirun bash -c ./app`) is ended by libmpi's
+            // launcher watch instead (EOF on its PMI socket).
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // We may have died between fork and prctl.
+            if libc::getppid() != launcher {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
             clear_cloexec(pmi_fd)?;
             clear_cloexec(sm_fd)?;
             signals::reset_for_child()?;
