@@ -299,10 +299,15 @@ impl State {
     }
 
     /// Write the parts receivers asked for and we claim, each answered with PUT_FIN.
+    ///
+    /// Not while we have rendezvous reads of our own to do (both directions busy, as in
+    /// osu_bibw): our core is then not idle, and helping only adds the PUT's round trip. The
+    /// receiver, finding the ticket unclaimed after its half, reads the rest itself.
     pub(super) fn run_puts(&mut self, btls: &mut [Box<dyn Btl>]) {
+        let busy = !self.gets.is_empty();
         for p in std::mem::take(&mut self.puts) {
             let ep = self.endpoints[p.from];
-            if !btls[ep.btl].coop_claim(ep.peer, p.ticket, true) {
+            if busy || !btls[ep.btl].coop_claim(ep.peer, p.ticket, true) {
                 // The receiver read it all itself: nothing to write, nothing to answer.
                 continue;
             }
