@@ -23,6 +23,7 @@ mod pmi;
 mod pml;
 mod registry;
 mod runtime;
+mod topo;
 mod xmem;
 
 pub use api::attr::Keyval;

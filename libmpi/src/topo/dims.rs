@@ -1,0 +1,164 @@
+//! MPI_Dims_create: split `nnodes` over the dimensions left 0, as evenly as possible, in
+//! non-increasing order.
+
+use crate::error::{err, ErrorClass, Result};
+
+/// Fill the zero entries of `dims` so that the product of all entries is `nnodes`.
+pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<()> {
+    if nnodes < 0 {
+        return err(ErrorClass::Arg, format!("nnodes {nnodes} is negative"));
+    }
+    if let Some((i, d)) = dims.iter().enumerate().find(|(_, &d)| d < 0) {
+        return err(
+            ErrorClass::Dims,
+            format!("dims[{i}] is {d}; entries must be positive or 0 (free)"),
+        );
+    }
+    let fixed: i64 = dims.iter().filter(|&&d| d > 0).map(|&d| d as i64).product();
+    let free = dims.iter().filter(|&&d| d == 0).count();
+    if nnodes == 0 {
+        // Only the empty grid has no node; nothing to distribute.
+        return err(ErrorClass::Dims, "nnodes is 0: no grid has zero nodes");
+    }
+    if nnodes as i64 % fixed != 0 {
+        return err(
+            ErrorClass::Dims,
+            format!("nnodes {nnodes} is not a multiple of the fixed extents' product {fixed}"),
+        );
+    }
+    let rest = (nnodes as i64 / fixed) as i32;
+    if free == 0 {
+        if rest != 1 {
+            return err(
+                ErrorClass::Dims,
+                format!("the fixed extents' product {fixed} is not nnodes {nnodes}"),
+            );
+        }
+        return Ok(());
+    }
+    let split = balanced(rest, free);
+    for (d, v) in dims.iter_mut().filter(|d| **d == 0).zip(split) {
+        *d = v;
+    }
+    Ok(())
+}
+
+/// `n` as a product of `k` factors, non-increasing, with the smallest spread (max - min).
+/// Searches the divisor sequences (bounded); past the bound, deals out prime factors
+/// largest first to the smallest factor so far.
+fn balanced(n: i32, k: usize) -> Vec<i32> {
+    let mut divs: Vec<i32> = (1..)
+        .take_while(|&d: &i32| (d as i64) * (d as i64) <= n as i64)
+        .filter(|d| n % d == 0)
+        .flat_map(|d| [d, n / d])
+        .collect();
+    divs.sort_unstable_by(|a, b| b.cmp(a));
+    divs.dedup();
+    let mut s = Search {
+        divs,
+        best: None,
+        budget: 200_000,
+        cur: Vec::with_capacity(k),
+    };
+    s.run(n, k, n);
+    match s.best {
+        Some(b) if s.budget > 0 => b,
+        _ => greedy(n, k),
+    }
+}
+
+struct Search {
+    /// The divisors of the original n, largest first.
+    divs: Vec<i32>,
+    best: Option<Vec<i32>>,
+    budget: u32,
+    cur: Vec<i32>,
+}
+
+impl Search {
+    fn run(&mut self, n: i32, k: usize, max: i32) {
+        if self.budget == 0 {
+            return;
+        }
+        self.budget -= 1;
+        if k == 1 {
+            if n <= max {
+                self.cur.push(n);
+                let spread = |v: &[i32]| v[0] - v[v.len() - 1];
+                if self.best.as_ref().is_none_or(|b| spread(&self.cur) < spread(b)) {
+                    self.best = Some(self.cur.clone());
+                }
+                self.cur.pop();
+            }
+            return;
+        }
+        // The next factor d <= max, large enough that the remaining ones can stay <= d.
+        for i in 0..self.divs.len() {
+            let d = self.divs[i];
+            if d > max || n % d != 0 {
+                continue;
+            }
+            if (d as f64).powi(k as i32) < n as f64 - 0.5 {
+                break;
+            }
+            self.cur.push(d);
+            self.run(n / d, k - 1, d);
+            self.cur.pop();
+        }
+    }
+}
+
+fn greedy(mut n: i32, k: usize) -> Vec<i32> {
+    let mut primes = Vec::new();
+    let mut p = 2;
+    while p * p <= n {
+        while n % p == 0 {
+            primes.push(p);
+            n /= p;
+        }
+        p += 1;
+    }
+    if n > 1 {
+        primes.push(n);
+    }
+    let mut v = vec![1; k];
+    for &p in primes.iter().rev() {
+        let i = (0..k).min_by_key(|&i| v[i]).expect("k > 0");
+        v[i] *= p;
+    }
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dc(n: i32, d: &[i32]) -> Vec<i32> {
+        let mut v = d.to_vec();
+        dims_create(n, &mut v).unwrap();
+        v
+    }
+
+    #[test]
+    fn standard_examples() {
+        assert_eq!(dc(6, &[0, 0]), vec![3, 2]);
+        assert_eq!(dc(7, &[0, 0]), vec![7, 1]);
+        assert_eq!(dc(6, &[0, 3, 0]), vec![2, 3, 1]);
+        assert!(dims_create(7, &mut [0, 3, 0]).is_err());
+        assert_eq!(dc(24, &[0, 0, 0]), vec![4, 3, 2]);
+        assert_eq!(dc(16, &[0, 0]), vec![4, 4]);
+        assert_eq!(dc(1, &[0, 0, 0]), vec![1, 1, 1]);
+        assert_eq!(dc(12, &[0, 0]), vec![4, 3]);
+        assert_eq!(dc(4, &[2, 2]), vec![2, 2]);
+    }
+
+    #[test]
+    fn big_counts_terminate() {
+        let v = dc(1 << 20, &[0; 12]);
+        assert_eq!(v.iter().product::<i32>(), 1 << 20);
+        let v = dc(2 * 3 * 5 * 7 * 11 * 13 * 17, &[0; 5]);
+        assert_eq!(v.iter().product::<i32>(), 2 * 3 * 5 * 7 * 11 * 13 * 17);
+        assert!(v.windows(2).all(|w| w[0] >= w[1]));
+    }
+}
