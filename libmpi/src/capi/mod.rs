@@ -19,6 +19,7 @@ mod p2p_modes;
 mod p2p_probe;
 mod status;
 mod tool;
+mod topo;
 mod unimplemented;
 mod unsupported;
 

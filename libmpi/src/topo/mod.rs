@@ -9,6 +9,7 @@
 
 pub mod cart;
 mod create;
+pub(crate) use create::check_ranks;
 pub mod dims;
 pub mod dist_graph;
 pub mod graph;
