@@ -39,6 +39,7 @@ pub use api::message::Message;
 pub use api::p2p_more::{start_all, test_any, test_some};
 pub use api::persistent::Persistent;
 pub use api::request::{scope, wait_all, Request, Scope};
+pub use api::topo::{dims_create, CartInfo, DistGraphNeighbors, TopologyKind};
 pub use api::status::Status;
 pub use api::usertype::{Order, UserDatatype, View, ViewMut};
 pub use api::{initialize, initialize_with_threading, Threading, Universe};
