@@ -43,68 +43,69 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<()> {
     Ok(())
 }
 
-/// `n` as a product of `k` factors, non-increasing, with the smallest spread (max - min).
-/// Searches the divisor sequences (bounded); past the bound, deals out prime factors
-/// largest first to the smallest factor so far.
+/// `n` as a product of `k` non-increasing factors, the most balanced one: the smallest
+/// largest factor, then the smallest second one, and so on (the order MPICH's dims tests
+/// expect). A depth-first search over divisors in increasing order finds it first; a bound on
+/// the steps falls back to dealing out prime factors.
 fn balanced(n: i32, k: usize) -> Vec<i32> {
     let mut divs: Vec<i32> = (1..)
         .take_while(|&d: &i32| (d as i64) * (d as i64) <= n as i64)
         .filter(|d| n % d == 0)
         .flat_map(|d| [d, n / d])
         .collect();
-    divs.sort_unstable_by(|a, b| b.cmp(a));
+    divs.sort_unstable();
     divs.dedup();
     let mut s = Search {
         divs,
-        best: None,
-        budget: 200_000,
+        budget: 1_000_000,
         cur: Vec::with_capacity(k),
     };
-    s.run(n, k, n);
-    match s.best {
-        Some(b) if s.budget > 0 => b,
-        _ => greedy(n, k),
+    if s.run(n, k, n) {
+        s.cur
+    } else {
+        greedy(n, k)
     }
 }
 
 struct Search {
-    /// The divisors of the original n, largest first.
+    /// The divisors of the original n, smallest first.
     divs: Vec<i32>,
-    best: Option<Vec<i32>>,
     budget: u32,
     cur: Vec<i32>,
 }
 
 impl Search {
-    fn run(&mut self, n: i32, k: usize, max: i32) {
-        if self.budget == 0 {
-            return;
-        }
-        self.budget -= 1;
+    /// Extend `cur` with `k` factors of `n`, each at most `max`; false if none exist (or the
+    /// budget ran out).
+    fn run(&mut self, n: i32, k: usize, max: i32) -> bool {
         if k == 1 {
             if n <= max {
                 self.cur.push(n);
-                let spread = |v: &[i32]| v[0] - v[v.len() - 1];
-                if self.best.as_ref().is_none_or(|b| spread(&self.cur) < spread(b)) {
-                    self.best = Some(self.cur.clone());
-                }
-                self.cur.pop();
+                return true;
             }
-            return;
+            return false;
         }
-        // The next factor d <= max, large enough that the remaining ones can stay <= d.
-        for i in 0..self.divs.len() {
+        // The next factor d: d^k >= n (the rest stay <= d), d <= max; smallest first.
+        let start = self.divs.partition_point(|&d| (d as f64).powi(k as i32) < n as f64 - 0.5);
+        for i in start..self.divs.len() {
             let d = self.divs[i];
-            if d > max || n % d != 0 {
-                continue;
-            }
-            if (d as f64).powi(k as i32) < n as f64 - 0.5 {
+            if d > max {
                 break;
             }
+            if n % d != 0 {
+                continue;
+            }
+            if self.budget == 0 {
+                return false;
+            }
+            self.budget -= 1;
             self.cur.push(d);
-            self.run(n / d, k - 1, d);
+            if self.run(n / d, k - 1, d) {
+                return true;
+            }
             self.cur.pop();
         }
+        false
     }
 }
 
