@@ -43,10 +43,11 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<()> {
     Ok(())
 }
 
-/// `n` as a product of `k` non-increasing factors, the most balanced one: the smallest
-/// largest factor, then the smallest second one, and so on (the order MPICH's dims tests
-/// expect). A depth-first search over divisors in increasing order finds it first; a bound on
-/// the steps falls back to dealing out prime factors.
+/// `n` as a product of `k` non-increasing factors, the most balanced one: the smallest spread
+/// (largest - smallest factor), ties going to the largest smallest factor, then the largest
+/// next-smallest one, and so on (what MPICH's dims tests expect). A depth-first search over the
+/// divisors, pruned by the best spread so far; a bound on the steps falls back to dealing out
+/// prime factors.
 fn balanced(n: i32, k: usize) -> Vec<i32> {
     let mut divs: Vec<i32> = (1..)
         .take_while(|&d: &i32| (d as i64) * (d as i64) <= n as i64)
@@ -57,13 +58,14 @@ fn balanced(n: i32, k: usize) -> Vec<i32> {
     divs.dedup();
     let mut s = Search {
         divs,
-        budget: 1_000_000,
+        budget: 2_000_000,
         cur: Vec::with_capacity(k),
+        best: None,
     };
-    if s.run(n, k, n) {
-        s.cur
-    } else {
-        greedy(n, k)
+    s.run(n, k, n);
+    match s.best {
+        Some(b) if s.budget > 0 => b,
+        _ => greedy(n, k),
     }
 }
 
@@ -72,40 +74,54 @@ struct Search {
     divs: Vec<i32>,
     budget: u32,
     cur: Vec<i32>,
+    best: Option<Vec<i32>>,
 }
 
 impl Search {
-    /// Extend `cur` with `k` factors of `n`, each at most `max`; false if none exist (or the
-    /// budget ran out).
-    fn run(&mut self, n: i32, k: usize, max: i32) -> bool {
+    fn spread(v: &[i32]) -> i32 {
+        v[0] - v[v.len() - 1]
+    }
+
+    /// Try every way to extend `cur` with `k` factors of `n`, each at most `max`.
+    fn run(&mut self, n: i32, k: usize, max: i32) {
+        if self.budget == 0 {
+            return;
+        }
+        self.budget -= 1;
         if k == 1 {
             if n <= max {
                 self.cur.push(n);
-                return true;
+                let better = match &self.best {
+                    None => true,
+                    Some(b) => {
+                        let (sc, sb) = (Self::spread(&self.cur), Self::spread(b));
+                        sc < sb || (sc == sb && self.cur.iter().rev().gt(b.iter().rev()))
+                    }
+                };
+                if better {
+                    self.best = Some(self.cur.clone());
+                }
+                self.cur.pop();
             }
-            return false;
+            return;
         }
-        // The next factor d: d^k >= n (the rest stay <= d), d <= max; smallest first.
+        // The next factor d: d^k >= n (the rest stay <= d), d <= max.
         let start = self.divs.partition_point(|&d| (d as f64).powi(k as i32) < n as f64 - 0.5);
-        for i in start..self.divs.len() {
+        let end = self.divs.partition_point(|&d| d <= max.min(n));
+        for i in (start..end).rev() {
             let d = self.divs[i];
-            if d > max {
-                break;
-            }
             if n % d != 0 {
                 continue;
             }
-            if self.budget == 0 {
-                return false;
+            // Later factors are <= d, so the spread is at least first - d from here on.
+            let first = self.cur.first().copied().unwrap_or(d);
+            if self.best.as_ref().is_some_and(|b| first - d > Self::spread(b)) {
+                break;
             }
-            self.budget -= 1;
             self.cur.push(d);
-            if self.run(n / d, k - 1, d) {
-                return true;
-            }
+            self.run(n / d, k - 1, d);
             self.cur.pop();
         }
-        false
     }
 }
 
