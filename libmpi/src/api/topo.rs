@@ -279,9 +279,8 @@ impl Communicator {
     }
 
     fn neighbor_topo(&self) -> Result<Arc<Topology>> {
-        self.topo()?.ok_or_else(|| {
-            topo::wrong("a topology (cartesian, graph or distributed graph)", None)
-        })
+        self.topo()?
+            .ok_or_else(|| topo::wrong("a topology (cartesian, graph or distributed graph)", None))
     }
 
     /// Start a neighbour exchange of the given blocks.
@@ -301,7 +300,12 @@ impl Communicator {
 
     /// The blocks of a neighbour all-gather: `send` to every out-neighbour, block i of `recv`
     /// (in-degree blocks of `send.len()`) from in-neighbour i.
-    fn gather_blocks<T: Equivalence>(&self, what: &str, send: &[T], recv: &mut [T]) -> Result<(Vec<Msg>, Vec<Msg>)> {
+    fn gather_blocks<T: Equivalence>(
+        &self,
+        what: &str,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<(Vec<Msg>, Vec<Msg>)> {
         let (ni, no) = self.neighbor_degrees()?;
         if recv.len() != ni * send.len() {
             return Err(count_err(format!(
@@ -312,14 +316,26 @@ impl Communicator {
         }
         let (c, d) = equal(ni, send.len());
         let r = blocks(what, recv.as_mut_ptr(), recv.len(), &c, &d, ni)?;
-        Ok((r, vec![Msg::bytes(send.as_ptr().cast(), bytes_of(send)); no]))
+        Ok((
+            r,
+            vec![Msg::bytes(send.as_ptr().cast(), bytes_of(send)); no],
+        ))
     }
 
     /// The blocks of a neighbour all-to-all: equal blocks, out-degree of them in `send`,
     /// in-degree in `recv`.
-    fn alltoall_blocks<T: Equivalence>(&self, what: &str, send: &[T], recv: &mut [T]) -> Result<(Vec<Msg>, Vec<Msg>)> {
+    fn alltoall_blocks<T: Equivalence>(
+        &self,
+        what: &str,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<(Vec<Msg>, Vec<Msg>)> {
         let (ni, no) = self.neighbor_degrees()?;
-        let block = if no > 0 { send.len() / no } else if ni > 0 { recv.len() / ni } else { 0 };
+        let block = send
+            .len()
+            .checked_div(no)
+            .or_else(|| recv.len().checked_div(ni))
+            .unwrap_or(0);
         if send.len() != no * block || recv.len() != ni * block {
             return Err(count_err(format!(
                 "{what}: {} send and {} receive elements do not split into {no} and {ni} equal blocks",
@@ -378,8 +394,22 @@ impl Communicator {
     ) -> Result<()> {
         let (ni, no) = self.neighbor_degrees()?;
         let what = "neighbor_all_to_all_varcount";
-        let s = blocks(what, send.as_ptr(), send.len(), send_counts, send_displs, no)?;
-        let r = blocks(what, recv.as_mut_ptr(), recv.len(), recv_counts, recv_displs, ni)?;
+        let s = blocks(
+            what,
+            send.as_ptr(),
+            send.len(),
+            send_counts,
+            send_displs,
+            no,
+        )?;
+        let r = blocks(
+            what,
+            recv.as_mut_ptr(),
+            recv.len(),
+            recv_counts,
+            recv_displs,
+            ni,
+        )?;
         self.run_neighbor(r, s)
     }
 
@@ -420,8 +450,22 @@ impl Communicator {
     ) -> Result<Request<'scope>> {
         let (ni, no) = self.neighbor_degrees()?;
         let what = "ineighbor_all_to_all_varcount";
-        let s = blocks(what, send.as_ptr(), send.len(), send_counts, send_displs, no)?;
-        let r = blocks(what, recv.as_mut_ptr(), recv.len(), recv_counts, recv_displs, ni)?;
+        let s = blocks(
+            what,
+            send.as_ptr(),
+            send.len(),
+            send_counts,
+            send_displs,
+            no,
+        )?;
+        let r = blocks(
+            what,
+            recv.as_mut_ptr(),
+            recv.len(),
+            recv_counts,
+            recv_displs,
+            ni,
+        )?;
         Ok(scope.register(self.start_neighbor(r, s)?))
     }
 }

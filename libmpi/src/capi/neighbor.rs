@@ -13,10 +13,9 @@ use crate::topo::{neighbor, Topology};
 
 /// The communicator's topology: neighbour collectives need one (MPI_ERR_TOPOLOGY).
 fn topology(b: &Builder) -> Result<Arc<Topology>> {
-    b.comm()
-        .topo
-        .clone()
-        .ok_or_else(|| crate::topo::wrong("a topology (cartesian, graph or distributed graph)", None))
+    b.comm().topo.clone().ok_or_else(|| {
+        crate::topo::wrong("a topology (cartesian, graph or distributed graph)", None)
+    })
 }
 
 fn extent(dt: Handle) -> Result<isize> {
@@ -110,7 +109,12 @@ unsafe fn neighbor_allgatherv(
     let send = message_c(sendbuf, sendcount.wide(), sendtype)?;
     let ext = extent(recvtype)?;
     // SAFETY: both arrays hold one entry per in-neighbour.
-    let (c, d) = unsafe { (vals(recvcounts, ni, "recvcounts")?, vals(displs, ni, "displs")?) };
+    let (c, d) = unsafe {
+        (
+            vals(recvcounts, ni, "recvcounts")?,
+            vals(displs, ni, "displs")?,
+        )
+    };
     let recvs = (0..ni)
         .map(|i| block(recvbuf, elem_off(d[i], ext)?, c[i], recvtype))
         .collect::<Result<_>>()?;

@@ -70,8 +70,7 @@ unsafe fn put<T>(p: *mut T, v: T, what: &str) -> Result<()> {
 }
 
 fn ndims_of(n: c_int) -> Result<usize> {
-    usize::try_from(n)
-        .map_err(|_| Error::new(ErrorClass::Dims, format!("ndims {n} is negative")))
+    usize::try_from(n).map_err(|_| Error::new(ErrorClass::Dims, format!("ndims {n} is negative")))
 }
 
 fn count_of(n: c_int, what: &str) -> Result<usize> {

@@ -22,9 +22,9 @@ impl Cart {
                 format!("dims[{i}] is {d}; every extent of a cartesian grid must be positive"),
             );
         }
-        let nodes = dims
-            .iter()
-            .try_fold(1i64, |p, &d| p.checked_mul(d as i64).filter(|&p| p <= i32::MAX as i64));
+        let nodes = dims.iter().try_fold(1i64, |p, &d| {
+            p.checked_mul(d as i64).filter(|&p| p <= i32::MAX as i64)
+        });
         match nodes {
             Some(n) if n <= size as i64 => Ok(Cart {
                 dims: dims.to_vec(),
@@ -180,8 +180,14 @@ mod tests {
 
     #[test]
     fn bad_grids() {
-        assert_eq!(Cart::new(&[2, 0], &[false; 2], 4).unwrap_err().class, ErrorClass::Dims);
-        assert_eq!(Cart::new(&[2, 3], &[false; 2], 4).unwrap_err().class, ErrorClass::Arg);
+        assert_eq!(
+            Cart::new(&[2, 0], &[false; 2], 4).unwrap_err().class,
+            ErrorClass::Dims
+        );
+        assert_eq!(
+            Cart::new(&[2, 3], &[false; 2], 4).unwrap_err().class,
+            ErrorClass::Arg
+        );
         assert_eq!(Cart::new(&[], &[], 1).unwrap().nnodes(), 1);
     }
 }

@@ -63,7 +63,11 @@ impl Runtime {
         if remain.len() != c.ndims() {
             return err(
                 ErrorClass::Arg,
-                format!("{} remain_dims for a grid of {} dimensions", remain.len(), c.ndims()),
+                format!(
+                    "{} remain_dims for a grid of {} dimensions",
+                    remain.len(),
+                    c.ndims()
+                ),
             );
         }
         let (color, key, sub) = c.sub(self.comm(comm)?.rank, remain);

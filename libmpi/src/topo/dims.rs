@@ -106,7 +106,9 @@ impl Search {
             return;
         }
         // The next factor d: d^k >= n (the rest stay <= d), d <= max.
-        let start = self.divs.partition_point(|&d| (d as f64).powi(k as i32) < n as f64 - 0.5);
+        let start = self
+            .divs
+            .partition_point(|&d| (d as f64).powi(k as i32) < n as f64 - 0.5);
         let end = self.divs.partition_point(|&d| d <= max.min(n));
         for i in (start..end).rev() {
             let d = self.divs[i];
@@ -115,7 +117,11 @@ impl Search {
             }
             // Later factors are <= d, so the spread is at least first - d from here on.
             let first = self.cur.first().copied().unwrap_or(d);
-            if self.best.as_ref().is_some_and(|b| first - d > Self::spread(b)) {
+            if self
+                .best
+                .as_ref()
+                .is_some_and(|b| first - d > Self::spread(b))
+            {
                 break;
             }
             self.cur.push(d);

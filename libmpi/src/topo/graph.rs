@@ -35,7 +35,11 @@ impl Graph {
                 format!("index ends at {prev} but {} edges were given", edges.len()),
             );
         }
-        if let Some((i, e)) = edges.iter().enumerate().find(|(_, &e)| !(0..n).contains(&e)) {
+        if let Some((i, e)) = edges
+            .iter()
+            .enumerate()
+            .find(|(_, &e)| !(0..n).contains(&e))
+        {
             return err(
                 ErrorClass::Arg,
                 format!("edges[{i}] = {e} is not a node (0..{n})"),
@@ -54,7 +58,11 @@ impl Graph {
     /// Neighbours of node `rank` (checked by the caller), in the order given.
     pub fn neighbors(&self, rank: i32) -> &[i32] {
         let r = rank as usize;
-        let lo = if r == 0 { 0 } else { self.index[r - 1] as usize };
+        let lo = if r == 0 {
+            0
+        } else {
+            self.index[r - 1] as usize
+        };
         &self.edges[lo..self.index[r] as usize]
     }
 }

@@ -12,17 +12,20 @@ use crate::coll::Builder;
 use crate::datatype::Msg;
 use crate::runtime::PROC_NULL;
 
-/// The transfers of a neighbour collective at one rank, in posting order: (block, peer).
+/// Transfers in posting order: (block, peer).
+pub type Transfers = Vec<(usize, i32)>;
+
+/// The transfers of a neighbour collective at one rank.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Plan {
-    pub recvs: Vec<(usize, i32)>,
-    pub sends: Vec<(usize, i32)>,
+    pub recvs: Transfers,
+    pub sends: Transfers,
 }
 
 /// The plan of `rank`. PROC_NULL neighbours (off a non-periodic edge) move nothing: their
 /// receive blocks are left untouched.
 pub fn plan(t: &Topology, rank: i32) -> Plan {
-    let (recvs, sends): (Vec<(usize, i32)>, Vec<(usize, i32)>) = match t {
+    let (recvs, sends): (Transfers, Transfers) = match t {
         Topology::Cart(c) => {
             let nb = c.neighbors(rank);
             // What I send towards -1 in dimension d arrives at that rank from its +1 side, so
@@ -34,7 +37,7 @@ pub fn plan(t: &Topology, rank: i32) -> Plan {
             (recvs, nb.iter().copied().enumerate().collect())
         }
         Topology::Graph(g) => {
-            let nb: Vec<(usize, i32)> = g.neighbors(rank).iter().copied().enumerate().collect();
+            let nb: Transfers = g.neighbors(rank).iter().copied().enumerate().collect();
             (nb.clone(), nb)
         }
         Topology::DistGraph(d) => (
@@ -42,7 +45,7 @@ pub fn plan(t: &Topology, rank: i32) -> Plan {
             d.destinations.iter().copied().enumerate().collect(),
         ),
     };
-    let real = |v: Vec<(usize, i32)>| v.into_iter().filter(|p| p.1 != PROC_NULL).collect();
+    let real = |v: Transfers| v.into_iter().filter(|p| p.1 != PROC_NULL).collect();
     Plan {
         recvs: real(recvs),
         sends: real(sends),

@@ -64,8 +64,16 @@ fn plan(c: &Communicator) -> (Vec<i32>, Vec<usize>, usize) {
 fn check(what: &str, got: &[i32], ins: &[i32], stride: usize, want: impl Fn(usize, usize) -> i32) {
     for (i, &src) in ins.iter().enumerate() {
         for e in 0..stride {
-            let w = if src == PROC_NULL { UNTOUCHED } else { want(i, e) };
-            assert_eq!(got[i * stride + e], w, "{what}: block {i} elem {e} (from {src})");
+            let w = if src == PROC_NULL {
+                UNTOUCHED
+            } else {
+                want(i, e)
+            };
+            assert_eq!(
+                got[i * stride + e],
+                w,
+                "{what}: block {i} elem {e} (from {src})"
+            );
         }
     }
 }
@@ -80,36 +88,66 @@ fn neighbours(name: &str, c: &Communicator) {
     let send = [val(me, 0, 0), val(me, 0, 1)];
     let mut recv = vec![UNTOUCHED; 2 * ni];
     c.neighbor_all_gather(&send, &mut recv).unwrap();
-    check(&format!("{name} allgather"), &recv, &ins, 2, |i, e| val(ins[i], 0, e));
+    check(&format!("{name} allgather"), &recv, &ins, 2, |i, e| {
+        val(ins[i], 0, e)
+    });
     let mut recv = vec![UNTOUCHED; 2 * ni];
     mpi::scope(|s| {
-        c.ineighbor_all_gather(s, &send, &mut recv).unwrap().wait().unwrap();
+        c.ineighbor_all_gather(s, &send, &mut recv)
+            .unwrap()
+            .wait()
+            .unwrap();
     });
-    check(&format!("{name} iallgather"), &recv, &ins, 2, |i, e| val(ins[i], 0, e));
+    check(&format!("{name} iallgather"), &recv, &ins, 2, |i, e| {
+        val(ins[i], 0, e)
+    });
 
     // allgatherv: 2 elements at a stride of 3
     let mut recv = vec![UNTOUCHED; 3 * ni];
-    let (counts, displs): (Vec<usize>, Vec<usize>) = (vec![2; ni], (0..ni).map(|i| 3 * i).collect());
-    c.neighbor_all_gather_varcount(&send, &mut recv, &counts, &displs).unwrap();
+    let (counts, displs): (Vec<usize>, Vec<usize>) =
+        (vec![2; ni], (0..ni).map(|i| 3 * i).collect());
+    c.neighbor_all_gather_varcount(&send, &mut recv, &counts, &displs)
+        .unwrap();
     check(&format!("{name} allgatherv"), &recv, &ins, 3, |i, e| {
-        if e < 2 { val(ins[i], 0, e) } else { UNTOUCHED }
+        if e < 2 {
+            val(ins[i], 0, e)
+        } else {
+            UNTOUCHED
+        }
     });
 
     // alltoall, blocking and not
-    let send: Vec<i32> = (0..no).flat_map(|j| (0..3).map(move |e| val(me, j, e))).collect();
+    let send: Vec<i32> = (0..no)
+        .flat_map(|j| (0..3).map(move |e| val(me, j, e)))
+        .collect();
     let mut recv = vec![UNTOUCHED; 3 * ni];
     c.neighbor_all_to_all(&send, &mut recv).unwrap();
-    check(&format!("{name} alltoall"), &recv, &ins, 3, |i, e| val(ins[i], from[i], e));
+    check(&format!("{name} alltoall"), &recv, &ins, 3, |i, e| {
+        val(ins[i], from[i], e)
+    });
     let mut recv = vec![UNTOUCHED; 3 * ni];
     mpi::scope(|s| {
-        c.ineighbor_all_to_all(s, &send, &mut recv).unwrap().wait().unwrap();
+        c.ineighbor_all_to_all(s, &send, &mut recv)
+            .unwrap()
+            .wait()
+            .unwrap();
     });
-    check(&format!("{name} ialltoall"), &recv, &ins, 3, |i, e| val(ins[i], from[i], e));
+    check(&format!("{name} ialltoall"), &recv, &ins, 3, |i, e| {
+        val(ins[i], from[i], e)
+    });
 
     // alltoallv: block j carries 1 + j % 2 elements, stride 3 both sides; blocking and not
     let sc: Vec<usize> = (0..no).map(|j| 1 + j % 2).collect();
     let sd: Vec<usize> = (0..no).map(|j| 3 * j).collect();
-    let rc: Vec<usize> = (0..ni).map(|i| if ins[i] == PROC_NULL { 0 } else { 1 + from[i] % 2 }).collect();
+    let rc: Vec<usize> = (0..ni)
+        .map(|i| {
+            if ins[i] == PROC_NULL {
+                0
+            } else {
+                1 + from[i] % 2
+            }
+        })
+        .collect();
     let rd: Vec<usize> = (0..ni).map(|i| 3 * i).collect();
     for nb in [false, true] {
         let mut recv = vec![UNTOUCHED; 3 * ni];
@@ -121,10 +159,15 @@ fn neighbours(name: &str, c: &Communicator) {
                     .unwrap();
             });
         } else {
-            c.neighbor_all_to_all_varcount(&send, &sc, &sd, &mut recv, &rc, &rd).unwrap();
+            c.neighbor_all_to_all_varcount(&send, &sc, &sd, &mut recv, &rc, &rd)
+                .unwrap();
         }
         check(&format!("{name} alltoallv {nb}"), &recv, &ins, 3, |i, e| {
-            if e < rc[i] { val(ins[i], from[i], e) } else { UNTOUCHED }
+            if e < rc[i] {
+                val(ins[i], from[i], e)
+            } else {
+                UNTOUCHED
+            }
         });
     }
 }
@@ -164,7 +207,14 @@ fn main() {
     assert_eq!(dst, grid.cart_rank(&[c[0] + 1, c[1]]).unwrap());
     assert_eq!(src, grid.cart_rank(&[c[0] - 1, c[1]]).unwrap());
     let (src, dst) = grid.shift(1, 1).unwrap();
-    assert_eq!(dst, if c[1] + 1 < dims[1] { rank + 1 } else { PROC_NULL });
+    assert_eq!(
+        dst,
+        if c[1] + 1 < dims[1] {
+            rank + 1
+        } else {
+            PROC_NULL
+        }
+    );
     assert_eq!(src, if c[1] > 0 { rank - 1 } else { PROC_NULL });
     let dup = grid.duplicate().unwrap();
     assert_eq!(dup.cart_get().unwrap(), info);
@@ -177,11 +227,17 @@ fn main() {
     // 3-D.
     let mut d3 = [0; 3];
     mpi::dims_create(size, &mut d3).unwrap();
-    let cube = world.cart_create(&d3, &[false, true, true], true).unwrap().unwrap();
+    let cube = world
+        .cart_create(&d3, &[false, true, true], true)
+        .unwrap()
+        .unwrap();
     neighbours("cart 3-D", &cube);
 
     // A periodic dimension of extent 1: every rank is its own neighbour there twice.
-    let thin = world.cart_create(&[1, size], &[true, true], false).unwrap().unwrap();
+    let thin = world
+        .cart_create(&[1, size], &[true, true], false)
+        .unwrap()
+        .unwrap();
     neighbours("cart 1 x n", &thin);
 
     // A smaller grid: the others get None.
@@ -198,7 +254,10 @@ fn main() {
     }
     let ring = world.graph_create(&index, &edges, false).unwrap().unwrap();
     assert_eq!(ring.topology().unwrap(), Some(TopologyKind::Graph));
-    assert_eq!(ring.graph_neighbors(rank).unwrap(), vec![(rank + 1) % n, (rank - 1 + n) % n]);
+    assert_eq!(
+        ring.graph_neighbors(rank).unwrap(),
+        vec![(rank + 1) % n, (rank - 1 + n) % n]
+    );
     neighbours("graph ring", &ring);
 
     // Adjacent distributed graph, weighted, with a self loop.
@@ -212,8 +271,13 @@ fn main() {
     assert_eq!(nb.source_weights, Some(vec![1, 2, 3]));
     assert_eq!(nb.dest_weights, Some(vec![4, 5, 6]));
     neighbours("dist graph adjacent", &dg);
-    let unweighted = world.dist_graph_create_adjacent(&srcs[..1], None, &[], None, false).unwrap();
-    assert_eq!(unweighted.dist_graph_neighbors().unwrap().source_weights, None);
+    let unweighted = world
+        .dist_graph_create_adjacent(&srcs[..1], None, &[], None, false)
+        .unwrap();
+    assert_eq!(
+        unweighted.dist_graph_neighbors().unwrap().source_weights,
+        None
+    );
 
     // General distributed graph: each rank gives its out-edges; rank 0 adds the self loops.
     let mut e = vec![(rank, (rank + 1) % n), (rank, (rank + 3) % n)];
@@ -224,23 +288,40 @@ fn main() {
     let gg = world.dist_graph_create(&e, Some(&w), false).unwrap();
     let nb = gg.dist_graph_neighbors().unwrap();
     assert_eq!(nb.sources.len(), 3);
-    assert!(nb.source_weights.unwrap().iter().zip(&nb.sources).all(|(w, s)| *w == 7 * s));
+    assert!(nb
+        .source_weights
+        .unwrap()
+        .iter()
+        .zip(&nb.sources)
+        .all(|(w, s)| *w == 7 * s));
     neighbours("dist graph general", &gg);
 
     // Errors.
     assert_eq!(class(world.coords(0)), ErrorClass::Topology);
-    assert_eq!(class(world.neighbor_all_gather(&[1], &mut [0])), ErrorClass::Topology);
+    assert_eq!(
+        class(world.neighbor_all_gather(&[1], &mut [0])),
+        ErrorClass::Topology
+    );
     assert_eq!(class(ring.shift(0, 1)), ErrorClass::Topology);
     assert_eq!(class(grid.graph_neighbors(0)), ErrorClass::Topology);
     assert_eq!(class(grid.shift(2, 1)), ErrorClass::Dims);
     assert_eq!(class(grid.coords(size)), ErrorClass::Rank);
     assert_eq!(class(grid.cart_rank(&[0, dims[1]])), ErrorClass::Arg);
-    assert_eq!(class(world.cart_create(&[size + 1], &[false], false)), ErrorClass::Arg);
-    assert_eq!(class(world.cart_create(&[0], &[false], false)), ErrorClass::Dims);
+    assert_eq!(
+        class(world.cart_create(&[size + 1], &[false], false)),
+        ErrorClass::Arg
+    );
+    assert_eq!(
+        class(world.cart_create(&[0], &[false], false)),
+        ErrorClass::Dims
+    );
     assert_eq!(class(mpi::dims_create(7, &mut [0, 3])), ErrorClass::Dims);
     let mut wrong = vec![0; 1];
     if grid.neighbor_degrees().unwrap().0 != 1 {
-        assert_eq!(class(grid.neighbor_all_gather(&[1, 2], &mut wrong)), ErrorClass::Count);
+        assert_eq!(
+            class(grid.neighbor_all_gather(&[1, 2], &mut wrong)),
+            ErrorClass::Count
+        );
     }
 
     drop((grid, dup, cube, thin, part, ring, dg, unweighted, gg));
