@@ -26,6 +26,8 @@ pub struct Comm {
     pub name: String,
     /// Cached attributes: (keyval, value), in the order they were set.
     pub attrs: Vec<(i32, usize)>,
+    /// The process topology (MPI_Cart_create etc.); copied by dup, not by split or create.
+    pub topo: Option<std::sync::Arc<crate::topo::Topology>>,
 }
 
 impl Comm {
@@ -72,6 +74,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         errhandler: ErrHandler::Fatal,
         name: "MPI_COMM_WORLD".into(),
         attrs: Vec::new(),
+        topo: None,
     };
     let me = Comm {
         ctx: 2,
@@ -80,6 +83,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         errhandler: ErrHandler::Fatal,
         name: "MPI_COMM_SELF".into(),
         attrs: Vec::new(),
+        topo: None,
     };
     vec![Some(world), Some(me)]
 }

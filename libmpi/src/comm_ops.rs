@@ -33,14 +33,16 @@ impl Runtime {
             errhandler: self.comm(parent)?.errhandler,
             name: String::new(),
             attrs: Vec::new(),
+            topo: None,
         })
     }
 
-    /// MPI_Comm_dup without the attributes: same group, fresh contexts.
-    fn dup_bare(&mut self, parent: usize) -> Result<usize> {
+    /// MPI_Comm_dup without the attributes: same group and topology, fresh contexts.
+    pub(crate) fn dup_bare(&mut self, parent: usize) -> Result<usize> {
         let (ctx, _) = self.agree_ctx(parent, &[])?;
         let p = self.comm(parent)?;
-        let c = self.child(parent, ctx, p.group.clone(), p.rank)?;
+        let mut c = self.child(parent, ctx, p.group.clone(), p.rank)?;
+        c.topo = p.topo.clone();
         Ok(self.add_comm(c))
     }
 

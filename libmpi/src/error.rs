@@ -16,6 +16,8 @@ pub enum ErrorClass {
     Root = 8,
     Group = 9,
     Op = 10,
+    Topology = 11,
+    Dims = 12,
     Arg = 13,
     Unknown = 14,
     Truncate = 15,
@@ -45,6 +47,8 @@ impl ErrorClass {
             Root => "MPI_ERR_ROOT",
             Group => "MPI_ERR_GROUP",
             Op => "MPI_ERR_OP",
+            Topology => "MPI_ERR_TOPOLOGY",
+            Dims => "MPI_ERR_DIMS",
             Arg => "MPI_ERR_ARG",
             Unknown => "MPI_ERR_UNKNOWN",
             Truncate => "MPI_ERR_TRUNCATE",
@@ -74,6 +78,8 @@ impl ErrorClass {
             Root => "invalid root",
             Group => "invalid group",
             Op => "invalid reduce operation",
+            Topology => "invalid topology",
+            Dims => "invalid dimension argument",
             Arg => "invalid argument of some other kind",
             Unknown => "unknown error",
             Truncate => "message truncated",
@@ -91,7 +97,7 @@ impl ErrorClass {
 
     pub fn from_code(code: i32) -> Option<ErrorClass> {
         use ErrorClass::*;
-        const ALL: [ErrorClass; 22] = [
+        const ALL: [ErrorClass; 24] = [
             Buffer,
             Count,
             Type,
@@ -102,6 +108,8 @@ impl ErrorClass {
             Root,
             Group,
             Op,
+            Topology,
+            Dims,
             Arg,
             Unknown,
             Truncate,

@@ -24,6 +24,7 @@ mod pmi;
 mod pml;
 mod registry;
 mod runtime;
+mod topo;
 mod xmem;
 
 pub use api::attr::Keyval;
@@ -40,6 +41,7 @@ pub use api::p2p_more::{start_all, test_any, test_some};
 pub use api::persistent::Persistent;
 pub use api::request::{scope, wait_all, Request, Scope};
 pub use api::status::Status;
+pub use api::topo::{dims_create, CartInfo, DistGraphNeighbors, TopologyKind};
 pub use api::usertype::{Order, UserDatatype, View, ViewMut};
 pub use api::{initialize, initialize_with_threading, Threading, Universe};
 pub use error::{Error, ErrorClass, Result};

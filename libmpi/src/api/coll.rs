@@ -235,7 +235,7 @@ fn bytes_of<T>(s: &[T]) -> usize {
 
 impl Communicator {
     /// Build and start a schedule; its request id.
-    fn start_coll(
+    pub(super) fn start_coll(
         &self,
         red: Option<Red>,
         build: impl FnOnce(&mut Builder) -> Result<()>,
@@ -252,7 +252,7 @@ impl Communicator {
 
     /// Start a schedule and wait for it; the buffers it uses are borrowed by the caller for
     /// the whole call.
-    fn run_coll(
+    pub(super) fn run_coll(
         &self,
         red: Option<Red>,
         build: impl FnOnce(&mut Builder) -> Result<()>,

@@ -23,7 +23,7 @@ pub struct UserCommunicator {
 }
 
 impl UserCommunicator {
-    fn new(id: usize) -> UserCommunicator {
+    pub(super) fn new(id: usize) -> UserCommunicator {
         UserCommunicator {
             comm: Communicator::new(id),
         }

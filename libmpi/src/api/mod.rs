@@ -25,6 +25,7 @@ pub mod p2p_more;
 pub mod persistent;
 pub mod request;
 pub mod status;
+pub mod topo;
 pub mod usertype;
 
 use std::marker::PhantomData;

@@ -186,20 +186,6 @@ mpi_fn! {
     }
 }
 
-mpi_fn! {
-    fn MPI_Topo_test / PMPI_Topo_test(comm: Handle, status: *mut c_int) -> c_int {
-        call("MPI_Topo_test", err_comm(comm), |rt| {
-            rt.comm(comm_index(comm)?)?;
-            null_check(status, "status")?;
-            // SAFETY: checked non-NULL; no communicator has a topology yet (MPI_Cart_create,
-            // MPI_Graph_create and MPI_Dist_graph_create are stubs), so every one is
-            // MPI_UNDEFINED. mpi4py calls this for every communicator handle it wraps.
-            unsafe { *status = MPI_UNDEFINED };
-            Ok(())
-        })
-    }
-}
-
 /// MPI_Comm_idup(_with_info): the duplicate is made at once (as MPI_Comm_dup, collectively),
 /// then a completed request is handed out. Correct for every program that completes the
 /// request before using the new communicator, as it must; what it gives up is overlap, and a

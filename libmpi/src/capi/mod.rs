@@ -12,6 +12,7 @@ pub(crate) mod env;
 mod errh;
 mod group;
 mod handle_int;
+mod neighbor;
 mod ops;
 mod p2p;
 mod p2p_completion;
@@ -19,6 +20,7 @@ mod p2p_modes;
 mod p2p_probe;
 mod status;
 mod tool;
+mod topo;
 mod unimplemented;
 mod unsupported;
 

@@ -4,7 +4,7 @@
 //! this one has completed. The progress engine advances schedules; nothing here blocks.
 
 use crate::comm::Comm;
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, Msg};
 use crate::op::{self, Op};
 use crate::pml::{Pml, ReqId, Started};
 
@@ -34,6 +34,15 @@ enum Step {
     Recv {
         at: At,
         len: usize,
+        peer: i32,
+    },
+    /// A message of any layout (neighbour collectives take every datatype the pml does).
+    SendMsg {
+        m: Msg,
+        world: usize,
+    },
+    RecvMsg {
+        m: Msg,
         peer: i32,
     },
     Copy {
@@ -107,6 +116,10 @@ impl<'c> Builder<'c> {
         self.comm.rank
     }
 
+    pub fn comm(&self) -> &'c Comm {
+        self.comm
+    }
+
     pub fn size(&self) -> i32 {
         self.comm.size()
     }
@@ -159,6 +172,21 @@ impl<'c> Builder<'c> {
 
     pub fn recv0(&mut self, at: At, len: usize, peer: i32) {
         self.cur.push(Step::Recv { at, len, peer });
+    }
+
+    /// Send the message `m` (user memory, any layout) to `peer`; nothing when it is empty.
+    pub fn send_msg(&mut self, m: Msg, peer: i32) {
+        if m.len > 0 {
+            let world = self.world(peer);
+            self.cur.push(Step::SendMsg { m, world });
+        }
+    }
+
+    /// Receive into the message `m` from `peer`; nothing when it is empty.
+    pub fn recv_msg(&mut self, m: Msg, peer: i32) {
+        if m.len > 0 {
+            self.cur.push(Step::RecvMsg { m, peer });
+        }
     }
 
     pub fn copy(&mut self, from: At, to: At, len: usize) {
@@ -257,6 +285,15 @@ impl Schedule {
 
     fn run(&mut self, pml: &mut Pml, step: &Step) {
         let started = match *step {
+            Step::SendMsg { ref m, world } => {
+                // SAFETY: the message lies in the caller's buffers, valid until the schedule
+                // completes (the collective's contract).
+                unsafe { pml.isend_msg(m.clone(), world, self.ctx, self.me, self.tag) }
+            }
+            Step::RecvMsg { ref m, peer } => {
+                // SAFETY: as above, writable and not otherwise accessed until completion.
+                unsafe { pml.irecv_msg(m.clone(), self.ctx, peer, self.tag) }
+            }
             Step::Send { at, len, world } => {
                 let p = self.ptr(at);
                 // SAFETY: `p` points into a buffer valid for `len` bytes until the schedule
