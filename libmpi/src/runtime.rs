@@ -198,13 +198,6 @@ impl Runtime {
     fn start() -> Result<Runtime> {
         let mut pmi = Pmi::from_env()?;
         let (rank, size) = pmi.as_ref().map_or((0, 1), |p| (p.rank, p.size));
-        let watch = match pmi.as_ref() {
-            Some(p) => Some(
-                crate::launcher_watch::Watch::start(p.raw_fd(), rank)
-                    .map_err(|e| other(format!("cannot watch the launcher connection: {e}")))?,
-            ),
-            None => None,
-        };
         if !(0..size).contains(&rank) {
             return err(
                 ErrorClass::Other,
@@ -222,6 +215,15 @@ impl Runtime {
 
         let yield_when_idle = yield_when_idle(local.len());
         crate::memhook::start(rank);
+        // After memhook has patched the release functions: a thread running them while their
+        // code is rewritten could crash.
+        let watch = match pmi.as_ref() {
+            Some(p) => Some(
+                crate::launcher_watch::Watch::start(p.raw_fd(), rank)
+                    .map_err(|e| other(format!("cannot watch the launcher connection: {e}")))?,
+            ),
+            None => None,
+        };
         let verbose = mca("btl_base_verbose").is_some_and(|v| v != "0");
         let sel = btl_ib::BtlSelection::from_env().map_err(other)?;
         let params = btl_sm::Params::from_env(local.len()).map_err(|e| other(e.to_string()))?;
