@@ -5,6 +5,7 @@ mod cli;
 mod foreign;
 mod job;
 mod lines;
+mod mca;
 mod memhook_info;
 mod pmi_conn;
 mod pmi_server;
@@ -53,6 +54,11 @@ fn main() -> ExitCode {
             EXIT_USAGE,
             &foreign::needs_message(&spec.argv0.to_string_lossy(), &f),
         );
+    }
+    for (name, _) in &spec.mca {
+        if let Some(w) = mca::unknown(name) {
+            crate::report::say(&w);
+        }
     }
     // MCA values from the command line win over RMPI_MCA_* from the environment.
     let lookup = |name: &str| {

@@ -76,6 +76,7 @@ fn mca_list() -> String {
             .map(|p| (p.name, p.default, p.meaning)),
     );
     let all = all.chain(ib.iter().map(|p| (p.name, p.default, p.meaning)));
+    let all = all.chain(crate::mca::GENERAL.iter().copied());
     for (name, default, meaning) in all {
         s += &format!("  {name}\n      default: {default}\n      {meaning}\n");
     }

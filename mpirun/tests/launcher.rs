@@ -697,3 +697,31 @@ fn nonzero_exit_before_finalize() {
     assert_eq!(o.status.code(), Some(5));
     assert!(stderr(&o).contains(") exited with code 5 before MPI_Finalize; killing the job"));
 }
+
+#[test]
+fn unknown_mca_name_is_warned_with_a_suggestion() {
+    let o = run(mpirun(&[
+        "-np",
+        "1",
+        "--mca",
+        "btl_sm_eager_limt",
+        "100",
+        "/bin/true",
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("btl_sm_eager_limt") && err.contains("did you mean btl_sm_eager_limit?"),
+        "{err}"
+    );
+    // A name rmpi reads gets no warning.
+    let o = run(mpirun(&[
+        "-np",
+        "1",
+        "--mca",
+        "btl_base_verbose",
+        "0",
+        "/bin/true",
+    ]));
+    assert_eq!(stderr(&o), "", "known name warned");
+}
