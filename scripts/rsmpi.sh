@@ -41,6 +41,11 @@ done
 # rsmpi's examples that fail with rmpi, each for a feature rmpi lacks (they pass with Open MPI:
 # --baseline checks). NAME:reason.
 KNOWN_FAILING=(
+    "cartesian_map:MPI_Cart_map not implemented (topologies, issue 14)"
+    "spawn:MPI_Comm_spawn not implemented (dynamic processes, issue 14)"
+    "spawn_multiple:MPI_Comm_spawn_multiple not implemented (dynamic processes, issue 14)"
+    "complex_datatype:MPI_Bcast of a derived datatype with holes (collectives take contiguous datatypes only)"
+    "structured:MPI_Bcast of a non-contiguous derived datatype (collectives take contiguous datatypes only)"
 )
 
 # libclang for bindgen (mpi-sys), gcc for its C shim, make for libffi-sys (the examples' build).
@@ -121,7 +126,7 @@ for mpi in "${MPIS[@]}"; do
     build "$mpi" "$LOGS/client-build-$mpi.log" --manifest-path tests/rsmpi/Cargo.toml
     for np in $NPS; do
         if job "$mpi" "$np" "$LOGS/client-$mpi-np$np.log" "$DIR/target-$mpi/debug/rsmpi-client"; then
-            echo "rsmpi client $mpi np $np: ok: $(grep 'rsmpi client' "$LOGS/client-$mpi-np$np.log" | head -1)"
+            echo "rsmpi client $mpi np $np: ok: $(tr -d '\0' <"$LOGS/client-$mpi-np$np.log" | grep 'rsmpi client' | head -1)"
         else
             echo "rsmpi client $mpi np $np: FAILED (exit $?):"; tail -20 "$LOGS/client-$mpi-np$np.log"
             [ "$mpi" = rmpi ] && fail=1
