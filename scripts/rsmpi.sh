@@ -3,11 +3,12 @@
 # that `$MPICC -show` names) built against our mpicc. First tests/rsmpi (ring, immediate sends in
 # mpi::request::scope, all_reduce, broadcast, split, a #[derive(Equivalence)] struct) under our
 # mpirun; then rsmpi's own examples, from the crate's source as cargo downloaded it (copied,
-# unmodified), each one job under our mpirun. With --baseline, the same with Open MPI
+# unmodified), each one job under our mpirun; and tests/rsmpi's `both`, a program using rsmpi and
+# our own crate rmpi together. With --baseline, the same with Open MPI
 # (mpicc.openmpi, mpirun.openmpi), and a table of examples per MPI.
 #
 # Usage: scripts/rsmpi.sh [--quick] [--baseline] [--np "2 3"] [--timeout S] [--only REGEX]
-#   --quick       tests/rsmpi only (the integration test tests/tests/rsmpi.rs runs this)
+#   --quick       tests/rsmpi's client only (the integration test tests/tests/rsmpi.rs runs this)
 #   --baseline    also with Open MPI
 #   --np LIST     numbers of ranks (default "2 3")
 #   --timeout S   mpirun --timeout per job (default 60)
@@ -134,6 +135,16 @@ for mpi in "${MPIS[@]}"; do
     done
 done
 [ $QUICK = 1 ] && exit $fail
+
+# A program depending on rsmpi and on our crate rmpi (tests/rsmpi/src/bin/both.rs).
+build rmpi "$LOGS/both-build.log" --manifest-path tests/rsmpi/Cargo.toml --features both --bin both
+for np in $NPS; do
+    if job rmpi "$np" "$LOGS/both-np$np.log" "$DIR/target-rmpi/debug/both"; then
+        echo "rsmpi+rmpi np $np: ok: $(grep 'rsmpi+rmpi' "$LOGS/both-np$np.log" | head -1)"
+    else
+        echo "rsmpi+rmpi np $np: FAILED (exit $?):"; tail -20 "$LOGS/both-np$np.log"; fail=1
+    fi
+done
 
 # 2. rsmpi's own examples: the crate source cargo downloaded for tests/rsmpi (its lock file
 # names the version), copied as it is; built with all features (user operations, derive, complex).
