@@ -66,8 +66,15 @@ fn cmake_find_package_mpi_finds_rmpi() {
     for prog in ["hello_c", "hello_cxx"] {
         let elf = std::fs::read(build.join(prog)).expect("read the built program");
         let has = |s: &[u8]| elf.windows(s.len()).any(|w| w == s);
-        assert!(has(b"libmpi_abi.so.1\0"), "{prog} does not need libmpi_abi.so.1");
-        for foreign in [&b"libmpi.so.40\0"[..], b"libmpich.so.12\0", b"libmpi.so.12\0"] {
+        assert!(
+            has(b"libmpi_abi.so.1\0"),
+            "{prog} does not need libmpi_abi.so.1"
+        );
+        for foreign in [
+            &b"libmpi.so.40\0"[..],
+            b"libmpich.so.12\0",
+            b"libmpi.so.12\0",
+        ] {
             assert!(!has(foreign), "{prog} needs another MPI's library");
         }
     }
@@ -75,14 +82,16 @@ fn cmake_find_package_mpi_finds_rmpi() {
         let r = mpirun_np(np, &build.join("hello_c"), &[]);
         r.assert_ok();
         assert!(
-            r.stdout.contains(&format!("cmake hello_c: {np} ranks ok: rmpi")),
+            r.stdout
+                .contains(&format!("cmake hello_c: {np} ranks ok: rmpi")),
             "hello_c at np {np}:\n{}",
             r.stdout
         );
         let r = mpirun_np(np, &build.join("hello_cxx"), &[]);
         r.assert_ok();
         assert!(
-            r.stdout.contains(&format!("cmake hello_cxx: {np} ranks ok")),
+            r.stdout
+                .contains(&format!("cmake hello_cxx: {np} ranks ok")),
             "hello_cxx at np {np}:\n{}",
             r.stdout
         );

@@ -47,7 +47,9 @@ fn rsmpi_client() {
     assert_eq!(r.code, Some(0), "scripts/rsmpi.sh --quick failed:\n{text}");
     for np in [2, 3] {
         assert!(
-            text.contains(&format!("rsmpi client rmpi np {np}: ok: rsmpi client: {np} ranks ok")),
+            text.contains(&format!(
+                "rsmpi client rmpi np {np}: ok: rsmpi client: {np} ranks ok"
+            )),
             "no success at np {np}:\n{text}"
         );
     }

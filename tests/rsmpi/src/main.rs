@@ -40,16 +40,16 @@ fn main() {
     let mine = [rank; 4];
     let (mut from_prev, mut from_next) = ([-1i32; 4], [-1i32; 4]);
     mpi::request::scope(|scope| {
-        let _r1 = WaitGuard::from(
-            world
-                .process_at_rank(prev)
-                .immediate_receive_into_with_tag(scope, &mut from_prev[..], 1),
-        );
-        let _r2 = WaitGuard::from(
-            world
-                .process_at_rank(next)
-                .immediate_receive_into_with_tag(scope, &mut from_next[..], 2),
-        );
+        let _r1 = WaitGuard::from(world.process_at_rank(prev).immediate_receive_into_with_tag(
+            scope,
+            &mut from_prev[..],
+            1,
+        ));
+        let _r2 = WaitGuard::from(world.process_at_rank(next).immediate_receive_into_with_tag(
+            scope,
+            &mut from_next[..],
+            2,
+        ));
         let s1 = world
             .process_at_rank(next)
             .immediate_send_with_tag(scope, &mine[..], 1);
@@ -82,7 +82,10 @@ fn main() {
         vec![0; 1000]
     };
     root.broadcast_into(&mut data[..]);
-    assert!(data.iter().enumerate().all(|(i, &v)| v == i as u64 * 3), "broadcast");
+    assert!(
+        data.iter().enumerate().all(|(i, &v)| v == i as u64 * 3),
+        "broadcast"
+    );
 
     // split: even and odd ranks, keyed by descending rank; then a reduction inside each half.
     let color = rank % 2;
@@ -97,7 +100,11 @@ fn main() {
     half.all_reduce_into(&rank, &mut half_sum, SystemOperation::sum());
     assert_eq!(half_sum, members.iter().sum::<i32>(), "all_reduce in split");
     // An undefined color gives no communicator.
-    let none = world.split_by_color(if rank == 0 { Color::undefined() } else { Color::with_value(0) });
+    let none = world.split_by_color(if rank == 0 {
+        Color::undefined()
+    } else {
+        Color::with_value(0)
+    });
     assert_eq!(none.is_none(), rank == 0, "split with MPI_UNDEFINED");
 
     // A derived datatype: structs around the ring, point to point and immediate.
@@ -115,7 +122,11 @@ fn main() {
         world.process_at_rank(next).send(&out[..]);
         rreq.wait();
     });
-    assert_eq!(got, [p(prev), p(prev + 100)], "derived datatype through the ring");
+    assert_eq!(
+        got,
+        [p(prev), p(prev + 100)],
+        "derived datatype through the ring"
+    );
     // (Not in a collective: rmpi's collectives take contiguous datatypes only, and this one has
     // holes.)
 
@@ -124,7 +135,11 @@ fn main() {
         let (v, sub) = mpi::environment::version();
         println!(
             "rsmpi client: {size} ranks ok (MPI {v}.{sub}; {})",
-            mpi::environment::library_version().unwrap_or_default().lines().next().unwrap_or("")
+            mpi::environment::library_version()
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or("")
         );
     }
 }

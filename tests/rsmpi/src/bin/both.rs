@@ -14,12 +14,18 @@ fn main() {
     world.all_reduce_into(&rank, &mut sum, SystemOperation::sum());
     assert_eq!(sum, size * (size - 1) / 2, "all_reduce through rsmpi");
     let again = rmpi::initialize();
-    assert!(again.is_err(), "rmpi::initialize after rsmpi's MPI_Init must fail");
+    assert!(
+        again.is_err(),
+        "rmpi::initialize after rsmpi's MPI_Init must fail"
+    );
     assert_eq!(rmpi::LIBRARY_VERSION.split(' ').next(), Some("rmpi"));
     let lib = mpi::environment::library_version().unwrap_or_default();
     assert!(lib.starts_with(rmpi::LIBRARY_VERSION), "rsmpi sees {lib}");
     world.barrier();
     if rank == 0 {
-        println!("rsmpi+rmpi: {size} ranks ok (one library: {})", rmpi::LIBRARY_VERSION);
+        println!(
+            "rsmpi+rmpi: {size} ranks ok (one library: {})",
+            rmpi::LIBRARY_VERSION
+        );
     }
 }
