@@ -74,7 +74,7 @@ unset CARGO_TARGET_DIR
 skip() { echo "rsmpi.sh: skipped: $*"; exit 0; }
 # cargo's output when the registry cannot be reached.
 network_error() {
-    grep -qiE "failed to (download|query|load source|get|fetch|update)|Couldn't resolve host|Could not resolve host|failed to connect|Connection (refused|reset|timed out)|Network is unreachable|no route to host|SSL connect error|spurious network error" "$1"
+    grep -qiE "failed to download|Couldn't resolve host|Could not resolve host|failed to connect|Connection (refused|reset|timed out)|Network is unreachable|no route to host|SSL connect error|spurious network error" "$1"
 }
 # cargo_net LOG ARGS...: cargo ARGS, skipping the run when it failed for want of crates.io.
 cargo_net() {
