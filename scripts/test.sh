@@ -7,10 +7,11 @@ cd "$(dirname "$0")/.."
 # Open MPI's mpirun for the foreign-binaries test (libmpich-dev is only recommended by mpich);
 # libibverbs, librdmacm and libclang for btl-ib's real verbs provider (rdma-sys and its bindgen);
 # python3 and binutils (nm) for the checks that the generated files are current and the C library
-# defines all of mpi.h; python3-venv and python3-dev for the mpi4py test (tests/tests/mpi4py.rs).
+# defines all of mpi.h; python3-venv and python3-dev for the mpi4py test (tests/tests/mpi4py.rs);
+# cmake, make and g++ for CMake's FindMPI (tests/tests/cmake.rs; make also for rsmpi's libffi).
 scripts/deps.sh gcc pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev \
     libibverbs-dev librdmacm-dev libclang-dev python3 binutils \
-    python3-venv python3-dev
+    python3-venv python3-dev cmake make g++
 cargo build --workspace --all-targets
 cargo test --workspace
 # Once more per other memhook provider (the suite above used the default: hooks on x86-64 Linux):

@@ -45,7 +45,7 @@ pub fn positive(s: &str) -> Result<usize, String> {
 
 /// Leave the job when the rank count does not fit the test: rank 0 says why, then every rank
 /// finalises and exits 1 (the barrier first, so no rank leaves before the message is out).
-pub fn require_ranks(universe: mpi::Universe, name: &str, ok: bool, need: &str) -> mpi::Universe {
+pub fn require_ranks(universe: rmpi::Universe, name: &str, ok: bool, need: &str) -> rmpi::Universe {
     if ok {
         return universe;
     }

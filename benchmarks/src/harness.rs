@@ -7,7 +7,7 @@
 //! const SPEC: Collective = Collective { name: "osu-bcast", title: "# OSU MPI Broadcast Latency Test",
 //!                                       about: "...", min_size: 1 };
 //! let opts = Options::parse_for(&SPEC);
-//! let universe = mpi::initialize()?;
+//! let universe = rmpi::initialize()?;
 //! let world = universe.world();
 //! let _universe = require_two(universe, &SPEC);
 //! let mut buf = vec![0u8; opts.max_size(&SPEC)];
@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 use clap::{CommandFactory, FromArgMatches};
-use mpi::{Communicator, Result};
+use rmpi::{Communicator, Result};
 
 use crate::cli::{Common, Full};
 use crate::report::{self, Report};
@@ -97,7 +97,7 @@ impl Options {
 }
 
 /// Leave the job unless there are at least 2 ranks, as OSU's collective tests require.
-pub fn require_two(universe: mpi::Universe, spec: &Collective) -> mpi::Universe {
+pub fn require_two(universe: rmpi::Universe, spec: &Collective) -> rmpi::Universe {
     let n = universe.world().size();
     crate::cli::require_ranks(universe, spec.name, n >= 2, "at least 2 ranks")
 }

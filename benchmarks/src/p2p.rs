@@ -1,6 +1,6 @@
 //! Point-to-point building blocks of the tests: a window of non-blocking sends or receives.
 
-use mpi::{Communicator, Result};
+use rmpi::{Communicator, Result};
 
 /// Tag of the benchmarks' own bookkeeping messages (acks, gathered times), apart from the data.
 pub const TAG_CONTROL: i32 = 0x7e57;
@@ -9,11 +9,11 @@ pub const TAG_DATA: i32 = 1;
 
 /// Post `window` non-blocking sends of `buf` to `dest` and wait for all of them.
 pub fn send_window(world: &Communicator, buf: &[u8], window: usize, dest: i32) -> Result<()> {
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let reqs = (0..window)
             .map(|_| world.isend(s, buf, dest, TAG_DATA))
             .collect::<Result<Vec<_>>>()?;
-        mpi::wait_all(reqs).map(|_| ())
+        rmpi::wait_all(reqs).map(|_| ())
     })
 }
 
@@ -28,13 +28,13 @@ pub fn recv_window(
     window: usize,
     src: i32,
 ) -> Result<()> {
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let reqs = bufs
             .chunks_mut(size.max(1))
             .take(window)
             .map(|slot| world.irecv(s, &mut slot[..size], src, TAG_DATA))
             .collect::<Result<Vec<_>>>()?;
-        mpi::wait_all(reqs).map(|_| ())
+        rmpi::wait_all(reqs).map(|_| ())
     })
 }
 
@@ -47,7 +47,7 @@ pub fn exchange_window(
     window: usize,
     peer: i32,
 ) -> Result<()> {
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let mut reqs = rbufs
             .chunks_mut(size.max(1))
             .take(window)
@@ -56,7 +56,7 @@ pub fn exchange_window(
         for _ in 0..window {
             reqs.push(world.isend(s, &sbuf[..size], peer, TAG_DATA)?);
         }
-        mpi::wait_all(reqs).map(|_| ())
+        rmpi::wait_all(reqs).map(|_| ())
     })
 }
 

@@ -1,7 +1,7 @@
 //! One number per rank summed up at rank 0: min, average and max over ranks, by MPI_Reduce as
 //! OSU's collective tests do; and the median of repeated runs (bench-compare --osu).
 
-use mpi::{Communicator, Op, Result};
+use rmpi::{Communicator, Op, Result};
 
 /// Min, average and max of per-rank numbers.
 #[derive(Clone, Copy, Debug, PartialEq)]

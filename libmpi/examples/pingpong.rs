@@ -2,7 +2,7 @@
 //! Other ranks wait at the barrier. Sizes come from the command line (default: a list around
 //! the eager limit, 1 MiB and 16 MiB).
 
-use mpi::Communicator;
+use rmpi::Communicator;
 
 fn pattern(size: usize, iter: usize, from: i32) -> Vec<u8> {
     (0..size)
@@ -13,7 +13,7 @@ fn pattern(size: usize, iter: usize, from: i32) -> Vec<u8> {
 fn check(
     world: &Communicator,
     got: &[u8],
-    st: &mpi::Status,
+    st: &rmpi::Status,
     size: usize,
     iter: usize,
     from: i32,
@@ -39,7 +39,7 @@ fn check(
 }
 
 fn main() {
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let rank = world.rank();
     let args: Vec<usize> = std::env::args()

@@ -1,7 +1,7 @@
 //! A token goes round the ring a few times; each rank adds its rank. Rank 0 checks the sum.
 
 fn main() {
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
     let laps = 3i64;

@@ -1,4 +1,4 @@
-//! rmpi's MPI library: a safe Rust API (`mpi::initialize`, `Communicator`, `scope`/`Request`)
+//! rmpi's MPI library: a safe Rust API (`rmpi::initialize`, `Communicator`, `scope`/`Request`)
 //! and the MPI 5.0 standard-ABI C interface, which `libmpi/abi` links as `libmpi_abi.so.1` (see
 //! `include/mpi.h`).
 //!

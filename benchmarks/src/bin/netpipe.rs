@@ -10,7 +10,7 @@ use benchmarks::netpipe::{ramp, repetitions, Step};
 use benchmarks::p2p::{TAG_CONTROL, TAG_DATA};
 use benchmarks::progress::Progress;
 use clap::Parser;
-use mpi::Communicator;
+use rmpi::Communicator;
 use serde_json::json;
 
 #[derive(Parser)]
@@ -63,7 +63,7 @@ fn trial(
     reps: usize,
     sbuf: &[u8],
     rbuf: &mut [u8],
-) -> mpi::Result<f64> {
+) -> rmpi::Result<f64> {
     let rank = world.rank();
     let mut sync = [0u8; 1];
     world.barrier()?;
@@ -95,9 +95,9 @@ fn trial(
     }
 }
 
-fn main() -> mpi::Result<()> {
+fn main() -> rmpi::Result<()> {
     let args = Args::parse();
-    let universe = mpi::initialize()?;
+    let universe = rmpi::initialize()?;
     let world = universe.world();
     let rank = world.rank();
     let _universe =

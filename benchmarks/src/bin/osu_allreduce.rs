@@ -2,7 +2,7 @@
 //! one float (4 bytes) up.
 
 use benchmarks::harness::{self, require_two, Collective, Options};
-use mpi::Op;
+use rmpi::Op;
 
 const SPEC: Collective = Collective {
     name: "osu-allreduce",
@@ -11,9 +11,9 @@ const SPEC: Collective = Collective {
     min_size: 4,
 };
 
-fn main() -> mpi::Result<()> {
+fn main() -> rmpi::Result<()> {
     let opts = Options::parse_for(&SPEC);
-    let universe = mpi::initialize()?;
+    let universe = rmpi::initialize()?;
     let world = universe.world();
     let _universe = require_two(universe, &SPEC);
     let floats = opts.max_size(&SPEC) / 4;

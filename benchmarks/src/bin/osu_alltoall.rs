@@ -10,9 +10,9 @@ const SPEC: Collective = Collective {
     min_size: 1,
 };
 
-fn main() -> mpi::Result<()> {
+fn main() -> rmpi::Result<()> {
     let opts = Options::parse_for(&SPEC);
-    let universe = mpi::initialize()?;
+    let universe = rmpi::initialize()?;
     let world = universe.world();
     let _universe = require_two(universe, &SPEC);
     let n = world.size() as usize;

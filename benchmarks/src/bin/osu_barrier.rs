@@ -18,9 +18,9 @@ struct Args {
     full: Full,
 }
 
-fn main() -> mpi::Result<()> {
+fn main() -> rmpi::Result<()> {
     let args = Args::parse();
-    let universe = mpi::initialize()?;
+    let universe = rmpi::initialize()?;
     let world = universe.world();
     let c = &args.common;
     let (warmup, iters) = benchmarks::COLLECTIVE.at(0, c.iters, c.warmup);

@@ -20,9 +20,9 @@ struct Args {
     window: Window,
 }
 
-fn main() -> mpi::Result<()> {
+fn main() -> rmpi::Result<()> {
     let args = Args::parse();
-    let universe = mpi::initialize()?;
+    let universe = rmpi::initialize()?;
     let world = universe.world();
     let rank = world.rank();
     let _universe = require_ranks(universe, "osu-bibw", world.size() == 2, "exactly 2 ranks");

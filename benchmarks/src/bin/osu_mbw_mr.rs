@@ -32,9 +32,9 @@ const RATE: Column = Column {
     decimals: 2,
 };
 
-fn main() -> mpi::Result<()> {
+fn main() -> rmpi::Result<()> {
     let args = Args::parse();
-    let universe = mpi::initialize()?;
+    let universe = rmpi::initialize()?;
     let world = universe.world();
     let (rank, n) = (world.rank(), world.size());
     let _universe = require_ranks(

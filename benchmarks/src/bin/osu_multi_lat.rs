@@ -19,9 +19,9 @@ struct Args {
     common: Common,
 }
 
-fn main() -> mpi::Result<()> {
+fn main() -> rmpi::Result<()> {
     let args = Args::parse();
-    let universe = mpi::initialize()?;
+    let universe = rmpi::initialize()?;
     let world = universe.world();
     let (rank, n) = (world.rank(), world.size());
     let _universe = require_ranks(

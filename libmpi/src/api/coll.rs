@@ -1,8 +1,8 @@
 //! Collective operations in the Rust API: methods on `Communicator`, typed by `Equivalence`.
 //!
 //! ```no_run
-//! use mpi::Op;
-//! let universe = mpi::initialize().unwrap();
+//! use rmpi::Op;
+//! let universe = rmpi::initialize().unwrap();
 //! let world = universe.world();
 //! let mut sum = [0u64; 2];
 //! world.all_reduce(&[1u64, world.rank() as u64], &mut sum, Op::Sum).unwrap();
@@ -10,7 +10,7 @@
 //! // gives everyone rank 0's contribution.
 //! let first = |a: &[i32], b: &mut [i32]| b.copy_from_slice(a);
 //! let mut r = [0];
-//! world.all_reduce(&[world.rank()], &mut r, mpi::UserOp::non_commutative(&first)).unwrap();
+//! world.all_reduce(&[world.rank()], &mut r, rmpi::UserOp::non_commutative(&first)).unwrap();
 //! assert_eq!(r[0], 0);
 //! ```
 

@@ -1,7 +1,7 @@
 //! The safe Rust API, in the spirit of rsmpi.
 //!
 //! ```no_run
-//! let universe = mpi::initialize().unwrap();
+//! let universe = rmpi::initialize().unwrap();
 //! let world = universe.world();
 //! if world.rank() == 0 {
 //!     world.send(&[1u32, 2, 3], 1, 0).unwrap();

@@ -3,10 +3,10 @@
 //! queries, and the neighbour collectives on slices.
 //!
 //! ```no_run
-//! let universe = mpi::initialize().unwrap();
+//! let universe = rmpi::initialize().unwrap();
 //! let world = universe.world();
 //! let mut dims = [0, 0];
-//! mpi::dims_create(world.size(), &mut dims).unwrap();
+//! rmpi::dims_create(world.size(), &mut dims).unwrap();
 //! let grid = world.cart_create(&dims, &[true, false], false).unwrap().unwrap();
 //! let (left, right) = grid.shift(0, 1).unwrap();
 //! // One value from each of the 4 neighbours (-1 and +1 per dimension; PROC_NULL ones untouched).

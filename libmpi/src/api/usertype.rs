@@ -4,8 +4,8 @@
 //! buffer, so no stride or displacement can reach memory the slice does not own.
 //!
 //! ```no_run
-//! use mpi::{UserDatatype, View};
-//! let universe = mpi::initialize().unwrap();
+//! use rmpi::{UserDatatype, View};
+//! let universe = rmpi::initialize().unwrap();
 //! let world = universe.world();
 //! let matrix = vec![0.0f64; 16];
 //! // Column 1 of a 4x4 row-major matrix.

@@ -3,7 +3,7 @@
 //! gather/scatter/all_gather/all_to_all and their varcount forms, reduce_scatter_block, and the
 //! non-blocking forms inside a scope, several outstanding at once. Panics on any mismatch.
 
-use mpi::{Op, UserOp};
+use rmpi::{Op, UserOp};
 
 /// A 2x2 matrix mod 251 packed in a u32: [a b; c d] as bytes.
 fn mul(x: u32, y: u32) -> u32 {
@@ -22,7 +22,7 @@ fn ordered(from: i32, to: i32, i: usize) -> u32 {
 }
 
 fn main() {
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let (rank, n) = (world.rank(), world.size());
     let tri = |k: i32| (k * (k - 1) / 2) as i64;
@@ -198,9 +198,9 @@ fn main() {
     let e = world
         .all_reduce(&[1.0f64], &mut [0.0], Op::Band)
         .unwrap_err();
-    assert_eq!(e.class, mpi::ErrorClass::Op);
+    assert_eq!(e.class, rmpi::ErrorClass::Op);
     let e = world.broadcast(&mut [0u8], n).unwrap_err();
-    assert_eq!(e.class, mpi::ErrorClass::Root);
+    assert_eq!(e.class, rmpi::ErrorClass::Root);
 
     // Several non-blocking collectives outstanding in one scope, with a user op.
     let data: Vec<u32> = (0..50_000).map(|i| elem(rank, i)).collect();
@@ -213,7 +213,7 @@ fn main() {
     let mut scanned = [0i32];
     let me = [rank];
     let small = [1, 2, 3, rank];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let r1 = world
             .iall_reduce(s, &data, &mut prod, UserOp::non_commutative(&matmul))
             .expect("iall_reduce");
@@ -228,7 +228,7 @@ fn main() {
         let r6 = world.iall_to_all(s, &a2s, &mut a2).expect("iall_to_all");
         let r7 = world.iscan(s, &me, &mut scanned, Op::Sum).expect("iscan");
         while r4.test().expect("test").is_none() {}
-        mpi::wait_all(vec![r7, r6, r5, r3, r2, r1]).expect("wait_all");
+        rmpi::wait_all(vec![r7, r6, r5, r3, r2, r1]).expect("wait_all");
     });
     assert!((0..data.len()).all(|i| prod[i] == ordered(0, n, i)));
     assert_eq!(bc, [7, 8, 9]);
@@ -244,7 +244,7 @@ fn main() {
     let rsb_src: Vec<u16> = (0..n as u16).collect();
     let mut rsb = [0u16];
     let exin = [rank as i64 + 1];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let a = world.iexscan(s, &exin, &mut ex, Op::Sum).expect("iexscan");
         let b = world.igather(s, &me, &mut g, 1 % n).expect("igather");
         let c = world
@@ -253,7 +253,7 @@ fn main() {
         let d = world
             .ireduce_scatter_block(s, &rsb_src, &mut rsb, Op::Max)
             .expect("ireduce_scatter_block");
-        mpi::wait_all(vec![d, c, b, a]).expect("wait_all");
+        rmpi::wait_all(vec![d, c, b, a]).expect("wait_all");
     });
     if rank > 0 {
         assert_eq!(ex[0], (rank as i64) * (rank as i64 + 1) / 2);
@@ -266,7 +266,7 @@ fn main() {
 
     let mut red = [0i64];
     let one = [rank as i64];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let _r = world
             .ireduce(s, &one, &mut red, Op::Sum, 0)
             .expect("ireduce");

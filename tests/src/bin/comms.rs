@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use mpi::{Comparison, ErrorClass, ErrorHandler, Keyval, Tag};
+use rmpi::{Comparison, ErrorClass, ErrorHandler, Keyval, Tag};
 
 /// An attribute value that counts its clones and drops.
 struct Counted {
@@ -32,7 +32,7 @@ impl Drop for Counted {
 }
 
 /// Typed attributes: cloned on duplicate, dropped on replace, delete and free.
-fn attributes(world: &mpi::Communicator) {
+fn attributes(world: &rmpi::Communicator) {
     let key: Keyval<Counted> = Keyval::new().expect("keyval");
     let names: Keyval<String> = Keyval::new().expect("keyval");
     let (clones, drops) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(0)));
@@ -67,7 +67,7 @@ fn attributes(world: &mpi::Communicator) {
 }
 
 fn main() {
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
     let (to, from) = ((rank + 1) % size, (rank + size - 1) % size);
@@ -78,13 +78,13 @@ fn main() {
     assert_eq!(world.compare(&world), Comparison::Identical);
     let a = [1000 + rank];
     let b = [2000 + rank];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let sa = dup.isend(s, &a, to, 5).expect("isend dup");
         let sb = world.isend(s, &b, to, 5).expect("isend world");
         let mut w = [0i32];
         let mut d = [0i32];
         world
-            .recv(&mut w, mpi::Source::Any, Tag::Any)
+            .recv(&mut w, rmpi::Source::Any, Tag::Any)
             .expect("recv world");
         dup.recv(&mut d, from, 5).expect("recv dup");
         assert_eq!((w[0], d[0]), (2000 + from, 1000 + from));

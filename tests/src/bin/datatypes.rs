@@ -2,10 +2,10 @@
 //! contiguously, a subarray, a large (2 MiB) strided message through rendezvous with the type
 //! dropped while in flight, truncation, and views that do not fit their buffer.
 
-use mpi::{ErrorClass, Order, UserDatatype, View, ViewMut};
+use rmpi::{ErrorClass, Order, UserDatatype, View, ViewMut};
 
 fn main() {
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
     let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);
@@ -22,11 +22,11 @@ fn main() {
         (64, ((n - 1) * n + 1) as isize * 8)
     );
     let mut col = vec![0f64; n];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let view = View::with_origin(&m, 2 * 8, 1, &column).expect("column view");
         let r = world.irecv(s, &mut col, prev, 0).expect("irecv");
         let w = world.isend_view(s, view, next, 0).expect("isend_view");
-        mpi::wait_all(vec![r, w]).expect("wait");
+        rmpi::wait_all(vec![r, w]).expect("wait");
     });
     for (i, v) in col.iter().enumerate() {
         assert_eq!(*v, prev as f64 * 1000.0 + (i * n + 2) as f64);
@@ -43,7 +43,7 @@ fn main() {
         &UserDatatype::of::<i32>(),
     )
     .expect("subarray");
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let r = world
             .irecv_view(s, ViewMut::new(&mut b, 1, &block).expect("view"), prev, 1)
             .expect("irecv_view");
@@ -65,13 +65,13 @@ fn main() {
     let big = 1usize << 18;
     let src: Vec<f64> = (0..2 * big).map(|i| rank as f64 * 1e7 + i as f64).collect();
     let mut dst = vec![0f64; big];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let strided = UserDatatype::vector(big, 1, 2, &f64t).expect("vector");
         let view = View::new(&src, 1, &strided).expect("view");
         drop(strided);
         let r = world.irecv(s, &mut dst, prev, 2).expect("irecv");
         let w = world.isend_view(s, view, next, 2).expect("isend");
-        mpi::wait_all(vec![w, r]).expect("wait");
+        rmpi::wait_all(vec![w, r]).expect("wait");
     });
     assert!(dst
         .iter()
@@ -81,7 +81,7 @@ fn main() {
     // Truncation into a smaller strided view: what fits lands in place.
     let mut small = vec![0f64; 20];
     let half = UserDatatype::vector(5, 1, 2, &f64t).expect("vector");
-    let r = mpi::scope(|s| {
+    let r = rmpi::scope(|s| {
         let rr = world
             .irecv_view(
                 s,

@@ -6,7 +6,7 @@
 
 fn main() {
     let mode = std::env::args().nth(1).expect("mode");
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     if world.rank() == 1 {
         std::thread::sleep(std::time::Duration::from_millis(200));

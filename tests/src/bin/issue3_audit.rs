@@ -8,9 +8,9 @@
 //! is_thread_main, reduce_scatter, ireduce_scatter and the non-blocking varcount collectives).
 //! Panics on any mismatch.
 
-use mpi::{ErrorClass, Op, Source, Tag};
+use rmpi::{ErrorClass, Op, Source, Tag};
 
-fn split_beside_p2p(world: &mpi::Communicator) {
+fn split_beside_p2p(world: &rmpi::Communicator) {
     let (rank, n) = (world.rank(), world.size());
     let color = rank % 2;
     let sub = world
@@ -30,7 +30,7 @@ fn split_beside_p2p(world: &mpi::Communicator) {
         let expect: i32 = (color..n).step_by(2).map(|r| r + it).sum();
         let mine = [rank + it];
         let mut isum = [0i32];
-        let (ring, wildst) = mpi::scope(|s| {
+        let (ring, wildst) = rmpi::scope(|s| {
             // The specific receive first, so the ring message cannot land in the wildcard one.
             let r0 = world.irecv(s, &mut recv, prev, it).expect("irecv");
             let r1 = world
@@ -81,7 +81,7 @@ fn split_beside_p2p(world: &mpi::Communicator) {
     }
 }
 
-fn overlapping(world: &mpi::Communicator) {
+fn overlapping(world: &rmpi::Communicator) {
     let (rank, n) = (world.rank(), world.size());
     let dup = world.duplicate().expect("duplicate");
     let split = world
@@ -100,7 +100,7 @@ fn overlapping(world: &mpi::Communicator) {
     let mut g = vec![-1i32; n as usize];
     let mut many = vec![[0i32; 1]; 200];
     let inputs: Vec<[i32; 1]> = (0..200).map(|k| [k + rank]).collect();
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let mut reqs = vec![
             dup.ibroadcast(s, &mut bc, n - 1).expect("ibroadcast"),
             split
@@ -114,10 +114,10 @@ fn overlapping(world: &mpi::Communicator) {
                 .expect("iall_reduce max"),
         ];
         for (k, (inp, out)) in inputs.iter().zip(many.iter_mut()).enumerate() {
-            let c: &mpi::Communicator = if k % 2 == 0 { &dup } else { &split };
+            let c: &rmpi::Communicator = if k % 2 == 0 { &dup } else { &split };
             reqs.push(c.iall_reduce(s, inp, out, Op::Sum).expect("many"));
         }
-        mpi::wait_all(reqs).expect("wait_all");
+        rmpi::wait_all(reqs).expect("wait_all");
     });
     for (i, &v) in bc.iter().enumerate() {
         assert_eq!(v, 3 * i as i32 + 1, "ibroadcast[{i}]");
@@ -139,9 +139,9 @@ fn overlapping(world: &mpi::Communicator) {
     }
 }
 
-fn errors(world: &mpi::Communicator) {
+fn errors(world: &rmpi::Communicator) {
     let n = world.size();
-    let class = |r: mpi::Result<()>| r.expect_err("must fail").class;
+    let class = |r: rmpi::Result<()>| r.expect_err("must fail").class;
     let mut x = [1i32; 4];
     let mut y = [0i32; 4];
     assert_eq!(class(world.broadcast(&mut x, n)), ErrorClass::Root);
@@ -173,37 +173,37 @@ fn errors(world: &mpi::Communicator) {
     assert_eq!(s[0], n * (n - 1) / 2);
 }
 
-fn api_additions(world: &mpi::Communicator) {
+fn api_additions(world: &rmpi::Communicator) {
     let (rank, n) = (world.rank(), world.size());
     let (next, prev) = ((rank + 1) % n, (rank + n - 1) % n);
-    assert_eq!(mpi::version(), (5, 0));
-    assert_eq!(mpi::abi_version(), (1, 0));
-    assert!(mpi::wtick() > 0.0 && mpi::wtick() <= 1e-3);
-    assert!(mpi::is_thread_main());
-    assert!(!std::thread::spawn(mpi::is_thread_main).join().unwrap());
+    assert_eq!(rmpi::version(), (5, 0));
+    assert_eq!(rmpi::abi_version(), (1, 0));
+    assert!(rmpi::wtick() > 0.0 && rmpi::wtick() <= 1e-3);
+    assert!(rmpi::is_thread_main());
+    assert!(!std::thread::spawn(rmpi::is_thread_main).join().unwrap());
 
     // reduce_local: input plays the lower ranks' part.
     let mut inout = [10i64, 20, 30];
-    mpi::reduce_local(&[1i64, 2, 3], &mut inout, Op::Sum).expect("reduce_local");
+    rmpi::reduce_local(&[1i64, 2, 3], &mut inout, Op::Sum).expect("reduce_local");
     assert_eq!(inout, [11, 22, 33]);
     let f = |a: &[i64], b: &mut [i64]| b.iter_mut().zip(a).for_each(|(y, x)| *y += 100 * x);
-    mpi::reduce_local(&[1i64, 2, 3], &mut inout, mpi::UserOp::non_commutative(&f))
+    rmpi::reduce_local(&[1i64, 2, 3], &mut inout, rmpi::UserOp::non_commutative(&f))
         .expect("reduce_local user op");
     assert_eq!(inout, [111, 222, 333]);
-    let class = |r: mpi::Result<()>| r.expect_err("must fail").class;
+    let class = |r: rmpi::Result<()>| r.expect_err("must fail").class;
     assert_eq!(
-        class(mpi::reduce_local(&[1i64], &mut inout, Op::Sum)),
+        class(rmpi::reduce_local(&[1i64], &mut inout, Op::Sum)),
         ErrorClass::Count
     );
     assert_eq!(
-        class(mpi::reduce_local(&[1.0f64], &mut [2.0], Op::Bxor)),
+        class(rmpi::reduce_local(&[1.0f64], &mut [2.0], Op::Bxor)),
         ErrorClass::Op
     );
 
     // irsend: every receive is posted before the barrier.
     let big: Vec<u32> = (0..40_000).map(|i| i * 3 + rank as u32).collect();
     let mut got = vec![0u32; big.len()];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let r = world.irecv(s, &mut got, prev, 5).expect("irecv");
         world.barrier().expect("barrier");
         let w = world.irsend(s, &big, next, 5).expect("irsend");
@@ -216,10 +216,10 @@ fn api_additions(world: &mpi::Communicator) {
         .all(|(i, &v)| v == i as u32 * 3 + prev as u32));
 
     // ibsend from the attached buffer.
-    let att = mpi::attach_buffer(vec![0u8; 4096 + mpi::BSEND_OVERHEAD]).expect("attach");
+    let att = rmpi::attach_buffer(vec![0u8; 4096 + rmpi::BSEND_OVERHEAD]).expect("attach");
     let msg = [rank as u64; 16];
     let mut back = [0u64; 16];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let r = world.irecv(s, &mut back, prev, 6).expect("irecv");
         world
             .ibsend(s, &msg, next, 6)
@@ -233,18 +233,18 @@ fn api_additions(world: &mpi::Communicator) {
 
     // test_any / test_some never block; nothing is sent before the barrier.
     let (mut a, mut b, mut c) = ([0i32], [0i32], [0i32]);
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let mut reqs = vec![
             world.irecv(s, &mut a, prev, 77).expect("irecv"),
             world.irecv(s, &mut b, prev, 78).expect("irecv"),
             world.irecv(s, &mut c, prev, 79).expect("irecv"),
         ];
         assert!(
-            mpi::test_any(&mut reqs).is_none(),
+            rmpi::test_any(&mut reqs).is_none(),
             "test_any before any send"
         );
         assert!(
-            mpi::test_some(&mut reqs).is_empty(),
+            rmpi::test_some(&mut reqs).is_empty(),
             "test_some before any send"
         );
         world.barrier().expect("barrier");
@@ -253,27 +253,27 @@ fn api_additions(world: &mpi::Communicator) {
         }
         let mut tags = Vec::new();
         while tags.is_empty() {
-            if let Some((_, st)) = mpi::test_any(&mut reqs) {
+            if let Some((_, st)) = rmpi::test_any(&mut reqs) {
                 tags.push(st.expect("status").tag());
             }
         }
         while !reqs.is_empty() {
-            for (i, st) in mpi::test_some(&mut reqs) {
+            for (i, st) in rmpi::test_some(&mut reqs) {
                 assert!(i < 3);
                 tags.push(st.expect("status").tag());
             }
         }
         tags.sort();
         assert_eq!(tags, [77, 78, 79]);
-        assert!(mpi::test_any(&mut reqs).is_none());
+        assert!(rmpi::test_any(&mut reqs).is_none());
     });
     assert_eq!([a[0], b[0], c[0]], [770 + prev, 780 + prev, 790 + prev]);
 
     // Persistent buffered and ready sends, started with start_all.
-    let att = mpi::attach_buffer(vec![0u8; 2 * (64 + mpi::BSEND_OVERHEAD)]).expect("attach");
+    let att = rmpi::attach_buffer(vec![0u8; 2 * (64 + rmpi::BSEND_OVERHEAD)]).expect("attach");
     let (mut sb, mut sr) = ([0i64; 8], [0i64; 8]);
     let (mut rb, mut rr) = ([0i64; 8], [0i64; 8]);
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let mut recvs = vec![
             world.recv_init(s, &mut rb, prev, 10).expect("recv_init"),
             world.recv_init(s, &mut rr, prev, 11).expect("recv_init"),
@@ -288,9 +288,9 @@ fn api_additions(world: &mpi::Communicator) {
                     .expect("between runs")
                     .fill(rank as i64 * 100 + run * 10 + k as i64);
             }
-            mpi::start_all(&mut recvs).expect("start_all receives");
+            rmpi::start_all(&mut recvs).expect("start_all receives");
             world.barrier().expect("barrier"); // every ready send's receive is posted
-            mpi::start_all(&mut sends).expect("start_all sends");
+            rmpi::start_all(&mut sends).expect("start_all sends");
             for p in sends.iter_mut().chain(recvs.iter_mut()) {
                 p.wait().expect("persistent wait");
             }
@@ -307,9 +307,9 @@ fn api_additions(world: &mpi::Communicator) {
     att.detach().expect("detach");
 
     // elements_of counts basic elements of a partly received derived element.
-    let pair = mpi::UserDatatype::contiguous(2, &mpi::UserDatatype::of::<i32>()).expect("type");
+    let pair = rmpi::UserDatatype::contiguous(2, &rmpi::UserDatatype::of::<i32>()).expect("type");
     let mut five = [0i32; 8];
-    let st = mpi::scope(|s| {
+    let st = rmpi::scope(|s| {
         let r = world.irecv(s, &mut five, prev, 12).expect("irecv");
         world.send(&[1i32, 2, 3, 4, 5], next, 12).expect("send");
         r.wait().expect("recv")
@@ -330,7 +330,7 @@ fn prefix(counts: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-fn varcount_forms(world: &mpi::Communicator) {
+fn varcount_forms(world: &rmpi::Communicator) {
     let (rank, n) = (world.rank(), world.size());
     let (me, nu) = (rank as usize, n as usize);
     let tri = (n * (n - 1) / 2) as i64;
@@ -350,7 +350,7 @@ fn varcount_forms(world: &mpi::Communicator) {
             "reduce_scatter[{k}]"
         );
     }
-    let class = |r: mpi::Result<()>| r.expect_err("must fail").class;
+    let class = |r: rmpi::Result<()>| r.expect_err("must fail").class;
     assert_eq!(
         class(world.reduce_scatter(&send, &mut got, &rs_counts[1..], Op::Sum)),
         ErrorClass::Count
@@ -378,7 +378,7 @@ fn varcount_forms(world: &mpi::Communicator) {
         .collect();
     let mut a2a_recv = vec![-1i32; rc.iter().sum()];
     let mut irs = vec![0i64; rs_counts[me]];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let reqs = vec![
             world
                 .ireduce_scatter(s, &send, &mut irs, &rs_counts, Op::Max)
@@ -396,7 +396,7 @@ fn varcount_forms(world: &mpi::Communicator) {
                 .iall_to_all_varcount(s, &a2a_send, &sc, &sd, &mut a2a_recv, &rc, &rdp)
                 .expect("iall_to_all_varcount"),
         ];
-        mpi::wait_all(reqs).expect("wait_all");
+        rmpi::wait_all(reqs).expect("wait_all");
     });
     for (k, &v) in irs.iter().enumerate() {
         assert_eq!(
@@ -427,7 +427,7 @@ fn varcount_forms(world: &mpi::Communicator) {
 }
 
 fn main() {
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     split_beside_p2p(&world);
     overlapping(&world);

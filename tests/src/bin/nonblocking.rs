@@ -4,7 +4,7 @@
 //! buffer is reused), and checks sendrecv.
 
 fn main() {
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
     let right = (rank + 1) % size;
@@ -14,7 +14,7 @@ fn main() {
         let out_l: Vec<u32> = out_r.iter().map(|x| !x).collect();
         let mut from_l = vec![0u32; n];
         let mut from_r = vec![0u32; n];
-        mpi::scope(|s| {
+        rmpi::scope(|s| {
             let mut a = world.irecv(s, &mut from_l, left, 1).expect("irecv");
             let b = world.irecv(s, &mut from_r, right, 2).expect("irecv");
             let c = world.isend(s, &out_r, right, 1).expect("isend");
@@ -31,7 +31,7 @@ fn main() {
             );
             drop(a);
             std::mem::forget(d);
-            let sts = mpi::wait_all(vec![b, c]).expect("wait_all");
+            let sts = rmpi::wait_all(vec![b, c]).expect("wait_all");
             assert_eq!((sts[0].source(), sts[0].tag()), (right, 2));
         });
         let want_l: Vec<u32> = (0..n as u32).map(|i| i ^ (left as u32) << 20).collect();
@@ -53,9 +53,9 @@ fn main() {
     assert_eq!((got, st.source()), ([left as f64; 4], left));
     // Receives from PROC_NULL complete at once.
     let st = world
-        .recv(&mut got, mpi::PROC_NULL, 0)
+        .recv(&mut got, rmpi::PROC_NULL, 0)
         .expect("recv from PROC_NULL");
-    assert_eq!((st.source(), st.count_bytes()), (mpi::PROC_NULL, 0));
+    assert_eq!((st.source(), st.count_bytes()), (rmpi::PROC_NULL, 0));
     world.barrier().expect("barrier");
     if rank == 0 {
         println!("nonblocking: OK ({size} ranks)");

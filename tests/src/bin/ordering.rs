@@ -4,7 +4,7 @@
 //! second batch by explicit tag to check tag matching skips over other tags.
 //! Usage: ordering [messages per sender] [payload bytes]
 
-use mpi::{Source, Tag};
+use rmpi::{Source, Tag};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -13,7 +13,7 @@ fn main() {
         .next()
         .map_or(16, |a| a.parse().expect("bytes"))
         .max(16);
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
     let tags = 5u64;

@@ -4,7 +4,7 @@
 //! Prints "p2p_modes: OK" from rank 0.
 
 fn main() {
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
     let to = (rank + 1) % size;
@@ -13,7 +13,7 @@ fn main() {
     // Issend to self: not complete before the receive is posted.
     let out = [rank as u32; 100];
     let mut got = [0u32; 100];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let mut r = world.issend(s, &out, rank, 1).expect("issend");
         for _ in 0..50 {
             assert!(
@@ -47,8 +47,8 @@ fn main() {
     let e = world
         .bsend(&[1u8], to, 3)
         .expect_err("bsend without a buffer");
-    assert_eq!(e.class, mpi::ErrorClass::Buffer);
-    let att = mpi::attach_buffer(vec![0; 10 * (400 + mpi::BSEND_OVERHEAD)]).expect("attach");
+    assert_eq!(e.class, rmpi::ErrorClass::Buffer);
+    let att = rmpi::attach_buffer(vec![0; 10 * (400 + rmpi::BSEND_OVERHEAD)]).expect("attach");
     for i in 0..10u32 {
         let mut msg = [i + rank as u32; 100];
         world.bsend(&msg, to, 3).expect("bsend");
@@ -60,7 +60,7 @@ fn main() {
             .bsend(&too_big, to, 4)
             .expect_err("does not fit")
             .class,
-        mpi::ErrorClass::Buffer
+        rmpi::ErrorClass::Buffer
     );
     for i in 0..10u32 {
         let mut m = [0u32; 100];
@@ -68,12 +68,12 @@ fn main() {
         assert_eq!(m, [i + from as u32; 100]);
     }
     let back = att.detach().expect("detach");
-    assert_eq!(back.len(), 10 * (400 + mpi::BSEND_OVERHEAD));
+    assert_eq!(back.len(), 10 * (400 + rmpi::BSEND_OVERHEAD));
 
     // Persistent requests reused, with data changed between runs through buffer().
     let mut sbuf = vec![0i32; 20_000];
     let mut rbuf = vec![0i32; 20_000];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let mut send = world.send_init(s, &mut sbuf, to, 5).expect("send_init");
         let mut recv = world.recv_init(s, &mut rbuf, from, 5).expect("recv_init");
         for k in 0..5 {
@@ -105,7 +105,7 @@ fn main() {
     // wait_any / wait_some / test_all.
     let vals: Vec<u32> = (0..8).map(|i| rank as u32 * 10 + i).collect();
     let mut ins = [[0u32; 1]; 8];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let mut reqs = Vec::new();
         for (i, b) in ins.iter_mut().enumerate() {
             reqs.push(world.irecv(s, b, from, 10 + i as i32).expect("irecv"));
@@ -120,19 +120,19 @@ fn main() {
         }
         let mut seen = 0;
         while seen < 4 {
-            let (_, st) = mpi::wait_any(&mut reqs).expect("one left");
+            let (_, st) = rmpi::wait_any(&mut reqs).expect("one left");
             let st = st.expect("status");
             assert_eq!(st.source(), from);
             seen += 1;
         }
         while !reqs.is_empty() {
-            for (_, st) in mpi::wait_some(&mut reqs) {
+            for (_, st) in rmpi::wait_some(&mut reqs) {
                 st.expect("status");
             }
         }
-        assert!(mpi::wait_any(&mut reqs).is_none());
+        assert!(rmpi::wait_any(&mut reqs).is_none());
         loop {
-            if let Some(sts) = mpi::test_all(&mut sends).expect("test_all") {
+            if let Some(sts) = rmpi::test_all(&mut sends).expect("test_all") {
                 assert_eq!(sts.len(), 8);
                 break;
             }
@@ -145,11 +145,11 @@ fn main() {
 
     // probe / iprobe / mprobe.
     world.send(&[7u16, 8, 9], to, 20).expect("send");
-    let st = world.probe(mpi::Source::Any, 20).expect("probe");
+    let st = world.probe(rmpi::Source::Any, 20).expect("probe");
     assert_eq!((st.source(), st.count::<u16>()), (from, Some(3)));
     assert!(world.iprobe(from, 20).expect("iprobe").is_some());
     assert!(world.iprobe(from, 21).expect("iprobe").is_none());
-    let (msg, st) = world.mprobe(from, mpi::Tag::Any).expect("mprobe");
+    let (msg, st) = world.mprobe(from, rmpi::Tag::Any).expect("mprobe");
     assert_eq!(st.tag(), 20);
     assert!(
         world.iprobe(from, 20).expect("iprobe").is_none(),
@@ -158,13 +158,13 @@ fn main() {
     let mut m = [0u16; 3];
     msg.recv(&mut m).expect("mrecv");
     assert_eq!(m, [7, 8, 9]);
-    let (msg, st) = world.mprobe(mpi::PROC_NULL, 0).expect("mprobe PROC_NULL");
-    assert!(msg.is_no_proc() && st.source() == mpi::PROC_NULL);
+    let (msg, st) = world.mprobe(rmpi::PROC_NULL, 0).expect("mprobe PROC_NULL");
+    assert!(msg.is_no_proc() && st.source() == rmpi::PROC_NULL);
     msg.recv(&mut m).expect("mrecv no proc");
 
     // A matched message dropped unreceived is discarded: its (rendezvous) sender completes.
     let payload = vec![1u8; 100_000];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let r = world.isend(s, &payload, to, 30).expect("isend");
         let (msg, st) = world.mprobe(from, 30).expect("mprobe");
         assert_eq!(st.count_bytes(), 100_000);
@@ -174,9 +174,9 @@ fn main() {
 
     // cancel an unmatched receive.
     let mut never = [0u8; 4];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         let r = world
-            .irecv(s, &mut never, mpi::Source::Any, 99)
+            .irecv(s, &mut never, rmpi::Source::Any, 99)
             .expect("irecv");
         r.cancel().expect("cancel");
         assert!(r.wait().expect("wait").is_cancelled());

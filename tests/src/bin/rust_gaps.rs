@@ -1,11 +1,11 @@
 //! The last Rust equivalents of issue 3's calls: all_to_all_w / iall_to_all_w (per-rank
 //! datatypes), UserDatatype::indexed_block, initialize_with_threading / threading.
 
-use mpi::{Threading, UserDatatype, WBlock};
+use rmpi::{Threading, UserDatatype, WBlock};
 
 fn main() {
     let (universe, provided) =
-        mpi::initialize_with_threading(Threading::Multiple).expect("MPI_Init_thread");
+        rmpi::initialize_with_threading(Threading::Multiple).expect("MPI_Init_thread");
     assert_eq!(
         provided,
         Threading::Funneled,
@@ -54,7 +54,7 @@ fn main() {
                 .all_to_all_w(&send_bytes, &sends, &mut recv, &recvs)
                 .expect("all_to_all_w");
         } else {
-            mpi::scope(|s| {
+            rmpi::scope(|s| {
                 let r = world
                     .iall_to_all_w(s, &send_bytes, &sends, &mut recv, &recvs)
                     .expect("iall_to_all_w");
@@ -86,7 +86,7 @@ fn main() {
     let e = world
         .all_to_all_w(&[0u8; 64], &bad, &mut big, &bad)
         .expect_err("holes are refused");
-    assert_eq!(e.class, mpi::ErrorClass::Type, "{e}");
+    assert_eq!(e.class, rmpi::ErrorClass::Type, "{e}");
 
     // indexed_block: blocks of 2 u32 at element displacements 0, 3 and 7.
     let ib = UserDatatype::indexed_block(2, &[0, 3, 7], &u32t).expect("indexed_block");

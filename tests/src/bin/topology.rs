@@ -3,7 +3,7 @@
 //! general, weighted and not), every neighbour collective (blocking and non-blocking, checked
 //! element by element, PROC_NULL blocks untouched) and the error classes.
 
-use mpi::{Communicator, ErrorClass, TopologyKind, PROC_NULL};
+use rmpi::{Communicator, ErrorClass, TopologyKind, PROC_NULL};
 
 const UNTOUCHED: i32 = -7;
 
@@ -92,7 +92,7 @@ fn neighbours(name: &str, c: &Communicator) {
         val(ins[i], 0, e)
     });
     let mut recv = vec![UNTOUCHED; 2 * ni];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         c.ineighbor_all_gather(s, &send, &mut recv)
             .unwrap()
             .wait()
@@ -126,7 +126,7 @@ fn neighbours(name: &str, c: &Communicator) {
         val(ins[i], from[i], e)
     });
     let mut recv = vec![UNTOUCHED; 3 * ni];
-    mpi::scope(|s| {
+    rmpi::scope(|s| {
         c.ineighbor_all_to_all(s, &send, &mut recv)
             .unwrap()
             .wait()
@@ -152,7 +152,7 @@ fn neighbours(name: &str, c: &Communicator) {
     for nb in [false, true] {
         let mut recv = vec![UNTOUCHED; 3 * ni];
         if nb {
-            mpi::scope(|s| {
+            rmpi::scope(|s| {
                 c.ineighbor_all_to_all_varcount(s, &send, &sc, &sd, &mut recv, &rc, &rd)
                     .unwrap()
                     .wait()
@@ -173,7 +173,7 @@ fn neighbours(name: &str, c: &Communicator) {
 }
 
 /// The error class of a call that must fail.
-fn class<T>(r: mpi::Result<T>) -> ErrorClass {
+fn class<T>(r: rmpi::Result<T>) -> ErrorClass {
     match r {
         Ok(_) => panic!("the call succeeded"),
         Err(e) => e.class,
@@ -181,7 +181,7 @@ fn class<T>(r: mpi::Result<T>) -> ErrorClass {
 }
 
 fn main() {
-    let universe = mpi::initialize().unwrap();
+    let universe = rmpi::initialize().unwrap();
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
 
@@ -189,7 +189,7 @@ fn main() {
 
     // 2-D, periodic in the first dimension.
     let mut dims = [0, 0];
-    mpi::dims_create(size, &mut dims).unwrap();
+    rmpi::dims_create(size, &mut dims).unwrap();
     assert_eq!(dims[0] * dims[1], size);
     assert!(dims[0] >= dims[1]);
     let periods = [true, false];
@@ -226,7 +226,7 @@ fn main() {
 
     // 3-D.
     let mut d3 = [0; 3];
-    mpi::dims_create(size, &mut d3).unwrap();
+    rmpi::dims_create(size, &mut d3).unwrap();
     let cube = world
         .cart_create(&d3, &[false, true, true], true)
         .unwrap()
@@ -315,7 +315,7 @@ fn main() {
         class(world.cart_create(&[0], &[false], false)),
         ErrorClass::Dims
     );
-    assert_eq!(class(mpi::dims_create(7, &mut [0, 3])), ErrorClass::Dims);
+    assert_eq!(class(rmpi::dims_create(7, &mut [0, 3])), ErrorClass::Dims);
     let mut wrong = vec![0; 1];
     if grid.neighbor_degrees().unwrap().0 != 1 {
         assert_eq!(

@@ -2,7 +2,7 @@
 //! and a rendezvous message, and the job carries on afterwards.
 
 fn main() {
-    let universe = mpi::initialize().expect("MPI_Init");
+    let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let sizes = [100usize, 1 << 20];
     if world.rank() == 0 {
@@ -16,7 +16,7 @@ fn main() {
             let e = world
                 .recv(&mut small, 0, 3)
                 .expect_err("a truncated receive must fail");
-            assert_eq!(e.class, mpi::ErrorClass::Truncate, "{s} bytes: {e}");
+            assert_eq!(e.class, rmpi::ErrorClass::Truncate, "{s} bytes: {e}");
             assert_eq!(small, vec![7u8; 10], "the part that fits is delivered");
         }
         let mut one = [0u8];
