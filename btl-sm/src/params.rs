@@ -85,9 +85,13 @@ pub const PAYLOAD_BYTES_MAX: usize = 1 << 30;
 pub const DEFAULT_FIFO_CELLS: usize = 256;
 pub const DEFAULT_PAYLOAD_BYTES: usize = 64 << 10;
 pub const DEFAULT_EAGER_LIMIT: usize = 16384;
-/// Far peers: an eager message crosses between the cores twice, a single copy once, so
-/// rendezvous pays from a smaller size (Open MPI's vader uses 4 KiB everywhere).
-pub const DEFAULT_EAGER_LIMIT_FAR: usize = 4096;
+/// Far peers keep the eager limit (so there is no probe) by default. An eager message crosses
+/// between the cores twice and a CMA read once, but CMA's fixed cost (pinning the sender's
+/// pages, its mm's locks) grows with the distance too: measured with unmodified OSU 5.3 in the
+/// VM's slow states, osu_latency 8 KiB is 3.7-4.3 us eager and 7.7-8.2 us by CMA (Open MPI,
+/// CMA: 7.7), 16 KiB 5.2-6.4 eager and 7.1-7.3 by CMA. A machine where that differs can set it
+/// (e.g. 4096) and have each pair measured.
+pub const DEFAULT_EAGER_LIMIT_FAR: usize = DEFAULT_EAGER_LIMIT;
 /// Between the ~40 ns of ranks that share a cache and the 150-300 ns of other chiplets/sockets.
 pub const DEFAULT_NEAR_NS: u32 = 80;
 /// Sharing the copy pays from here: measured 1.6x at 64 KiB, 2x from 256 KiB (two cores copy).
@@ -119,7 +123,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "btl_sm_eager_limit_far",
-        default: "4096",
+        default: "16384 (= btl_sm_eager_limit: no probe)",
         meaning: "eager limit toward a local peer that the line probe at MPI_Init finds far \
                   (one-way cache-line transfer above btl_sm_near_ns: another chiplet or \
                   socket); the probe runs only when this is below btl_sm_eager_limit, with \

@@ -143,10 +143,11 @@ fn c_rendezvous_split_with_the_sender() {
     }
 }
 
-/// The line probe at MPI_Init gives each local pair its own eager limit: every pair far
-/// (`btl_sm_near_ns 0`: 4 KiB, so 4-16 KiB messages go by rendezvous), every pair near, and no
-/// probe when the far limit is not below the eager limit or ranks are oversubscribed. The
-/// blocking-receive program's messages (eager, multi-fragment, rendezvous) all arrive intact.
+/// The line probe at MPI_Init gives each local pair its own eager limit when asked to
+/// (`btl_sm_eager_limit_far` below the eager limit): every pair far (`btl_sm_near_ns 0`: 4 KiB,
+/// so 4-16 KiB messages go by rendezvous), every pair near, and no probe by default, when the far
+/// limit is not below the eager limit, or when ranks are oversubscribed. The blocking-receive
+/// program's messages (eager, multi-fragment, rendezvous) all arrive intact.
 #[test]
 fn c_line_probe_chooses_eager_limit_per_pair() {
     let p = c_program("tests/c/p2p_blocking.c");
@@ -154,18 +155,24 @@ fn c_line_probe_chooses_eager_limit_per_pair() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let probed = suite_btl().is_none() && cores >= 2;
     let verbose = ["--mca", "btl_base_verbose", "1"];
+    let far = ["--mca", "btl_sm_eager_limit_far", "4k"];
+    let near_ns = |ns| ["--mca", "btl_sm_near_ns", ns];
     for (mca, expect) in [
-        (&["--mca", "btl_sm_near_ns", "0"][..], Some("eager 4096")),
+        ([&far[..], &near_ns("0")].concat(), Some("eager 4096")),
         (
-            &["--mca", "btl_sm_near_ns", "100000000"][..],
+            [&far[..], &near_ns("100000000")].concat(),
             Some("eager 16384"),
         ),
-        (&["--mca", "btl_sm_eager_limit_far", "16k"][..], None),
-        (&["--mca", "btl_sm_eager_limit", "4096"][..], None),
+        (vec![], None),
+        (vec!["--mca", "btl_sm_eager_limit_far", "16k"], None),
+        (
+            [&far[..], &["--mca", "btl_sm_eager_limit", "4096"]].concat(),
+            None,
+        ),
     ] {
         let mut args = vec!["-np", "2"];
         args.extend_from_slice(&verbose);
-        args.extend_from_slice(mca);
+        args.extend_from_slice(&mca);
         args.push(prog);
         let r = mpirun(&args);
         r.assert_no_errors(&format!("{mca:?}"));
@@ -186,6 +193,9 @@ fn c_line_probe_chooses_eager_limit_per_pair() {
         verbose[0],
         verbose[1],
         verbose[2],
+        far[0],
+        far[1],
+        far[2],
         prog,
     ]);
     r.assert_no_errors("np 3");
