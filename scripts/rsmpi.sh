@@ -42,7 +42,6 @@ done
 # rsmpi's examples that fail with rmpi, each for a feature rmpi lacks (they pass with Open MPI:
 # --baseline checks). NAME:reason.
 KNOWN_FAILING=(
-    "cartesian_map:MPI_Cart_map not implemented (topologies, issue 14)"
     "spawn:MPI_Comm_spawn not implemented (dynamic processes, issue 14)"
     "spawn_multiple:MPI_Comm_spawn_multiple not implemented (dynamic processes, issue 14)"
     "complex_datatype:MPI_Bcast of a derived datatype with holes (collectives take contiguous datatypes only)"

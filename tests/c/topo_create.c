@@ -140,6 +140,10 @@ static void cart_tests(void) {
     int nr;
     MPI_Cart_map(MPI_COMM_WORLD, 1, one, per, &nr);
     CHECK(nr == (rank < one[0] ? rank : MPI_UNDEFINED), "cart_map %d", nr);
+    /* An empty dimension: no grid node at all (rsmpi's cartesian_map example at np < 4). */
+    int empty[2] = {2, 0}, per2[2] = {0, 0};
+    CHECK(MPI_Cart_map(MPI_COMM_WORLD, 2, empty, per2, &nr) == MPI_SUCCESS && nr == MPI_UNDEFINED,
+          "cart_map of an empty grid gave %d", nr);
 
     /* Dims_create with fixed entries and known answers. */
     int a[2] = {0, 0};

@@ -225,6 +225,12 @@ mpi_fn! {
             // SAFETY: both arrays hold ndims ints.
             let (d, p) = unsafe { (arr(dims, n, "dims")?, arr(periods, n, "periods")?) };
             let p: Vec<bool> = p.iter().map(|&x| x != 0).collect();
+            // A grid with an empty dimension has no nodes: every rank is outside it (what
+            // Open MPI answers, and what rsmpi's cartesian_map example expects at np < 4).
+            if d.contains(&0) && d.iter().all(|&x| x >= 0) {
+                // SAFETY: the caller's out-parameter.
+                return unsafe { put(newrank, MPI_UNDEFINED, "newrank") };
+            }
             let cart = Cart::new(d, &p, c.size())?;
             let r = if c.rank < cart.nnodes() { c.rank } else { MPI_UNDEFINED };
             // SAFETY: the caller's out-parameter.
