@@ -11,6 +11,7 @@
 #   --out DIR     per-entry logs and results (default target/mpich-tests/results)
 #   --timeout S   limit of each entry, unless its testlist timeLimit= is longer (default 60)
 #   --dtpools     also the generated datatype-pool tests (thousands of entries; off by default)
+#   --prefix P    rmpi installed under P (scripts/install.sh) rather than the target directory's
 # Environment: RMPI_MPICH_TESTS_DIR (default target/mpich-tests): the sources after autogen and one
 # configured build tree per MPI (build-<mpi>), both kept between runs.
 #
@@ -25,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-[ $# -ge 1 ] && [ "${1#-}" = "$1" ] || { sed -n '2,24p' "$0"; exit 2; }
+[ $# -ge 1 ] && [ "${1#-}" = "$1" ] || { sed -n '2,25p' "$0"; exit 2; }
 CHECKOUT=$(realpath "$1"); shift
 MPI=rmpi
 DIRS="pt2pt coll comm group datatype rma topo info attr errhan init spawn part"
@@ -33,6 +34,7 @@ WORK=${RMPI_MPICH_TESTS_DIR:-$ROOT/target/mpich-tests}
 OUT=$WORK/results
 TIMEOUT=60
 DTPOOLS=--disable-dtpools
+PREFIX=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --mpi) MPI="$2"; shift 2 ;;
@@ -40,7 +42,8 @@ while [ $# -gt 0 ]; do
         --out) OUT="$2"; shift 2 ;;
         --timeout) TIMEOUT="$2"; shift 2 ;;
         --dtpools) DTPOOLS=""; shift ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+        --prefix) PREFIX=$(realpath "$2"); shift 2 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "mpich-tests.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -57,6 +60,10 @@ scripts/deps.sh "${deps[@]}"
 
 case "$MPI" in
     rmpi)
+      if [ -n "$PREFIX" ]; then
+        CC=$PREFIX/bin/mpicc
+        LAUNCH=("$PREFIX/bin/mpirun" --timeout @TIMEOUT@ --oversubscribe -np @NP@)
+      else
         PROFILE=${RMPI_MPI4PY_PROFILE:-}
         TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
         if [ -z "$PROFILE" ]; then
@@ -67,7 +74,8 @@ case "$MPI" in
             nice -n 19 cargo build "${flag[@]}" -p libmpi -p libmpi-abi -p mpirun
         fi
         CC=$TARGET/$PROFILE/mpicc
-        LAUNCH=("$TARGET/$PROFILE/mpirun" --timeout @TIMEOUT@ --oversubscribe -np @NP@) ;;
+        LAUNCH=("$TARGET/$PROFILE/mpirun" --timeout @TIMEOUT@ --oversubscribe -np @NP@)
+      fi ;;
     openmpi)
         CC=$(command -v mpicc.openmpi)
         LAUNCH=(timeout -k 5 @TIMEOUT@ mpirun.openmpi --oversubscribe -np @NP@)
