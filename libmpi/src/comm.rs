@@ -26,6 +26,8 @@ pub struct Comm {
     pub name: String,
     /// Cached attributes: (keyval, value), in the order they were set.
     pub attrs: Vec<(i32, usize)>,
+    /// Info hints set by the user (MPI_Comm_set_info, *_with_info); none change behaviour yet.
+    pub info: crate::info::Info,
 }
 
 impl Comm {
@@ -72,6 +74,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         errhandler: ErrHandler::Fatal,
         name: "MPI_COMM_WORLD".into(),
         attrs: Vec::new(),
+        info: crate::info::Info::new(),
     };
     let me = Comm {
         ctx: 2,
@@ -80,6 +83,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         errhandler: ErrHandler::Fatal,
         name: "MPI_COMM_SELF".into(),
         attrs: Vec::new(),
+        info: crate::info::Info::new(),
     };
     vec![Some(world), Some(me)]
 }

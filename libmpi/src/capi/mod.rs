@@ -12,6 +12,7 @@ pub(crate) mod env;
 mod errh;
 mod group;
 mod handle_int;
+mod info;
 mod ops;
 mod p2p;
 mod p2p_completion;
