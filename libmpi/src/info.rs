@@ -44,7 +44,10 @@ impl Info {
         if value.len() > MAX_VAL {
             return err(
                 ErrorClass::InfoValue,
-                format!("info value of {} bytes is longer than {MAX_VAL}", value.len()),
+                format!(
+                    "info value of {} bytes is longer than {MAX_VAL}",
+                    value.len()
+                ),
             );
         }
         match self.entries.iter_mut().find(|(k, _)| k == key) {
@@ -85,7 +88,10 @@ impl Info {
             Some((k, _)) => Ok(k),
             None => err(
                 ErrorClass::Arg,
-                format!("key number {n} is out of range (the info has {} keys)", self.nkeys()),
+                format!(
+                    "key number {n} is out of range (the info has {} keys)",
+                    self.nkeys()
+                ),
             ),
         }
     }
@@ -233,11 +239,17 @@ mod tests {
         assert_eq!(i.nthkey(-1).unwrap_err().class, ErrorClass::Arg);
         assert_eq!(i.set("", "x").unwrap_err().class, ErrorClass::InfoKey);
         let long_key = "k".repeat(MAX_KEY + 1);
-        assert_eq!(i.set(&long_key, "x").unwrap_err().class, ErrorClass::InfoKey);
+        assert_eq!(
+            i.set(&long_key, "x").unwrap_err().class,
+            ErrorClass::InfoKey
+        );
         assert_eq!(i.get(&long_key).unwrap_err().class, ErrorClass::InfoKey);
         i.set(&"k".repeat(MAX_KEY), &"v".repeat(MAX_VAL)).unwrap();
         let long_val = "v".repeat(MAX_VAL + 1);
-        assert_eq!(i.set("c", &long_val).unwrap_err().class, ErrorClass::InfoValue);
+        assert_eq!(
+            i.set("c", &long_val).unwrap_err().class,
+            ErrorClass::InfoValue
+        );
         assert_eq!(i.delete("zz").unwrap_err().class, ErrorClass::InfoNokey);
         i.delete("b").unwrap();
         assert_eq!(i.nthkey(0).unwrap(), "a");

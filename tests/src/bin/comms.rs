@@ -73,7 +73,10 @@ fn info_hints(world: &mpi::Communicator) {
     i.set("zeta", "1").unwrap();
     i.set("alpha", "2").unwrap();
     i.set("zeta", "3").unwrap();
-    assert_eq!((i.nkeys(), i.nthkey(0).unwrap(), i.nthkey(1).unwrap()), (2, "zeta", "alpha"));
+    assert_eq!(
+        (i.nkeys(), i.nthkey(0).unwrap(), i.nthkey(1).unwrap()),
+        (2, "zeta", "alpha")
+    );
     assert_eq!(i.get("zeta").unwrap(), Some("3"));
     let long = "k".repeat(mpi::api::info::MAX_KEY + 1);
     assert_eq!(i.set(&long, "v").unwrap_err().class, ErrorClass::InfoKey);
@@ -98,7 +101,10 @@ fn info_hints(world: &mpi::Communicator) {
     assert_eq!(e.info().unwrap(), more);
 
     let env = mpi::env_info();
-    assert_eq!(env.get("maxprocs").unwrap(), Some(world.size().to_string().as_str()));
+    assert_eq!(
+        env.get("maxprocs").unwrap(),
+        Some(world.size().to_string().as_str())
+    );
     assert!(env.get("command").unwrap().unwrap().contains("comms"));
 }
 
