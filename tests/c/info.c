@@ -215,6 +215,8 @@ static void calls(void) {
 
     /* handles: toint/fromint, MPI_INFO_NULL, freed, predefined */
     CHECK(MPI_Info_fromint(MPI_Info_toint(info)) == info, "toint/fromint");
+    CHECK(MPI_Get_hw_resource_info(&dup) == MPI_SUCCESS && nkeys(dup) >= 0, "hw_resource_info");
+    MPI_Info_free(&dup);
     gone = info;
     MPI_Info_free(&info);
     CHECK(info == MPI_INFO_NULL, "freed info is MPI_INFO_NULL");
