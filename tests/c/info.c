@@ -93,6 +93,22 @@ static void comm_hints(void) {
     CHECK(nkeys(out) == 1, "split_type's hints: %d", nkeys(out));
     MPI_Info_free(&out);
     MPI_Comm_free(&d);
+    /* The guided kinds: the node when the info asks for shared memory, else MPI_COMM_NULL. */
+    MPI_Comm_split_type(a, MPI_COMM_TYPE_HW_GUIDED, rank, in, &d);
+    CHECK(d == MPI_COMM_NULL, "hw_guided with no resource type");
+    MPI_Info_set(in, "mpi_hw_resource_type", "mpi_shared_memory");
+    MPI_Comm_split_type(a, MPI_COMM_TYPE_HW_GUIDED, rank, in, &d);
+    CHECK(d != MPI_COMM_NULL, "hw_guided shared memory");
+    if (d != MPI_COMM_NULL) {
+        int n;
+        MPI_Comm_size(d, &n);
+        CHECK(n == size, "hw_guided shared memory: size %d (one node)", n);
+        MPI_Comm_free(&d);
+    }
+    MPI_Comm_split_type(a, MPI_COMM_TYPE_RESOURCE_GUIDED, rank, in, &d);
+    CHECK(d != MPI_COMM_NULL, "resource_guided shared memory");
+    if (d != MPI_COMM_NULL) MPI_Comm_free(&d);
+    MPI_Info_delete(in, "mpi_hw_resource_type");
     rc = MPI_Alloc_mem(64, in, &mem);
     CHECK(rc == MPI_SUCCESS, "Alloc_mem with an info");
     if (rc == MPI_SUCCESS) MPI_Free_mem(mem);

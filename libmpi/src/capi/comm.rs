@@ -10,6 +10,11 @@ const CONGRUENT: c_int = 202;
 const SIMILAR: c_int = 203;
 const UNEQUAL: c_int = 204;
 const COMM_TYPE_SHARED: c_int = 221;
+const COMM_TYPE_HW_GUIDED: c_int = 223;
+const COMM_TYPE_RESOURCE_GUIDED: c_int = 224;
+/// The info key of MPI_COMM_TYPE_HW_GUIDED / _RESOURCE_GUIDED, and the value naming the node.
+const HW_RESOURCE_TYPE: &str = "mpi_hw_resource_type";
+const SHARED_MEMORY: &str = "mpi_shared_memory";
 const MAX_OBJECT_NAME: usize = 128;
 
 /// Run `f` without holding the runtime (it may call user callbacks); errors go through `comm`.
@@ -103,8 +108,13 @@ mpi_fn! {
             null_check(newcomm, "newcomm")?;
             let hints = super::info::hints(info)?;
             // Every member takes part in the exchange, whatever its split type, so none waits.
+            let node = rt.objs.local_ranks.iter().copied().min().unwrap_or(0);
+            // The guided kinds name their resource in the info; shared memory (the node) is
+            // the one rmpi knows. Any other request, or none, gives MPI_COMM_NULL.
+            let guided_shm = hints.get(HW_RESOURCE_TYPE)? == Some(SHARED_MEMORY);
             let color = match split_type {
-                COMM_TYPE_SHARED => rt.objs.local_ranks.iter().copied().min().unwrap_or(0),
+                COMM_TYPE_SHARED => node,
+                COMM_TYPE_HW_GUIDED | COMM_TYPE_RESOURCE_GUIDED if guided_shm => node,
                 _ => UNDEFINED,
             };
             let id = rt.comm_split(c, color, key)?;
