@@ -199,6 +199,7 @@ def run(argv):
                                    stderr=subprocess.STDOUT)
                 secs = time.time() - t0
                 text = r.stdout.decode(errors="replace")
+                sep = "" if text.endswith("\n") or not text else "\n"
                 if r.returncode in (TIMEOUT_RC, 137) and secs >= limit - 1:
                     verdict = "timeout"
                 elif check_output(text, r.returncode, opts.get("resultTest", "")):
@@ -207,7 +208,7 @@ def run(argv):
                     verdict = "fail"
                 with open(os.path.join(logdir, name + ".log"), "w") as f:
                     f.write(f"# {desc}\n# cwd {os.path.join(a.build, d)}\n# {shlex.join(cmd)}\n"
-                            f"# env {' '.join(opts['env'])}\n{text}"
+                            f"# env {' '.join(opts['env'])}\n{text}{sep}"
                             f"# exit status {r.returncode} after {secs:.1f} s: {verdict}\n")
                 detail = ""
             rows.append([top, str(i), d, prog, str(np_), " ".join(opts["arg"]), verdict,
