@@ -46,10 +46,6 @@ test_request test_status test_msgzero test_msgspec test_errorcode test_errhandle
 test_handle test_address test_toplevel test_ctypes test_pickle test_package"
 QUICK_EXCLUDE=(
     "test_comm.*.testBuffering"              # MPI_Comm_attach/detach_buffer
-    "test_comm.*Info"                        # Info objects (issue 14)
-    "test_comm.*.testSplitTypeHW*"            # Info objects (issue 14)
-    "test_comm.*.testSplitTypeResource*"      # Info objects (issue 14)
-    "test_comm.*.testPyProps"                # MPI_Comm_get_info (Info, issue 14)
     "test_p2p_buf.*ISendrecv*"               # MPI_Isendrecv(_replace)
     "test_cco_*buf.*.testBcastTypeIndexed"   # collectives: non-contiguous datatypes
     "test_cco_*vec.*.testAlltoallwBottom"    # collectives: non-contiguous datatypes
@@ -57,7 +53,6 @@ QUICK_EXCLUDE=(
     "test_msgspec.*.testMessageBottom"       # collectives: non-contiguous datatypes
     "test_errhandler.TestErrhandlerFile.*"   # I/O (issue 14)
     "test_errhandler.TestErrhandlerSession.*" # sessions (issue 14)
-    "test_environ.*.testGetHWResourceInfo"   # Info objects (issue 14)
 )
 [ -n "$NPS" ] || { [ $QUICK = 1 ] && NPS="1 2" || NPS="1 2 3"; }
 VERSION=${MPI4PY_VERSION:-4.1.2}

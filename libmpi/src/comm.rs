@@ -28,6 +28,8 @@ pub struct Comm {
     pub attrs: Vec<(i32, usize)>,
     /// The process topology (MPI_Cart_create etc.); copied by dup, not by split or create.
     pub topo: Option<std::sync::Arc<crate::topo::Topology>>,
+    /// Info hints set by the user (MPI_Comm_set_info, *_with_info); none change behaviour yet.
+    pub info: crate::info::Info,
 }
 
 impl Comm {
@@ -75,6 +77,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         name: "MPI_COMM_WORLD".into(),
         attrs: Vec::new(),
         topo: None,
+        info: crate::info::Info::new(),
     };
     let me = Comm {
         ctx: 2,
@@ -84,6 +87,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         name: "MPI_COMM_SELF".into(),
         attrs: Vec::new(),
         topo: None,
+        info: crate::info::Info::new(),
     };
     vec![Some(world), Some(me)]
 }

@@ -34,6 +34,7 @@ impl Runtime {
             name: String::new(),
             attrs: Vec::new(),
             topo: None,
+            info: crate::info::Info::new(),
         })
     }
 
@@ -171,6 +172,8 @@ fn call_delete(comm: usize, key: i32, kv: Option<Keyval>, val: usize) -> Result<
 pub(crate) fn dup(parent: usize) -> Result<usize> {
     let (new, attrs) = runtime::with(|rt| {
         let new = rt.dup_bare(parent)?;
+        // MPI_Comm_dup duplicates the hints too (MPI-4.0 7.4.2).
+        rt.comm_mut(new)?.info = rt.comm(parent)?.info.clone();
         let attrs: Vec<(i32, usize, Option<Keyval>)> = rt
             .comm(parent)?
             .attrs

@@ -25,6 +25,10 @@ pub enum ErrorClass {
     Intern = 17,
     Pending = 18,
     InStatus = 19,
+    InfoKey = 31,
+    InfoNokey = 32,
+    InfoValue = 33,
+    Info = 34,
     Keyval = 36,
     NoMem = 39,
     UnsupportedOperation = 55,
@@ -56,6 +60,10 @@ impl ErrorClass {
             Intern => "MPI_ERR_INTERN",
             Pending => "MPI_ERR_PENDING",
             InStatus => "MPI_ERR_IN_STATUS",
+            InfoKey => "MPI_ERR_INFO_KEY",
+            InfoNokey => "MPI_ERR_INFO_NOKEY",
+            InfoValue => "MPI_ERR_INFO_VALUE",
+            Info => "MPI_ERR_INFO",
             Keyval => "MPI_ERR_KEYVAL",
             NoMem => "MPI_ERR_NO_MEM",
             UnsupportedOperation => "MPI_ERR_UNSUPPORTED_OPERATION",
@@ -87,6 +95,10 @@ impl ErrorClass {
             Intern => "internal error",
             Pending => "pending request",
             InStatus => "error code is in status",
+            InfoKey => "invalid info key (empty or too long)",
+            InfoNokey => "no such key in the info object",
+            InfoValue => "invalid info value (too long)",
+            Info => "invalid info object",
             Keyval => "invalid attribute key",
             NoMem => "out of memory",
             UnsupportedOperation => "operation not supported",
@@ -97,7 +109,7 @@ impl ErrorClass {
 
     pub fn from_code(code: i32) -> Option<ErrorClass> {
         use ErrorClass::*;
-        const ALL: [ErrorClass; 24] = [
+        const ALL: [ErrorClass; 28] = [
             Buffer,
             Count,
             Type,
@@ -117,6 +129,10 @@ impl ErrorClass {
             Intern,
             Pending,
             InStatus,
+            InfoKey,
+            InfoNokey,
+            InfoValue,
+            Info,
             Keyval,
             NoMem,
             UnsupportedOperation,

@@ -389,7 +389,7 @@ impl Runtime {
         }
     }
 
-    fn check_tag(tag: i32, recv: bool) -> Result<()> {
+    pub(crate) fn check_tag(tag: i32, recv: bool) -> Result<()> {
         if (0..=TAG_UB).contains(&tag) || (recv && tag == crate::pml::ANY_TAG) {
             Ok(())
         } else {
@@ -440,6 +440,16 @@ impl Runtime {
         let (world, ctx, me) = (c.world_of(dest)?, c.ctx, c.rank);
         // SAFETY: forwarded from this function's contract.
         Ok(unsafe { self.pml.isend_msg(m, world, ctx, me, tag) })
+    }
+
+    /// The checks `start_send_msg` makes before sending anything, for calls that must refuse a
+    /// bad send before they start their receive (MPI_Isendrecv).
+    pub(crate) fn check_send(&self, comm: usize, dest: i32, tag: i32) -> Result<()> {
+        Self::check_tag(tag, false)?;
+        if dest != PROC_NULL {
+            self.comm(comm)?.world_of(dest)?;
+        }
+        Ok(())
     }
 
     /// MPI_Send's fast path: `len` contiguous bytes to communicator rank `dest`, handed to the

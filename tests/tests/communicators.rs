@@ -49,6 +49,22 @@ fn c_comm_errhandler() {
     run_c("tests/c/comm_errhandler.c");
 }
 
+/// Info objects (tests/c/info.c at np 1 and 3; its MPI_INFO_ENV checks want these arguments).
+#[test]
+fn c_info() {
+    let p = c_program("tests/c/info.c");
+    for np in [1, 3] {
+        let r = mpirun_np(np, &p, &["first", "second"]);
+        r.assert_ok();
+        assert!(
+            r.stdout.contains(" No Errors"),
+            "np {np}:\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
 #[test]
 fn c_env() {
     run_c("tests/c/env.c");

@@ -33,6 +33,11 @@ fn c_waitany_waitsome_testall() {
 }
 
 #[test]
+fn c_isendrecv() {
+    c_at_1_to_8("p2p_isendrecv");
+}
+
+#[test]
 fn c_probe_iprobe() {
     c_at_1_to_8("p2p_probe");
 }

@@ -19,6 +19,7 @@ pub mod comm_mgmt;
 pub mod completion;
 pub mod datatype;
 pub mod env;
+pub mod info;
 pub mod message;
 pub mod p2p;
 pub mod p2p_more;

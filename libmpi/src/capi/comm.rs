@@ -10,6 +10,11 @@ const CONGRUENT: c_int = 202;
 const SIMILAR: c_int = 203;
 const UNEQUAL: c_int = 204;
 const COMM_TYPE_SHARED: c_int = 221;
+const COMM_TYPE_HW_GUIDED: c_int = 223;
+const COMM_TYPE_RESOURCE_GUIDED: c_int = 224;
+/// The info key of MPI_COMM_TYPE_HW_GUIDED / _RESOURCE_GUIDED, and the value naming the node.
+const HW_RESOURCE_TYPE: &str = "mpi_hw_resource_type";
+const SHARED_MEMORY: &str = "mpi_shared_memory";
 const MAX_OBJECT_NAME: usize = 128;
 
 /// Run `f` without holding the runtime (it may call user callbacks); errors go through `comm`.
@@ -58,10 +63,28 @@ mpi_fn! {
     }
 }
 
+/// MPI_Comm_dup, then the new communicator's hints are `info`'s instead of the parent's.
+fn dup_with_info(name: &str, comm: Handle, info: Handle, newcomm: *mut Handle) -> c_int {
+    let hints = match super::info::hints(info) {
+        Ok(h) => h,
+        Err(e) => return fail(name, err_comm(comm), e),
+    };
+    // SAFETY: same contract as MPI_Comm_dup for comm and newcomm.
+    let rc = unsafe { PMPI_Comm_dup(comm, newcomm) };
+    if rc != MPI_SUCCESS {
+        return rc;
+    }
+    call(name, err_comm(comm), |rt| {
+        // SAFETY: MPI_Comm_dup succeeded, so newcomm is a valid pointer it wrote.
+        let id = comm_index(unsafe { *newcomm })?;
+        rt.comm_mut(id)?.info = hints;
+        Ok(())
+    })
+}
+
 mpi_fn! {
-    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: Handle, _info: Handle, newcomm: *mut Handle) -> c_int {
-        // SAFETY: same contract; info hints are ignored.
-        unsafe { PMPI_Comm_dup(comm, newcomm) }
+    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: Handle, info: Handle, newcomm: *mut Handle) -> c_int {
+        dup_with_info("MPI_Comm_dup_with_info", comm, info, newcomm)
     }
 }
 
@@ -79,16 +102,25 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: Handle, split_type: c_int, key: c_int, _info: Handle, newcomm: *mut Handle) -> c_int {
+    fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: Handle, split_type: c_int, key: c_int, info: Handle, newcomm: *mut Handle) -> c_int {
         call("MPI_Comm_split_type", err_comm(comm), |rt| {
             let c = comm_index(comm)?;
             null_check(newcomm, "newcomm")?;
+            let hints = super::info::hints(info)?;
             // Every member takes part in the exchange, whatever its split type, so none waits.
+            let node = rt.objs.local_ranks.iter().copied().min().unwrap_or(0);
+            // The guided kinds name their resource in the info; shared memory (the node) is
+            // the one rmpi knows. Any other request, or none, gives MPI_COMM_NULL.
+            let guided_shm = hints.get(HW_RESOURCE_TYPE)? == Some(SHARED_MEMORY);
             let color = match split_type {
-                COMM_TYPE_SHARED => rt.objs.local_ranks.iter().copied().min().unwrap_or(0),
+                COMM_TYPE_SHARED => node,
+                COMM_TYPE_HW_GUIDED | COMM_TYPE_RESOURCE_GUIDED if guided_shm => node,
                 _ => UNDEFINED,
             };
             let id = rt.comm_split(c, color, key)?;
+            if let Some(id) = id {
+                rt.comm_mut(id)?.info = hints;
+            }
             // SAFETY: checked non-NULL.
             unsafe { store_comm(newcomm, id) };
             Ok(())
@@ -191,12 +223,21 @@ mpi_fn! {
 /// request before using the new communicator, as it must; what it gives up is overlap, and a
 /// program whose ranks reach the call only after a communication that another rank starts after
 /// its own MPI_Comm_idup would block in it.
-fn idup(name: &str, comm: Handle, newcomm: *mut Handle, request: *mut Handle) -> c_int {
+fn idup(
+    name: &str,
+    comm: Handle,
+    info: Option<Handle>,
+    newcomm: *mut Handle,
+    request: *mut Handle,
+) -> c_int {
     if let Err(e) = null_check(request, "request") {
         return fail(name, err_comm(comm), e);
     }
-    // SAFETY: same contract as MPI_Comm_dup for comm and newcomm.
-    let rc = unsafe { PMPI_Comm_dup(comm, newcomm) };
+    let rc = match info {
+        Some(info) => dup_with_info(name, comm, info, newcomm),
+        // SAFETY: same contract as MPI_Comm_dup for comm and newcomm.
+        None => unsafe { PMPI_Comm_dup(comm, newcomm) },
+    };
     if rc != MPI_SUCCESS {
         return rc;
     }
@@ -212,14 +253,13 @@ fn idup(name: &str, comm: Handle, newcomm: *mut Handle, request: *mut Handle) ->
 
 mpi_fn! {
     fn MPI_Comm_idup / PMPI_Comm_idup(comm: Handle, newcomm: *mut Handle, request: *mut Handle) -> c_int {
-        idup("MPI_Comm_idup", comm, newcomm, request)
+        idup("MPI_Comm_idup", comm, None, newcomm, request)
     }
 }
 
 mpi_fn! {
-    fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(comm: Handle, _info: Handle, newcomm: *mut Handle, request: *mut Handle) -> c_int {
-        // Info hints are ignored, as MPI_Comm_dup_with_info ignores them.
-        idup("MPI_Comm_idup_with_info", comm, newcomm, request)
+    fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(comm: Handle, info: Handle, newcomm: *mut Handle, request: *mut Handle) -> c_int {
+        idup("MPI_Comm_idup_with_info", comm, Some(info), newcomm, request)
     }
 }
 

@@ -327,8 +327,10 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Alloc_mem / PMPI_Alloc_mem(size: isize, _info: Handle, baseptr: *mut std::ffi::c_void) -> c_int {
+    fn MPI_Alloc_mem / PMPI_Alloc_mem(size: isize, info: Handle, baseptr: *mut std::ffi::c_void) -> c_int {
         call("MPI_Alloc_mem", crate::comm::WORLD, |_| {
+            // No hint changes the allocation; an invalid info is still an error.
+            super::info::hints(info)?;
             if size < 0 {
                 return Err(Error::new(ErrorClass::Arg, format!("size {size} is negative")));
             }

@@ -13,6 +13,7 @@ mod errh;
 mod group;
 mod handle_int;
 mod neighbor;
+mod info;
 mod ops;
 mod p2p;
 mod p2p_completion;

@@ -347,6 +347,113 @@ mpi_fn! {
     }
 }
 
+/// MPI_Isendrecv(_c): a receive and a send started at once, one request for both.
+fn isendrecv(
+    name: &str,
+    (sendbuf, sendcount, sendtype, dest, sendtag): (*const c_void, Count, Handle, c_int, c_int),
+    (recvbuf, recvcount, recvtype, source, recvtag): (*mut c_void, Count, Handle, c_int, c_int),
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    call(name, err_comm(comm), |rt| {
+        let c = comm_index(comm)?;
+        let (sm, rm) = (
+            message_c(sendbuf, sendcount, sendtype)?,
+            message_c(recvbuf, recvcount, recvtype)?,
+        );
+        if request.is_null() {
+            return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
+        }
+        rt.check_send(c, dest, sendtag)?;
+        // SAFETY: MPI_Isendrecv's contract: both buffers stay valid (the receive buffer
+        // untouched) until the request completes.
+        let r = unsafe { rt.start_recv_msg(c, rm, source, recvtag)? };
+        // SAFETY: as above.
+        let s = unsafe { rt.start_send_msg(c, sm, dest, sendtag)? };
+        let id = rt.pml.pair(s, r, None);
+        // SAFETY: checked non-NULL.
+        unsafe { request.write(request_handle(id)) };
+        Ok(())
+    })
+}
+
+mpi_fn! {
+    fn MPI_Isendrecv / PMPI_Isendrecv(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, dest: c_int, sendtag: c_int,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, source: c_int, recvtag: c_int,
+        comm: Handle, request: *mut Handle
+    ) -> c_int {
+        isendrecv("MPI_Isendrecv", (sendbuf, sendcount as Count, sendtype, dest, sendtag),
+            (recvbuf, recvcount as Count, recvtype, source, recvtag), comm, request)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Isendrecv_c / PMPI_Isendrecv_c(
+        sendbuf: *const c_void, sendcount: Count, sendtype: Handle, dest: c_int, sendtag: c_int,
+        recvbuf: *mut c_void, recvcount: Count, recvtype: Handle, source: c_int, recvtag: c_int,
+        comm: Handle, request: *mut Handle
+    ) -> c_int {
+        isendrecv("MPI_Isendrecv_c", (sendbuf, sendcount, sendtype, dest, sendtag),
+            (recvbuf, recvcount, recvtype, source, recvtag), comm, request)
+    }
+}
+
+/// MPI_Isendrecv_replace(_c): the outgoing data is copied first, so the receive can land in
+/// the buffer while the copy is sent; the copy lives with the request.
+#[allow(clippy::too_many_arguments)]
+fn isendrecv_replace(
+    name: &str,
+    buf: *mut c_void,
+    count: Count,
+    datatype: Handle,
+    (dest, sendtag): (c_int, c_int),
+    (source, recvtag): (c_int, c_int),
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    call(name, err_comm(comm), |rt| {
+        let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
+        check_buf(buf, n)?;
+        if request.is_null() {
+            return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
+        }
+        rt.check_send(c, dest, sendtag)?;
+        let mut out = vec![0u8; n];
+        if n > 0 {
+            // SAFETY: buf holds n readable bytes (the call's contract, checked non-NULL).
+            unsafe { std::ptr::copy_nonoverlapping(buf.cast::<u8>(), out.as_mut_ptr(), n) };
+        }
+        // SAFETY: buf stays valid and untouched until the request completes (the contract).
+        let r = unsafe { rt.start_recv(c, buf.cast(), n, source, recvtag)? };
+        // SAFETY: `out` moves into the pair below, its heap block unmoved, and lives until
+        // the pair completes.
+        let s = unsafe { rt.start_send(c, out.as_ptr(), n, dest, sendtag)? };
+        let id = rt.pml.pair(s, r, Some(out));
+        // SAFETY: checked non-NULL.
+        unsafe { request.write(request_handle(id)) };
+        Ok(())
+    })
+}
+
+mpi_fn! {
+    fn MPI_Isendrecv_replace / PMPI_Isendrecv_replace(
+        buf: *mut c_void, count: c_int, datatype: Handle, dest: c_int, sendtag: c_int,
+        source: c_int, recvtag: c_int, comm: Handle, request: *mut Handle
+    ) -> c_int {
+        isendrecv_replace("MPI_Isendrecv_replace", buf, count as Count, datatype, (dest, sendtag), (source, recvtag), comm, request)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Isendrecv_replace_c / PMPI_Isendrecv_replace_c(
+        buf: *mut c_void, count: Count, datatype: Handle, dest: c_int, sendtag: c_int,
+        source: c_int, recvtag: c_int, comm: Handle, request: *mut Handle
+    ) -> c_int {
+        isendrecv_replace("MPI_Isendrecv_replace_c", buf, count, datatype, (dest, sendtag), (source, recvtag), comm, request)
+    }
+}
+
 mpi_fn! {
     fn MPI_Get_count / PMPI_Get_count(status: *const MpiStatus, datatype: Handle, count: *mut c_int) -> c_int {
         if status.is_null() || count.is_null() {

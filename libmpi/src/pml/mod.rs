@@ -3,6 +3,7 @@
 //! eager (MATCH + CONT fragments) up to the eager limit, rendezvous above it (RTS, then a
 //! single-copy get by the receiver and FIN; or CTS and streamed DATA when no single copy).
 
+mod pair;
 mod posted;
 mod probe;
 pub mod request;
@@ -97,6 +98,8 @@ pub struct Pml {
     waiting: Option<*const AtomicU32>,
     /// Collective schedules in flight, advanced by every `progress` call.
     pub coll: crate::coll::Registry,
+    /// MPI_Isendrecv(_replace) requests in flight (`pair.rs`).
+    pairs: Vec<pair::Pair>,
 }
 
 /// MPI_Recv waiting without a request (the latency path). It starts only while nothing is
@@ -264,6 +267,7 @@ impl Pml {
                 unexpose: Vec::new(),
             },
             coll: crate::coll::Registry::default(),
+            pairs: Vec::new(),
         }
     }
 
@@ -658,6 +662,9 @@ impl Pml {
         }
         if !self.coll.is_idle() {
             n += crate::coll::progress(self);
+        }
+        if !self.pairs.is_empty() {
+            n += self.progress_pairs();
         }
         n
     }

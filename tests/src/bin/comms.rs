@@ -66,11 +66,54 @@ fn attributes(world: &rmpi::Communicator) {
     assert_eq!(live, 0, "every value was dropped");
 }
 
+/// Info objects and communicator hints: ordered keys, limits, set/get round trip, dup keeps the
+/// hints, dup_with_info replaces them, MPI_INFO_ENV.
+fn info_hints(world: &rmpi::Communicator) {
+    let mut i = rmpi::Info::new();
+    i.set("zeta", "1").unwrap();
+    i.set("alpha", "2").unwrap();
+    i.set("zeta", "3").unwrap();
+    assert_eq!(
+        (i.nkeys(), i.nthkey(0).unwrap(), i.nthkey(1).unwrap()),
+        (2, "zeta", "alpha")
+    );
+    assert_eq!(i.get("zeta").unwrap(), Some("3"));
+    let long = "k".repeat(rmpi::api::info::MAX_KEY + 1);
+    assert_eq!(i.set(&long, "v").unwrap_err().class, ErrorClass::InfoKey);
+    let long = "v".repeat(rmpi::api::info::MAX_VAL + 1);
+    assert_eq!(i.set("k", &long).unwrap_err().class, ErrorClass::InfoValue);
+    assert_eq!(i.delete("nope").unwrap_err().class, ErrorClass::InfoNokey);
+
+    let c = world.duplicate().expect("duplicate");
+    assert_eq!(c.info().unwrap().nkeys(), 0);
+    c.set_info(&i).unwrap();
+    let mut more = rmpi::Info::new();
+    more.set("mpi_assert_no_any_source", "true").unwrap();
+    more.set("alpha", "4").unwrap();
+    c.set_info(&more).unwrap();
+    let got = c.info().unwrap();
+    assert_eq!(got.nkeys(), 3);
+    assert_eq!(got.get("alpha").unwrap(), Some("4"));
+    assert_eq!(got.get("zeta").unwrap(), Some("3"));
+    let d = c.duplicate().expect("duplicate");
+    assert_eq!(d.info().unwrap(), got, "MPI_Comm_dup keeps the hints");
+    let e = c.duplicate_with_info(&more).expect("duplicate_with_info");
+    assert_eq!(e.info().unwrap(), more);
+
+    let env = rmpi::env_info();
+    assert_eq!(
+        env.get("maxprocs").unwrap(),
+        Some(world.size().to_string().as_str())
+    );
+    assert!(env.get("command").unwrap().unwrap().contains("comms"));
+}
+
 fn main() {
     let universe = rmpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
     let (to, from) = ((rank + 1) % size, (rank + size - 1) % size);
+    info_hints(&world);
 
     // A duplicate: congruent, and its traffic never matches WORLD's with the same tag.
     let dup = world.duplicate().expect("duplicate");
