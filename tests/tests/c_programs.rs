@@ -87,3 +87,13 @@ fn c_status_getters() {
         mpirun_np(np, &p, &[]).assert_no_errors(&format!("status_get at np {np}"));
     }
 }
+
+#[test]
+fn c_abi_introspection() {
+    // MPI_Abi_get_info's type sizes; the Fortran information a Fortran layer sets (none until
+    // then), before and after MPI_Init; bad arguments are MPI_ERR_ARG.
+    let p = c_program("tests/c/abi_info.c");
+    for np in [1, 3] {
+        mpirun_np(np, &p, &[]).assert_no_errors(&format!("abi_info at np {np}"));
+    }
+}

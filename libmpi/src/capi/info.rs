@@ -9,7 +9,7 @@ use super::comm::outside;
 use super::*;
 use crate::info::{self, Info};
 
-const INFO_NULL: usize = 0x130;
+pub(super) const INFO_NULL: usize = 0x130;
 const INFO_ENV: usize = 0x131;
 /// Info handles: `INFO_BASE + slot`, below `INFO_BASE + KIND_SPAN` (fits an int for MPI_Info_toint).
 const INFO_BASE: usize = 0x4000_0000;
@@ -50,7 +50,7 @@ pub(super) fn hints(h: Handle) -> Result<Info> {
     }
 }
 
-fn new_handle(i: Info) -> Handle {
+pub(super) fn new_handle(i: Info) -> Handle {
     (INFO_BASE + info::add(i)) as Handle
 }
 

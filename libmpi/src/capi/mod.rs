@@ -3,6 +3,7 @@
 //! Every function exists twice, `PMPI_x` (the implementation) and `MPI_x` (calling it), so
 //! profiling tools can interpose on `MPI_x`.
 
+mod abi;
 mod attr;
 mod coll;
 mod coll_v;
@@ -12,8 +13,8 @@ pub(crate) mod env;
 mod errh;
 mod group;
 mod handle_int;
-mod neighbor;
 mod info;
+mod neighbor;
 mod ops;
 mod p2p;
 mod p2p_completion;
