@@ -178,10 +178,10 @@ mod tests {
         for n in 1..=40 {
             let mut met = vec![vec![0u32; n]; n];
             for r in 0..rounds(n) {
-                for me in 0..n {
+                for (me, row) in met.iter_mut().enumerate() {
                     if let Some(p) = partner(n, r, me) {
                         assert_eq!(partner(n, r, p), Some(me), "n {n} round {r} rank {me}");
-                        met[me][p] += 1;
+                        row[p] += 1;
                     }
                 }
             }
