@@ -137,7 +137,7 @@ fn wait(
             return Some(Wait::Stop);
         }
         spins = spins.wrapping_add(1);
-        if spins % 4096 == 0 {
+        if spins & 4095 == 0 {
             let now = Instant::now();
             if now > deadline {
                 return None;

@@ -13,8 +13,11 @@ use super::info::{hints, new_handle, INFO_NULL};
 use super::*;
 use crate::info::Info;
 
-/// What a Fortran layer set: its info, and its LOGICAL size with the true and false values.
-static FORTRAN: Mutex<(Option<Info>, Option<(usize, Vec<u8>, Vec<u8>)>)> = Mutex::new((None, None));
+/// A Fortran layer's LOGICAL: its size, and its true and false values.
+type Booleans = (usize, Vec<u8>, Vec<u8>);
+
+/// What a Fortran layer set: its info, and its booleans.
+static FORTRAN: Mutex<(Option<Info>, Option<Booleans>)> = Mutex::new((None, None));
 
 fn arg_ptr<T>(p: *const T, what: &str) -> Result<()> {
     if p.is_null() {
