@@ -169,7 +169,17 @@ mod tests {
             .spawn()
             .unwrap();
         let me = std::process::id() as i32;
-        let tree = ProcTree::read().tree(me);
+        // The children files may miss a child for a moment (the kernel documents them as not
+        // reliable while processes fork and exit, as other tests' do here); the scan in use is
+        // repeated too, so ask a few times.
+        let mut tree = Vec::new();
+        for _ in 0..100 {
+            tree = ProcTree::read().tree(me);
+            if tree.contains(&(child.id() as i32)) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         let _ = child.kill();
         let _ = child.wait();
         assert!(tree.contains(&(child.id() as i32)), "{tree:?}");
