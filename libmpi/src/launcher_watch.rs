@@ -46,9 +46,12 @@ impl Watch {
             thread: Some(thread),
         })
     }
+}
 
-    /// Stop watching (MPI_Finalize): the launcher may close the socket from now on.
-    pub fn stop(mut self) {
+impl Drop for Watch {
+    /// Stop watching (MPI_Finalize drops it: the launcher may close the socket from then on;
+    /// so does an MPI_Init that fails after starting it): the thread never outlives its handle.
+    fn drop(&mut self) {
         let one: u64 = 1;
         // SAFETY: writes 8 bytes from a live u64 to our eventfd.
         unsafe { libc::write(self.wake.as_raw_fd(), (&one as *const u64).cast(), 8) };
@@ -73,7 +76,7 @@ fn watch(sock: OwnedFd, wake: RawFd, rank: i32) {
     ];
     loop {
         // SAFETY: `fds` is a live array of two pollfd; both descriptors stay open while we poll
-        // (`sock` is ours; `wake` is closed only after `stop` has joined this thread).
+        // (`sock` is ours; `wake` is closed only after `Drop` has joined this thread).
         let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
         if n < 0 {
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {

@@ -245,7 +245,8 @@ impl Runtime {
                 };
                 // A descheduled sender would stall the receiver that asked it for help.
                 let coop = params.coop_copy_min > 0 && !yield_when_idle;
-                // Far peers get a smaller eager limit: measured, per pair (btl/sm.rs).
+                // With btl_sm_eager_limit_far set, far peers get a smaller eager limit,
+                // measured per pair (btl/sm.rs; off by default).
                 let eager = crate::btl::sm::probe_eager_limits(
                     &transport,
                     &params,
@@ -599,9 +600,7 @@ impl Runtime {
             );
         }
         // From here the launcher may close our connection while we run on.
-        if let Some(w) = self.watch.take() {
-            w.stop();
-        }
+        drop(self.watch.take());
         if let Some(p) = self.pmi.as_mut() {
             p.barrier()?;
             p.finalize()?;
