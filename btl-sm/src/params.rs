@@ -85,13 +85,12 @@ pub const PAYLOAD_BYTES_MAX: usize = 1 << 30;
 pub const DEFAULT_FIFO_CELLS: usize = 256;
 pub const DEFAULT_PAYLOAD_BYTES: usize = 64 << 10;
 pub const DEFAULT_EAGER_LIMIT: usize = 16384;
-/// Far peers keep the eager limit (so there is no probe) by default. An eager message crosses
-/// between the cores twice and a CMA read once, but CMA's fixed cost (pinning the sender's
-/// pages, its mm's locks) grows with the distance too: measured with unmodified OSU 5.3 in the
-/// VM's slow states, osu_latency 8 KiB is 3.7-4.3 us eager and 7.7-8.2 us by CMA (Open MPI,
-/// CMA: 7.7), 16 KiB 5.2-6.4 eager and 7.1-7.3 by CMA. A machine where that differs can set it
-/// (e.g. 4096) and have each pair measured.
-pub const DEFAULT_EAGER_LIMIT_FAR: usize = DEFAULT_EAGER_LIMIT;
+/// Far peers: an eager message crosses between the cores twice, a CMA read once. Measured with
+/// unmodified OSU 5.3 in the VM's slow state (probe 227-254 ns), 3 interleaved rounds: osu_bw
+/// 8/16 KiB 2088-2125/2210 MB/s eager, 3754-3774/5726-5829 by CMA (Open MPI 3389-3448/
+/// 5267-5418); osu_latency 8/16 KiB 4.64-4.79/8.68-8.98 us eager, 2.98-3.07/3.62-3.66 by CMA
+/// (Open MPI 3.11/3.78). Near pairs keep 16 KiB: eager wins there (osu_bw 8 KiB 23352 MB/s).
+pub const DEFAULT_EAGER_LIMIT_FAR: usize = 4096;
 /// Between the ~40 ns of ranks that share a cache and the 150-300 ns of other chiplets/sockets.
 pub const DEFAULT_NEAR_NS: u32 = 80;
 /// Sharing the copy pays from here: measured 1.6x at 64 KiB, 2x from 256 KiB (two cores copy).
@@ -123,7 +122,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "btl_sm_eager_limit_far",
-        default: "16384 (= btl_sm_eager_limit: no probe)",
+        default: "4096",
         meaning: "eager limit toward a local peer that the line probe at MPI_Init finds far \
                   (one-way cache-line transfer above btl_sm_near_ns: another chiplet or \
                   socket); the probe runs only when this is below btl_sm_eager_limit, with \

@@ -245,8 +245,8 @@ impl Runtime {
                 };
                 // A descheduled sender would stall the receiver that asked it for help.
                 let coop = params.coop_copy_min > 0 && !yield_when_idle;
-                // With btl_sm_eager_limit_far set, far peers get a smaller eager limit,
-                // measured per pair (btl/sm.rs; off by default).
+                // Far peers get a smaller eager limit (btl_sm_eager_limit_far),
+                // measured per pair (btl/sm.rs).
                 let eager = crate::btl::sm::probe_eager_limits(
                     &transport,
                     &params,
