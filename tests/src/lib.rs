@@ -253,3 +253,35 @@ pub fn shm_leftovers() -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// Run a third-party client's project script (`scripts/NAME.sh --quick`) for this build: the
+/// profile in `RMPI_<NAME>_PROFILE`, cargo's target directory beside ours, its report in
+/// `target/NAME/quick.out` (run_bounded reads pipes only at the end), printed. None when the
+/// script said it skipped (no registry); otherwise the report, after asserting exit 0.
+pub fn client_script_quick(name: &str, limit: Duration) -> Option<String> {
+    ensure_built();
+    let target = target_dir();
+    let profile = target
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("profile");
+    let dir = target.parent().expect("target dir").join(name);
+    std::fs::create_dir_all(&dir).expect("create the client's target dir");
+    let out_path = dir.join("quick.out");
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(r#""$0" --quick > "$1" 2>&1"#)
+        .arg(repo_root().join(format!("scripts/{name}.sh")))
+        .arg(&out_path)
+        .env(format!("RMPI_{}_PROFILE", name.to_uppercase()), profile)
+        .env("CARGO_TARGET_DIR", target.parent().expect("target dir"));
+    let r = run_bounded(cmd, limit);
+    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
+    println!("{text}");
+    if text.contains(&format!("{name}.sh: skipped:")) {
+        assert_eq!(r.code, Some(0), "skipped, yet exit {:?}", r.code);
+        return None;
+    }
+    assert_eq!(r.code, Some(0), "scripts/{name}.sh --quick failed:\n{text}");
+    Some(text)
+}

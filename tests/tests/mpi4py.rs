@@ -5,7 +5,6 @@
 //! fail, error, crash or hang. Without PyPI (no network) the script says why and the test passes.
 //! The full suite, and Open MPI as the baseline: `scripts/mpi4py.sh --baseline`.
 
-use std::process::Command;
 use std::time::Duration;
 
 use rmpi_tests::*;
@@ -20,32 +19,10 @@ fn mpi4py_quick_subset() {
             return;
         }
     }
-    ensure_built();
-    let target = target_dir();
-    let profile = target
-        .file_name()
-        .and_then(|n| n.to_str())
-        .expect("profile");
-    let dir = target.parent().expect("target dir").join("mpi4py");
-    std::fs::create_dir_all(&dir).expect("create target/mpi4py");
-    // The report goes to a file (run_bounded reads its pipes only at the end).
-    let out_path = dir.join("quick.out");
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(r#""$0" --quick > "$1" 2>&1"#)
-        .arg(repo_root().join("scripts/mpi4py.sh"))
-        .arg(&out_path)
-        .env("RMPI_MPI4PY_PROFILE", profile)
-        .env("CARGO_TARGET_DIR", target.parent().expect("target dir"));
-    // A first build of mpi4py takes minutes; each test module's job is bounded by the script.
-    let r = run_bounded(cmd, Duration::from_secs(2400));
-    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
-    println!("{text}");
-    if text.contains("mpi4py.sh: skipped:") {
-        assert_eq!(r.code, Some(0), "skipped, yet exit {:?}", r.code);
+    // A first build takes minutes; each job is bounded by the script.
+    let Some(text) = client_script_quick("mpi4py", Duration::from_secs(2400)) else {
         return;
-    }
-    assert_eq!(r.code, Some(0), "scripts/mpi4py.sh --quick failed:\n{text}");
+    };
     for np in [1, 2] {
         let row = text
             .lines()

@@ -6,7 +6,6 @@
 //! script says why and the test passes. rsmpi's own examples, and Open MPI as the baseline:
 //! `scripts/rsmpi.sh --baseline`.
 
-use std::process::Command;
 use std::time::Duration;
 
 use rmpi_tests::*;
@@ -19,32 +18,10 @@ fn rsmpi_client() {
         println!("rsmpi: skipped under RMPI_TEST_FEATURES (run in the default configuration)");
         return;
     }
-    ensure_built();
-    let target = target_dir();
-    let profile = target
-        .file_name()
-        .and_then(|n| n.to_str())
-        .expect("profile");
-    let dir = target.parent().expect("target dir").join("rsmpi");
-    std::fs::create_dir_all(&dir).expect("create target/rsmpi");
-    // The report goes to a file (run_bounded reads its pipes only at the end).
-    let out_path = dir.join("quick.out");
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(r#""$0" --quick > "$1" 2>&1"#)
-        .arg(repo_root().join("scripts/rsmpi.sh"))
-        .arg(&out_path)
-        .env("RMPI_RSMPI_PROFILE", profile)
-        .env("CARGO_TARGET_DIR", target.parent().expect("target dir"));
-    // A first build of rsmpi (bindgen, syn) takes minutes; each job is bounded by the script.
-    let r = run_bounded(cmd, Duration::from_secs(1800));
-    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
-    println!("{text}");
-    if text.contains("rsmpi.sh: skipped:") {
-        assert_eq!(r.code, Some(0), "skipped, yet exit {:?}", r.code);
+    // A first build takes minutes; each job is bounded by the script.
+    let Some(text) = client_script_quick("rsmpi", Duration::from_secs(1800)) else {
         return;
-    }
-    assert_eq!(r.code, Some(0), "scripts/rsmpi.sh --quick failed:\n{text}");
+    };
     for np in [2, 3] {
         assert!(
             text.contains(&format!(
