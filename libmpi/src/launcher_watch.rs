@@ -79,9 +79,12 @@ fn watch(sock: OwnedFd, wake: RawFd, rank: i32) {
         // (`sock` is ours; `wake` is closed only after `Drop` has joined this thread).
         let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
         if n < 0 {
-            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
                 continue;
             }
+            // Not expected (both descriptors are ours); say so rather than lose the watch quietly.
+            eprintln!("rmpi: rank {rank}: the launcher watch stopped: poll failed: {e}");
             return;
         }
         if fds[1].revents != 0 {
