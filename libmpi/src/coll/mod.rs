@@ -9,6 +9,7 @@
 
 pub mod algos;
 pub mod schedule;
+pub mod stage;
 
 use std::collections::HashMap;
 

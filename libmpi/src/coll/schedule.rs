@@ -50,6 +50,16 @@ enum Step {
         to: At,
         len: usize,
     },
+    /// Pack the whole message `m` (user memory, any layout) into `to` (a staging temporary).
+    Pack {
+        m: Msg,
+        to: At,
+    },
+    /// Unpack `from` (a staging temporary) into the whole message `m`.
+    Unpack {
+        from: At,
+        m: Msg,
+    },
     /// `to = from op to` over `count` elements; `rev`: `to = to op from`.
     Reduce {
         from: At,
@@ -88,6 +98,8 @@ pub struct Builder<'c> {
     comm: &'c Comm,
     s: Schedule,
     cur: Vec<Step>,
+    /// Steps of the last round, after everything else (unpacking staged receive buffers).
+    post: Vec<Step>,
 }
 
 impl<'c> Builder<'c> {
@@ -109,6 +121,7 @@ impl<'c> Builder<'c> {
                 error: 0,
             },
             cur: Vec::new(),
+            post: Vec::new(),
         }
     }
 
@@ -226,7 +239,30 @@ impl<'c> Builder<'c> {
         }
     }
 
+    /// Pack message `m` into `to` now (before any later step of this round).
+    pub fn pack(&mut self, m: Msg, to: At) {
+        if m.len > 0 {
+            self.cur.push(Step::Pack { m, to });
+        }
+    }
+
+    /// Unpack `from` into message `m` once everything else has completed.
+    pub fn unpack_at_end(&mut self, from: At, m: Msg) {
+        if m.len > 0 {
+            self.post.push(Step::Unpack { from, m });
+        }
+    }
+
+    /// Copy `from` to `to` once everything else has completed, before the unpacking steps.
+    pub fn copy_at_end(&mut self, from: At, to: At, len: usize) {
+        if len > 0 {
+            self.post.insert(0, Step::Copy { from, to, len });
+        }
+    }
+
     pub fn finish(mut self) -> Schedule {
+        self.round();
+        self.cur = std::mem::take(&mut self.post);
         self.round();
         self.s
     }
@@ -309,6 +345,20 @@ impl Schedule {
                 let (s, d) = (self.ptr(from), self.ptr(to));
                 // SAFETY: both ranges are valid for `len` bytes (see above); `copy` allows overlap.
                 unsafe { std::ptr::copy(s, d, len) };
+                return;
+            }
+            Step::Pack { ref m, to } => {
+                let d = self.ptr(to);
+                // SAFETY: the temporary holds `m.len` bytes from `to` (the staging code sized
+                // it); the message's bytes are the caller's readable send data.
+                unsafe { m.read(0, std::slice::from_raw_parts_mut(d, m.len)) };
+                return;
+            }
+            Step::Unpack { from, ref m } => {
+                let s = self.ptr(from);
+                // SAFETY: as for Pack; the message's bytes are the caller's receive buffer,
+                // written by nothing else until the schedule completes.
+                unsafe { m.write(0, std::slice::from_raw_parts(s.cast_const(), m.len)) };
                 return;
             }
             Step::Reduce {

@@ -43,6 +43,9 @@ pub struct Layout {
     /// (for MPI_Get_elements).
     elements: usize,
     basic_size: Option<usize>,
+    /// The predefined type (ABI handle) every basic element of the type map has, if they all
+    /// have the same one: what a reduction over this type applies its op to.
+    basic_type: Option<usize>,
 }
 
 /// Alignment of a basic type of `size` bytes on x86-64/aarch64 LP64.
@@ -77,6 +80,7 @@ impl Layout {
             explicit: false,
             elements: (size > 0) as usize,
             basic_size: (size > 0).then_some(size),
+            basic_type: None,
         }
     }
 
@@ -94,7 +98,7 @@ impl Layout {
             l.basic_size = None;
             l
         };
-        match handle {
+        let mut l = match handle {
             0x229 | 0x22a => pair(8, 8, 16, 8), // MPI_DOUBLE_INT, MPI_LONG_INT
             0x22c => pair(2, 4, 8, 4),          // MPI_SHORT_INT
             0x22d => pair(16, 16, 32, 16),      // MPI_LONG_DOUBLE_INT
@@ -105,7 +109,24 @@ impl Layout {
             0x212 | 0x213 | 0x21b => Layout::basic(size, 4),
             0x216 | 0x217 | 0x21d => Layout::basic(size, 8),
             _ => Layout::basic(size, basic_align(size)),
-        }
+        };
+        l.basic_type = Some(handle);
+        l
+    }
+
+    /// The predefined type all basic elements share (None when they differ or for a type
+    /// built from `Layout::basic`).
+    pub fn basic_type(&self) -> Option<usize> {
+        self.basic_type
+    }
+
+    /// One element is `size` bytes at offset 0, one extent long: `count` elements are one run
+    /// from the buffer start, so the type moves as plain bytes.
+    pub fn is_dense(&self) -> bool {
+        self.size == 0
+            || (self.lb == 0
+                && self.extent() == self.size as isize
+                && self.contiguous_run(2) == Some((0, 2 * self.size)))
     }
 
     /// A basic type that counts as two basic elements of half its size.
@@ -360,6 +381,8 @@ struct Builder {
     elements: usize,
     /// Common basic size so far: None before any data, Some(None) once sizes differ.
     basic_size: Option<Option<usize>>,
+    /// Common basic type so far, in the same way.
+    basic_type: Option<Option<usize>>,
 }
 
 fn widen(b: &mut Option<(isize, isize)>, lo: isize, hi: isize) {
@@ -416,6 +439,11 @@ impl Builder {
         self.basic_size = match self.basic_size {
             None => Some(child.basic_size),
             Some(b) if b == child.basic_size => Some(b),
+            Some(_) => Some(None),
+        };
+        self.basic_type = match self.basic_type {
+            None => Some(child.basic_type),
+            Some(b) if b == child.basic_type => Some(b),
             Some(_) => Some(None),
         };
         let (l, h) = (lo(child.true_lb), hi(child.true_ub));
@@ -476,6 +504,7 @@ impl Builder {
             explicit,
             elements: self.elements,
             basic_size: self.basic_size.flatten(),
+            basic_type: self.basic_type.flatten(),
         })
     }
 }
