@@ -23,3 +23,8 @@ fn run_c(name: &str) {
 fn c_collectives_with_derived_types() {
     run_c("coll_derived");
 }
+
+#[test]
+fn c_point_to_point_modes_with_derived_types() {
+    run_c("p2p_derived");
+}

@@ -98,6 +98,7 @@ pub(crate) fn byte_len(count: usize, size: usize) -> Result<usize> {
 /// Bytes of `count` elements for calls that move a raw buffer (no datatype layout): predefined
 /// types, and derived ones whose data is one run from the buffer start. Other derived types are
 /// refused rather than sent as the wrong bytes.
+#[allow(dead_code)] // for raw-buffer calls outside point-to-point and collectives
 pub(crate) fn contiguous_bytes(count: Count, datatype: Handle) -> Result<usize> {
     if count < 0 {
         return Err(Error::new(

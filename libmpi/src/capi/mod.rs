@@ -160,12 +160,6 @@ fn request_id(h: Handle) -> Result<Option<pml::ReqId>> {
     }
 }
 
-/// Bytes of `count` elements for calls that move a raw buffer: predefined types and derived
-/// types whose data is one run from the buffer start (others are refused, see contiguous_bytes).
-fn message_bytes(count: Count, datatype: Handle) -> Result<usize> {
-    datatype::contiguous_bytes(count, datatype)
-}
-
 /// Packed bytes of `count` elements of `datatype`, any layout (a size, not a buffer extent).
 fn packed_bytes(count: c_int, datatype: Handle) -> Result<usize> {
     if count < 0 {

@@ -140,22 +140,3 @@ pub fn stage_one(
 ) -> Result<(At, usize)> {
     Ok(stage(b, buf, shape, &[count], &[0], dir)?.first())
 }
-
-/// `n` blocks of `count` elements, one after another (a gather's or scatter's buffer).
-pub fn stage_uniform(
-    b: &mut Builder,
-    buf: *mut u8,
-    shape: &Shape,
-    count: usize,
-    n: usize,
-    dir: Dir,
-) -> Result<Blocks> {
-    let step = shape.offset(count as isize)?;
-    let displs = (0..n as isize)
-        .map(|i| {
-            i.checked_mul(step)
-                .ok_or_else(|| Error::new(ErrorClass::Count, "buffer size overflows"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    stage(b, buf, shape, &vec![count; n], &displs, dir)
-}
