@@ -4,11 +4,11 @@
 use std::ffi::{c_int, c_void};
 
 use super::coll::{
-    at, check_root, coll, coll_fns, count_of, in_place, layout, pick, shape, side, side_bytes, side_v, Wide,
+    at, check_buf, check_root, coll, coll_fns, extent_of, count_of, in_place, layout, pick, shape, side, side_bytes, side_v, Wide,
 };
 use super::*;
-use crate::coll::stage::{Blocks, Dir};
-use crate::coll::{algos, At, Builder};
+use crate::coll::stage::{self, Blocks, Dir};
+use crate::coll::{algos, At, Buf, Builder};
 
 /// The send side of a gather/allgather: None for MPI_IN_PLACE.
 fn send_side(
@@ -308,41 +308,15 @@ fn stage_per(b: &mut Builder, buf: *const c_void, p: &Per, dir: Dir, what: &str)
         let sh = shape(p.types.first().copied().unwrap_or(0x247 as Handle))?;
         return side_bytes(b, buf, &p.counts, &p.displs, &sh, dir, what);
     }
-    // Per-rank types: stage each block; if every block stays in the user buffer the byte
-    // displacements are usable as they are.
-    let shapes = p.types.iter().map(|&t| shape(t)).collect::<Result<Vec<_>>>()?;
-    if shapes.iter().all(|s| s.layout.is_none()) && p.displs.iter().all(|&d| d >= 0) {
-        let sh = crate::coll::stage::Shape::dense(1);
-        let lens = (0..n)
-            .map(|i| shapes[i].bytes(p.counts[i]))
-            .collect::<Result<Vec<_>>>()?;
-        return side_bytes(b, buf, &lens, &p.displs, &sh, dir, what);
-    }
-    // Mixed: one temporary holding every block packed, each block staged through its type.
-    let lens = (0..n)
-        .map(|i| shapes[i].bytes(p.counts[i]))
+    // Per-rank types: each block through its own type.
+    let blocks = (0..n)
+        .map(|i| Ok((shape(p.types[i])?, p.counts[i], p.displs[i])))
         .collect::<Result<Vec<_>>>()?;
-    let total = lens.iter().sum::<usize>();
-    let t = b.tmp(total);
-    let mut displs = Vec::with_capacity(n);
-    let mut off = 0;
-    for i in 0..n {
-        let blk = side_bytes(b, buf, &p.counts[i..=i], &p.displs[i..=i], &shapes[i], dir, what)?;
-        // Move between the block's own staging and the shared temporary.
-        if dir != Dir::Out {
-            b.copy(blk.at.add(blk.displs[0]), t.add(off), lens[i]);
-        }
-        if dir != Dir::In {
-            b.copy_at_end(t.add(off), blk.at.add(blk.displs[0]), lens[i]);
-        }
-        displs.push(off);
-        off += lens[i];
+    let staged = stage::stage_mixed(b, buf as *mut u8, &blocks, dir)?;
+    if matches!(staged.at.0, Buf::User(_)) || in_place(buf) {
+        check_buf(buf, extent_of(&staged.lens, &staged.displs), what)?;
     }
-    Ok(Blocks {
-        at: t,
-        lens,
-        displs,
-    })
+    Ok(staged)
 }
 
 #[allow(clippy::too_many_arguments)]

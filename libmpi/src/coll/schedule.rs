@@ -253,13 +253,6 @@ impl<'c> Builder<'c> {
         }
     }
 
-    /// Copy `from` to `to` once everything else has completed, before the unpacking steps.
-    pub fn copy_at_end(&mut self, from: At, to: At, len: usize) {
-        if len > 0 {
-            self.post.insert(0, Step::Copy { from, to, len });
-        }
-    }
-
     pub fn finish(mut self) -> Schedule {
         self.round();
         self.cur = std::mem::take(&mut self.post);

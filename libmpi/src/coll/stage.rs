@@ -89,15 +89,43 @@ pub fn stage(
     displs: &[isize],
     dir: Dir,
 ) -> Result<Blocks> {
-    let lens = counts
+    let blocks: Vec<(Shape, usize, isize)> = counts
         .iter()
-        .map(|&c| shape.bytes(c))
+        .zip(displs)
+        .map(|(&c, &d)| (shape.clone(), c, d))
+        .collect();
+    stage_mixed(b, buf, &blocks, dir)
+}
+
+/// One block of `count` elements at `buf`.
+pub fn stage_one(
+    b: &mut Builder,
+    buf: *mut u8,
+    shape: &Shape,
+    count: usize,
+    dir: Dir,
+) -> Result<(At, usize)> {
+    Ok(stage(b, buf, shape, &[count], &[0], dir)?.first())
+}
+
+/// Blocks with a shape each (MPI_Alltoallw): `(shape, count, byte displacement)` per rank.
+/// All dense at non-negative displacements: in place. Otherwise every block is packed into
+/// one temporary through its own type.
+pub fn stage_mixed(
+    b: &mut Builder,
+    buf: *mut u8,
+    blocks: &[(Shape, usize, isize)],
+    dir: Dir,
+) -> Result<Blocks> {
+    let lens = blocks
+        .iter()
+        .map(|(s, c, _)| s.bytes(*c))
         .collect::<Result<Vec<_>>>()?;
-    if shape.layout.is_none() && displs.iter().all(|&d| d >= 0) {
+    if blocks.iter().all(|(s, _, d)| s.layout.is_none() && *d >= 0) {
         return Ok(Blocks {
             at: At(Buf::User(buf), 0),
             lens,
-            displs: displs.iter().map(|&d| d as usize).collect(),
+            displs: blocks.iter().map(|&(_, _, d)| d as usize).collect(),
         });
     }
     let total = lens
@@ -106,12 +134,12 @@ pub fn stage(
         .filter(|&t| t <= isize::MAX as usize)
         .ok_or_else(|| Error::new(ErrorClass::Count, "collective buffer size overflows"))?;
     let tmp = b.tmp(total);
-    let mut packed = Vec::with_capacity(counts.len());
+    let mut packed = Vec::with_capacity(blocks.len());
     let mut off = 0;
-    for (i, &c) in counts.iter().enumerate() {
-        let p = buf.wrapping_offset(displs[i]);
-        let m = match &shape.layout {
-            Some(l) => Msg::typed(p, c, l),
+    for (i, (s, c, d)) in blocks.iter().enumerate() {
+        let p = buf.wrapping_offset(*d);
+        let m = match &s.layout {
+            Some(l) => Msg::typed(p, *c, l),
             None => Msg::bytes(p, lens[i]),
         };
         if dir != Dir::Out {
@@ -128,15 +156,4 @@ pub fn stage(
         lens,
         displs: packed,
     })
-}
-
-/// One block of `count` elements at `buf`.
-pub fn stage_one(
-    b: &mut Builder,
-    buf: *mut u8,
-    shape: &Shape,
-    count: usize,
-    dir: Dir,
-) -> Result<(At, usize)> {
-    Ok(stage(b, buf, shape, &[count], &[0], dir)?.first())
 }
