@@ -6,6 +6,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Arc;
 
 use super::*;
+use crate::datatype::contents::{combiner::*, Contents};
 use crate::datatype::{table, Layout, Msg};
 use crate::error::err;
 
@@ -179,6 +180,24 @@ fn aints(v: &[Aint]) -> Vec<Count> {
     v.iter().map(|&x| x as Count).collect()
 }
 
+/// A constructor's record for MPI_Type_get_contents.
+fn rec(combiner: i32, ints: Vec<Count>, aints: Vec<Count>, types: &[Handle]) -> Result<Contents> {
+    let types = types
+        .iter()
+        .map(|&t| table::type_arg(t as usize))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Contents::new(combiner, ints, aints, types))
+}
+
+/// `n` followed by the arrays, as the integer arguments of MPI_Type_get_contents.
+fn cat(n: usize, parts: &[&[Count]]) -> Vec<Count> {
+    let mut v = vec![n as Count];
+    for p in parts {
+        v.extend_from_slice(p);
+    }
+    v
+}
+
 fn old(h: Handle) -> Result<Arc<Layout>> {
     table::layout(h as usize)
 }
@@ -187,11 +206,12 @@ fn old(h: Handle) -> Result<Arc<Layout>> {
 ///
 /// # Safety
 /// `newtype` is NULL or points to a writable MPI_Datatype.
-unsafe fn create(newtype: *mut Handle, l: Result<Layout>) -> Result<()> {
+unsafe fn create(newtype: *mut Handle, l: Result<Layout>, c: Result<Contents>) -> Result<()> {
     if newtype.is_null() {
         return err(ErrorClass::Arg, "newtype pointer is NULL");
     }
-    let h = table::insert(Arc::new(l?));
+    let l = l?;
+    let h = table::insert_with(Arc::new(l), Some(c?));
     // SAFETY: checked non-NULL above; the caller's contract.
     unsafe { put(newtype, h as Handle, "newtype") }
 }
@@ -273,7 +293,7 @@ mpi_fn! {
     fn MPI_Type_contiguous / PMPI_Type_contiguous(count: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_contiguous", || unsafe {
-            create(newtype, nonneg(count.into(), "count").and_then(|n| Layout::contiguous(n, &*old(oldtype)?)))
+            create(newtype, nonneg(count.into(), "count").and_then(|n| Layout::contiguous(n, &*old(oldtype)?)), rec(CONTIGUOUS, vec![count.into()], vec![], &[oldtype]))
         })
     }
 }
@@ -282,7 +302,7 @@ mpi_fn! {
     fn MPI_Type_contiguous_c / PMPI_Type_contiguous_c(count: Count, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_contiguous_c", || unsafe {
-            create(newtype, nonneg(count, "count").and_then(|n| Layout::contiguous(n, &*old(oldtype)?)))
+            create(newtype, nonneg(count, "count").and_then(|n| Layout::contiguous(n, &*old(oldtype)?)), rec(CONTIGUOUS, vec![count], vec![], &[oldtype]))
         })
     }
 }
@@ -291,7 +311,7 @@ mpi_fn! {
     fn MPI_Type_vector / PMPI_Type_vector(count: c_int, blocklength: c_int, stride: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_vector", || unsafe {
-            create(newtype, vector(count.into(), blocklength.into(), stride.into(), true, oldtype))
+            create(newtype, vector(count.into(), blocklength.into(), stride.into(), true, oldtype), rec(VECTOR, vec![count.into(), blocklength.into(), stride.into()], vec![], &[oldtype]))
         })
     }
 }
@@ -300,7 +320,7 @@ mpi_fn! {
     fn MPI_Type_vector_c / PMPI_Type_vector_c(count: Count, blocklength: Count, stride: Count, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_vector_c", || unsafe {
-            create(newtype, vector(count, blocklength, stride, true, oldtype))
+            create(newtype, vector(count, blocklength, stride, true, oldtype), rec(VECTOR, vec![count, blocklength, stride], vec![], &[oldtype]))
         })
     }
 }
@@ -309,7 +329,7 @@ mpi_fn! {
     fn MPI_Type_create_hvector / PMPI_Type_create_hvector(count: c_int, blocklength: c_int, stride: Aint, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_create_hvector", || unsafe {
-            create(newtype, vector(count.into(), blocklength.into(), stride as Count, false, oldtype))
+            create(newtype, vector(count.into(), blocklength.into(), stride as Count, false, oldtype), rec(HVECTOR, vec![count.into(), blocklength.into()], vec![stride as Count], &[oldtype]))
         })
     }
 }
@@ -318,7 +338,7 @@ mpi_fn! {
     fn MPI_Type_create_hvector_c / PMPI_Type_create_hvector_c(count: Count, blocklength: Count, stride: Count, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_create_hvector_c", || unsafe {
-            create(newtype, vector(count, blocklength, stride, false, oldtype))
+            create(newtype, vector(count, blocklength, stride, false, oldtype), rec(HVECTOR, vec![count, blocklength], vec![stride], &[oldtype]))
         })
     }
 }
@@ -330,7 +350,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&widen(b), &widen(d), true, oldtype)) }
+            unsafe { create(newtype, indexed(&widen(b), &widen(d), true, oldtype), rec(INDEXED, cat(n, &[&widen(b), &widen(d)]), vec![], &[oldtype])) }
         })
     }
 }
@@ -342,7 +362,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(b, d, true, oldtype)) }
+            unsafe { create(newtype, indexed(b, d, true, oldtype), rec(INDEXED, cat(n, &[b, d]), vec![], &[oldtype])) }
         })
     }
 }
@@ -354,7 +374,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&widen(b), &aints(d), false, oldtype)) }
+            unsafe { create(newtype, indexed(&widen(b), &aints(d), false, oldtype), rec(HINDEXED, cat(n, &[&widen(b)]), aints(d), &[oldtype])) }
         })
     }
 }
@@ -366,7 +386,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(b, d, false, oldtype)) }
+            unsafe { create(newtype, indexed(b, d, false, oldtype), rec(HINDEXED, cat(n, &[b]), d.to_vec(), &[oldtype])) }
         })
     }
 }
@@ -378,7 +398,7 @@ mpi_fn! {
             // SAFETY: the array holds `count` entries, per the standard.
             let d = unsafe { arr(displacements, n, "array_of_displacements")? };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&vec![blocklength.into(); n], &widen(d), true, oldtype)) }
+            unsafe { create(newtype, indexed(&vec![blocklength.into(); n], &widen(d), true, oldtype), rec(INDEXED_BLOCK, cat(n, &[&[blocklength.into()], &widen(d)]), vec![], &[oldtype])) }
         })
     }
 }
@@ -390,7 +410,7 @@ mpi_fn! {
             // SAFETY: the array holds `count` entries, per the standard.
             let d = unsafe { arr(displacements, n, "array_of_displacements")? };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&vec![blocklength; n], d, true, oldtype)) }
+            unsafe { create(newtype, indexed(&vec![blocklength; n], d, true, oldtype), rec(INDEXED_BLOCK, cat(n, &[&[blocklength], d]), vec![], &[oldtype])) }
         })
     }
 }
@@ -402,7 +422,7 @@ mpi_fn! {
             // SAFETY: the array holds `count` entries, per the standard.
             let d = unsafe { arr(displacements, n, "array_of_displacements")? };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&vec![blocklength.into(); n], &aints(d), false, oldtype)) }
+            unsafe { create(newtype, indexed(&vec![blocklength.into(); n], &aints(d), false, oldtype), rec(HINDEXED_BLOCK, vec![n as Count, blocklength.into()], aints(d), &[oldtype])) }
         })
     }
 }
@@ -414,7 +434,7 @@ mpi_fn! {
             // SAFETY: the array holds `count` entries, per the standard.
             let d = unsafe { arr(displacements, n, "array_of_displacements")? };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&vec![blocklength; n], d, false, oldtype)) }
+            unsafe { create(newtype, indexed(&vec![blocklength; n], d, false, oldtype), rec(HINDEXED_BLOCK, vec![n as Count, blocklength], d.to_vec(), &[oldtype])) }
         })
     }
 }
@@ -426,7 +446,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d, t) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?, arr(types, n, "array_of_types")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, structure(&widen(b), &aints(d), t)) }
+            unsafe { create(newtype, structure(&widen(b), &aints(d), t), rec(STRUCT, cat(n, &[&widen(b)]), aints(d), t)) }
         })
     }
 }
@@ -438,7 +458,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d, t) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?, arr(types, n, "array_of_types")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, structure(b, d, t)) }
+            unsafe { create(newtype, structure(b, d, t), rec(STRUCT, cat(n, &[b]), d.to_vec(), t)) }
         })
     }
 }
@@ -447,7 +467,7 @@ mpi_fn! {
     fn MPI_Type_create_resized / PMPI_Type_create_resized(oldtype: Handle, lb: Aint, extent: Aint, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_create_resized", || unsafe {
-            create(newtype, old(oldtype).and_then(|o| Layout::resized(&o, lb, extent)))
+            create(newtype, old(oldtype).and_then(|o| Layout::resized(&o, lb, extent)), rec(RESIZED, vec![], vec![lb as Count, extent as Count], &[oldtype]))
         })
     }
 }
@@ -456,7 +476,7 @@ mpi_fn! {
     fn MPI_Type_create_resized_c / PMPI_Type_create_resized_c(oldtype: Handle, lb: Count, extent: Count, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_create_resized_c", || unsafe {
-            create(newtype, old(oldtype).and_then(|o| Layout::resized(&o, lb as isize, extent as isize)))
+            create(newtype, old(oldtype).and_then(|o| Layout::resized(&o, lb as isize, extent as isize)), rec(RESIZED, vec![], vec![lb, extent], &[oldtype]))
         })
     }
 }
@@ -468,7 +488,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `ndims` entries, per the standard.
             let (a, b, c) = unsafe { (arr(sizes, n, "array_of_sizes")?, arr(subsizes, n, "array_of_subsizes")?, arr(starts, n, "array_of_starts")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, subarray(&widen(a), &widen(b), &widen(c), order, oldtype)) }
+            unsafe { create(newtype, subarray(&widen(a), &widen(b), &widen(c), order, oldtype), rec(SUBARRAY, cat(n, &[&widen(a), &widen(b), &widen(c), &[order.into()]]), vec![], &[oldtype])) }
         })
     }
 }
@@ -480,7 +500,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `ndims` entries, per the standard.
             let (a, b, c) = unsafe { (arr(sizes, n, "array_of_sizes")?, arr(subsizes, n, "array_of_subsizes")?, arr(starts, n, "array_of_starts")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, subarray(a, b, c, order, oldtype)) }
+            unsafe { create(newtype, subarray(a, b, c, order, oldtype), rec(SUBARRAY, cat(n, &[a, b, c, &[order.into()]]), vec![], &[oldtype])) }
         })
     }
 }

@@ -9,6 +9,7 @@ mod coll;
 mod coll_v;
 mod comm;
 mod datatype;
+mod dtype_intro;
 pub(crate) mod env;
 mod errh;
 mod group;

@@ -2,6 +2,7 @@
 //! `layout` (a committed type is a list of contiguous blocks), the `segment` engine that packs and
 //! unpacks any byte range of a (buffer, count, type) message, and the C handle `table`.
 
+pub mod contents;
 pub mod layout;
 pub mod segment;
 pub mod table;
