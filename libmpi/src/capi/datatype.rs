@@ -512,6 +512,7 @@ mpi_fn! {
                 return err(ErrorClass::Arg, "newtype pointer is NULL");
             }
             let h = table::dup(oldtype as usize)?;
+            super::dtype_attr::on_dup(oldtype as usize, h)?;
             // SAFETY: checked non-NULL; the caller passes a writable MPI_Datatype.
             unsafe { put(newtype, h as Handle, "newtype") }
         })
@@ -538,6 +539,9 @@ mpi_fn! {
             }
             // SAFETY: checked non-NULL; the caller's MPI_Datatype, set to NULL once freed.
             unsafe {
+                if crate::datatype::lookup(*datatype as usize).is_none() {
+                    super::dtype_attr::on_free(*datatype as usize)?;
+                }
                 table::free(*datatype as usize)?;
                 *datatype = table::DATATYPE_NULL as Handle;
             }
