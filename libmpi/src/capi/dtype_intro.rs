@@ -258,3 +258,110 @@ mpi_fn! {
         })
     }
 }
+
+/// MPI_Type_create_darray(_c): the layout from `datatype::darray`, recorded as
+/// MPI_COMBINER_DARRAY with the call's integers.
+#[allow(clippy::too_many_arguments)]
+fn darray(
+    size: c_int,
+    rank: c_int,
+    gsizes: &[Count],
+    distribs: &[c_int],
+    dargs: &[c_int],
+    psizes: &[c_int],
+    order: c_int,
+    oldtype: Handle,
+) -> Result<usize> {
+    use crate::datatype::darray;
+    let nonneg = |v: i64, what: &str| {
+        usize::try_from(v).map_err(|_| Error::new(ErrorClass::Arg, format!("{what} {v} is negative")))
+    };
+    let c_order = match order {
+        0xC => true,
+        0xF => false,
+        o => {
+            return Err(Error::new(
+                ErrorClass::Arg,
+                format!("order {o:#x} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"),
+            ))
+        }
+    };
+    let g = gsizes.iter().map(|&x| nonneg(x, "gsize")).collect::<Result<Vec<_>>>()?;
+    let p = psizes.iter().map(|&x| nonneg(x.into(), "psize")).collect::<Result<Vec<_>>>()?;
+    let d: Vec<i64> = dargs.iter().map(|&x| x.into()).collect();
+    let old = table::type_arg(oldtype as usize)?;
+    let l = darray::darray(
+        nonneg(size.into(), "size")?,
+        nonneg(rank.into(), "rank")?,
+        &g,
+        distribs,
+        &d,
+        &p,
+        c_order,
+        &old.layout,
+    )?;
+    let mut ints = vec![size as i64, rank as i64, g.len() as i64];
+    ints.extend_from_slice(gsizes);
+    ints.extend(distribs.iter().map(|&x| x as i64));
+    ints.extend(d);
+    ints.extend(psizes.iter().map(|&x| x as i64));
+    ints.push(order as i64);
+    let c = Contents::new(combiner::DARRAY, ints, vec![], vec![old]);
+    Ok(table::insert_with(Arc::new(l), Some(c)))
+}
+
+/// `n` entries at `p` (NULL is an error unless n is 0).
+///
+/// # Safety
+/// `p` is NULL or holds `n` values.
+unsafe fn arr<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(arg_err(what));
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+mpi_fn! {
+    fn MPI_Type_create_darray / PMPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
+        dcall("MPI_Type_create_darray", || {
+            let n = usize::try_from(ndims).map_err(|_| Error::new(ErrorClass::Arg, "ndims is negative"))?;
+            if newtype.is_null() {
+                return Err(arg_err("newtype pointer"));
+            }
+            // SAFETY: every array holds ndims entries (the call's contract).
+            let (g, ds, da, ps) = unsafe {
+                (arr(array_of_gsizes, n, "array_of_gsizes")?, arr(array_of_distribs, n, "array_of_distribs")?,
+                 arr(array_of_dargs, n, "array_of_dargs")?, arr(array_of_psizes, n, "array_of_psizes")?)
+            };
+            let g: Vec<Count> = g.iter().map(|&x| x as Count).collect();
+            let h = darray(size, rank, &g, ds, da, ps, order, oldtype)?;
+            // SAFETY: checked non-NULL.
+            unsafe { *newtype = h as Handle };
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
+        dcall("MPI_Type_create_darray_c", || {
+            let n = usize::try_from(ndims).map_err(|_| Error::new(ErrorClass::Arg, "ndims is negative"))?;
+            if newtype.is_null() {
+                return Err(arg_err("newtype pointer"));
+            }
+            // SAFETY: every array holds ndims entries (the call's contract).
+            let (g, ds, da, ps) = unsafe {
+                (arr(array_of_gsizes, n, "array_of_gsizes")?, arr(array_of_distribs, n, "array_of_distribs")?,
+                 arr(array_of_dargs, n, "array_of_dargs")?, arr(array_of_psizes, n, "array_of_psizes")?)
+            };
+            let h = darray(size, rank, g, ds, da, ps, order, oldtype)?;
+            // SAFETY: checked non-NULL.
+            unsafe { *newtype = h as Handle };
+            Ok(())
+        })
+    }
+}

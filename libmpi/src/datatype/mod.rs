@@ -3,6 +3,7 @@
 //! unpacks any byte range of a (buffer, count, type) message, and the C handle `table`.
 
 pub mod contents;
+pub mod darray;
 pub mod external32;
 pub mod layout;
 pub mod segment;
