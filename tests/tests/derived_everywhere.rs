@@ -28,3 +28,8 @@ fn c_collectives_with_derived_types() {
 fn c_point_to_point_modes_with_derived_types() {
     run_c("p2p_derived");
 }
+
+#[test]
+fn c_datatype_introspection_attributes_external32_darray() {
+    run_c("dtype_introspect");
+}
