@@ -48,6 +48,10 @@ fn message_general(buf: *const c_void, count: Count, datatype: Handle) -> Result
         ));
     }
     let h = datatype as usize;
+    if count == 0 && h == table::DATATYPE_NULL {
+        // Nothing to move (a receive from MPI_PROC_NULL, say): no type is needed.
+        return Ok(Msg::bytes(buf.cast(), 0));
+    }
     let layout = match crate::datatype::lookup(h) {
         // The MINLOC/MAXLOC pairs with padding inside go through their layout.
         Some(dt) if !matches!(h, 0x229 | 0x22a | 0x22c | 0x22d) => {

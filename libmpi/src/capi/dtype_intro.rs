@@ -365,3 +365,84 @@ mpi_fn! {
         })
     }
 }
+
+/// MPI_Type_create_f90_*: the sized predefined type that holds precision `p` and range `r`
+/// (MPI_UNDEFINED: no requirement), as a derived handle recording the call (combiner
+/// MPI_COMBINER_F90_*), one per distinct call, never to be freed by the user.
+fn f90(comb: i32, p: c_int, r: c_int) -> Result<usize> {
+    use std::sync::Mutex;
+    static CACHE: Mutex<Vec<((i32, c_int, c_int), usize)>> = Mutex::new(Vec::new());
+    let key = (comb, p, r);
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&(_, h)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(h);
+    }
+    let req = |v: c_int| if v == MPI_UNDEFINED { 0 } else { v };
+    let (pp, rr) = (req(p), req(r));
+    let pick = |four: usize, eight: usize, sixteen: usize| match (pp, rr) {
+        (..=6, ..=37) => Some(four),
+        (..=15, ..=307) => Some(eight),
+        (..=33, ..=4931) => Some(sixteen),
+        _ => None,
+    };
+    let (h, ints) = match comb {
+        F90_REAL => (pick(0x2d2, 0x2da, 0x2e2), vec![p as i64, r as i64]),
+        F90_COMPLEX => (pick(0x2db, 0x2e3, 0x2eb), vec![p as i64, r as i64]),
+        _ => {
+            let h = match rr {
+                ..=2 => Some(0x2c1),
+                ..=4 => Some(0x2c9),
+                ..=9 => Some(0x2d1),
+                ..=18 => Some(0x2d9),
+                _ => None,
+            };
+            (h, vec![r as i64])
+        }
+    };
+    let Some(h) = h else {
+        return Err(Error::new(
+            ErrorClass::Arg,
+            format!("no predefined type has precision {p} and range {r}"),
+        ));
+    };
+    let size = crate::datatype::lookup(h).map_or(0, |d| d.size);
+    let c = Contents::new(comb, ints, vec![], vec![]);
+    let nh = table::insert_with(Arc::new(Layout::predefined(h, size)), Some(c));
+    table::commit(nh)?;
+    cache.push((key, nh));
+    Ok(nh)
+}
+
+const F90_REAL: i32 = 113;
+const F90_COMPLEX: i32 = 114;
+const F90_INTEGER: i32 = 115;
+
+fn f90_out(name: &str, comb: i32, p: c_int, r: c_int, newtype: *mut Handle) -> c_int {
+    dcall(name, || {
+        if newtype.is_null() {
+            return Err(arg_err("newtype pointer"));
+        }
+        let h = f90(comb, p, r)?;
+        // SAFETY: checked non-NULL.
+        unsafe { *newtype = h as Handle };
+        Ok(())
+    })
+}
+
+mpi_fn! {
+    fn MPI_Type_create_f90_real / PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut Handle) -> c_int {
+        f90_out("MPI_Type_create_f90_real", F90_REAL, p, r, newtype)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Type_create_f90_complex / PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut Handle) -> c_int {
+        f90_out("MPI_Type_create_f90_complex", F90_COMPLEX, p, r, newtype)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Type_create_f90_integer / PMPI_Type_create_f90_integer(r: c_int, newtype: *mut Handle) -> c_int {
+        f90_out("MPI_Type_create_f90_integer", F90_INTEGER, MPI_UNDEFINED, r, newtype)
+    }
+}

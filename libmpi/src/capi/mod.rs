@@ -77,11 +77,27 @@ impl MpiStatus {
     }
 }
 
-/// Write `st` through `out` unless it is MPI_STATUS_IGNORE (NULL).
+/// Write `st` through `out` unless it is MPI_STATUS_IGNORE (NULL), for a call that returns
+/// one status: its MPI_ERROR field is left as it was (MPI 4.1 §3.2.5: only the calls returning
+/// several statuses update it; see `store_status_all`).
 ///
 /// # Safety
 /// `out` is NULL or points to a writable MPI_Status.
 unsafe fn store_status(out: *mut MpiStatus, st: &pml::Status) {
+    if out.is_null() {
+        return;
+    }
+    // SAFETY: the caller's contract: a writable (hence readable) MPI_Status.
+    let error = unsafe { (*out).error };
+    // SAFETY: forwarded contract.
+    unsafe { store_status_all(out, &pml::Status { error, ..*st }) };
+}
+
+/// `store_status` for the calls returning an array of statuses, which set MPI_ERROR too.
+///
+/// # Safety
+/// `out` is NULL or points to a writable MPI_Status.
+unsafe fn store_status_all(out: *mut MpiStatus, st: &pml::Status) {
     if out.is_null() {
         return;
     }

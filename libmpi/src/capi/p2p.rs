@@ -288,7 +288,7 @@ mpi_fn! {
                 failed |= st.error != 0;
                 if !statuses.is_null() {
                     // SAFETY: as above: `count` writable statuses.
-                    unsafe { store_status(statuses.add(i), &st) };
+                    unsafe { store_status_all(statuses.add(i), &st) };
                 }
             }
             if failed {

@@ -107,7 +107,7 @@ unsafe fn take_some(
             failed |= st.error != 0;
             indices.add(n).write(i as c_int);
             if !statuses.is_null() {
-                store_status(statuses.add(n), &st);
+                store_status_all(statuses.add(n), &st);
             }
         }
         n += 1;
@@ -258,7 +258,7 @@ mpi_fn! {
                 failed |= st.error != 0;
                 if !statuses.is_null() {
                     // SAFETY: `count` writable statuses unless MPI_STATUSES_IGNORE.
-                    unsafe { store_status(statuses.add(i), &st) };
+                    unsafe { store_status_all(statuses.add(i), &st) };
                 }
             }
             if failed { Err(in_status()) } else { Ok(()) }
@@ -444,7 +444,7 @@ mpi_fn! {
                 failed |= st.error != 0;
                 if !statuses.is_null() {
                     // SAFETY: `count` writable statuses unless MPI_STATUSES_IGNORE.
-                    unsafe { store_status(statuses.add(i), st) };
+                    unsafe { store_status_all(statuses.add(i), st) };
                 }
             }
             if failed { Err(in_status()) } else { Ok(()) }
@@ -474,7 +474,7 @@ mpi_fn! {
                 unsafe {
                     indices.add(n).write(i as c_int);
                     if !statuses.is_null() {
-                        store_status(statuses.add(n), &st);
+                        store_status_all(statuses.add(n), &st);
                     }
                 }
                 n += 1;

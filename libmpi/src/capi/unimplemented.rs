@@ -15,7 +15,7 @@ use super::unsupported::{on_comm, on_world, returned};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 288] = [
+pub(super) const NAMES: [&str; 285] = [
     "MPI_Accumulate",
     "MPI_Accumulate_c",
     "MPI_Allgather_init",
@@ -215,9 +215,6 @@ pub(super) const NAMES: [&str; 288] = [
     "MPI_Session_iflush_buffer",
     "MPI_Session_init",
     "MPI_Session_set_errhandler",
-    "MPI_Type_create_f90_complex",
-    "MPI_Type_create_f90_integer",
-    "MPI_Type_create_f90_real",
     "MPI_Unpublish_name",
     "MPI_Win_allocate",
     "MPI_Win_allocate_c",
@@ -1501,272 +1498,254 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Type_create_f90_complex / PMPI_Type_create_f90_complex(_p: c_int, _r: c_int, _newtype: *mut c_void) -> c_int {
+    fn MPI_Unpublish_name / PMPI_Unpublish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
         on_world(199)
     }
 }
 
 mpi_fn! {
-    fn MPI_Type_create_f90_integer / PMPI_Type_create_f90_integer(_r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(200)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_create_f90_real / PMPI_Type_create_f90_real(_p: c_int, _r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(201)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Unpublish_name / PMPI_Unpublish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(202)
-    }
-}
-
-mpi_fn! {
     fn MPI_Win_allocate / PMPI_Win_allocate(_size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(203, comm)
+        on_comm(200, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate_c / PMPI_Win_allocate_c(_size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(204, comm)
+        on_comm(201, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared(_size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(205, comm)
+        on_comm(202, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c(_size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(206, comm)
+        on_comm(203, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_attach / PMPI_Win_attach(_win: Handle, _base: *mut c_void, _size: isize) -> c_int {
-        on_world(207)
+        on_world(204)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_call_errhandler / PMPI_Win_call_errhandler(_win: Handle, _errorcode: c_int) -> c_int {
-        on_world(208)
+        on_world(205)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_complete / PMPI_Win_complete(_win: Handle) -> c_int {
-        on_world(209)
+        on_world(206)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create / PMPI_Win_create(_base: *mut c_void, _size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(210, comm)
+        on_comm(207, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_c / PMPI_Win_create_c(_base: *mut c_void, _size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(211, comm)
+        on_comm(208, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic(_info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(212, comm)
+        on_comm(209, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler(_win_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        on_world(213)
+        on_world(210)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_create_keyval / PMPI_Win_create_keyval(_win_copy_attr_fn: *mut c_void, _win_delete_attr_fn: *mut c_void, _win_keyval: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        on_world(214)
+        on_world(211)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_delete_attr / PMPI_Win_delete_attr(_win: Handle, _win_keyval: c_int) -> c_int {
-        on_world(215)
+        on_world(212)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_detach / PMPI_Win_detach(_win: Handle, _base: *const c_void) -> c_int {
-        on_world(216)
+        on_world(213)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_fence / PMPI_Win_fence(_assert: c_int, _win: Handle) -> c_int {
-        on_world(217)
+        on_world(214)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush / PMPI_Win_flush(_rank: c_int, _win: Handle) -> c_int {
-        on_world(218)
+        on_world(215)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_all / PMPI_Win_flush_all(_win: Handle) -> c_int {
-        on_world(219)
+        on_world(216)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_local / PMPI_Win_flush_local(_rank: c_int, _win: Handle) -> c_int {
-        on_world(220)
+        on_world(217)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_local_all / PMPI_Win_flush_local_all(_win: Handle) -> c_int {
-        on_world(221)
+        on_world(218)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_free / PMPI_Win_free(_win: *mut c_void) -> c_int {
-        on_world(222)
+        on_world(219)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_free_keyval / PMPI_Win_free_keyval(_win_keyval: *mut c_void) -> c_int {
-        on_world(223)
+        on_world(220)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_attr / PMPI_Win_get_attr(_win: Handle, _win_keyval: c_int, _attribute_val: *mut c_void, _flag: *mut c_void) -> c_int {
-        on_world(224)
+        on_world(221)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler(_win: Handle, _errhandler: *mut c_void) -> c_int {
-        on_world(225)
+        on_world(222)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_group / PMPI_Win_get_group(_win: Handle, _group: *mut c_void) -> c_int {
-        on_world(226)
+        on_world(223)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_info / PMPI_Win_get_info(_win: Handle, _info_used: *mut c_void) -> c_int {
-        on_world(227)
+        on_world(224)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_get_name / PMPI_Win_get_name(_win: Handle, _win_name: *mut c_void, _resultlen: *mut c_void) -> c_int {
-        on_world(228)
+        on_world(225)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_lock / PMPI_Win_lock(_lock_type: c_int, _rank: c_int, _assert: c_int, _win: Handle) -> c_int {
-        on_world(229)
+        on_world(226)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_lock_all / PMPI_Win_lock_all(_assert: c_int, _win: Handle) -> c_int {
-        on_world(230)
+        on_world(227)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_post / PMPI_Win_post(_group: Handle, _assert: c_int, _win: Handle) -> c_int {
-        on_world(231)
+        on_world(228)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_attr / PMPI_Win_set_attr(_win: Handle, _win_keyval: c_int, _attribute_val: *mut c_void) -> c_int {
-        on_world(232)
+        on_world(229)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_errhandler / PMPI_Win_set_errhandler(_win: Handle, _errhandler: Handle) -> c_int {
-        on_world(233)
+        on_world(230)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_info / PMPI_Win_set_info(_win: Handle, _info: Handle) -> c_int {
-        on_world(234)
+        on_world(231)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_set_name / PMPI_Win_set_name(_win: Handle, _win_name: *const c_void) -> c_int {
-        on_world(235)
+        on_world(232)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_shared_query / PMPI_Win_shared_query(_win: Handle, _rank: c_int, _size: *mut c_void, _disp_unit: *mut c_void, _baseptr: *mut c_void) -> c_int {
-        on_world(236)
+        on_world(233)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_shared_query_c / PMPI_Win_shared_query_c(_win: Handle, _rank: c_int, _size: *mut c_void, _disp_unit: *mut c_void, _baseptr: *mut c_void) -> c_int {
-        on_world(237)
+        on_world(234)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_start / PMPI_Win_start(_group: Handle, _assert: c_int, _win: Handle) -> c_int {
-        on_world(238)
+        on_world(235)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_sync / PMPI_Win_sync(_win: Handle) -> c_int {
-        on_world(239)
+        on_world(236)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_test / PMPI_Win_test(_win: Handle, _flag: *mut c_void) -> c_int {
-        on_world(240)
+        on_world(237)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_unlock / PMPI_Win_unlock(_rank: c_int, _win: Handle) -> c_int {
-        on_world(241)
+        on_world(238)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_unlock_all / PMPI_Win_unlock_all(_win: Handle) -> c_int {
-        on_world(242)
+        on_world(239)
     }
 }
 
 mpi_fn! {
     fn MPI_Win_wait / PMPI_Win_wait(_win: Handle) -> c_int {
-        on_world(243)
+        on_world(240)
     }
 }
 
