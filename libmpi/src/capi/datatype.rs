@@ -854,7 +854,44 @@ unsafe fn elements(status: *const MpiStatus, datatype: Handle) -> Result<Option<
     }
     // SAFETY: checked non-NULL; the caller's contract.
     let bytes = unsafe { (*status).count() };
-    Ok(old(datatype)?.elements_in(bytes))
+    let l = old(datatype)?;
+    if let Some(n) = l.elements_in(bytes) {
+        return Ok(Some(n));
+    }
+    // Basic types of several sizes: walk the type map's sequence of basic elements.
+    let h = datatype as usize;
+    let c = table::contents(h)?;
+    let Ok(seq) = crate::datatype::external32::sequence(&l, c.as_deref(), h) else {
+        return Ok(None);
+    };
+    Ok(partial_elements(&l, &seq, bytes))
+}
+
+/// Basic elements in the first `bytes` of a message of `l`, whose one element's basic types
+/// are `seq`; None when `bytes` ends inside a basic element (or a pair type is involved).
+fn partial_elements(l: &Layout, seq: &[(usize, usize)], bytes: usize) -> Option<usize> {
+    if l.size() == 0 {
+        return Some(0);
+    }
+    let per: usize = seq.iter().map(|&(_, n)| n).sum();
+    let (full, mut rem) = (bytes / l.size(), bytes % l.size());
+    let mut n = full.checked_mul(per)?;
+    for &(h, k) in seq {
+        if rem == 0 {
+            break;
+        }
+        if matches!(h, 0x228..=0x22d | 0x230..=0x232) {
+            return None;
+        }
+        let es = crate::datatype::lookup(h)?.size.max(1);
+        let take = (rem / es).min(k);
+        n += take;
+        rem -= take * es;
+        if take < k {
+            break;
+        }
+    }
+    (rem == 0).then_some(n)
 }
 
 mpi_fn! {

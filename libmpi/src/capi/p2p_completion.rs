@@ -514,7 +514,14 @@ fn set_elements(s: &mut MpiStatus, datatype: Handle, count: i64) -> Result<()> {
             format!("count {count} is negative"),
         ));
     }
-    let bytes = type_size(datatype)? as u64 * count as u64;
+    // `count` basic elements (not elements of `datatype`), as bytes of its type map.
+    let l = crate::datatype::table::layout(datatype as usize)?;
+    let bytes = l.bytes_of_elements(count as usize).ok_or_else(|| {
+        Error::new(
+            ErrorClass::Count,
+            format!("{count} basic elements of this datatype are not a whole number of bytes rmpi can count"),
+        )
+    })? as u64;
     s.internal[0] = bytes as u32 as c_int;
     s.internal[1] = (bytes >> 32) as u32 as c_int;
     Ok(())

@@ -198,6 +198,22 @@ impl Layout {
         full.checked_mul(self.elements)?.checked_add(part)
     }
 
+    /// Packed bytes of the first `n` basic elements of a message of this type (the inverse of
+    /// `elements_in`); None when the basic sizes differ inside an element and `n` ends within
+    /// one, or on overflow.
+    pub fn bytes_of_elements(&self, n: usize) -> Option<usize> {
+        if self.elements == 0 {
+            return (n == 0).then_some(0);
+        }
+        let (full, rem) = (n / self.elements, n % self.elements);
+        let part = match (rem, self.basic_size) {
+            (0, _) => 0,
+            (r, Some(b)) => r.checked_mul(b)?,
+            _ => return None,
+        };
+        full.checked_mul(self.size)?.checked_add(part)
+    }
+
     /// Where `count` elements lie as one contiguous run: (byte offset from the buffer, length).
     /// None when there are gaps or reordering, so the bytes must be packed.
     pub fn contiguous_run(&self, count: usize) -> Option<(isize, usize)> {
