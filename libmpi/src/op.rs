@@ -263,7 +263,14 @@ pub fn check(op: &Op, dt: Datatype) -> Result<()> {
         (Band | Bor | Bxor, Some(e)) => is_int(e) || e == Byte,
         (Minloc | Maxloc, Some(e)) => matches!(
             e,
-            FloatInt | DoubleInt | LongInt | TwoInt | ShortInt | TwoFloat | TwoDouble | LongDoubleInt
+            FloatInt
+                | DoubleInt
+                | LongInt
+                | TwoInt
+                | ShortInt
+                | TwoFloat
+                | TwoDouble
+                | LongDoubleInt
         ),
     };
     if ok {

@@ -115,9 +115,7 @@ pub(super) fn side(
     what: &str,
 ) -> Result<(At, usize)> {
     let len = sh.bytes(count)?;
-    if sh.layout.is_none() {
-        check_buf(buf, len, what)?;
-    } else if in_place(buf) {
+    if sh.layout.is_none() || in_place(buf) {
         check_buf(buf, len, what)?;
     }
     stage::stage_one(b, buf as *mut u8, sh, count, dir)
@@ -261,12 +259,18 @@ pub(super) fn reduction_of(
     let op = op::lookup(op_h as usize)?;
     if !matches!(op, op::Op::Builtin(_)) {
         if l.is_dense() {
-            let dt = Datatype { handle: h, size: l.size() };
+            let dt = Datatype {
+                handle: h,
+                size: l.size(),
+            };
             return Ok((Red { op, dt }, count, Shape::dense(l.size())));
         }
         let ext = l.extent();
         if l.lb() == 0 && l.true_lb() >= 0 && l.true_lb() + l.true_extent() <= ext {
-            let dt = Datatype { handle: h, size: ext as usize };
+            let dt = Datatype {
+                handle: h,
+                size: ext as usize,
+            };
             return Ok((Red { op, dt }, count, Shape::dense(ext as usize)));
         }
         return Err(Error::new(

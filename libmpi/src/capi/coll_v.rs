@@ -4,7 +4,8 @@
 use std::ffi::{c_int, c_void};
 
 use super::coll::{
-    at, check_buf, check_root, coll, coll_fns, extent_of, count_of, in_place, layout, pick, shape, side, side_bytes, side_v, Wide,
+    at, check_buf, check_root, coll, coll_fns, count_of, extent_of, in_place, layout, pick, shape,
+    side, side_bytes, side_v, Wide,
 };
 use super::*;
 use crate::coll::stage::{self, Blocks, Dir};
@@ -265,7 +266,17 @@ unsafe fn allgatherv(
     // SAFETY: both arrays hold one int per rank.
     let (c, d) = unsafe { layout(recvcounts, displs, b.size() as usize)? };
     // SAFETY: forwarded.
-    unsafe { allgatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, Layout::V(c, d), recvtype) }
+    unsafe {
+        allgatherv_common(
+            b,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Layout::V(c, d),
+            recvtype,
+        )
+    }
 }
 coll_fns!(MPI_Allgatherv / PMPI_Allgatherv, MPI_Iallgatherv / PMPI_Iallgatherv,
     MPI_Allgatherv_c / PMPI_Allgatherv_c, MPI_Iallgatherv_c / PMPI_Iallgatherv_c,
@@ -355,11 +366,19 @@ coll_fns!(MPI_Alltoall / PMPI_Alltoall, MPI_Ialltoall / PMPI_Ialltoall,
 ///
 /// # Safety
 /// Both arrays hold `n` entries.
-unsafe fn per_v(counts: *const impl Wide, displs: *const impl Wide, t: Handle, n: usize) -> Result<Per> {
+unsafe fn per_v(
+    counts: *const impl Wide,
+    displs: *const impl Wide,
+    t: Handle,
+    n: usize,
+) -> Result<Per> {
     // SAFETY: forwarded.
     let (c, d) = unsafe { layout(counts, displs, n)? };
     let sh = shape(t)?;
-    let d = d.iter().map(|&x| sh.offset(x)).collect::<Result<Vec<_>>>()?;
+    let d = d
+        .iter()
+        .map(|&x| sh.offset(x))
+        .collect::<Result<Vec<_>>>()?;
     Ok(Per {
         counts: c,
         displs: d,

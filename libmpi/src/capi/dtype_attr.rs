@@ -55,7 +55,10 @@ fn dcall(name: &str, f: impl FnOnce() -> Result<()>) -> c_int {
 
 fn callback_failed(what: &str, rc: c_int) -> Error {
     let class = ErrorClass::from_code(rc).unwrap_or(ErrorClass::Other);
-    Error::new(class, format!("the attribute {what} callback returned {rc}"))
+    Error::new(
+        class,
+        format!("the attribute {what} callback returned {rc}"),
+    )
 }
 
 fn call_delete(h: usize, k: c_int, kv: Keyval, v: usize) -> Result<()> {

@@ -128,7 +128,10 @@ unsafe fn contents_out(
     }
     for (i, &v) in c.ints.iter().enumerate() {
         let v = c_int::try_from(v).map_err(|_| {
-            Error::new(ErrorClass::Count, format!("integer argument {v} does not fit an int"))
+            Error::new(
+                ErrorClass::Count,
+                format!("integer argument {v} does not fit an int"),
+            )
         })?;
         // SAFETY: the array holds max_i >= ints.len() entries (checked above).
         unsafe { *ints.add(i) = v };
@@ -274,7 +277,8 @@ fn darray(
 ) -> Result<usize> {
     use crate::datatype::darray;
     let nonneg = |v: i64, what: &str| {
-        usize::try_from(v).map_err(|_| Error::new(ErrorClass::Arg, format!("{what} {v} is negative")))
+        usize::try_from(v)
+            .map_err(|_| Error::new(ErrorClass::Arg, format!("{what} {v} is negative")))
     };
     let c_order = match order {
         0xC => true,
@@ -286,8 +290,14 @@ fn darray(
             ))
         }
     };
-    let g = gsizes.iter().map(|&x| nonneg(x, "gsize")).collect::<Result<Vec<_>>>()?;
-    let p = psizes.iter().map(|&x| nonneg(x.into(), "psize")).collect::<Result<Vec<_>>>()?;
+    let g = gsizes
+        .iter()
+        .map(|&x| nonneg(x, "gsize"))
+        .collect::<Result<Vec<_>>>()?;
+    let p = psizes
+        .iter()
+        .map(|&x| nonneg(x.into(), "psize"))
+        .collect::<Result<Vec<_>>>()?;
     let d: Vec<i64> = dargs.iter().map(|&x| x.into()).collect();
     let old = table::type_arg(oldtype as usize)?;
     let l = darray::darray(
@@ -371,7 +381,9 @@ mpi_fn! {
 /// MPI_COMBINER_F90_*), one per distinct call, never to be freed by the user.
 fn f90(comb: i32, p: c_int, r: c_int) -> Result<usize> {
     use std::sync::Mutex;
-    static CACHE: Mutex<Vec<((i32, c_int, c_int), usize)>> = Mutex::new(Vec::new());
+    /// (combiner, p, r) of a call and the handle it made.
+    type Made = ((i32, c_int, c_int), usize);
+    static CACHE: Mutex<Vec<Made>> = Mutex::new(Vec::new());
     let key = (comb, p, r);
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(&(_, h)) = cache.iter().find(|(k, _)| *k == key) {
@@ -391,9 +403,9 @@ fn f90(comb: i32, p: c_int, r: c_int) -> Result<usize> {
         _ => {
             let h = match rr {
                 ..=2 => Some(0x2c1),
-                ..=4 => Some(0x2c9),
-                ..=9 => Some(0x2d1),
-                ..=18 => Some(0x2d9),
+                3..=4 => Some(0x2c9),
+                5..=9 => Some(0x2d1),
+                10..=18 => Some(0x2d9),
                 _ => None,
             };
             (h, vec![r as i64])

@@ -110,7 +110,9 @@ unsafe fn unpack(
     if pos.checked_add(total).is_none_or(|e| e > insize) {
         return Err(Error::new(
             ErrorClass::Truncate,
-            format!("unpacking {total} bytes at position {pos} reads past the {insize}-byte buffer"),
+            format!(
+                "unpacking {total} bytes at position {pos} reads past the {insize}-byte buffer"
+            ),
         ));
     }
     if total == 0 {

@@ -5,8 +5,8 @@
 use std::ffi::{c_int, c_void};
 
 use super::coll::{check_buf, count_of, reduction_of, Wide};
-use crate::datatype::Msg;
 use super::*;
+use crate::datatype::Msg;
 use crate::op;
 
 /// MPI_Reduce_local(_c).

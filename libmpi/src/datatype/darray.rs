@@ -22,7 +22,8 @@ fn ov() -> crate::error::Error {
 
 /// Product of `v` in bytes-safe arithmetic.
 fn prod(v: &[usize]) -> Result<isize> {
-    v.iter().try_fold(1isize, |p, &x| p.checked_mul(x as isize).ok_or_else(ov))
+    v.iter()
+        .try_fold(1isize, |p, &x| p.checked_mul(x as isize).ok_or_else(ov))
 }
 
 /// Stride in bytes between consecutive indices of dimension `dim`.
@@ -92,7 +93,10 @@ fn cyclic(
 ) -> Result<(Layout, isize)> {
     let blk = if darg == DFLT_DARG { 1 } else { darg };
     if blk <= 0 {
-        return err(ErrorClass::Arg, format!("dimension {dim}: cyclic block size {darg}"));
+        return err(
+            ErrorClass::Arg,
+            format!("dimension {dim}: cyclic block size {darg}"),
+        );
     }
     let (np, blk_u) = (nprocs as i64, blk);
     let st = coord as i64 * blk_u;
@@ -134,7 +138,10 @@ pub fn darray(
 ) -> Result<Layout> {
     let n = gsizes.len();
     if n == 0 || distribs.len() != n || dargs.len() != n || psizes.len() != n {
-        return err(ErrorClass::Arg, "darray needs ndims >= 1 entries in every array");
+        return err(
+            ErrorClass::Arg,
+            "darray needs ndims >= 1 entries in every array",
+        );
     }
     if prod(psizes)? != size as isize || rank >= size {
         return err(
@@ -166,7 +173,10 @@ pub fn darray(
                 if psizes[i] != 1 {
                     return err(
                         ErrorClass::Arg,
-                        format!("dimension {i} is not distributed but has {} processes", psizes[i]),
+                        format!(
+                            "dimension {i} is not distributed but has {} processes",
+                            psizes[i]
+                        ),
                     );
                 }
                 block(gsizes, i, 1, 0, DFLT_DARG, c_order, ext, &t)?

@@ -159,7 +159,12 @@ pub fn dup(h: usize) -> Result<usize> {
     let arg = type_arg(h)?;
     let nh = insert_with(
         arg.layout.clone(),
-        Some(Contents::new(super::contents::combiner::DUP, vec![], vec![], vec![arg.clone()])),
+        Some(Contents::new(
+            super::contents::combiner::DUP,
+            vec![],
+            vec![],
+            vec![arg.clone()],
+        )),
     );
     if arg.committed {
         commit(nh)?;

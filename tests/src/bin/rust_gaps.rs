@@ -114,14 +114,30 @@ fn main() {
         }
         for i in 0..n {
             for k in 0..2 {
-                let at = if dir == 0 { i * 8 + k * 4 } else { i * 16 + k * 8 };
+                let at = if dir == 0 {
+                    i * 8 + k * 4
+                } else {
+                    i * 16 + k * 8
+                };
                 let src = if dir == 0 { &pbuf } else { &hbuf };
                 let got = u32::from_le_bytes(src[at..at + 4].try_into().unwrap());
-                assert_eq!(got as usize, i * 100 + rank * 10 + k, "dir {dir} from {i} [{k}]");
+                assert_eq!(
+                    got as usize,
+                    i * 100 + rank * 10 + k,
+                    "dir {dir} from {i} [{k}]"
+                );
             }
             if dir == 1 {
-                assert_eq!(&hbuf[i * 16 + 4..i * 16 + 8], &[0xEE; 4], "hole of block {i}");
-                assert_eq!(&hbuf[i * 16 + 12..i * 16 + 16], &[0xEE; 4], "tail of block {i}");
+                assert_eq!(
+                    &hbuf[i * 16 + 4..i * 16 + 8],
+                    &[0xEE; 4],
+                    "hole of block {i}"
+                );
+                assert_eq!(
+                    &hbuf[i * 16 + 12..i * 16 + 16],
+                    &[0xEE; 4],
+                    "tail of block {i}"
+                );
             }
         }
     }
