@@ -516,7 +516,13 @@ mpi_fn! {
                 return err(ErrorClass::Arg, "newtype pointer is NULL");
             }
             let h = table::dup(oldtype as usize)?;
-            super::dtype_attr::on_dup(oldtype as usize, h)?;
+            if let Err(e) = super::dtype_attr::on_dup(oldtype as usize, h) {
+                // A copy callback failed: no new type (MPI_DATATYPE_NULL, as MPICH gives).
+                table::free(h)?;
+                // SAFETY: checked non-NULL above.
+                unsafe { put(newtype, table::DATATYPE_NULL as Handle, "newtype")? };
+                return Err(e);
+            }
             // SAFETY: checked non-NULL; the caller passes a writable MPI_Datatype.
             unsafe { put(newtype, h as Handle, "newtype") }
         })

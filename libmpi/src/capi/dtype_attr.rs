@@ -26,6 +26,9 @@ struct Keyval {
     delete: Option<DeleteFn>,
     extra: usize,
     freed: bool,
+    /// Attributes set with it on live types: a freed keyval stays usable (and may be freed
+    /// again, as MPICH allows) until they are gone.
+    live: usize,
 }
 
 static KEYVALS: Mutex<Vec<Keyval>> = Mutex::new(Vec::new());
@@ -61,6 +64,13 @@ fn callback_failed(what: &str, rc: c_int) -> Error {
     )
 }
 
+/// Count an attribute of keyval `k` in (`d` = 1) or out (`d` = -1).
+fn live(k: c_int, d: isize) {
+    if let Some(kv) = keyvals().get_mut((k - FIRST) as usize) {
+        kv.live = kv.live.saturating_add_signed(d);
+    }
+}
+
 fn call_delete(h: usize, k: c_int, kv: Keyval, v: usize) -> Result<()> {
     if let Some(f) = kv.delete {
         // SAFETY: the user registered `f` as an MPI_Type_delete_attr_function.
@@ -72,11 +82,14 @@ fn call_delete(h: usize, k: c_int, kv: Keyval, v: usize) -> Result<()> {
     Ok(())
 }
 
-/// MPI_Type_free: every attribute's delete callback, before the handle goes.
+/// MPI_Type_free: every attribute's delete callback, before the handle goes. A callback that
+/// fails stops the free; the attributes not yet deleted stay.
 pub(super) fn on_free(h: usize) -> Result<()> {
-    let attrs = table::with_attrs(h, std::mem::take)?;
+    let attrs = table::with_attrs(h, |a| a.clone())?;
     for (k, v) in attrs {
         call_delete(h, k, keyval(k, true)?, v)?;
+        table::with_attrs(h, |a| a.retain(|e| e.0 != k))?;
+        live(k, -1);
     }
     Ok(())
 }
@@ -114,6 +127,9 @@ pub(super) fn on_dup(old: usize, new: usize) -> Result<()> {
             }
         }
     }
+    for (k, _) in &out {
+        live(*k, 1);
+    }
     table::with_attrs(new, |a| *a = out)
 }
 
@@ -129,6 +145,7 @@ mpi_fn! {
                 delete: type_delete_attr_fn,
                 extra: extra_state as usize,
                 freed: false,
+                live: 0,
             });
             // SAFETY: checked non-NULL.
             unsafe { *type_keyval = FIRST + t.len() as c_int - 1 };
@@ -145,7 +162,10 @@ mpi_fn! {
             }
             // SAFETY: checked non-NULL.
             let k = unsafe { *type_keyval };
-            keyval(k, false)?;
+            let kv = keyval(k, true)?;
+            if kv.freed && kv.live == 0 {
+                keyval(k, false)?;
+            }
             keyvals()[(k - FIRST) as usize].freed = true;
             // SAFETY: as above.
             unsafe { *type_keyval = KEYVAL_INVALID };
@@ -159,19 +179,17 @@ mpi_fn! {
         dcall("MPI_Type_set_attr", || {
             let (h, kv) = (datatype as usize, keyval(type_keyval, false)?);
             let v = attribute_val as usize;
-            let old = table::with_attrs(h, |a| {
-                match a.iter_mut().find(|(k, _)| *k == type_keyval) {
-                    Some(e) => Some(std::mem::replace(&mut e.1, v)),
-                    None => {
-                        a.push((type_keyval, v));
-                        None
-                    }
-                }
-            })?;
-            match old {
-                Some(o) => call_delete(h, type_keyval, kv, o),
-                None => Ok(()),
+            let old = table::with_attrs(h, |a| a.iter().find(|(k, _)| *k == type_keyval).map(|e| e.1))?;
+            // The old value's delete callback first: if it fails, the old value stays.
+            if let Some(o) = old {
+                call_delete(h, type_keyval, kv, o)?;
+            } else {
+                live(type_keyval, 1);
             }
+            table::with_attrs(h, |a| match a.iter_mut().find(|(k, _)| *k == type_keyval) {
+                Some(e) => e.1 = v,
+                None => a.push((type_keyval, v)),
+            })
         })
     }
 }
@@ -202,12 +220,15 @@ mpi_fn! {
     fn MPI_Type_delete_attr / PMPI_Type_delete_attr(datatype: Handle, type_keyval: c_int) -> c_int {
         dcall("MPI_Type_delete_attr", || {
             let (h, kv) = (datatype as usize, keyval(type_keyval, false)?);
-            let v = table::with_attrs(h, |a| {
-                let i = a.iter().position(|(k, _)| *k == type_keyval)?;
-                Some(a.remove(i).1)
-            })?;
+            let v = table::with_attrs(h, |a| a.iter().find(|(k, _)| *k == type_keyval).map(|e| e.1))?;
             match v {
-                Some(v) => call_delete(h, type_keyval, kv, v),
+                // Removed only once its delete callback succeeded.
+                Some(v) => {
+                    call_delete(h, type_keyval, kv, v)?;
+                    table::with_attrs(h, |a| a.retain(|e| e.0 != type_keyval))?;
+                    live(type_keyval, -1);
+                    Ok(())
+                }
                 None => Err(Error::new(
                     ErrorClass::Keyval,
                     format!("keyval {type_keyval} has no attribute on datatype {h:#x}"),
