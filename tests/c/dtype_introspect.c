@@ -26,6 +26,11 @@ static int delete_fn(MPI_Datatype t, int k, void *v, void *extra) {
     return MPI_SUCCESS;
 }
 
+static int refuse(MPI_Datatype t, int k, void *v, void *extra) {
+    (void)t; (void)k; (void)v; (void)extra;
+    return MPI_ERR_OTHER;
+}
+
 int main(int argc, char **argv) {
     start(&argc, &argv);
     MPI_Datatype vec, idx, st, res, sub, dup;
@@ -99,6 +104,16 @@ int main(int argc, char **argv) {
     MPI_Type_delete_attr(MPI_INT, key);
     MPI_Type_free_keyval(&key);
     CHECK(key == MPI_KEYVAL_INVALID, "free_keyval");
+    /* A delete callback that fails: the attribute stays, and the error comes back. */
+    int key2;
+    MPI_Type_create_keyval(MPI_TYPE_DUP_FN, refuse, &key2, NULL);
+    MPI_Type_set_attr(vec, key2, base);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Type_delete_attr(vec, key2);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_get_attr(vec, key2, &v, &flag);
+    CHECK(rc != MPI_SUCCESS && flag && v == base, "refused delete: rc %d flag %d", rc, flag);
+    MPI_Type_free_keyval(&key2);
 
     /* external32: a struct {double; int, int} and MPI_LONG. */
     MPI_Type_commit(&st);
@@ -155,7 +170,10 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 42; k++)
         CHECK(seen[k] == 1, "darray element %d owned %d times", k, seen[k]);
 
-    MPI_Type_free(&vec);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    rc = MPI_Type_free(&vec); /* the refusing callback fails the free */
+    CHECK(rc != MPI_SUCCESS, "free with a refusing delete callback returned %d", rc);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Type_free(&idx);
     MPI_Type_free(&st);
     MPI_Type_free(&res);
