@@ -153,8 +153,8 @@ fn mca(name: &str) -> Option<String> {
 /// by our mpirun (`RMPI_YIELD`, set when oversubscribed), or, under another launcher, more local
 /// ranks than online CPUs. Not the affinity mask: a rank bound to one core is not oversubscribed.
 fn yield_when_idle(local_ranks: usize) -> bool {
-    if let Some(v) = mca("mpi_yield_when_idle") {
-        return v == "1" || v == "true";
+    if let Some(v) = mca("mpi_yield_when_idle").filter(|v| v.trim() != "auto") {
+        return v.trim() == "1" || v.trim() == "true";
     }
     if let Ok(v) = std::env::var("RMPI_YIELD") {
         return v == "1";
