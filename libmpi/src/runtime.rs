@@ -472,7 +472,7 @@ impl Runtime {
             return false;
         };
         // A negative dest (MPI_PROC_NULL, or wrong) is out of range as usize.
-        let Some(&world) = c.group.get(dest as usize) else {
+        let Some(&world) = c.peers().get(dest as usize) else {
             return false;
         };
         // TAG_UB is i32::MAX: every non-negative tag is valid.
@@ -503,7 +503,7 @@ impl Runtime {
             return None;
         };
         if (tag < 0 && tag != crate::pml::ANY_TAG)
-            || (src != crate::pml::ANY_SOURCE && c.group.get(src as usize).is_none())
+            || (src != crate::pml::ANY_SOURCE && c.peers().get(src as usize).is_none())
         {
             return None;
         }
@@ -565,6 +565,9 @@ impl Runtime {
     /// Dissemination barrier over the communicator's collective context: ceil(log2 n) rounds.
     pub fn barrier(&mut self, comm: usize) -> Result<()> {
         let c = self.comm(comm)?;
+        if c.is_inter() {
+            return self.inter_barrier(comm);
+        }
         let (n, me, ctx) = (c.size(), c.rank, c.coll_ctx());
         let mut dist = 1;
         let mut round = 0;

@@ -191,28 +191,29 @@ mpi_fn! {
         call("MPI_Comm_compare", crate::comm::WORLD, |rt| {
             let (a, b) = (comm_index(comm1)?, comm_index(comm2)?);
             null_check(result, "result")?;
-            let ga = Group::new(rt.comm(a)?.group.clone());
-            let gb = Group::new(rt.comm(b)?.group.clone());
-            let r = match ga.compare(&gb) {
+            let (ca, cb) = (rt.comm(a)?, rt.comm(b)?);
+            let ga = Group::new(ca.group.clone());
+            let gb = Group::new(cb.group.clone());
+            // Intercommunicators compare both groups; the weaker result counts.
+            let remote = match (&ca.remote, &cb.remote) {
+                (None, None) => Comparison::Identical,
+                (Some(ra), Some(rb)) => Group::new(ra.clone()).compare(&Group::new(rb.clone())),
+                _ => Comparison::Unequal,
+            };
+            let rank = |c: &Comparison| match c {
+                Comparison::Identical | Comparison::Congruent => 0,
+                Comparison::Similar => 1,
+                Comparison::Unequal => 2,
+            };
+            let worst = rank(&ga.compare(&gb)).max(rank(&remote));
+            let r = match worst {
                 _ if a == b => IDENT,
-                Comparison::Identical | Comparison::Congruent => CONGRUENT,
-                Comparison::Similar => SIMILAR,
-                Comparison::Unequal => UNEQUAL,
+                0 => CONGRUENT,
+                1 => SIMILAR,
+                _ => UNEQUAL,
             };
             // SAFETY: checked non-NULL.
             unsafe { *result = r };
-            Ok(())
-        })
-    }
-}
-
-mpi_fn! {
-    fn MPI_Comm_test_inter / PMPI_Comm_test_inter(comm: Handle, flag: *mut c_int) -> c_int {
-        call("MPI_Comm_test_inter", err_comm(comm), |rt| {
-            rt.comm(comm_index(comm)?)?;
-            null_check(flag, "flag")?;
-            // SAFETY: checked non-NULL; there are no intercommunicators yet.
-            unsafe { *flag = 0 };
             Ok(())
         })
     }
@@ -333,26 +334,5 @@ mpi_fn! {
             unsafe { store_comm(newcomm, id) };
             Ok(())
         })
-    }
-}
-
-/// The error of the intercommunicator-only calls: there are no intercommunicators yet.
-fn not_inter(rt: &Runtime, comm: Handle) -> Result<()> {
-    rt.comm(comm_index(comm)?)?;
-    Err(Error::new(
-        ErrorClass::Comm,
-        "not an intercommunicator (rmpi has none yet)",
-    ))
-}
-
-mpi_fn! {
-    fn MPI_Comm_remote_size / PMPI_Comm_remote_size(comm: Handle, _size: *mut c_int) -> c_int {
-        call("MPI_Comm_remote_size", err_comm(comm), |rt| not_inter(rt, comm))
-    }
-}
-
-mpi_fn! {
-    fn MPI_Comm_remote_group / PMPI_Comm_remote_group(comm: Handle, _group: *mut Handle) -> c_int {
-        call("MPI_Comm_remote_group", err_comm(comm), |rt| not_inter(rt, comm))
     }
 }
