@@ -1,0 +1,20 @@
+//! Intercommunicators (tests/c/intercomm.c): creation, queries, point-to-point, every
+//! collective, dup/split/create, merge and the MPI-4 creation from groups, at np 2 to 5 (odd np
+//! gives groups of unequal sizes). Over the suite's transport (`RMPI_TEST_BTL=ib`: verbs).
+
+use rmpi_tests::*;
+
+#[test]
+fn c_intercomm() {
+    let p = c_program("tests/c/intercomm.c");
+    for np in [2, 3, 4, 5] {
+        let r = mpirun_np(np, &p, &[]);
+        r.assert_ok();
+        assert!(
+            r.stdout.contains(" No Errors"),
+            "intercomm.c at np {np}:\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
