@@ -180,8 +180,16 @@ fn call_delete(comm: usize, key: i32, kv: Option<Keyval>, val: usize) -> Result<
 
 /// MPI_Comm_dup: a new communicator with the attributes the copy callbacks keep.
 pub(crate) fn dup(parent: usize) -> Result<usize> {
+    dup_via(parent, |rt| rt.dup_bare(parent))
+}
+
+/// MPI_Comm_dup with the bare duplicate made by `bare` (MPI_Comm_idup's starts it).
+pub(crate) fn dup_via(
+    parent: usize,
+    bare: impl FnOnce(&mut Runtime) -> Result<usize>,
+) -> Result<usize> {
     let (new, attrs) = runtime::with(|rt| {
-        let new = rt.dup_bare(parent)?;
+        let new = bare(rt)?;
         // MPI_Comm_dup duplicates the hints too (MPI-4.0 7.4.2).
         rt.comm_mut(new)?.info = rt.comm(parent)?.info.clone();
         let attrs: Vec<(i32, usize, Option<Keyval>)> = rt

@@ -117,7 +117,14 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
     // SAFETY: we are the owner thread (checked above) and no other borrow of the runtime is
     // live (`busy` was false); `owner` is set only while `rt` holds a runtime.
     match unsafe { &mut *SLOT.rt.get() } {
-        Some(rt) => f(rt),
+        Some(rt) => {
+            let r = f(rt);
+            // A completed MPI_Comm_idup's communicator is usable from the next call on.
+            if rt.idups.any_pending() {
+                rt.resolve_idups();
+            }
+            r
+        }
         None => err(ErrorClass::Other, not_running_reason()),
     }
 }
@@ -143,6 +150,8 @@ pub struct Runtime {
     start: Instant,
     /// The attached buffer of buffered sends.
     pub bsend: crate::p2p::Bsend,
+    /// Context ids this process chooses alone, and the idups waiting for theirs.
+    pub(crate) idups: crate::comm_idup::Own,
 }
 
 fn mca(name: &str) -> Option<String> {
@@ -312,6 +321,7 @@ impl Runtime {
             processor_name,
             start: Instant::now(),
             bsend: Default::default(),
+            idups: Default::default(),
         })
     }
 

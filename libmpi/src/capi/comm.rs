@@ -219,11 +219,9 @@ mpi_fn! {
     }
 }
 
-/// MPI_Comm_idup(_with_info): the duplicate is made at once (as MPI_Comm_dup, collectively),
-/// then a completed request is handed out. Correct for every program that completes the
-/// request before using the new communicator, as it must; what it gives up is overlap, and a
-/// program whose ranks reach the call only after a communication that another rank starts after
-/// its own MPI_Comm_idup would block in it.
+/// MPI_Comm_idup(_with_info): the duplicate's slot and attributes are made at once and its
+/// context id arrives through a collective schedule (`comm_idup.rs`), so the call does not
+/// wait for the other members.
 fn idup(
     name: &str,
     comm: Handle,
@@ -231,23 +229,32 @@ fn idup(
     newcomm: *mut Handle,
     request: *mut Handle,
 ) -> c_int {
-    if let Err(e) = null_check(request, "request") {
-        return fail(name, err_comm(comm), e);
-    }
-    let rc = match info {
-        Some(info) => dup_with_info(name, comm, info, newcomm),
-        // SAFETY: same contract as MPI_Comm_dup for comm and newcomm.
-        None => unsafe { PMPI_Comm_dup(comm, newcomm) },
-    };
-    if rc != MPI_SUCCESS {
-        return rc;
-    }
-    call(name, err_comm(comm), |rt| {
-        let id = rt
-            .pml
-            .request_for(pml::Started::Done(pml::Status::default()));
-        // SAFETY: checked non-NULL above.
-        unsafe { request.write(request_handle(id)) };
+    outside(name, err_comm(comm), || {
+        let c = comm_index(comm)?;
+        null_check(request, "request")?;
+        null_check(newcomm, "newcomm")?;
+        let hints = match info {
+            Some(h) => Some(runtime::with(|_| super::info::hints(h))?),
+            None => None,
+        };
+        let mut req = None;
+        let id = crate::comm_ops::dup_via(c, |rt| {
+            let (slot, r) = rt.idup_bare(c)?;
+            req = Some(r);
+            Ok(slot)
+        })?;
+        let req = req.expect("set by a successful dup_via");
+        if let Some(h) = hints {
+            runtime::with(|rt| {
+                rt.comm_mut(id)?.info = h;
+                Ok(())
+            })?;
+        }
+        // SAFETY: both checked non-NULL; the caller's MPI_Comm and MPI_Request.
+        unsafe {
+            store_comm(newcomm, Some(id));
+            request.write(request_handle(req));
+        }
         Ok(())
     })
 }
