@@ -130,6 +130,12 @@ impl Runtime {
         group: &Group,
         tag: i32,
     ) -> Result<usize> {
+        if self.comm(parent)?.is_inter() {
+            return err(
+                ErrorClass::Comm,
+                "MPI_Comm_create_group needs an intracommunicator",
+            );
+        }
         if !(0..=crate::runtime::TAG_UB).contains(&tag) {
             return err(
                 ErrorClass::Tag,
