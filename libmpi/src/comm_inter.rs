@@ -136,7 +136,10 @@ impl Runtime {
             self.local_bcast(comm, 0, Vec::new(), m * k)?
         };
         if remote.len() != m * k {
-            return err(ErrorClass::Intern, "intercommunicator agreement: short reply");
+            return err(
+                ErrorClass::Intern,
+                "intercommunicator agreement: short reply",
+            );
         }
         let ctx = local
             .chunks_exact(k)
@@ -146,9 +149,7 @@ impl Runtime {
             .unwrap_or(0);
         self.reserve_inter_ctx(ctx);
         let strip = |all: &[i32]| -> Vec<i32> {
-            all.chunks_exact(k)
-                .flat_map(|c| c[1..].to_vec())
-                .collect()
+            all.chunks_exact(k).flat_map(|c| c[1..].to_vec()).collect()
         };
         Ok((ctx, strip(&local), strip(&remote)))
     }
@@ -225,12 +226,7 @@ impl Runtime {
     }
 
     /// The common part of the two creations: agree within `local`, exchange at the leader.
-    fn intercomm_build(
-        &mut self,
-        local: usize,
-        leader: i32,
-        link: Option<Link>,
-    ) -> Result<usize> {
+    fn intercomm_build(&mut self, local: usize, leader: i32, link: Option<Link>) -> Result<usize> {
         let world_size = self.comm(crate::comm::WORLD)?.size() as usize;
         let cap = world_size + 1;
         let all = self.agree_allgather(local, &[self.objs.next_ctx() as i32])?;
@@ -333,7 +329,12 @@ impl Runtime {
 
     /// MPI_Comm_split of an intercommunicator: the local members of each color with the remote
     /// members of the same color; MPI_COMM_NULL when either side has none.
-    pub(crate) fn inter_split(&mut self, comm: usize, color: i32, key: i32) -> Result<Option<usize>> {
+    pub(crate) fn inter_split(
+        &mut self,
+        comm: usize,
+        color: i32,
+        key: i32,
+    ) -> Result<Option<usize>> {
         if color < 0 && color != UNDEFINED {
             return err(
                 ErrorClass::Arg,
@@ -361,7 +362,10 @@ impl Runtime {
             return Ok(None);
         }
         let me = c.group[c.rank as usize];
-        let rank = lg.iter().position(|&w| w == me).expect("member of its color") as i32;
+        let rank = lg
+            .iter()
+            .position(|&w| w == me)
+            .expect("member of its color") as i32;
         Ok(Some(self.add_inter(comm, ctx, lg, rank, rg)?))
     }
 
@@ -394,7 +398,13 @@ impl Runtime {
             return Ok(None);
         }
         let rg = rg.into_iter().map(|(_, w)| w).collect();
-        Ok(Some(self.add_inter(comm, ctx, group.members().to_vec(), rank, rg)?))
+        Ok(Some(self.add_inter(
+            comm,
+            ctx,
+            group.members().to_vec(),
+            rank,
+            rg,
+        )?))
     }
 
     /// MPI_Barrier on an intercommunicator: nobody leaves before every member of both groups

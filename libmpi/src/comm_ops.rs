@@ -25,7 +25,13 @@ impl Runtime {
         }
     }
 
-    pub(crate) fn child(&self, parent: usize, ctx: u32, group: Vec<i32>, rank: i32) -> Result<Comm> {
+    pub(crate) fn child(
+        &self,
+        parent: usize,
+        ctx: u32,
+        group: Vec<i32>,
+        rank: i32,
+    ) -> Result<Comm> {
         Ok(Comm {
             ctx,
             rank,

@@ -36,3 +36,14 @@ fn c_comm_idup_nonblocking() {
         );
     }
 }
+
+/// The Rust API (tests/src/bin/intercomm.rs) at np 2 to 5.
+#[test]
+fn rust_intercomm() {
+    let p = bin("intercomm");
+    for np in [2, 3, 4, 5] {
+        let r = mpirun_np(np, &p, &[]);
+        r.assert_ok();
+        assert!(r.stdout.contains("intercomm: OK"), "np {np}: {}", r.stdout);
+    }
+}

@@ -241,7 +241,8 @@ unsafe fn allgatherv(
     recvtype: Handle,
 ) -> Result<()> {
     // SAFETY: both arrays hold one int per rank.
-    let (lens, d) = unsafe { layout(recvcounts, displs, dtype(recvtype)?, b.peer_size() as usize)? };
+    let (lens, d) =
+        unsafe { layout(recvcounts, displs, dtype(recvtype)?, b.peer_size() as usize)? };
     // SAFETY: forwarded.
     unsafe { allgatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, lens, d) }
 }

@@ -218,7 +218,11 @@ impl<'c> Builder<'c> {
     /// empty, unless `sync`).
     pub fn xsend(&mut self, at: At, len: usize, peer: i32, sync: bool) {
         if len > 0 || sync {
-            let remote = self.comm.remote.as_ref().expect("xsend on an intercommunicator");
+            let remote = self
+                .comm
+                .remote
+                .as_ref()
+                .expect("xsend on an intercommunicator");
             let world = remote[peer as usize] as usize;
             self.cur.push(Step::XSend { at, len, world });
         }
