@@ -88,7 +88,11 @@ static void check_rooted(MPI_Comm c, int rootA, int rr) {
     /* Bcast */
     for (int j = 0; j < N; j++)
         buf[j] = root == MPI_ROOT ? val(rank, j) : -1;
-    MPI_Bcast(buf, N, MPI_INT, root, c);
+    /* At MPI_PROC_NULL every other argument is insignificant (mpi4py passes None). */
+    if (root == MPI_PROC_NULL)
+        CHECK(MPI_Bcast(NULL, 0, MPI_DATATYPE_NULL, root, c) == MPI_SUCCESS, "bcast at PROC_NULL failed");
+    else
+        MPI_Bcast(buf, N, MPI_INT, root, c);
     for (int j = 0; j < N; j++) {
         int want = root >= 0 ? val(rootw, j) : (root == MPI_ROOT ? val(rank, j) : -1);
         CHECK(buf[j] == want, "bcast[%d] %d, want %d (root %d)", j, buf[j], want, root);
@@ -141,7 +145,11 @@ static void check_rooted(MPI_Comm c, int rootA, int rr) {
 
     /* Reduce (sum and a non-commutative-free check with MAX) */
     int s[2] = {rank, lrank}, r[2] = {-1, -1};
-    MPI_Reduce(s, r, 2, MPI_INT, MPI_SUM, root, c);
+    if (root == MPI_PROC_NULL)
+        CHECK(MPI_Reduce(NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, root, c) == MPI_SUCCESS,
+              "reduce at PROC_NULL failed");
+    else
+        MPI_Reduce(root == MPI_ROOT ? NULL : s, r, 2, MPI_INT, MPI_SUM, root, c);
     if (root == MPI_ROOT) {
         int w = 0, l = 0;
         for (int i = 0; i < rsize; i++) {

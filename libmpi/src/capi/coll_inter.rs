@@ -55,10 +55,12 @@ pub(super) fn bcast(
     root: c_int,
 ) -> Result<()> {
     let root = root_of(b, root)?;
-    let len = bytes(count, datatype)?;
-    if root != Root::Idle {
-        buf(buffer, len, "buffer")?;
+    if root == Root::Idle {
+        // MPI_PROC_NULL: every other argument is insignificant.
+        return Ok(());
     }
+    let len = bytes(count, datatype)?;
+    buf(buffer, len, "buffer")?;
     inter::bcast(b, at(buffer), len, root);
     Ok(())
 }
@@ -157,17 +159,15 @@ pub(super) fn reduce(
     root: c_int,
 ) -> Result<()> {
     let root = root_of(b, root)?;
+    if root == Root::Idle {
+        return Ok(());
+    }
     let len = bytes(count, datatype)?;
     b.set_red(reduction(op, datatype)?);
     match root {
-        Root::Me => {
-            buf(recvbuf, len, "recvbuf")?;
-        }
-        Root::Idle => {}
-        Root::Remote(_) => {
-            buf(sendbuf, len, "sendbuf")?;
-        }
-    }
+        Root::Me => buf(recvbuf, len, "recvbuf")?,
+        _ => buf(sendbuf, len, "sendbuf")?,
+    };
     inter::reduce(b, at(sendbuf), at(recvbuf), count.wide() as usize, root);
     Ok(())
 }

@@ -131,11 +131,14 @@ pub fn alltoallw(
 /// Reduce: the other group reduces within itself to its rank 0, which sends the result to the
 /// root. `count` elements of the schedule's reduction type.
 pub fn reduce(b: &mut Builder, send: At, recv: At, count: usize, root: Root) {
-    let len = count * b.elem();
     match root {
-        Root::Me => b.xrecv(recv, len, 0, false),
+        Root::Me => {
+            let len = count * b.elem();
+            b.xrecv(recv, len, 0, false)
+        }
         Root::Idle => {}
         Root::Remote(r) => {
+            let len = count * b.elem();
             let t = b.tmp(len);
             algos::reduce(b, Some(send), t, count, 0);
             b.round();
