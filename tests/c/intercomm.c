@@ -428,6 +428,16 @@ int main(int argc, char **argv) {
     int n;
     CHECK(MPI_Comm_remote_size(MPI_COMM_WORLD, &n) != MPI_SUCCESS, "remote_size of WORLD succeeded");
     CHECK(MPI_Scan(&rank, &n, 1, MPI_INT, MPI_SUM, inter) != MPI_SUCCESS, "scan on an intercomm succeeded");
+    {
+        int dims[1] = {lsize}, periods[1] = {0};
+        MPI_Comm cart = MPI_COMM_NULL;
+        CHECK(MPI_Cart_create(inter, 1, dims, periods, 0, &cart) != MPI_SUCCESS,
+              "cart_create on an intercomm succeeded");
+        /* Overlapping groups (both sides are the whole world) are refused, without a hang. */
+        MPI_Comm bad = MPI_COMM_NULL;
+        CHECK(MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, 0, 5, &bad) != MPI_SUCCESS,
+              "an intercomm of overlapping groups was created");
+    }
 
     MPI_Comm_free(&inter);
     MPI_Comm_free(&local);
