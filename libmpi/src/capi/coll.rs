@@ -54,10 +54,25 @@ pub(super) fn dtype(h: Handle) -> Result<Datatype> {
         return Ok(d);
     }
     let l = crate::datatype::table::committed(h as usize)?;
-    Ok(Datatype {
-        handle: h as usize,
-        size: l.size(),
-    })
+    if l.is_dense() {
+        return Ok(Datatype {
+            handle: h as usize,
+            size: l.size(),
+        });
+    }
+    // The intracommunicator collectives stage such types (`shape`); the intercommunicator
+    // ones (`coll_inter`) move plain byte ranges and refuse them rather than move wrong bytes.
+    Err(Error::new(
+        ErrorClass::Type,
+        format!(
+            "datatype {:#x} is not contiguous (holes, lb {} or extent {} != size {}); \
+             intercommunicator collectives take contiguous datatypes only",
+            h as usize,
+            l.lb(),
+            l.extent(),
+            l.size()
+        ),
+    ))
 }
 
 /// The shape of `h`'s elements for staging (`coll::stage`): predefined types (the MINLOC pairs
@@ -377,6 +392,10 @@ macro_rules! coll_fns {
 pub(super) use coll_fns;
 
 unsafe fn barrier(b: &mut Builder) -> Result<()> {
+    if b.is_inter() {
+        coll::inter::barrier(b);
+        return Ok(());
+    }
     algos::barrier(b);
     Ok(())
 }
@@ -395,6 +414,9 @@ unsafe fn bcast(
     datatype: Handle,
     root: c_int,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::bcast(b, buffer, count, datatype, root);
+    }
     check_root(b, root)?;
     let sh = shape(datatype)?;
     let dir = if b.rank() == root { Dir::In } else { Dir::Out };
@@ -457,6 +479,9 @@ unsafe fn reduce(
     op: Handle,
     root: c_int,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::reduce(b, sendbuf, recvbuf, count, datatype, op, root);
+    }
     check_root(b, root)?;
     if in_place(sendbuf) && b.rank() != root {
         return Err(Error::new(
@@ -482,6 +507,9 @@ unsafe fn allreduce(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::allreduce(b, sendbuf, recvbuf, count, datatype, op);
+    }
     let c = count_of(count, "count")?;
     let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, true)?;
     algos::allreduce(b, r.send, r.recv, r.count);
@@ -499,6 +527,9 @@ unsafe fn scan(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::no_scan("MPI_Scan");
+    }
     let c = count_of(count, "count")?;
     let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, true)?;
     algos::scan(b, r.send, r.recv, r.count);
@@ -516,6 +547,9 @@ unsafe fn exscan(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::no_scan("MPI_Exscan");
+    }
     let c = count_of(count, "count")?;
     // Rank 0's recvbuf is undefined: staged in and out so it is left as it was.
     let (red, n, sh) = reduction_of(op, datatype, c)?;
@@ -550,6 +584,9 @@ unsafe fn reduce_scatter_counts(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::reduce_scatter(b, sendbuf, recvbuf, counts, datatype, op);
+    }
     let sum = counts.iter().try_fold(0usize, |t, &c| t.checked_add(c));
     let total = sum.ok_or_else(|| Error::new(ErrorClass::Count, "recvcounts overflow"))?;
     let mine = counts[b.rank() as usize];
@@ -587,8 +624,7 @@ unsafe fn reduce_scatter_block(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
-    bytes(recvcount, datatype)?;
-    let counts = vec![recvcount.wide() as usize; b.size() as usize];
+    let counts = vec![count_of(recvcount, "recvcount")?; b.size() as usize];
     // SAFETY: forwarded.
     unsafe { reduce_scatter_counts(b, sendbuf, recvbuf, counts, datatype, op) }
 }

@@ -6,8 +6,10 @@
 mod abi;
 mod attr;
 mod coll;
+mod coll_inter;
 mod coll_v;
 mod comm;
+mod comm_inter;
 mod datatype;
 mod dtype_attr;
 mod dtype_intro;
