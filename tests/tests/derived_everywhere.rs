@@ -33,3 +33,8 @@ fn c_point_to_point_modes_with_derived_types() {
 fn c_datatype_introspection_attributes_external32_darray() {
     run_c("dtype_introspect");
 }
+
+#[test]
+fn c_intercommunicator_collectives_with_derived_types() {
+    run_c("inter_derived");
+}

@@ -1,13 +1,15 @@
 //! The C collectives on intercommunicators: argument checks with MPI's intercommunicator rules
 //! (MPI_ROOT / MPI_PROC_NULL roots, per-peer arrays sized by the remote group, no
-//! MPI_IN_PLACE), then `coll::inter`'s schedules. `coll` and `coll_v` dispatch here when the
+//! MPI_IN_PLACE), buffers staged for any datatype (`coll::stage`), then `coll::inter`'s
+//! schedules. `coll` and `coll_v` dispatch here when the
 //! communicator is an intercommunicator.
 
 use std::ffi::{c_int, c_void};
 
-use super::coll::{at, bytes, check_buf, extent_of, in_place, reduction, span, Wide};
+use super::coll::{at, count_of, in_place, reduction_of, shape, side, Wide};
 use super::*;
 use crate::coll::inter::{self, Root};
+use crate::coll::stage::{Blocks, Dir};
 use crate::coll::{At, Builder};
 
 const MPI_ROOT: c_int = -4;
@@ -40,11 +42,24 @@ fn no_in_place(p: *const c_void, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// A buffer of `len` bytes that is read or written here.
-fn buf(p: *const c_void, len: usize, what: &str) -> Result<(At, usize)> {
+/// Stage one buffer of `count` elements of `datatype` (any committed type, `coll::stage`).
+fn staged(
+    b: &mut Builder,
+    p: *const c_void,
+    count: impl Wide,
+    datatype: Handle,
+    dir: Dir,
+    what: &str,
+) -> Result<(At, usize)> {
     no_in_place(p, what)?;
-    check_buf(p, len, what)?;
-    Ok((at(p), len))
+    side(
+        b,
+        p,
+        count_of(count, "count")?,
+        &shape(datatype)?,
+        dir,
+        what,
+    )
 }
 
 pub(super) fn bcast(
@@ -59,12 +74,22 @@ pub(super) fn bcast(
         // MPI_PROC_NULL: every other argument is insignificant.
         return Ok(());
     }
-    let len = bytes(count, datatype)?;
-    buf(buffer, len, "buffer")?;
-    inter::bcast(b, at(buffer), len, root);
+    let dir = if root == Root::Me { Dir::In } else { Dir::Out };
+    let (buf, len) = staged(b, buffer, count, datatype, dir, "buffer")?;
+    inter::bcast(b, buf, len, root);
     Ok(())
 }
 
+/// No blocks (a rank whose side of a rooted collective is insignificant).
+fn none(p: *const c_void) -> Blocks {
+    Blocks {
+        at: at(p),
+        lens: Vec::new(),
+        displs: Vec::new(),
+    }
+}
+
+/// Gather(v): `stage_at_root(b, n)` stages the root's receive blocks for the `n` remote ranks.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn gatherv(
     b: &mut Builder,
@@ -72,79 +97,86 @@ pub(super) fn gatherv(
     sendcount: impl Wide,
     sendtype: Handle,
     recvbuf: *mut c_void,
-    layout_at_root: impl FnOnce(usize) -> Result<(Vec<usize>, Vec<usize>)>,
+    stage_at_root: impl FnOnce(&mut Builder, usize) -> Result<Blocks>,
     root: c_int,
 ) -> Result<()> {
     let root = root_of(b, root)?;
-    let (mut send, mut lens, mut displs) = ((at(sendbuf), 0), Vec::new(), Vec::new());
+    let (mut send, mut r) = ((at(sendbuf), 0), none(recvbuf));
     match root {
         Root::Me => {
-            (lens, displs) = layout_at_root(b.peer_size() as usize)?;
             no_in_place(recvbuf, "recvbuf")?;
-            check_buf(recvbuf, extent_of(&lens, &displs), "recvbuf")?;
+            r = stage_at_root(b, b.peer_size() as usize)?;
         }
         Root::Idle => {}
-        Root::Remote(_) => send = buf(sendbuf, bytes(sendcount, sendtype)?, "sendbuf")?,
+        Root::Remote(_) => {
+            send = staged(b, sendbuf, sendcount, sendtype, Dir::In, "sendbuf")?;
+        }
     }
-    inter::gatherv(b, send, at(recvbuf), &lens, &displs, root);
+    inter::gatherv(b, send, r.at, &r.lens, &r.displs, root);
     Ok(())
 }
 
+/// Scatter(v): the mirror of `gatherv`.
 pub(super) fn scatterv(
     b: &mut Builder,
     sendbuf: *const c_void,
-    layout_at_root: impl FnOnce(usize) -> Result<(Vec<usize>, Vec<usize>)>,
+    stage_at_root: impl FnOnce(&mut Builder, usize) -> Result<Blocks>,
     recvbuf: *mut c_void,
     recvcount: impl Wide,
     recvtype: Handle,
     root: c_int,
 ) -> Result<()> {
     let root = root_of(b, root)?;
-    let (mut recv, mut lens, mut displs) = ((at(recvbuf), 0), Vec::new(), Vec::new());
+    let (mut recv, mut s) = ((at(recvbuf), 0), none(sendbuf));
     match root {
         Root::Me => {
-            (lens, displs) = layout_at_root(b.peer_size() as usize)?;
             no_in_place(sendbuf, "sendbuf")?;
-            check_buf(sendbuf, extent_of(&lens, &displs), "sendbuf")?;
+            s = stage_at_root(b, b.peer_size() as usize)?;
         }
         Root::Idle => {}
-        Root::Remote(_) => recv = buf(recvbuf, bytes(recvcount, recvtype)?, "recvbuf")?,
+        Root::Remote(_) => {
+            recv = staged(b, recvbuf, recvcount, recvtype, Dir::Out, "recvbuf")?;
+        }
     }
-    inter::scatterv(b, at(sendbuf), &lens, &displs, recv, root);
+    inter::scatterv(b, s.at, &s.lens, &s.displs, recv, root);
     Ok(())
 }
 
+/// Allgather(v): `stage_recv` stages the blocks of the remote ranks.
 pub(super) fn allgatherv(
     b: &mut Builder,
     sendbuf: *const c_void,
     sendcount: impl Wide,
     sendtype: Handle,
     recvbuf: *mut c_void,
-    lens: Vec<usize>,
-    displs: Vec<usize>,
+    stage_recv: impl FnOnce(&mut Builder) -> Result<Blocks>,
 ) -> Result<()> {
-    let send = buf(sendbuf, bytes(sendcount, sendtype)?, "sendbuf")?;
+    let send = staged(b, sendbuf, sendcount, sendtype, Dir::In, "sendbuf")?;
     no_in_place(recvbuf, "recvbuf")?;
-    check_buf(recvbuf, extent_of(&lens, &displs), "recvbuf")?;
-    inter::allgatherv(b, send, at(recvbuf), &lens, &displs);
+    let r = stage_recv(b)?;
+    inter::allgatherv(b, send, r.at, &r.lens, &r.displs);
     Ok(())
 }
 
+/// Alltoall(v/w) with both sides staged by the caller (None: MPI_IN_PLACE, refused).
 pub(super) fn alltoallw(
     b: &mut Builder,
     sendbuf: *const c_void,
-    send: Option<(Vec<usize>, Vec<usize>)>,
-    recvbuf: *mut c_void,
-    rlens: Vec<usize>,
-    rdispls: Vec<usize>,
+    send: Option<Blocks>,
+    recv: Blocks,
 ) -> Result<()> {
-    let Some((sl, sd)) = send else {
+    let Some(s) = send else {
         return no_in_place(sendbuf, "sendbuf");
     };
-    check_buf(sendbuf, extent_of(&sl, &sd), "sendbuf")?;
-    no_in_place(recvbuf, "recvbuf")?;
-    check_buf(recvbuf, extent_of(&rlens, &rdispls), "recvbuf")?;
-    inter::alltoallw(b, at(sendbuf), &sl, &sd, at(recvbuf), &rlens, &rdispls);
+    inter::alltoallw(
+        b,
+        s.at,
+        &s.lens,
+        &s.displs,
+        recv.at,
+        &recv.lens,
+        &recv.displs,
+    );
     Ok(())
 }
 
@@ -162,13 +194,18 @@ pub(super) fn reduce(
     if root == Root::Idle {
         return Ok(());
     }
-    let len = bytes(count, datatype)?;
-    b.set_red(reduction(op, datatype)?);
-    match root {
-        Root::Me => buf(recvbuf, len, "recvbuf")?,
-        _ => buf(sendbuf, len, "sendbuf")?,
+    let c = count_of(count, "count")?;
+    let (red, n, sh) = reduction_of(op, datatype, c)?;
+    b.set_red(red);
+    let (send, recv) = if root == Root::Me {
+        no_in_place(recvbuf, "recvbuf")?;
+        let r = side(b, recvbuf, c, &sh, Dir::Out, "recvbuf")?.0;
+        (at(sendbuf), r)
+    } else {
+        no_in_place(sendbuf, "sendbuf")?;
+        (side(b, sendbuf, c, &sh, Dir::In, "sendbuf")?.0, at(recvbuf))
     };
-    inter::reduce(b, at(sendbuf), at(recvbuf), count.wide() as usize, root);
+    inter::reduce(b, send, recv, n, root);
     Ok(())
 }
 
@@ -180,11 +217,14 @@ pub(super) fn allreduce(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
-    let len = bytes(count, datatype)?;
-    b.set_red(reduction(op, datatype)?);
-    buf(sendbuf, len, "sendbuf")?;
-    buf(recvbuf, len, "recvbuf")?;
-    inter::allreduce(b, at(sendbuf), at(recvbuf), count.wide() as usize);
+    let c = count_of(count, "count")?;
+    let (red, n, sh) = reduction_of(op, datatype, c)?;
+    b.set_red(red);
+    no_in_place(sendbuf, "sendbuf")?;
+    no_in_place(recvbuf, "recvbuf")?;
+    let s = side(b, sendbuf, c, &sh, Dir::In, "sendbuf")?.0;
+    let r = side(b, recvbuf, c, &sh, Dir::Out, "recvbuf")?.0;
+    inter::allreduce(b, s, r, n);
     Ok(())
 }
 
@@ -196,12 +236,19 @@ pub(super) fn reduce_scatter(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
-    b.set_red(reduction(op, datatype)?);
-    let dt = super::coll::dtype(datatype)?;
-    let sum = counts.iter().try_fold(0usize, |t, &c| t.checked_add(c));
-    buf(sendbuf, span(sum.unwrap_or(usize::MAX), dt)?, "sendbuf")?;
-    buf(recvbuf, span(counts[b.rank() as usize], dt)?, "recvbuf")?;
-    inter::reduce_scatter(b, at(sendbuf), at(recvbuf), &counts);
+    let total = counts
+        .iter()
+        .try_fold(0usize, |t, &c| t.checked_add(c))
+        .ok_or_else(|| Error::new(ErrorClass::Count, "recvcounts overflow"))?;
+    let mine = counts[b.rank() as usize];
+    let (red, per, sh) = reduction_of(op, datatype, 1)?;
+    b.set_red(red);
+    no_in_place(sendbuf, "sendbuf")?;
+    no_in_place(recvbuf, "recvbuf")?;
+    let s = side(b, sendbuf, total, &sh, Dir::In, "sendbuf")?.0;
+    let r = side(b, recvbuf, mine, &sh, Dir::Out, "recvbuf")?.0;
+    let basic: Vec<usize> = counts.iter().map(|&c| c * per).collect();
+    inter::reduce_scatter(b, s, r, &basic);
     Ok(())
 }
 

@@ -4,8 +4,8 @@
 use std::ffi::{c_int, c_void};
 
 use super::coll::{
-    at, check_buf, check_root, coll, coll_fns, count_of, dtype, extent_of, in_place, layout, pick,
-    shape, side, side_bytes, side_v, Wide,
+    at, check_buf, check_root, coll, coll_fns, count_of, extent_of, in_place, layout, pick, shape,
+    side, side_bytes, side_v, Wide,
 };
 use super::*;
 use crate::coll::stage::{self, Blocks, Dir};
@@ -62,52 +62,6 @@ impl Layout {
     }
 }
 
-/// An intercommunicator collective's blocks in bytes (`coll_inter` moves byte ranges, so only
-/// contiguous datatypes: `dtype` refuses the others with MPI_ERR_TYPE).
-fn inter_bytes(l: Layout, dt: Handle, n: usize) -> Result<(Vec<usize>, Vec<usize>)> {
-    let size = dtype(dt)?.size;
-    let (c, d) = match l {
-        Layout::Uniform(c) => (vec![c; n], (0..n).map(|i| (i * c) as isize).collect()),
-        Layout::V(c, d) => (c, d),
-    };
-    bytes_of(&c, &d, &vec![size; c.len()], size)
-}
-
-/// `inter_bytes` for an all-to-all side (byte displacements already).
-fn inter_per(p: &Per) -> Result<(Vec<usize>, Vec<usize>)> {
-    let sizes = p
-        .types
-        .iter()
-        .map(|&t| Ok(dtype(t)?.size))
-        .collect::<Result<Vec<_>>>()?;
-    bytes_of(&p.counts, &p.displs, &sizes, 1)
-}
-
-/// Lengths `counts[i] * sizes[i]` and displacements `displs[i] * unit`, all non-negative.
-fn bytes_of(
-    counts: &[usize],
-    displs: &[isize],
-    sizes: &[usize],
-    unit: usize,
-) -> Result<(Vec<usize>, Vec<usize>)> {
-    let bad = || Error::new(ErrorClass::Count, "block size or displacement out of range");
-    let lens = counts
-        .iter()
-        .zip(sizes)
-        .map(|(&c, &s)| c.checked_mul(s).ok_or_else(bad))
-        .collect::<Result<Vec<_>>>()?;
-    let d = displs
-        .iter()
-        .map(|&x| {
-            usize::try_from(x)
-                .ok()
-                .and_then(|x| x.checked_mul(unit))
-                .ok_or_else(bad)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok((lens, d))
-}
-
 #[allow(clippy::too_many_arguments)]
 unsafe fn gatherv_common(
     b: &mut Builder,
@@ -120,7 +74,9 @@ unsafe fn gatherv_common(
     root: c_int,
 ) -> Result<()> {
     if b.is_inter() {
-        let f = |n: usize| inter_bytes(layout_at_root(n)?, recvtype, n);
+        let f = |b: &mut Builder, n: usize| {
+            layout_at_root(n)?.stage(b, recvbuf, recvtype, n, Dir::Out, "recvbuf")
+        };
         return super::coll_inter::gatherv(b, sendbuf, sendcount, sendtype, recvbuf, f, root);
     }
     check_root(b, root)?;
@@ -199,7 +155,9 @@ unsafe fn scatterv_common(
     root: c_int,
 ) -> Result<()> {
     if b.is_inter() {
-        let f = |n: usize| inter_bytes(layout_at_root(n)?, sendtype, n);
+        let f = |b: &mut Builder, n: usize| {
+            layout_at_root(n)?.stage(b, sendbuf, sendtype, n, Dir::In, "sendbuf")
+        };
         return super::coll_inter::scatterv(b, sendbuf, f, recvbuf, recvcount, recvtype, root);
     }
     check_root(b, root)?;
@@ -282,10 +240,8 @@ unsafe fn allgatherv_common(
 ) -> Result<()> {
     if b.is_inter() {
         let n = b.peer_size() as usize;
-        let (lens, displs) = inter_bytes(l, recvtype, n)?;
-        return super::coll_inter::allgatherv(
-            b, sendbuf, sendcount, sendtype, recvbuf, lens, displs,
-        );
+        let f = |b: &mut Builder| l.stage(b, recvbuf, recvtype, n, Dir::Out, "recvbuf");
+        return super::coll_inter::allgatherv(b, sendbuf, sendcount, sendtype, recvbuf, f);
     }
     let n = b.size() as usize;
     let send = send_side(b, sendbuf, sendcount, sendtype)?;
@@ -360,9 +316,12 @@ fn alltoall_common(
     recv: Per,
 ) -> Result<()> {
     if b.is_inter() {
-        let send = send.as_ref().map(inter_per).transpose()?;
-        let (rlens, rdispls) = inter_per(&recv)?;
-        return super::coll_inter::alltoallw(b, sendbuf, send, recvbuf, rlens, rdispls);
+        let s = match &send {
+            Some(sp) => Some(stage_per(b, sendbuf, sp, Dir::In, "sendbuf")?),
+            None => None,
+        };
+        let r = stage_per(b, recvbuf, &recv, Dir::Out, "recvbuf")?;
+        return super::coll_inter::alltoallw(b, sendbuf, s, r);
     }
     let rdir = if send.is_none() { Dir::InOut } else { Dir::Out };
     let r = stage_per(b, recvbuf, &recv, rdir, "recvbuf")?;
