@@ -123,6 +123,9 @@ impl Runtime {
     /// MPI_Start.
     pub fn start_persistent(&mut self, req: ReqId) -> Result<()> {
         let Some((op, running)) = self.pml.persistent_op(req) else {
+            if let Some((ext, running)) = crate::persist::lookup(self, req) {
+                return crate::persist::start(self, req, ext, running);
+            }
             return err(ErrorClass::Request, "MPI_Start needs a persistent request");
         };
         if running {

@@ -6,6 +6,7 @@
 mod abi;
 mod attr;
 mod coll;
+mod coll_init;
 mod coll_v;
 mod comm;
 mod datatype;

@@ -3,6 +3,7 @@
 //! eager (MATCH + CONT fragments) up to the eager limit, rendezvous above it (RTS, then a
 //! single-copy get by the receiver and FIN; or CTS and streamed DATA when no single copy).
 
+mod group;
 mod pair;
 mod posted;
 mod probe;
@@ -100,6 +101,8 @@ pub struct Pml {
     pub coll: crate::coll::Registry,
     /// MPI_Isendrecv(_replace) requests in flight (`pair.rs`).
     pairs: Vec<pair::Pair>,
+    /// Requests made of many parts (partitioned runs).
+    groups: Vec<group::Group>,
 }
 
 /// MPI_Recv waiting without a request (the latency path). It starts only while nothing is
@@ -268,6 +271,7 @@ impl Pml {
             },
             coll: crate::coll::Registry::default(),
             pairs: Vec::new(),
+            groups: Vec::new(),
         }
     }
 
@@ -665,6 +669,9 @@ impl Pml {
         }
         if !self.pairs.is_empty() {
             n += self.progress_pairs();
+        }
+        if !self.groups.is_empty() {
+            n += self.progress_groups();
         }
         n
     }
