@@ -22,3 +22,8 @@ fn c_test(name: &str, nps: &[usize]) {
 fn c_persistent_collectives() {
     c_test("coll_persistent", &[1, 2, 3, 5]);
 }
+
+#[test]
+fn c_partitioned() {
+    c_test("part", &[1, 2, 3, 5]);
+}

@@ -21,6 +21,7 @@ mod p2p;
 mod p2p_completion;
 mod p2p_modes;
 mod p2p_probe;
+mod partitioned;
 mod status;
 mod tool;
 mod topo;

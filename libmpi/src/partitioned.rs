@@ -1,0 +1,477 @@
+//! Partitioned communication (MPI_Psend_init, MPI_Precv_init, MPI_Pready*, MPI_Parrived):
+//! persistent requests of `crate::persist` whose runs are pml groups (`pml/group.rs`).
+//!
+//! Protocol, all on the communicator's collective context with negative tags (collectives use
+//! non-negative ones):
+//! - MPI_Precv_init takes a channel number (unique among this process's live partitioned
+//!   receives) and sends the source a handshake `(channel, partitions, partition bytes)` with a
+//!   tag derived from the user's tag; MPI_Psend_init posts the matching receive. The pml's
+//!   ordered matching pairs the k-th send init with the k-th receive init of the same
+//!   (source, tag), as MPI requires.
+//! - Each receiver partition is one message, tagged `(channel, partition)`: the receiver's
+//!   MPI_Start posts one receive per partition; the sender sends receiver partition k once
+//!   every sender partition overlapping it is ready, so the two sides may partition
+//!   differently. MPI_Parrived asks whether partition k's receive has completed.
+//! - The sender needs the handshake before it can send: MPI_Pready waits for it (the receiver
+//!   sent it from its init call without waiting for anything).
+//!
+//! Limits: contiguous datatypes; at most 2^20 receive partitions and 1024 live partitioned
+//! receives per process; handshake tags fold user tags modulo 2^29 (two partitioned pairs
+//! between the same ranks whose tags differ by a multiple of 2^29 could cross).
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::sync::Mutex;
+
+use crate::error::{err, Error, ErrorClass, Result};
+use crate::persist::{self, Start};
+use crate::pml::{ReqId, Status, ANY_SOURCE};
+use crate::runtime::{Runtime, PROC_NULL, TAG_UB};
+
+const MAX_PARTS: usize = 1 << 20;
+const MAX_CHANNELS: usize = 1024;
+const HS_LEN: usize = 20;
+
+fn hs_tag(tag: i32) -> i32 {
+    -(3 + (tag & 0x1FFF_FFFF))
+}
+
+fn data_tag(chan: u32, part: usize) -> i32 {
+    -((1 << 30) + ((chan as i32) << 20 | part as i32))
+}
+
+/// Channel numbers of the live partitioned receives of this process.
+static CHANNELS: Mutex<Vec<bool>> = Mutex::new(Vec::new());
+
+fn take_channel() -> Result<u32> {
+    let mut c = CHANNELS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = c.iter().position(|used| !used) {
+        c[i] = true;
+        return Ok(i as u32);
+    }
+    if c.len() >= MAX_CHANNELS {
+        return err(
+            ErrorClass::NoMem,
+            format!("more than {MAX_CHANNELS} partitioned receives at once"),
+        );
+    }
+    c.push(true);
+    Ok(c.len() as u32 - 1)
+}
+
+/// One side's common arguments, checked.
+struct Side {
+    /// The peer's rank in the communicator (PROC_NULL: nothing moves).
+    peer: i32,
+    peer_world: usize,
+    me: i32,
+    ctx: u32,
+    tag: i32,
+    buf: *mut u8,
+    parts: usize,
+    part_bytes: usize,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn side(
+    rt: &Runtime,
+    comm: usize,
+    buf: *mut u8,
+    parts: i64,
+    part_bytes: usize,
+    peer: i32,
+    tag: i32,
+    what: &str,
+) -> Result<Side> {
+    if !(0..=TAG_UB).contains(&tag) {
+        return err(
+            ErrorClass::Tag,
+            format!("tag {tag} is invalid (valid: 0..={TAG_UB}; no wildcards)"),
+        );
+    }
+    if parts < 1 {
+        return err(
+            ErrorClass::Arg,
+            format!("{parts} partitions: at least one is needed"),
+        );
+    }
+    let parts = parts as usize;
+    if parts
+        .checked_mul(part_bytes)
+        .is_none_or(|t| t > isize::MAX as usize)
+    {
+        return err(ErrorClass::Count, "the partitioned message is too large");
+    }
+    if buf.is_null() && part_bytes > 0 {
+        return err(ErrorClass::Buffer, "buffer is NULL");
+    }
+    let c = rt.comm(comm)?;
+    if peer == ANY_SOURCE {
+        return err(
+            ErrorClass::Rank,
+            format!("MPI_ANY_SOURCE is not allowed as the {what} of a partitioned operation"),
+        );
+    }
+    let peer_world = if peer == PROC_NULL {
+        0
+    } else {
+        c.world_of(peer)?
+    };
+    Ok(Side {
+        peer,
+        peer_world,
+        me: c.rank,
+        ctx: c.coll_ctx(),
+        tag,
+        buf,
+        parts,
+        part_bytes,
+    })
+}
+
+/// A partitioned receive (MPI_Precv_init).
+pub struct PRecv {
+    s: Side,
+    chan: u32,
+}
+
+impl Drop for PRecv {
+    fn drop(&mut self) {
+        if self.s.peer != PROC_NULL {
+            let mut c = CHANNELS.lock().unwrap_or_else(|e| e.into_inner());
+            c[self.chan as usize] = false;
+        }
+    }
+}
+
+impl Start for PRecv {
+    fn start(&self, rt: &mut Runtime, _req: ReqId) -> Result<ReqId> {
+        let s = &self.s;
+        if s.peer == PROC_NULL {
+            return Ok(rt.pml.group(0, crate::p2p::proc_null_status()));
+        }
+        let status = Status {
+            source: s.peer,
+            tag: s.tag,
+            count: s.parts * s.part_bytes,
+            ..Status::default()
+        };
+        let g = rt.pml.group(s.parts, status);
+        for k in 0..s.parts {
+            // SAFETY: MPI_Precv_init's contract: the buffer stays valid and untouched while a
+            // run is active.
+            let st = unsafe {
+                rt.pml.irecv(
+                    s.buf.add(k * s.part_bytes),
+                    s.part_bytes,
+                    s.ctx,
+                    s.peer,
+                    data_tag(self.chan, k),
+                )
+            };
+            rt.pml.group_add(g, k, st);
+        }
+        Ok(g)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The receiver's handshake, as the sender learns it.
+#[derive(Clone, Copy)]
+struct Peer {
+    chan: u32,
+    parts: usize,
+    part_bytes: usize,
+}
+
+enum Hs {
+    /// The handshake receive, into the boxed buffer.
+    Waiting(ReqId, Box<[u8; HS_LEN]>),
+    Known(Peer),
+}
+
+struct Run {
+    group: ReqId,
+    ready: Vec<bool>,
+    /// Receiver partitions sent in this run.
+    sent: Vec<bool>,
+}
+
+/// A partitioned send (MPI_Psend_init).
+pub struct PSend {
+    s: Side,
+    hs: RefCell<Hs>,
+    run: RefCell<Option<Run>>,
+}
+
+impl Drop for PSend {
+    fn drop(&mut self) {
+        // Freed before the handshake came: its receive is still posted and will write into
+        // the buffer, so the buffer must outlive us (20 bytes).
+        if let Hs::Waiting(_, b) = std::mem::replace(self.hs.get_mut(), Hs::Known(NO_PEER)) {
+            std::mem::forget(b);
+        }
+    }
+}
+
+const NO_PEER: Peer = Peer {
+    chan: 0,
+    parts: 0,
+    part_bytes: 0,
+};
+
+impl PSend {
+    /// The receiver's handshake, waiting for it if needed.
+    fn peer(&self, rt: &mut Runtime) -> Result<Peer> {
+        let mut hs = self.hs.borrow_mut();
+        let (req, buf) = match &*hs {
+            Hs::Known(p) => return Ok(*p),
+            Hs::Waiting(req, buf) => (*req, buf),
+        };
+        rt.progress_until(|p| p.is_complete(req));
+        rt.pml.take(req);
+        let word = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
+        let p = Peer {
+            chan: u32::from_le_bytes(buf[0..4].try_into().expect("4 bytes")),
+            parts: word(4) as usize,
+            part_bytes: word(12) as usize,
+        };
+        *hs = Hs::Known(p);
+        let (mine, theirs) = (self.s.parts * self.s.part_bytes, p.parts * p.part_bytes);
+        if mine != theirs {
+            return err(
+                ErrorClass::Truncate,
+                format!(
+                    "the partitioned send has {mine} bytes and its receive {theirs} \
+                     ({} x {} bytes against {} x {})",
+                    self.s.parts, self.s.part_bytes, p.parts, p.part_bytes
+                ),
+            );
+        }
+        Ok(p)
+    }
+
+    /// MPI_Pready of partition `j`: send every receiver partition it completes.
+    fn ready(&self, rt: &mut Runtime, req: ReqId, j: usize) -> Result<()> {
+        let s = &self.s;
+        if j >= s.parts {
+            return err(
+                ErrorClass::Arg,
+                format!("partition {j} out of range ({} partitions)", s.parts),
+            );
+        }
+        let active = rt.pml.active_run(req);
+        if active.is_none() || self.run.borrow().as_ref().map(|r| r.group) != active {
+            return err(
+                ErrorClass::Request,
+                "MPI_Pready on an inactive partitioned request (call MPI_Start first)",
+            );
+        }
+        if s.peer == PROC_NULL {
+            return Ok(());
+        }
+        let p = self.peer(rt)?;
+        let mut run = self.run.borrow_mut();
+        let run = run.as_mut().expect("checked active");
+        if run.ready[j] {
+            return err(
+                ErrorClass::Arg,
+                format!("partition {j} is already marked ready in this run"),
+            );
+        }
+        run.ready[j] = true;
+        let total = s.parts * s.part_bytes;
+        // Receiver partitions overlapping bytes [j * pb, (j + 1) * pb); with no bytes at all,
+        // every one waits for the last sender partition.
+        let ks = if total == 0 {
+            0..p.parts
+        } else if s.part_bytes == 0 {
+            0..0
+        } else {
+            let (lo, hi) = (j * s.part_bytes, (j + 1) * s.part_bytes);
+            lo / p.part_bytes..hi.div_ceil(p.part_bytes).min(p.parts)
+        };
+        for k in ks {
+            if run.sent[k] {
+                continue;
+            }
+            let whole = if total == 0 {
+                run.ready.iter().all(|&r| r)
+            } else {
+                let (lo, hi) = (k * p.part_bytes, (k + 1) * p.part_bytes);
+                (lo / s.part_bytes..hi.div_ceil(s.part_bytes)).all(|i| run.ready[i])
+            };
+            if !whole {
+                continue;
+            }
+            run.sent[k] = true;
+            // SAFETY: MPI_Psend_init's contract: the buffer stays valid and unmodified (for a
+            // ready partition) while the run is active.
+            let st = unsafe {
+                rt.pml.isend(
+                    s.buf.add(k * p.part_bytes),
+                    p.part_bytes,
+                    s.peer_world,
+                    s.ctx,
+                    s.me,
+                    data_tag(p.chan, k),
+                )
+            };
+            rt.pml.group_add(run.group, k, st);
+        }
+        Ok(())
+    }
+}
+
+impl Start for PSend {
+    fn start(&self, rt: &mut Runtime, _req: ReqId) -> Result<ReqId> {
+        if self.s.peer == PROC_NULL {
+            let g = rt.pml.group(0, Status::default());
+            *self.run.borrow_mut() = Some(Run {
+                group: g,
+                ready: vec![false; self.s.parts],
+                sent: Vec::new(),
+            });
+            return Ok(g);
+        }
+        let p = self.peer(rt)?;
+        let g = rt.pml.group(p.parts, Status::default());
+        *self.run.borrow_mut() = Some(Run {
+            group: g,
+            ready: vec![false; self.s.parts],
+            sent: vec![false; p.parts],
+        });
+        Ok(g)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Runtime {
+    /// MPI_Precv_init: `parts` partitions of `part_bytes` bytes at `buf`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn precv_init(
+        &mut self,
+        comm: usize,
+        buf: *mut u8,
+        parts: i64,
+        part_bytes: usize,
+        source: i32,
+        tag: i32,
+    ) -> Result<ReqId> {
+        let s = side(self, comm, buf, parts, part_bytes, source, tag, "source")?;
+        if s.parts > MAX_PARTS {
+            return err(
+                ErrorClass::Count,
+                format!("{} receive partitions: at most {MAX_PARTS}", s.parts),
+            );
+        }
+        let chan = if s.peer == PROC_NULL {
+            0
+        } else {
+            take_channel()?
+        };
+        if s.peer != PROC_NULL {
+            let mut hs = [0u8; HS_LEN];
+            hs[0..4].copy_from_slice(&chan.to_le_bytes());
+            hs[4..12].copy_from_slice(&(s.parts as u64).to_le_bytes());
+            hs[12..20].copy_from_slice(&(s.part_bytes as u64).to_le_bytes());
+            // SAFETY: `hs` lives until the send completes: we wait for it here (an eager
+            // send of 20 bytes completes locally).
+            let st = unsafe {
+                self.pml
+                    .isend(hs.as_ptr(), HS_LEN, s.peer_world, s.ctx, s.me, hs_tag(s.tag))
+            };
+            let r = self.pml.request_for(st);
+            self.progress_until(|p| p.is_complete(r));
+            self.pml.take(r);
+        }
+        Ok(persist::register(self, Box::new(PRecv { s, chan })))
+    }
+
+    /// MPI_Psend_init: `parts` partitions of `part_bytes` bytes at `buf`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn psend_init(
+        &mut self,
+        comm: usize,
+        buf: *mut u8,
+        parts: i64,
+        part_bytes: usize,
+        dest: i32,
+        tag: i32,
+    ) -> Result<ReqId> {
+        let s = side(self, comm, buf, parts, part_bytes, dest, tag, "destination")?;
+        let hs = if s.peer == PROC_NULL {
+            Hs::Known(NO_PEER)
+        } else {
+            let mut b = Box::new([0u8; HS_LEN]);
+            // SAFETY: the box lives in the request until the receive completes (or is leaked
+            // when the request is freed first, see Drop).
+            let st = unsafe {
+                self.pml
+                    .irecv(b.as_mut_ptr(), HS_LEN, s.ctx, s.peer, hs_tag(s.tag))
+            };
+            Hs::Waiting(self.pml.request_for(st), b)
+        };
+        let op = PSend {
+            s,
+            hs: RefCell::new(hs),
+            run: RefCell::new(None),
+        };
+        Ok(persist::register(self, Box::new(op)))
+    }
+
+    fn psend(&self, req: ReqId) -> Result<std::rc::Rc<dyn Any>> {
+        match persist::lookup(self, req) {
+            Some((op, _)) if persist::downcast::<PSend>(&op).is_some() => Ok(op),
+            _ => err(
+                ErrorClass::Request,
+                "not a partitioned send request (MPI_Psend_init)",
+            ),
+        }
+    }
+
+    /// MPI_Pready, MPI_Pready_range, MPI_Pready_list: mark partitions ready.
+    pub fn pready(&mut self, req: ReqId, parts: impl IntoIterator<Item = i64>) -> Result<()> {
+        let op = self.psend(req)?;
+        let ps = persist::downcast::<PSend>(&op).expect("checked");
+        for j in parts {
+            let j = usize::try_from(j).map_err(|_| {
+                Error::new(ErrorClass::Arg, format!("partition {j} is negative"))
+            })?;
+            ps.ready(self, req, j)?;
+        }
+        Ok(())
+    }
+
+    /// MPI_Parrived: whether receive partition `k` of `req` has arrived (an inactive request:
+    /// yes).
+    pub fn parrived(&mut self, req: ReqId, k: i64) -> Result<bool> {
+        let op = match persist::lookup(self, req) {
+            Some((op, _)) if persist::downcast::<PRecv>(&op).is_some() => op,
+            _ => {
+                return err(
+                    ErrorClass::Request,
+                    "not a partitioned receive request (MPI_Precv_init)",
+                )
+            }
+        };
+        let pr = persist::downcast::<PRecv>(&op).expect("checked");
+        if k < 0 || k as usize >= pr.s.parts {
+            return err(
+                ErrorClass::Arg,
+                format!("partition {k} out of range ({} partitions)", pr.s.parts),
+            );
+        }
+        let Some(run) = self.pml.active_run(req) else {
+            return Ok(true);
+        };
+        self.pml.progress();
+        Ok(self.pml.group_part_done(run, k as usize))
+    }
+}
