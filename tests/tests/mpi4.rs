@@ -27,3 +27,40 @@ fn c_persistent_collectives() {
 fn c_partitioned() {
     c_test("part", &[1, 2, 3, 5]);
 }
+
+/// The MPI_T control variables are the parameters `mpirun --mca-list` names, and a value set
+/// with `--mca` is what MPI_T_cvar_read gives back (the C program checks it against argv[1]).
+#[test]
+fn c_mpit_cvars() {
+    let prog = c_program("tests/c/mpit_cvar.c");
+    let list = mpirun(&["--mca-list"]);
+    list.assert_ok();
+    let mut want: Vec<&str> = list
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .map(str::trim)
+        .collect();
+    want.sort();
+    for (np, args) in [(1, vec![]), (3, vec!["--mca", "btl_sm_eager_limit", "8192"])] {
+        let np_s = np.to_string();
+        let mut v = vec!["-np", &np_s, "--oversubscribe"];
+        v.extend(args.iter().copied());
+        v.push(prog.to_str().unwrap());
+        if !args.is_empty() {
+            v.push("8192");
+        }
+        let r = mpirun(&v);
+        r.assert_ok();
+        assert!(r.stdout.contains(" No Errors"), "np {np}:\n{}\n{}", r.stdout, r.stderr);
+        let mut got: Vec<&str> = r
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("cvar "))
+            .map(|l| l.split(' ').next().unwrap())
+            .collect();
+        got.sort();
+        got.dedup();
+        assert_eq!(got, want, "MPI_T variables against mpirun --mca-list");
+    }
+}

@@ -24,6 +24,7 @@ mod p2p_probe;
 mod partitioned;
 mod status;
 mod tool;
+mod tool_cvar;
 mod topo;
 mod unimplemented;
 mod unsupported;

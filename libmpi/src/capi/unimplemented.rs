@@ -15,7 +15,7 @@ use super::unsupported::{on_comm, on_world, returned};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 256] = [
+pub(super) const NAMES: [&str; 240] = [
     "MPI_Accumulate",
     "MPI_Accumulate_c",
     "MPI_Buffer_flush",
@@ -228,22 +228,6 @@ pub(super) const NAMES: [&str; 256] = [
     "MPI_Win_unlock",
     "MPI_Win_unlock_all",
     "MPI_Win_wait",
-    "MPI_T_category_changed",
-    "MPI_T_category_get_categories",
-    "MPI_T_category_get_cvars",
-    "MPI_T_category_get_events",
-    "MPI_T_category_get_index",
-    "MPI_T_category_get_info",
-    "MPI_T_category_get_num_events",
-    "MPI_T_category_get_pvars",
-    "MPI_T_cvar_get_index",
-    "MPI_T_cvar_get_info",
-    "MPI_T_cvar_handle_alloc",
-    "MPI_T_cvar_handle_free",
-    "MPI_T_cvar_read",
-    "MPI_T_cvar_write",
-    "MPI_T_enum_get_info",
-    "MPI_T_enum_get_item",
     "MPI_T_event_callback_get_info",
     "MPI_T_event_callback_set_info",
     "MPI_T_event_copy",
@@ -1543,102 +1527,6 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Win_wait / PMPI_Win_wait(_win: Handle) -> c_int {
         on_world(211)
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_category_changed / PMPI_T_category_changed(_update_number: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_category_get_categories / PMPI_T_category_get_categories(_cat_index: c_int, _len: c_int, _indices: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_category_get_cvars / PMPI_T_category_get_cvars(_cat_index: c_int, _len: c_int, _indices: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_category_get_events / PMPI_T_category_get_events(_cat_index: c_int, _len: c_int, _indices: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_category_get_index / PMPI_T_category_get_index(_name: *const c_void, _cat_index: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_category_get_info / PMPI_T_category_get_info(_cat_index: c_int, _name: *mut c_void, _name_len: *mut c_void, _desc: *mut c_void, _desc_len: *mut c_void, _num_cvars: *mut c_void, _num_pvars: *mut c_void, _num_categories: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_category_get_num_events / PMPI_T_category_get_num_events(_cat_index: c_int, _num_events: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_category_get_pvars / PMPI_T_category_get_pvars(_cat_index: c_int, _len: c_int, _indices: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_cvar_get_index / PMPI_T_cvar_get_index(_name: *const c_void, _cvar_index: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_cvar_get_info / PMPI_T_cvar_get_info(_cvar_index: c_int, _name: *mut c_void, _name_len: *mut c_void, _verbosity: *mut c_void, _datatype: *mut c_void, _enumtype: *mut c_void, _desc: *mut c_void, _desc_len: *mut c_void, _bind: *mut c_void, _scope: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_cvar_handle_alloc / PMPI_T_cvar_handle_alloc(_cvar_index: c_int, _obj_handle: *mut c_void, _handle: *mut c_void, _count: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_cvar_handle_free / PMPI_T_cvar_handle_free(_handle: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_cvar_read / PMPI_T_cvar_read(_handle: Handle, _buf: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_cvar_write / PMPI_T_cvar_write(_handle: Handle, _buf: *const c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_enum_get_info / PMPI_T_enum_get_info(_enumtype: Handle, _num: *mut c_void, _name: *mut c_void, _name_len: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_enum_get_item / PMPI_T_enum_get_item(_enumtype: Handle, _indx: c_int, _value: *mut c_void, _name: *mut c_void, _name_len: *mut c_void) -> c_int {
-        T_ERR_NOT_SUPPORTED
     }
 }
 
