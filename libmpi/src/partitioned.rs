@@ -15,14 +15,17 @@
 //! - The sender needs the handshake before it can send: MPI_Pready waits for it (the receiver
 //!   sent it from its init call without waiting for anything).
 //!
-//! Limits: contiguous datatypes; at most 2^20 receive partitions and 1024 live partitioned
+//! Any datatype: a receive partition is whole elements of its type; a sender range that splits
+//! elements of a non-contiguous type is packed into a copy kept until the next run (so a send
+//! request of that kind must not be freed while active). Limits: at most 2^20 receive partitions and 1024 live partitioned
 //! receives per process; handshake tags fold user tags modulo 2^29 (two partitioned pairs
 //! between the same ranks whose tags differ by a multiple of 2^29 could cross).
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use crate::datatype::{Layout, Msg};
 use crate::error::{err, Error, ErrorClass, Result};
 use crate::persist::{self, Start};
 use crate::pml::{ReqId, Status, ANY_SOURCE};
@@ -68,8 +71,45 @@ struct Side {
     ctx: u32,
     tag: i32,
     buf: *mut u8,
+    /// The datatype's layout when it is not a predefined one (partitions then move through
+    /// it, element by element).
+    layout: Option<Arc<Layout>>,
     parts: usize,
     part_bytes: usize,
+}
+
+impl Side {
+    /// Bytes `[lo, hi)` of this side's packed data as a message; None when the range splits
+    /// an element of a non-contiguous datatype.
+    fn range(&self, lo: usize, hi: usize) -> Option<Msg> {
+        let Some(l) = &self.layout else {
+            return Some(Msg::bytes(self.buf.wrapping_add(lo), hi - lo));
+        };
+        let size = l.size();
+        if lo % size != 0 || hi % size != 0 {
+            return None;
+        }
+        let first = (lo / size) as isize * l.extent();
+        Some(Msg::typed(
+            self.buf.wrapping_offset(first),
+            (hi - lo) / size,
+            l,
+        ))
+    }
+
+    /// Bytes `[lo, hi)` packed into a new buffer (a range that splits elements).
+    fn pack(&self, lo: usize, hi: usize) -> Vec<u8> {
+        let l = self
+            .layout
+            .as_ref()
+            .expect("only non-contiguous data is packed");
+        let whole = Msg::typed(self.buf, self.parts * self.part_bytes / l.size(), l);
+        let mut v = vec![0u8; hi - lo];
+        // SAFETY: MPI_Psend_init's contract: the buffer holds the partitions' elements, and
+        // [lo, hi) lies inside the packed stream.
+        unsafe { whole.read(lo, &mut v) };
+        v
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -77,6 +117,7 @@ fn side(
     rt: &Runtime,
     comm: usize,
     buf: *mut u8,
+    layout: Option<Arc<Layout>>,
     parts: i64,
     part_bytes: usize,
     peer: i32,
@@ -112,6 +153,18 @@ fn side(
             format!("MPI_ANY_SOURCE is not allowed as the {what} of a partitioned operation"),
         );
     }
+    // Data whose elements all lie in one run (any contiguous datatype) moves as bytes.
+    let (buf, layout) = match layout {
+        Some(l) if l.size() > 0 => {
+            let whole = Msg::typed(buf, parts * (part_bytes / l.size()), &l);
+            if whole.is_contiguous() {
+                (whole.ptr, None)
+            } else {
+                (buf, Some(l))
+            }
+        }
+        _ => (buf, None),
+    };
     let peer_world = if peer == PROC_NULL {
         0
     } else {
@@ -124,6 +177,7 @@ fn side(
         ctx: c.coll_ctx(),
         tag,
         buf,
+        layout,
         parts,
         part_bytes,
     })
@@ -158,17 +212,12 @@ impl Start for PRecv {
         };
         let g = rt.pml.group(s.parts, status);
         for k in 0..s.parts {
+            let m = s
+                .range(k * s.part_bytes, (k + 1) * s.part_bytes)
+                .expect("a receive partition is whole elements");
             // SAFETY: MPI_Precv_init's contract: the buffer stays valid and untouched while a
             // run is active.
-            let st = unsafe {
-                rt.pml.irecv(
-                    s.buf.add(k * s.part_bytes),
-                    s.part_bytes,
-                    s.ctx,
-                    s.peer,
-                    data_tag(self.chan, k),
-                )
-            };
+            let st = unsafe { rt.pml.irecv_msg(m, s.ctx, s.peer, data_tag(self.chan, k)) };
             rt.pml.group_add(g, k, st);
         }
         Ok(g)
@@ -198,6 +247,8 @@ struct Run {
     ready: Vec<bool>,
     /// Receiver partitions sent in this run.
     sent: Vec<bool>,
+    /// Packed copies of partitions that split datatype elements, kept until the next run.
+    packed: Vec<Vec<u8>>,
 }
 
 /// A partitioned send (MPI_Psend_init).
@@ -307,18 +358,22 @@ impl PSend {
             if !whole {
                 continue;
             }
+            let (lo, hi) = (k * p.part_bytes, (k + 1) * p.part_bytes);
+            let m = match s.range(lo, hi) {
+                Some(m) => m,
+                None => {
+                    let v = s.pack(lo, hi);
+                    let m = Msg::bytes(v.as_ptr(), v.len());
+                    run.packed.push(v);
+                    m
+                }
+            };
             run.sent[k] = true;
             // SAFETY: MPI_Psend_init's contract: the buffer stays valid and unmodified (for a
             // ready partition) while the run is active.
             let st = unsafe {
-                rt.pml.isend(
-                    s.buf.add(k * p.part_bytes),
-                    p.part_bytes,
-                    s.peer_world,
-                    s.ctx,
-                    s.me,
-                    data_tag(p.chan, k),
-                )
+                rt.pml
+                    .isend_msg(m, s.peer_world, s.ctx, s.me, data_tag(p.chan, k))
             };
             rt.pml.group_add(run.group, k, st);
         }
@@ -334,6 +389,7 @@ impl Start for PSend {
                 group: g,
                 ready: vec![false; self.s.parts],
                 sent: Vec::new(),
+                packed: Vec::new(),
             });
             return Ok(g);
         }
@@ -343,6 +399,7 @@ impl Start for PSend {
             group: g,
             ready: vec![false; self.s.parts],
             sent: vec![false; p.parts],
+            packed: Vec::new(),
         });
         Ok(g)
     }
@@ -359,12 +416,15 @@ impl Runtime {
         &mut self,
         comm: usize,
         buf: *mut u8,
+        layout: Option<Arc<Layout>>,
         parts: i64,
         part_bytes: usize,
         source: i32,
         tag: i32,
     ) -> Result<ReqId> {
-        let s = side(self, comm, buf, parts, part_bytes, source, tag, "source")?;
+        let s = side(
+            self, comm, buf, layout, parts, part_bytes, source, tag, "source",
+        )?;
         if s.parts > MAX_PARTS {
             return err(
                 ErrorClass::Count,
@@ -384,8 +444,14 @@ impl Runtime {
             // SAFETY: `hs` lives until the send completes: we wait for it here (an eager
             // send of 20 bytes completes locally).
             let st = unsafe {
-                self.pml
-                    .isend(hs.as_ptr(), HS_LEN, s.peer_world, s.ctx, s.me, hs_tag(s.tag))
+                self.pml.isend(
+                    hs.as_ptr(),
+                    HS_LEN,
+                    s.peer_world,
+                    s.ctx,
+                    s.me,
+                    hs_tag(s.tag),
+                )
             };
             let r = self.pml.request_for(st);
             self.progress_until(|p| p.is_complete(r));
@@ -400,12 +466,23 @@ impl Runtime {
         &mut self,
         comm: usize,
         buf: *mut u8,
+        layout: Option<Arc<Layout>>,
         parts: i64,
         part_bytes: usize,
         dest: i32,
         tag: i32,
     ) -> Result<ReqId> {
-        let s = side(self, comm, buf, parts, part_bytes, dest, tag, "destination")?;
+        let s = side(
+            self,
+            comm,
+            buf,
+            layout,
+            parts,
+            part_bytes,
+            dest,
+            tag,
+            "destination",
+        )?;
         let hs = if s.peer == PROC_NULL {
             Hs::Known(NO_PEER)
         } else {
@@ -441,9 +518,8 @@ impl Runtime {
         let op = self.psend(req)?;
         let ps = persist::downcast::<PSend>(&op).expect("checked");
         for j in parts {
-            let j = usize::try_from(j).map_err(|_| {
-                Error::new(ErrorClass::Arg, format!("partition {j} is negative"))
-            })?;
+            let j = usize::try_from(j)
+                .map_err(|_| Error::new(ErrorClass::Arg, format!("partition {j} is negative")))?;
             ps.ready(self, req, j)?;
         }
         Ok(())

@@ -29,13 +29,18 @@ pub fn lookup(rt: &Runtime, req: ReqId) -> Option<(Rc<dyn Any>, bool)> {
 
 /// The operation as its concrete type `T` (e.g. a partitioned send for MPI_Pready).
 pub fn downcast<T: 'static>(op: &Rc<dyn Any>) -> Option<&T> {
-    op.downcast_ref::<Box<dyn Start>>()?.as_any().downcast_ref::<T>()
+    op.downcast_ref::<Box<dyn Start>>()?
+        .as_any()
+        .downcast_ref::<T>()
 }
 
 /// MPI_Start of a request of ours (`Runtime::start_persistent` comes here).
 pub fn start(rt: &mut Runtime, req: ReqId, op: Rc<dyn Any>, running: bool) -> Result<()> {
     if running {
-        return err(ErrorClass::Request, "the persistent request is already active");
+        return err(
+            ErrorClass::Request,
+            "the persistent request is already active",
+        );
     }
     let Some(s) = op.downcast_ref::<Box<dyn Start>>() else {
         return err(ErrorClass::Request, "MPI_Start needs a persistent request");

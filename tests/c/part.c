@@ -68,6 +68,50 @@ static void ring(int sparts, int rparts, int tag) {
     MPI_Request_free(&rreq);
 }
 
+/* A strided datatype on one side, ints on the other, partitions splitting its elements:
+ * every even int of a 48-int buffer (vector of 2 ints stride 2, resized to 4 ints). */
+static void strided(int strided_sends) {
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    int wide[48], packed[24];
+    MPI_Datatype vec, t;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, 4 * sizeof(int), &t);
+    MPI_Type_commit(&t);
+    MPI_Type_free(&vec);
+    for (int run = 0; run < 3; run++) {
+        MPI_Request s, r;
+        for (int i = 0; i < 48; i++)
+            wide[i] = strided_sends ? (i % 2 ? -7 : 1000 * rank + i / 2 + run) : -1;
+        for (int i = 0; i < 24; i++)
+            packed[i] = strided_sends ? -1 : 1000 * rank + i + run;
+        if (strided_sends) {
+            MPI_Psend_init(wide, 4, 3, t, next, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &s);
+            MPI_Precv_init(packed, 8, 3, MPI_INT, prev, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+        } else {
+            MPI_Psend_init(packed, 6, 4, MPI_INT, next, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &s);
+            MPI_Precv_init(wide, 4, 3, t, prev, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+        }
+        MPI_Start(&r);
+        MPI_Start(&s);
+        MPI_Pready_range(0, strided_sends ? 3 : 5, s);
+        MPI_Wait(&s, MPI_STATUS_IGNORE);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        for (int i = 0; i < 48; i++) {
+            int want = strided_sends ? (i < 24 ? 1000 * prev + i + run : 0)
+                                     : (i % 2 ? -1 : 1000 * prev + i / 2 + run);
+            if (strided_sends && i < 24)
+                CHECK(packed[i] == want, "strided send run %d: [%d] = %d, want %d", run, i,
+                      packed[i], want);
+            if (!strided_sends)
+                CHECK(wide[i] == want, "strided recv run %d: [%d] = %d, want %d", run, i,
+                      wide[i], want);
+        }
+        MPI_Request_free(&s);
+        MPI_Request_free(&r);
+    }
+    MPI_Type_free(&t);
+}
+
 static void proc_null(void) {
     int buf[4] = {1, 2, 3, 4};
     MPI_Request s, r;
@@ -113,6 +157,8 @@ int main(int argc, char **argv) {
     ring(4, 6, 2);
     ring(1, 60, 3);
     ring(60, 1, 4);
+    strided(1);
+    strided(0);
     proc_null();
     never_started();
     errors();

@@ -26,11 +26,17 @@ fn init(
             return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
         }
         let comm = comm_index(comm)?;
-        let part_bytes = message_bytes(count, datatype)?;
+        // One partition's message: checks the type and gives its packed size.
+        let part_bytes = message_c(buf, count, datatype)?.len;
+        let h = datatype as usize;
+        let layout = match crate::datatype::lookup(h) {
+            Some(_) if !matches!(h, 0x229 | 0x22a | 0x22c | 0x22d) => None,
+            _ => Some(crate::datatype::table::layout(h)?),
+        };
         let id = if send {
-            rt.psend_init(comm, buf.cast(), partitions, part_bytes, peer, tag)?
+            rt.psend_init(comm, buf.cast(), layout, partitions, part_bytes, peer, tag)?
         } else {
-            rt.precv_init(comm, buf.cast(), partitions, part_bytes, peer, tag)?
+            rt.precv_init(comm, buf.cast(), layout, partitions, part_bytes, peer, tag)?
         };
         // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
         unsafe { request.write(request_handle(id)) };
@@ -58,7 +64,11 @@ init_fns! {
     MPI_Precv_init_c / PMPI_Precv_init_c (c_int, Count) = false;
 }
 
-fn with_request(name: &str, request: Handle, f: impl FnOnce(&mut Runtime, pml::ReqId) -> Result<()>) -> c_int {
+fn with_request(
+    name: &str,
+    request: Handle,
+    f: impl FnOnce(&mut Runtime, pml::ReqId) -> Result<()>,
+) -> c_int {
     call(name, crate::comm::WORLD, |rt| match request_id(request)? {
         None => Err(Error::new(
             ErrorClass::Request,

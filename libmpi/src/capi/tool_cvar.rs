@@ -64,8 +64,12 @@ struct Var {
 }
 
 fn vars() -> Vec<Var> {
-    let ib = btl_ib::PARAMS.iter().map(|p| (p.name, p.default, p.meaning));
-    let sm = btl_sm::PARAMS.iter().map(|p| (p.name, p.default, p.meaning));
+    let ib = btl_ib::PARAMS
+        .iter()
+        .map(|p| (p.name, p.default, p.meaning));
+    let sm = btl_sm::PARAMS
+        .iter()
+        .map(|p| (p.name, p.default, p.meaning));
     ib.chain(sm)
         .chain(GENERAL.iter().copied())
         .map(|(name, default, meaning)| Var {
@@ -78,7 +82,10 @@ fn vars() -> Vec<Var> {
 
 /// The categories: (name, description); a variable belongs to the one `category_of` names.
 const CATEGORIES: &[(&str, &str)] = &[
-    ("btl", "transport selection and transport-independent settings"),
+    (
+        "btl",
+        "transport selection and transport-independent settings",
+    ),
     ("btl_sm", "the shared-memory transport (btl-sm)"),
     ("btl_ib", "the RDMA transport (btl-ib)"),
     ("mpi", "the MPI library's own behaviour"),
@@ -396,7 +403,12 @@ unsafe fn list(items: &[usize], len: c_int, indices: *mut c_int) -> c_int {
 }
 
 /// A category's list call for `items(c)`.
-fn category_list(cat_index: c_int, len: c_int, indices: *mut c_int, items: fn(usize) -> Vec<usize>) -> c_int {
+fn category_list(
+    cat_index: c_int,
+    len: c_int,
+    indices: *mut c_int,
+    items: fn(usize) -> Vec<usize>,
+) -> c_int {
     if !t_initialized() {
         return T_ERR_NOT_INITIALIZED;
     }
