@@ -85,3 +85,8 @@ fn c_large_message_3gib() {
     }
     c_test("large_message", &[2]);
 }
+
+#[test]
+fn c_generalized_requests() {
+    c_test("grequest", &[1, 3]);
+}

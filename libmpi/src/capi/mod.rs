@@ -12,6 +12,7 @@ mod comm;
 mod datatype;
 pub(crate) mod env;
 mod errh;
+mod grequest;
 mod group;
 mod handle_int;
 mod info;
