@@ -1,6 +1,7 @@
 /* Persistent collectives (MPI-4 MPI_*_init): every one of the 17, plus the 5 neighbour ones
  * on a ring, each started several times with new data between runs (Start, Startall), every
- * value checked; Wait leaves the request allocated and inactive, Request_free frees it. */
+ * value checked; Wait leaves the request allocated and inactive, Request_free frees it; runs
+ * match by init order whatever order ranks start them in. */
 #include "coll_util.h"
 
 #define RUNS 4
@@ -204,6 +205,29 @@ static void neighbours(void) {
     MPI_Comm_free(&ring);
 }
 
+/* Runs match by init order: ranks start two persistent collectives in different orders. */
+static void start_order(void) {
+    int a[2];
+    MPI_Request req[3];
+    MPI_Bcast_init(&a[0], 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req[0]);
+    MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req[1]);
+    MPI_Bcast_init(&a[1], 1, MPI_INT, size - 1, MPI_COMM_WORLD, MPI_INFO_NULL, &req[2]);
+    for (int run = 0; run < RUNS; run++) {
+        a[0] = rank == 0 ? 42 + run : -1;
+        a[1] = rank == size - 1 ? 77 + run : -1;
+        for (int k = 0; k < 3; k++) {
+            int i = rank % 2 ? 2 - k : (k + run) % 3;
+            MPI_Start(&req[i]);
+        }
+        /* a blocking collective in between takes its own, later tag */
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Waitall(3, req, MPI_STATUSES_IGNORE);
+        CHECK(a[0] == 42 + run && a[1] == 77 + run, "start order run %d: %d %d", run, a[0], a[1]);
+    }
+    for (int k = 0; k < 3; k++)
+        MPI_Request_free(&req[k]);
+}
+
 static void large_count_forms(void) {
     MPI_Count n = N;
     int buf[N];
@@ -239,6 +263,7 @@ int main(int argc, char **argv) {
     reductions();
     gathers();
     neighbours();
+    start_order();
     large_count_forms();
     return finish();
 }

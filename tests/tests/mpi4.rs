@@ -90,3 +90,8 @@ fn c_large_message_3gib() {
 fn c_generalized_requests() {
     c_test("grequest", &[1, 3]);
 }
+
+#[test]
+fn c_buffer_flush() {
+    c_test("buffer_flush", &[1, 3]);
+}

@@ -1,10 +1,12 @@
 //! Persistent collectives (MPI_Bcast_init, ..., MPI_Neighbor_alltoallw_init, int and `_c`
-//! forms): the init call checks its arguments by building the schedule once (nothing is sent
-//! and no sequence number is taken), and keeps the arguments; each MPI_Start builds the
-//! schedule again and starts it exactly as the I- form would, so a run is an ordinary
-//! non-blocking collective and every rank must start its persistent collectives in the same
-//! order as its other collectives on the communicator. The count and displacement arrays are
-//! read at each start, so they must stay valid until the request is freed (as MPI requires).
+//! forms): the init call checks its arguments by building the schedule once (nothing is
+//! sent), takes the communicator's next collective tag and keeps both; each MPI_Start builds
+//! the schedule again and starts it as the I- form would, with that tag. So runs match across
+//! ranks by the order of the init calls (which MPI-4 makes collective), whatever order the
+//! starts come in; successive runs of one request reuse the tag, which is safe because each
+//! pair's messages of a run precede those of the next and match in order. The count and
+//! displacement arrays are read at each start, so they must stay valid until the request is
+//! freed (as MPI requires).
 
 use std::any::Any;
 use std::ffi::c_int;
@@ -18,6 +20,7 @@ type Build = Box<dyn Fn(&mut Builder) -> Result<()>>;
 /// A persistent collective: its communicator and the builder with the saved arguments.
 struct CollInit {
     comm: usize,
+    tag: i32,
     build: Build,
 }
 
@@ -28,7 +31,7 @@ impl crate::persist::Start for CollInit {
             (self.build)(&mut b)?;
             b.finish()
         };
-        Ok(coll::start(&mut rt.pml, s))
+        Ok(coll::start_tagged(&mut rt.pml, s, self.tag))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -45,11 +48,14 @@ pub(super) fn coll_init(name: &str, comm: Handle, request: *mut Handle, build: B
             return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
         }
         let comm = comm_index(comm)?;
-        {
-            let mut b = Builder::new(rt.comm(comm)?, None);
+        let key = {
+            let c = rt.comm(comm)?;
+            let mut b = Builder::new(c, None);
             build(&mut b)?;
-        }
-        let id = crate::persist::register(rt, Box::new(CollInit { comm, build }));
+            coll::seq_key(c)
+        };
+        let tag = coll::reserve_tag(&mut rt.pml, key);
+        let id = crate::persist::register(rt, Box::new(CollInit { comm, tag, build }));
         // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
         unsafe { request.write(request_handle(id)) };
         Ok(())
