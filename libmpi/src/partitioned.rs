@@ -86,7 +86,7 @@ impl Side {
             return Some(Msg::bytes(self.buf.wrapping_add(lo), hi - lo));
         };
         let size = l.size();
-        if lo % size != 0 || hi % size != 0 {
+        if !lo.is_multiple_of(size) || !hi.is_multiple_of(size) {
             return None;
         }
         let first = (lo / size) as isize * l.extent();

@@ -166,7 +166,7 @@ mpi_fn! {
             let freed = with_table(|t| match t.get_mut(&id) {
                 Some(g) if !g.completed => {
                     g.completed = true;
-                    Ok(g.user_freed.then(|| (g.free, g.extra)))
+                    Ok(g.user_freed.then_some((g.free, g.extra)))
                 }
                 _ => Err(Error::new(ErrorClass::Request, "not an incomplete generalized request")),
             })?;
