@@ -207,7 +207,7 @@ static void neighbours(void) {
 
 /* Runs match by init order: ranks start two persistent collectives in different orders. */
 static void start_order(void) {
-    int a[2];
+    static int a[2]; /* static: the run freed while active below may write after we return */
     MPI_Request req[3];
     MPI_Bcast_init(&a[0], 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req[0]);
     MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req[1]);
@@ -224,8 +224,16 @@ static void start_order(void) {
         MPI_Waitall(3, req, MPI_STATUSES_IGNORE);
         CHECK(a[0] == 42 + run && a[1] == 77 + run, "start order run %d: %d %d", run, a[0], a[1]);
     }
-    for (int k = 0; k < 3; k++)
-        MPI_Request_free(&req[k]);
+    /* freed while active: the run goes on and completes in the background */
+    a[0] = rank == 0 ? 99 : -1;
+    MPI_Start(&req[0]);
+    MPI_Request_free(&req[0]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Request_free(&req[1]);
+    MPI_Request_free(&req[2]);
+    int b = rank == 0 ? 5 : -1;
+    MPI_Bcast(&b, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    CHECK(b == 5, "bcast after freeing an active persistent bcast");
 }
 
 static void large_count_forms(void) {

@@ -738,12 +738,14 @@ impl Pml {
         self.st.reqs.insert(Request::send(std::ptr::null(), 0))
     }
 
-    /// Complete a request from `pending_request` with `status`.
+    /// Complete a request from `pending_request` with `status` (removed at once when the user
+    /// freed it already, e.g. a persistent collective's run freed while active).
     pub fn complete_request(&mut self, req: ReqId, status: Status) {
         if let Some(r) = self.st.reqs.get_mut(req) {
             r.status = status;
             r.complete = true;
         }
+        self.st.reap_detached(req);
     }
 
     /// Fragments still waiting for room in a transport.
