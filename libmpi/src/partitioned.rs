@@ -12,8 +12,9 @@
 //!   MPI_Start posts one receive per partition; the sender sends receiver partition k once
 //!   every sender partition overlapping it is ready, so the two sides may partition
 //!   differently. MPI_Parrived asks whether partition k's receive has completed.
-//! - The sender needs the handshake before it can send: MPI_Pready waits for it (the receiver
-//!   sent it from its init call without waiting for anything).
+//! - The sender needs the handshake before it can send; MPI_Start and MPI_Pready never wait
+//!   for it: a pml watcher (`Pml::watch`), registered at init, takes it when it arrives, sizes
+//!   the run in progress and sends what is ready by then.
 //!
 //! Any datatype: a receive partition is whole elements of its type; a sender range that splits
 //! elements of a non-contiguous type is packed into a copy kept until the next run (so a send
@@ -23,12 +24,13 @@
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use crate::datatype::{Layout, Msg};
 use crate::error::{err, Error, ErrorClass, Result};
 use crate::persist::{self, Start};
-use crate::pml::{ReqId, Status, ANY_SOURCE};
+use crate::pml::{Pml, ReqId, Status, ANY_SOURCE};
 use crate::runtime::{Runtime, PROC_NULL, TAG_UB};
 
 const MAX_PARTS: usize = 1 << 20;
@@ -202,7 +204,7 @@ impl Start for PRecv {
     fn start(&self, rt: &mut Runtime, _req: ReqId) -> Result<ReqId> {
         let s = &self.s;
         if s.peer == PROC_NULL {
-            return Ok(rt.pml.group(0, crate::p2p::proc_null_status()));
+            return Ok(rt.pml.group(Some(0), crate::p2p::proc_null_status()));
         }
         let status = Status {
             source: s.peer,
@@ -210,7 +212,7 @@ impl Start for PRecv {
             count: s.parts * s.part_bytes,
             ..Status::default()
         };
-        let g = rt.pml.group(s.parts, status);
+        let g = rt.pml.group(Some(s.parts), status);
         for k in 0..s.parts {
             let m = s
                 .range(k * s.part_bytes, (k + 1) * s.part_bytes)
@@ -245,27 +247,35 @@ enum Hs {
 struct Run {
     group: ReqId,
     ready: Vec<bool>,
-    /// Receiver partitions sent in this run.
+    /// Receiver partitions sent in this run (sized once the handshake is known).
     sent: Vec<bool>,
     /// Packed copies of partitions that split datatype elements, kept until the next run.
     packed: Vec<Vec<u8>>,
 }
 
-/// A partitioned send (MPI_Psend_init).
-pub struct PSend {
-    s: Side,
-    hs: RefCell<Hs>,
-    run: RefCell<Option<Run>>,
+/// What a partitioned send shares with its watcher (the deferred work of a handshake that
+/// had not come when MPI_Start or MPI_Pready ran).
+struct SendState {
+    hs: Hs,
+    /// The two sides' sizes differ: every run fails with MPI_ERR_TRUNCATE.
+    mismatch: bool,
+    run: Option<Run>,
 }
 
-impl Drop for PSend {
+impl Drop for SendState {
     fn drop(&mut self) {
-        // Freed before the handshake came: its receive is still posted and will write into
-        // the buffer, so the buffer must outlive us (20 bytes).
-        if let Hs::Waiting(_, b) = std::mem::replace(self.hs.get_mut(), Hs::Known(NO_PEER)) {
+        // Gone before the handshake came (only at the end of the job: the watcher keeps the
+        // state until then): its receive is still posted and may write into the buffer.
+        if let Hs::Waiting(_, b) = std::mem::replace(&mut self.hs, Hs::Known(NO_PEER)) {
             std::mem::forget(b);
         }
     }
+}
+
+/// A partitioned send (MPI_Psend_init).
+pub struct PSend {
+    s: Rc<Side>,
+    st: Rc<RefCell<SendState>>,
 }
 
 const NO_PEER: Peer = Peer {
@@ -274,59 +284,93 @@ const NO_PEER: Peer = Peer {
     part_bytes: 0,
 };
 
-impl PSend {
-    /// The receiver's handshake, waiting for it if needed.
-    fn peer(&self, rt: &mut Runtime) -> Result<Peer> {
-        let mut hs = self.hs.borrow_mut();
-        let (req, buf) = match &*hs {
-            Hs::Known(p) => return Ok(*p),
-            Hs::Waiting(req, buf) => (*req, buf),
-        };
-        rt.progress_until(|p| p.is_complete(req));
-        rt.pml.take(req);
-        let word = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
-        let p = Peer {
-            chan: u32::from_le_bytes(buf[0..4].try_into().expect("4 bytes")),
-            parts: word(4) as usize,
-            part_bytes: word(12) as usize,
-        };
-        *hs = Hs::Known(p);
-        let (mine, theirs) = (self.s.parts * self.s.part_bytes, p.parts * p.part_bytes);
-        if mine != theirs {
-            return err(
-                ErrorClass::Truncate,
-                format!(
-                    "the partitioned send has {mine} bytes and its receive {theirs} \
-                     ({} x {} bytes against {} x {})",
-                    self.s.parts, self.s.part_bytes, p.parts, p.part_bytes
-                ),
-            );
+/// The watcher's turn: take the handshake if it came (then size the run in progress and send
+/// what is ready). True once the handshake is known.
+fn take_handshake(s: &Side, st: &mut SendState, pml: &mut Pml) -> bool {
+    let (req, p) = match &st.hs {
+        Hs::Known(_) => return true,
+        Hs::Waiting(req, buf) => {
+            if !pml.is_complete(*req) {
+                return false;
+            }
+            let word = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
+            let p = Peer {
+                chan: u32::from_le_bytes(buf[0..4].try_into().expect("4 bytes")),
+                parts: word(4) as usize,
+                part_bytes: word(12) as usize,
+            };
+            (*req, p)
         }
-        Ok(p)
+    };
+    pml.take(req);
+    st.hs = Hs::Known(p);
+    st.mismatch = s.parts * s.part_bytes != p.parts * p.part_bytes;
+    if let Some(run) = st.run.as_mut() {
+        if st.mismatch {
+            pml.group_fail(run.group, ErrorClass::Truncate as i32);
+        } else {
+            run.sent = vec![false; p.parts];
+            pml.group_expect(run.group, p.parts);
+            send_ready(s, p, run, pml, 0..p.parts);
+        }
     }
+    true
+}
 
-    /// MPI_Pready of partition `j`: send every receiver partition it completes.
+/// Send every receiver partition in `ks` not yet sent whose sender partitions are all ready.
+fn send_ready(s: &Side, p: Peer, run: &mut Run, pml: &mut Pml, ks: std::ops::Range<usize>) {
+    let total = s.parts * s.part_bytes;
+    for k in ks {
+        if run.sent[k] {
+            continue;
+        }
+        let (lo, hi) = (k * p.part_bytes, (k + 1) * p.part_bytes);
+        let whole = if total == 0 {
+            run.ready.iter().all(|&r| r)
+        } else {
+            (lo / s.part_bytes..hi.div_ceil(s.part_bytes)).all(|i| run.ready[i])
+        };
+        if !whole {
+            continue;
+        }
+        let m = match s.range(lo, hi) {
+            Some(m) => m,
+            None => {
+                let v = s.pack(lo, hi);
+                let m = Msg::bytes(v.as_ptr(), v.len());
+                run.packed.push(v);
+                m
+            }
+        };
+        run.sent[k] = true;
+        // SAFETY: MPI_Psend_init's contract: the buffer stays valid and unmodified (for a
+        // ready partition) while the run is active; packed copies live in the run.
+        let st = unsafe { pml.isend_msg(m, s.peer_world, s.ctx, s.me, data_tag(p.chan, k)) };
+        pml.group_add(run.group, k, st);
+    }
+}
+
+impl PSend {
+    /// MPI_Pready of partition `j`: send every receiver partition it completes (once the
+    /// handshake is known; before, the watcher sends them when it comes). Never waits.
     fn ready(&self, rt: &mut Runtime, req: ReqId, j: usize) -> Result<()> {
-        let s = &self.s;
+        let s = &*self.s;
         if j >= s.parts {
             return err(
                 ErrorClass::Arg,
                 format!("partition {j} out of range ({} partitions)", s.parts),
             );
         }
+        let mut st = self.st.borrow_mut();
         let active = rt.pml.active_run(req);
-        if active.is_none() || self.run.borrow().as_ref().map(|r| r.group) != active {
+        if active.is_none() || st.run.as_ref().map(|r| r.group) != active {
             return err(
                 ErrorClass::Request,
                 "MPI_Pready on an inactive partitioned request (call MPI_Start first)",
             );
         }
-        if s.peer == PROC_NULL {
-            return Ok(());
-        }
-        let p = self.peer(rt)?;
-        let mut run = self.run.borrow_mut();
-        let run = run.as_mut().expect("checked active");
+        let st = &mut *st;
+        let run = st.run.as_mut().expect("checked active");
         if run.ready[j] {
             return err(
                 ErrorClass::Arg,
@@ -334,10 +378,13 @@ impl PSend {
             );
         }
         run.ready[j] = true;
-        let total = s.parts * s.part_bytes;
+        let p = match st.hs {
+            Hs::Known(p) if s.peer != PROC_NULL && !st.mismatch => p,
+            _ => return Ok(()),
+        };
         // Receiver partitions overlapping bytes [j * pb, (j + 1) * pb); with no bytes at all,
         // every one waits for the last sender partition.
-        let ks = if total == 0 {
+        let ks = if s.parts * s.part_bytes == 0 {
             0..p.parts
         } else if s.part_bytes == 0 {
             0..0
@@ -345,63 +392,35 @@ impl PSend {
             let (lo, hi) = (j * s.part_bytes, (j + 1) * s.part_bytes);
             lo / p.part_bytes..hi.div_ceil(p.part_bytes).min(p.parts)
         };
-        for k in ks {
-            if run.sent[k] {
-                continue;
-            }
-            let whole = if total == 0 {
-                run.ready.iter().all(|&r| r)
-            } else {
-                let (lo, hi) = (k * p.part_bytes, (k + 1) * p.part_bytes);
-                (lo / s.part_bytes..hi.div_ceil(s.part_bytes)).all(|i| run.ready[i])
-            };
-            if !whole {
-                continue;
-            }
-            let (lo, hi) = (k * p.part_bytes, (k + 1) * p.part_bytes);
-            let m = match s.range(lo, hi) {
-                Some(m) => m,
-                None => {
-                    let v = s.pack(lo, hi);
-                    let m = Msg::bytes(v.as_ptr(), v.len());
-                    run.packed.push(v);
-                    m
-                }
-            };
-            run.sent[k] = true;
-            // SAFETY: MPI_Psend_init's contract: the buffer stays valid and unmodified (for a
-            // ready partition) while the run is active.
-            let st = unsafe {
-                rt.pml
-                    .isend_msg(m, s.peer_world, s.ctx, s.me, data_tag(p.chan, k))
-            };
-            rt.pml.group_add(run.group, k, st);
-        }
+        send_ready(s, p, run, &mut rt.pml, ks);
         Ok(())
     }
 }
 
 impl Start for PSend {
     fn start(&self, rt: &mut Runtime, _req: ReqId) -> Result<ReqId> {
-        if self.s.peer == PROC_NULL {
-            let g = rt.pml.group(0, Status::default());
-            *self.run.borrow_mut() = Some(Run {
-                group: g,
-                ready: vec![false; self.s.parts],
-                sent: Vec::new(),
-                packed: Vec::new(),
-            });
-            return Ok(g);
-        }
-        let p = self.peer(rt)?;
-        let g = rt.pml.group(p.parts, Status::default());
-        *self.run.borrow_mut() = Some(Run {
-            group: g,
-            ready: vec![false; self.s.parts],
-            sent: vec![false; p.parts],
+        let s = &*self.s;
+        let mut st = self.st.borrow_mut();
+        let st = &mut *st;
+        let (group, sent) = match st.hs {
+            _ if s.peer == PROC_NULL => (rt.pml.group(Some(0), Status::default()), Vec::new()),
+            Hs::Known(p) => {
+                let g = rt.pml.group(Some(p.parts), Status::default());
+                if st.mismatch {
+                    rt.pml.group_fail(g, ErrorClass::Truncate as i32);
+                }
+                (g, vec![false; p.parts])
+            }
+            // Sized by the watcher when the handshake comes.
+            Hs::Waiting(..) => (rt.pml.group(None, Status::default()), Vec::new()),
+        };
+        st.run = Some(Run {
+            group,
+            ready: vec![false; s.parts],
+            sent,
             packed: Vec::new(),
         });
-        Ok(g)
+        Ok(group)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -487,19 +506,34 @@ impl Runtime {
             Hs::Known(NO_PEER)
         } else {
             let mut b = Box::new([0u8; HS_LEN]);
-            // SAFETY: the box lives in the request until the receive completes (or is leaked
-            // when the request is freed first, see Drop).
+            // SAFETY: the box lives in the shared state until the receive completes (the
+            // watcher below holds the state until then).
             let st = unsafe {
                 self.pml
                     .irecv(b.as_mut_ptr(), HS_LEN, s.ctx, s.peer, hs_tag(s.tag))
             };
             Hs::Waiting(self.pml.request_for(st), b)
         };
+        let waiting = matches!(hs, Hs::Waiting(..));
         let op = PSend {
-            s,
-            hs: RefCell::new(hs),
-            run: RefCell::new(None),
+            s: Rc::new(s),
+            st: Rc::new(RefCell::new(SendState {
+                hs,
+                mismatch: false,
+                run: None,
+            })),
         };
+        if waiting {
+            let (side, state) = (op.s.clone(), op.st.clone());
+            self.pml.watch(Box::new(move |pml| {
+                // Busy: a call of ours is using the state; try again at the next progress.
+                let Ok(mut st) = state.try_borrow_mut() else {
+                    return false;
+                };
+                take_handshake(&side, &mut st, pml)
+            }));
+            self.pml.progress();
+        }
         Ok(persist::register(self, Box::new(op)))
     }
 

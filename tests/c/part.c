@@ -112,6 +112,38 @@ static void strided(int strided_sends) {
     MPI_Type_free(&t);
 }
 
+/* MPI_Pready is local: the sender readies everything before the receiver has even called
+ * MPI_Precv_init, and then sends a rendezvous-sized message the receiver takes first. */
+static void pready_before_recv_init(void) {
+    if (size < 2 || rank > 1) {
+        return;
+    }
+    int n = 1 << 18, data[8];
+    int *big = calloc(n, sizeof(int));
+    MPI_Request req;
+    if (rank == 0) {
+        for (int i = 0; i < 8; i++)
+            data[i] = 500 + i;
+        MPI_Psend_init(data, 4, 2, MPI_INT, 1, 11, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+        MPI_Start(&req);
+        MPI_Pready_range(0, 3, req);
+        big[n - 1] = 17;
+        MPI_Send(big, n, MPI_INT, 1, 11, MPI_COMM_WORLD);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(big, n, MPI_INT, 0, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(big[n - 1] == 17, "large message");
+        memset(data, 0, sizeof data);
+        MPI_Precv_init(data, 2, 4, MPI_INT, 0, 11, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int i = 0; i < 8; i++)
+            CHECK(data[i] == 500 + i, "early pready: data[%d] = %d", i, data[i]);
+    }
+    MPI_Request_free(&req);
+    free(big);
+}
+
 static void proc_null(void) {
     int buf[4] = {1, 2, 3, 4};
     MPI_Request s, r;
@@ -159,6 +191,7 @@ int main(int argc, char **argv) {
     ring(60, 1, 4);
     strided(1);
     strided(0);
+    pready_before_recv_init();
     proc_null();
     never_started();
     errors();

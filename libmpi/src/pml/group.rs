@@ -18,22 +18,65 @@ pub(super) struct Group {
 
 impl Pml {
     /// A request that completes with `status` once `expected` parts, indexed `0..expected`,
-    /// have been added (`group_add`) and completed; at once when `expected` is 0.
-    pub fn group(&mut self, expected: usize, status: Status) -> ReqId {
+    /// have been added (`group_add`) and completed; at once when `expected` is 0. With
+    /// `expected` None the count comes later (`group_expect`).
+    pub fn group(&mut self, expected: Option<usize>, status: Status) -> ReqId {
         let req = self.pending_request();
-        if expected == 0 {
+        if expected == Some(0) {
             self.complete_request(req, status);
             return req;
         }
         self.groups.push(Group {
             req,
-            expected,
+            expected: usize::MAX,
             parts: Vec::new(),
-            done: vec![false; expected],
+            done: Vec::new(),
             ndone: 0,
             status,
         });
+        if let Some(n) = expected {
+            self.group_expect(req, n);
+        }
         req
+    }
+
+    /// Set how many parts `group` (made with None) waits for.
+    pub fn group_expect(&mut self, group: ReqId, expected: usize) {
+        if let Some(g) = self.groups.iter_mut().find(|g| g.req == group) {
+            g.expected = expected;
+            g.done.resize(expected, false);
+        }
+        self.progress_groups();
+    }
+
+    /// Complete `group` at once with error class `error` (its parts go on unobserved).
+    pub fn group_fail(&mut self, group: ReqId, error: i32) {
+        if let Some(i) = self.groups.iter().position(|g| g.req == group) {
+            let mut g = self.groups.swap_remove(i);
+            g.status.error = error;
+            for (_, part) in g.parts {
+                self.free(part);
+            }
+            self.complete_request(g.req, g.status);
+        }
+    }
+
+    /// Run `f` at every progress call until it returns true (an upper layer's deferred work
+    /// that needs only the pml, e.g. a partitioned send waiting for its receiver's handshake).
+    pub fn watch(&mut self, f: Box<dyn FnMut(&mut Pml) -> bool>) {
+        self.watchers.push(f);
+    }
+
+    /// Run the watchers; returns how many finished.
+    pub(super) fn progress_watchers(&mut self) -> usize {
+        let mut ws = std::mem::take(&mut self.watchers);
+        let before = ws.len();
+        ws.retain_mut(|f| !f(self));
+        let done = before - ws.len();
+        // Watchers may add watchers.
+        ws.append(&mut self.watchers);
+        self.watchers = ws;
+        done
     }
 
     /// Add part `index` (its operation just started) to `group`.
@@ -61,7 +104,7 @@ impl Pml {
             let mut i = 0;
             while i < g.parts.len() {
                 let (index, part) = g.parts[i];
-                if self.is_complete(part) {
+                if index < g.done.len() && self.is_complete(part) {
                     let st = self.take(part).unwrap_or_default();
                     if st.error != 0 && g.status.error == 0 {
                         g.status.error = st.error;

@@ -103,6 +103,8 @@ pub struct Pml {
     pairs: Vec<pair::Pair>,
     /// Requests made of many parts (partitioned runs).
     groups: Vec<group::Group>,
+    /// Upper layers' deferred work (`Pml::watch`).
+    watchers: Vec<Box<dyn FnMut(&mut Pml) -> bool>>,
 }
 
 /// MPI_Recv waiting without a request (the latency path). It starts only while nothing is
@@ -272,6 +274,7 @@ impl Pml {
             coll: crate::coll::Registry::default(),
             pairs: Vec::new(),
             groups: Vec::new(),
+            watchers: Vec::new(),
         }
     }
 
@@ -669,6 +672,9 @@ impl Pml {
         }
         if !self.pairs.is_empty() {
             n += self.progress_pairs();
+        }
+        if !self.watchers.is_empty() {
+            n += self.progress_watchers();
         }
         if !self.groups.is_empty() {
             n += self.progress_groups();
