@@ -5,6 +5,9 @@
 
 use super::{Pml, ReqId, Started, Status};
 
+/// Deferred work of an upper layer, run at every progress call until it returns true.
+pub type Watcher = Box<dyn FnMut(&mut Pml) -> bool>;
+
 pub(super) struct Group {
     req: ReqId,
     expected: usize,
@@ -63,7 +66,7 @@ impl Pml {
 
     /// Run `f` at every progress call until it returns true (an upper layer's deferred work
     /// that needs only the pml, e.g. a partitioned send waiting for its receiver's handshake).
-    pub fn watch(&mut self, f: Box<dyn FnMut(&mut Pml) -> bool>) {
+    pub fn watch(&mut self, f: Watcher) {
         self.watchers.push(f);
     }
 

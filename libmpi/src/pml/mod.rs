@@ -104,7 +104,7 @@ pub struct Pml {
     /// Requests made of many parts (partitioned runs).
     groups: Vec<group::Group>,
     /// Upper layers' deferred work (`Pml::watch`).
-    watchers: Vec<Box<dyn FnMut(&mut Pml) -> bool>>,
+    watchers: Vec<group::Watcher>,
 }
 
 /// MPI_Recv waiting without a request (the latency path). It starts only while nothing is
