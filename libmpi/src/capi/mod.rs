@@ -5,6 +5,7 @@
 
 mod abi;
 mod attr;
+mod bsend_comm;
 mod coll;
 mod coll_init;
 mod coll_v;

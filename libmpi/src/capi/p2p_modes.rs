@@ -277,17 +277,6 @@ mpi_fn! {
     }
 }
 
-mpi_fn! {
-    /// MPI 4.1: wait until every buffered message has left the attached buffer (which stays
-    /// attached). MPI_Buffer_iflush and the per-communicator buffers are not implemented.
-    fn MPI_Buffer_flush / PMPI_Buffer_flush() -> c_int {
-        call("MPI_Buffer_flush", crate::comm::WORLD, |rt| {
-            rt.bsend_flush();
-            Ok(())
-        })
-    }
-}
-
 /// MPI_Sendrecv_replace(_c).
 #[allow(clippy::too_many_arguments)]
 fn sendrecv_replace(
