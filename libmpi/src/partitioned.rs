@@ -18,7 +18,8 @@
 //!
 //! Any datatype: a receive partition is whole elements of its type; a sender range that splits
 //! elements of a non-contiguous type is packed into a copy kept until the next run (so a send
-//! request of that kind must not be freed while active). Limits: at most 2^20 receive partitions and 1024 live partitioned
+//! request of that kind must not be freed while active; nor a receive, whose channel could be
+//! taken again while its receives are posted). Limits: at most 2^20 receive partitions and 1024 live partitioned
 //! receives per process; handshake tags fold user tags modulo 2^29 (two partitioned pairs
 //! between the same ranks whose tags differ by a multiple of 2^29 could cross).
 
