@@ -241,6 +241,12 @@ impl Communicator {
         build: impl FnOnce(&mut Builder) -> Result<()>,
     ) -> Result<crate::pml::ReqId> {
         runtime::with(|rt| {
+            if rt.comm(self.id)?.is_inter() {
+                return Err(crate::error::Error::new(
+                    crate::error::ErrorClass::Comm,
+                    "the Rust API's collectives take intracommunicators (barrier excepted)",
+                ));
+            }
             let s = {
                 let mut b = Builder::new(rt.comm(self.id)?, red);
                 build(&mut b)?;

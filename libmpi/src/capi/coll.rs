@@ -272,6 +272,10 @@ macro_rules! coll_fns {
 pub(super) use coll_fns;
 
 unsafe fn barrier(b: &mut Builder) -> Result<()> {
+    if b.is_inter() {
+        coll::inter::barrier(b);
+        return Ok(());
+    }
     algos::barrier(b);
     Ok(())
 }
@@ -290,6 +294,9 @@ unsafe fn bcast(
     datatype: Handle,
     root: c_int,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::bcast(b, buffer, count, datatype, root);
+    }
     check_root(b, root)?;
     let len = bytes(count, datatype)?;
     check_buf(buffer, len, "buffer")?;
@@ -318,6 +325,9 @@ unsafe fn reduce(
     op: Handle,
     root: c_int,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::reduce(b, sendbuf, recvbuf, count, datatype, op, root);
+    }
     check_root(b, root)?;
     let len = bytes(count, datatype)?;
     b.set_red(reduction(op, datatype)?);
@@ -346,6 +356,9 @@ unsafe fn allreduce(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::allreduce(b, sendbuf, recvbuf, count, datatype, op);
+    }
     let len = bytes(count, datatype)?;
     b.set_red(reduction(op, datatype)?);
     let send = red_send(sendbuf, len)?;
@@ -365,6 +378,9 @@ unsafe fn scan(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::no_scan("MPI_Scan");
+    }
     let len = bytes(count, datatype)?;
     b.set_red(reduction(op, datatype)?);
     let send = red_send(sendbuf, len)?;
@@ -384,6 +400,9 @@ unsafe fn exscan(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::no_scan("MPI_Exscan");
+    }
     let len = bytes(count, datatype)?;
     b.set_red(reduction(op, datatype)?);
     let send = red_send(sendbuf, len)?;
@@ -405,6 +424,9 @@ unsafe fn reduce_scatter_counts(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::reduce_scatter(b, sendbuf, recvbuf, counts, datatype, op);
+    }
     b.set_red(reduction(op, datatype)?);
     let dt = dtype(datatype)?;
     let sum = counts.iter().try_fold(0usize, |t, &c| t.checked_add(c));

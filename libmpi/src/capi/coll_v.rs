@@ -30,6 +30,17 @@ unsafe fn gatherv_common(
     layout_at_root: impl FnOnce(usize) -> Result<(Vec<usize>, Vec<usize>)>,
     root: c_int,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::gatherv(
+            b,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            layout_at_root,
+            root,
+        );
+    }
     check_root(b, root)?;
     let n = b.size() as usize;
     let is_root = b.rank() == root;
@@ -101,6 +112,17 @@ unsafe fn scatterv_common(
     recvtype: Handle,
     root: c_int,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::scatterv(
+            b,
+            sendbuf,
+            layout_at_root,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        );
+    }
     check_root(b, root)?;
     let n = b.size() as usize;
     let is_root = b.rank() == root;
@@ -177,6 +199,11 @@ unsafe fn allgatherv_common(
     lens: Vec<usize>,
     displs: Vec<usize>,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::allgatherv(
+            b, sendbuf, sendcount, sendtype, recvbuf, lens, displs,
+        );
+    }
     let send = send_side(sendbuf, sendcount, sendtype)?;
     check_buf(recvbuf, extent_of(&lens, &displs), "recvbuf")?;
     algos::allgatherv(b, send, at(recvbuf), &lens, &displs);
@@ -193,7 +220,7 @@ unsafe fn allgather(
     recvcount: impl Wide,
     recvtype: Handle,
 ) -> Result<()> {
-    let n = b.size() as usize;
+    let n = b.peer_size() as usize;
     let (lens, displs) = uniform(bytes(recvcount, recvtype)?, n)?;
     // SAFETY: forwarded.
     unsafe { allgatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, lens, displs) }
@@ -214,7 +241,8 @@ unsafe fn allgatherv(
     recvtype: Handle,
 ) -> Result<()> {
     // SAFETY: both arrays hold one int per rank.
-    let (lens, d) = unsafe { layout(recvcounts, displs, dtype(recvtype)?, b.size() as usize)? };
+    let (lens, d) =
+        unsafe { layout(recvcounts, displs, dtype(recvtype)?, b.peer_size() as usize)? };
     // SAFETY: forwarded.
     unsafe { allgatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, lens, d) }
 }
@@ -231,6 +259,9 @@ fn alltoall_common(
     rlens: Vec<usize>,
     rdispls: Vec<usize>,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::alltoallw(b, sendbuf, send, recvbuf, rlens, rdispls);
+    }
     check_buf(recvbuf, extent_of(&rlens, &rdispls), "recvbuf")?;
     match send {
         Some((sl, sd)) => {
@@ -260,7 +291,7 @@ unsafe fn alltoall(
     recvcount: impl Wide,
     recvtype: Handle,
 ) -> Result<()> {
-    let n = b.size() as usize;
+    let n = b.peer_size() as usize;
     let (rl, rd) = uniform(bytes(recvcount, recvtype)?, n)?;
     let send = if in_place(sendbuf) {
         None
@@ -285,7 +316,7 @@ unsafe fn alltoallv(
     rdispls: *const impl Wide,
     recvtype: Handle,
 ) -> Result<()> {
-    let n = b.size() as usize;
+    let n = b.peer_size() as usize;
     // SAFETY: every array holds one int per rank (the send ones unless MPI_IN_PLACE).
     let (rl, rd) = unsafe { layout(recvcounts, rdispls, dtype(recvtype)?, n)? };
     let send = if in_place(sendbuf) {
@@ -341,7 +372,7 @@ unsafe fn alltoallw(
     rdispls: *const impl Wide,
     recvtypes: *const Handle,
 ) -> Result<()> {
-    let n = b.size() as usize;
+    let n = b.peer_size() as usize;
     // SAFETY: every array holds one entry per rank (the send ones unless MPI_IN_PLACE).
     let (rl, rd) = unsafe { w_layout(recvcounts, rdispls, recvtypes, n)? };
     let send = if in_place(sendbuf) {

@@ -45,6 +45,17 @@ enum Step {
         m: Msg,
         peer: i32,
     },
+    /// Transfers between the two groups of an intercommunicator (on `Schedule::xctx`).
+    XSend {
+        at: At,
+        len: usize,
+        world: usize,
+    },
+    XRecv {
+        at: At,
+        len: usize,
+        peer: i32,
+    },
     Copy {
         from: At,
         to: At,
@@ -69,6 +80,8 @@ pub struct Red {
 pub struct Schedule {
     key: super::SeqKey,
     ctx: u32,
+    /// An intercommunicator's context between the groups (`ctx` is then the local one).
+    xctx: u32,
     me: i32,
     tag: i32,
     rounds: Vec<Vec<Step>>,
@@ -97,7 +110,8 @@ impl<'c> Builder<'c> {
             comm,
             s: Schedule {
                 key: super::seq_key(comm),
-                ctx: comm.coll_ctx(),
+                ctx: comm.local_coll_ctx(),
+                xctx: comm.coll_ctx(),
                 me: comm.rank,
                 tag: 0,
                 rounds: Vec::new(),
@@ -122,6 +136,17 @@ impl<'c> Builder<'c> {
 
     pub fn size(&self) -> i32 {
         self.comm.size()
+    }
+
+    /// Whether the communicator is an intercommunicator (`coll::inter` builds its schedules).
+    pub fn is_inter(&self) -> bool {
+        self.comm.is_inter()
+    }
+
+    /// The number of ranks a collective's per-peer arrays cover: the remote group's size on an
+    /// intercommunicator, the communicator's otherwise.
+    pub fn peer_size(&self) -> i32 {
+        self.comm.peers().len() as i32
     }
 
     /// Set the reduction for the reduction steps.
@@ -186,6 +211,27 @@ impl<'c> Builder<'c> {
     pub fn recv_msg(&mut self, m: Msg, peer: i32) {
         if m.len > 0 {
             self.cur.push(Step::RecvMsg { m, peer });
+        }
+    }
+
+    /// Send `len` bytes to rank `peer` of an intercommunicator's remote group (nothing when
+    /// empty, unless `sync`).
+    pub fn xsend(&mut self, at: At, len: usize, peer: i32, sync: bool) {
+        if len > 0 || sync {
+            let remote = self
+                .comm
+                .remote
+                .as_ref()
+                .expect("xsend on an intercommunicator");
+            let world = remote[peer as usize] as usize;
+            self.cur.push(Step::XSend { at, len, world });
+        }
+    }
+
+    /// Receive from rank `peer` of an intercommunicator's remote group.
+    pub fn xrecv(&mut self, at: At, len: usize, peer: i32, sync: bool) {
+        if len > 0 || sync {
+            self.cur.push(Step::XRecv { at, len, peer });
         }
     }
 
@@ -304,6 +350,16 @@ impl Schedule {
                 let p = self.ptr(at);
                 // SAFETY: as above, writable and not otherwise accessed until completion.
                 unsafe { pml.irecv(p, len, self.ctx, peer, self.tag) }
+            }
+            Step::XSend { at, len, world } => {
+                let p = self.ptr(at);
+                // SAFETY: as for Send.
+                unsafe { pml.isend(p, len, world, self.xctx, self.me, self.tag) }
+            }
+            Step::XRecv { at, len, peer } => {
+                let p = self.ptr(at);
+                // SAFETY: as for Recv.
+                unsafe { pml.irecv(p, len, self.xctx, peer, self.tag) }
             }
             Step::Copy { from, to, len } => {
                 let (s, d) = (self.ptr(from), self.ptr(to));
