@@ -66,8 +66,12 @@ int main(int argc, char **argv) {
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    unsupported(MPI_Comm_flush_buffer(dup), "MPI_Comm_flush_buffer", __LINE__);
-    unsupported(PMPI_Comm_flush_buffer(dup), "MPI_Comm_flush_buffer", __LINE__);
+    {
+        MPI_Comm nc;
+        char port[MPI_MAX_PORT_NAME] = "";
+        unsupported(MPI_Comm_accept(port, MPI_INFO_NULL, 0, dup, &nc), "MPI_Comm_accept", __LINE__);
+        unsupported(PMPI_Comm_accept(port, MPI_INFO_NULL, 0, dup, &nc), "MPI_Comm_accept", __LINE__);
+    }
     {
         MPI_Win win;
         unsupported(MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, dup, &win), "MPI_Win_create", __LINE__);
