@@ -88,7 +88,8 @@ impl Pml {
         if let Some(g) = self.groups.iter_mut().find(|g| g.req == group) {
             g.parts.push((index, part));
         }
-        self.progress_groups();
+        // Retired at the next progress call (checking here would make a run of n parts
+        // cost n^2).
     }
 
     /// Whether part `index` of `group` has completed (a group no longer in flight: yes).
