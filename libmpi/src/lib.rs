@@ -23,6 +23,8 @@ mod launcher_watch;
 mod memhook;
 mod op;
 mod p2p;
+mod partitioned;
+mod persist;
 mod pmi;
 mod pml;
 mod registry;

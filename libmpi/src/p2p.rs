@@ -106,28 +106,54 @@ impl Runtime {
             return Ok(Started::Done(Status::default()));
         }
         self.comm(comm)?.world_of(dest)?;
-        self.bsend.reap(&mut self.pml);
+        self.bsend.of(comm).reap(&mut self.pml);
         // SAFETY: forwarded contract.
-        let (slot, copy) = unsafe { self.bsend.reserve(buf, len)? };
+        let (slot, copy) = unsafe { self.bsend.of(comm).reserve(buf, len)? };
         // SAFETY: `copy` is the reserved region, untouched by anyone else until its send
         // completes and `reap` releases it.
         match unsafe { self.start_send(comm, copy, len, dest, tag) } {
-            Ok(Started::Done(_)) => self.bsend.release(slot),
-            Ok(Started::Pending(req)) => self.bsend.track(slot, req),
+            Ok(Started::Done(_)) => self.bsend.of(comm).release(slot),
+            Ok(Started::Pending(req)) => self.bsend.of(comm).track(slot, req),
             Err(e) => {
-                self.bsend.release(slot);
+                self.bsend.of(comm).release(slot);
                 return Err(e);
             }
         }
         Ok(Started::Done(Status::default()))
     }
 
-    /// Wait for every buffered send to leave the attached buffer.
+    /// Wait for every buffered send to leave the attached buffers (the process's and the
+    /// communicators' own).
     pub fn bsend_flush(&mut self) {
-        while self.bsend.pending() > 0 {
-            let reqs = self.bsend.requests();
-            self.progress_until(|p| reqs.iter().all(|&r| p.is_complete(r)));
-            self.bsend.reap(&mut self.pml);
+        self.bsend_flush_one(None);
+        for c in self.bsend.comm_indices() {
+            self.bsend_flush_one(Some(c));
+        }
+    }
+
+    /// Wait for every buffered send to leave the process's buffer (None) or communicator
+    /// `comm`'s own.
+    pub fn bsend_flush_one(&mut self, comm: Option<usize>) {
+        loop {
+            let b = match comm {
+                None => &mut self.bsend,
+                Some(c) => match self.bsend.comm(c) {
+                    Some(b) => b,
+                    None => return,
+                },
+            };
+            if b.pending() == 0 {
+                return;
+            }
+            // The list itself, not its request ids: an iflush watcher may reap entries
+            // (and free their ids) while we wait.
+            let busy = b.busy();
+            self.progress_until(|p| crate::p2p::Bsend::all_complete(&busy, p));
+            let b = match comm {
+                None => &mut self.bsend,
+                Some(c) => self.bsend.comm(c).expect("still attached"),
+            };
+            b.reap(&mut self.pml);
         }
     }
 
@@ -150,6 +176,9 @@ impl Runtime {
     /// MPI_Start.
     pub fn start_persistent(&mut self, req: ReqId) -> Result<()> {
         let Some((op, running)) = self.pml.persistent_op(req) else {
+            if let Some((ext, running)) = crate::persist::lookup(self, req) {
+                return crate::persist::start(self, req, ext, running);
+            }
             return err(ErrorClass::Request, "MPI_Start needs a persistent request");
         };
         if running {

@@ -66,8 +66,12 @@ int main(int argc, char **argv) {
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    unsupported(MPI_Comm_flush_buffer(dup), "MPI_Comm_flush_buffer", __LINE__);
-    unsupported(PMPI_Comm_flush_buffer(dup), "MPI_Comm_flush_buffer", __LINE__);
+    {
+        MPI_Comm nc;
+        char port[MPI_MAX_PORT_NAME] = "";
+        unsupported(MPI_Comm_accept(port, MPI_INFO_NULL, 0, dup, &nc), "MPI_Comm_accept", __LINE__);
+        unsupported(PMPI_Comm_accept(port, MPI_INFO_NULL, 0, dup, &nc), "MPI_Comm_accept", __LINE__);
+    }
     {
         MPI_Win win;
         unsupported(MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, dup, &win), "MPI_Win_create", __LINE__);
@@ -165,14 +169,16 @@ int main(int argc, char **argv) {
     rc = MPI_Pcontrol(1);
     CHECK(rc == MPI_SUCCESS, "MPI_Pcontrol %d", rc);
 
-    /* MPI_T: nothing to count; two inits need two finalizes. */
+    /* MPI_T: control variables and categories (tests/c/mpit_cvar.c), nothing else to count;
+     * two inits need two finalizes. */
     {
         int (*get_num[])(int *) = {MPI_T_cvar_get_num, MPI_T_pvar_get_num, MPI_T_category_get_num,
                                    MPI_T_source_get_num, MPI_T_event_get_num};
         for (int i = 0; i < 5; i++) {
             n = -1;
             rc = get_num[i](&n);
-            CHECK(rc == MPI_SUCCESS && n == 0, "get_num %d: rc %d n %d", i, rc, n);
+            CHECK(rc == MPI_SUCCESS && (i == 0 || i == 2 ? n > 0 : n == 0), "get_num %d: rc %d n %d",
+                  i, rc, n);
         }
         rc = MPI_T_finalize();
         CHECK(rc == MPI_SUCCESS, "first MPI_T_finalize %d", rc);

@@ -634,3 +634,20 @@ unsafe fn reduce_scatter_block(
 coll_fns!(MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block, MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block,
     MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c, MPI_Ireduce_scatter_block_c / PMPI_Ireduce_scatter_block_c,
     reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int | Count, datatype: Handle, op: Handle));
+
+// The persistent forms (MPI_*_init), around the same builders (capi/coll_init.rs).
+use super::coll_init::init_fns;
+init_fns!(MPI_Bcast_init / PMPI_Bcast_init, MPI_Bcast_init_c / PMPI_Bcast_init_c,
+    bcast(buffer: *mut c_void, count: c_int | Count, datatype: Handle, root: c_int));
+init_fns!(MPI_Reduce_init / PMPI_Reduce_init, MPI_Reduce_init_c / PMPI_Reduce_init_c,
+    reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int | Count, datatype: Handle, op: Handle, root: c_int));
+init_fns!(MPI_Allreduce_init / PMPI_Allreduce_init, MPI_Allreduce_init_c / PMPI_Allreduce_init_c,
+    allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int | Count, datatype: Handle, op: Handle));
+init_fns!(MPI_Scan_init / PMPI_Scan_init, MPI_Scan_init_c / PMPI_Scan_init_c,
+    scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int | Count, datatype: Handle, op: Handle));
+init_fns!(MPI_Exscan_init / PMPI_Exscan_init, MPI_Exscan_init_c / PMPI_Exscan_init_c,
+    exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int | Count, datatype: Handle, op: Handle));
+init_fns!(MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init, MPI_Reduce_scatter_init_c / PMPI_Reduce_scatter_init_c,
+    reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int | *const Count, datatype: Handle, op: Handle));
+init_fns!(MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init, MPI_Reduce_scatter_block_init_c / PMPI_Reduce_scatter_block_init_c,
+    reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int | Count, datatype: Handle, op: Handle));

@@ -488,3 +488,24 @@ unsafe fn alltoallw(
 coll_fns!(MPI_Alltoallw / PMPI_Alltoallw, MPI_Ialltoallw / PMPI_Ialltoallw,
     MPI_Alltoallw_c / PMPI_Alltoallw_c, MPI_Ialltoallw_c / PMPI_Ialltoallw_c,
     alltoallw(sendbuf: *const c_void, sendcounts: *const c_int | *const Count, sdispls: *const c_int | *const Aint, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int | *const Count, rdispls: *const c_int | *const Aint, recvtypes: *const Handle));
+
+// The persistent forms (MPI_*_init), around the same builders (capi/coll_init.rs).
+use super::coll_init::init_fns;
+init_fns!(MPI_Gather_init / PMPI_Gather_init, MPI_Gather_init_c / PMPI_Gather_init_c,
+    gather(sendbuf: *const c_void, sendcount: c_int | Count, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int | Count, recvtype: Handle, root: c_int));
+init_fns!(MPI_Gatherv_init / PMPI_Gatherv_init, MPI_Gatherv_init_c / PMPI_Gatherv_init_c,
+    gatherv(sendbuf: *const c_void, sendcount: c_int | Count, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int | *const Count, displs: *const c_int | *const Aint, recvtype: Handle, root: c_int));
+init_fns!(MPI_Scatter_init / PMPI_Scatter_init, MPI_Scatter_init_c / PMPI_Scatter_init_c,
+    scatter(sendbuf: *const c_void, sendcount: c_int | Count, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int | Count, recvtype: Handle, root: c_int));
+init_fns!(MPI_Scatterv_init / PMPI_Scatterv_init, MPI_Scatterv_init_c / PMPI_Scatterv_init_c,
+    scatterv(sendbuf: *const c_void, sendcounts: *const c_int | *const Count, displs: *const c_int | *const Aint, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int | Count, recvtype: Handle, root: c_int));
+init_fns!(MPI_Allgather_init / PMPI_Allgather_init, MPI_Allgather_init_c / PMPI_Allgather_init_c,
+    allgather(sendbuf: *const c_void, sendcount: c_int | Count, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int | Count, recvtype: Handle));
+init_fns!(MPI_Allgatherv_init / PMPI_Allgatherv_init, MPI_Allgatherv_init_c / PMPI_Allgatherv_init_c,
+    allgatherv(sendbuf: *const c_void, sendcount: c_int | Count, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int | *const Count, displs: *const c_int | *const Aint, recvtype: Handle));
+init_fns!(MPI_Alltoall_init / PMPI_Alltoall_init, MPI_Alltoall_init_c / PMPI_Alltoall_init_c,
+    alltoall(sendbuf: *const c_void, sendcount: c_int | Count, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int | Count, recvtype: Handle));
+init_fns!(MPI_Alltoallv_init / PMPI_Alltoallv_init, MPI_Alltoallv_init_c / PMPI_Alltoallv_init_c,
+    alltoallv(sendbuf: *const c_void, sendcounts: *const c_int | *const Count, sdispls: *const c_int | *const Aint, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int | *const Count, rdispls: *const c_int | *const Aint, recvtype: Handle));
+init_fns!(MPI_Alltoallw_init / PMPI_Alltoallw_init, MPI_Alltoallw_init_c / PMPI_Alltoallw_init_c,
+    alltoallw(sendbuf: *const c_void, sendcounts: *const c_int | *const Count, sdispls: *const c_int | *const Aint, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int | *const Count, rdispls: *const c_int | *const Aint, recvtypes: *const Handle));

@@ -5,7 +5,9 @@
 
 mod abi;
 mod attr;
+mod bsend_comm;
 mod coll;
+mod coll_init;
 mod coll_inter;
 mod coll_v;
 mod comm;
@@ -16,6 +18,7 @@ mod dtype_intro;
 pub(crate) mod env;
 mod errh;
 mod external32;
+mod grequest;
 mod group;
 mod handle_int;
 mod info;
@@ -25,8 +28,10 @@ mod p2p;
 mod p2p_completion;
 mod p2p_modes;
 mod p2p_probe;
+mod partitioned;
 mod status;
 mod tool;
+mod tool_cvar;
 mod topo;
 mod unimplemented;
 mod unsupported;

@@ -216,7 +216,7 @@ mpi_fn! {
             let st = match request_id(unsafe { *request })? {
                 None => empty_status(),
                 Some(id) => {
-                    let st = rt.wait(id)?;
+                    let st = super::grequest::finish(id, rt.wait(id)?);
                     // A persistent request stays, inactive.
                     if !rt.pml.is_persistent(id) {
                         // SAFETY: as above.
@@ -278,7 +278,7 @@ mpi_fn! {
                 let st = match request_id(*slot)? {
                     None => empty_status(),
                     Some(id) => {
-                        let st = rt.wait(id)?;
+                        let st = super::grequest::finish(id, rt.wait(id)?);
                         if !rt.pml.is_persistent(id) {
                             *slot = REQUEST_NULL as Handle;
                         }

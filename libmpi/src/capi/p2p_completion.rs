@@ -52,7 +52,7 @@ pub(super) fn retire(rt: &mut Runtime, slot: &mut Handle, id: pml::ReqId) -> pml
     if !persistent {
         *slot = REQUEST_NULL as Handle;
     }
-    st
+    super::grequest::finish(id, st)
 }
 
 /// Wait until at least one of `ids` completes (false at once when none is active).
@@ -279,7 +279,7 @@ mpi_fn! {
                         return Err(Error::new(ErrorClass::Request, "invalid request"));
                     }
                     rt.pml.progress();
-                    rt.pml.peek(id)
+                    rt.pml.peek(id).map(|st| super::grequest::query(id, st))
                 }
             };
             // SAFETY: flag checked non-NULL; status IGNORE or writable.
@@ -307,6 +307,11 @@ mpi_fn! {
             if !rt.pml.is_valid(id) {
                 return Err(Error::new(ErrorClass::Request, "invalid request"));
             }
+            if super::grequest::free(rt, id)? {
+                // SAFETY: as above.
+                unsafe { *request = REQUEST_NULL as Handle };
+                return Ok(());
+            }
             rt.pml.free(id);
             // SAFETY: as above.
             unsafe { *request = REQUEST_NULL as Handle };
@@ -317,6 +322,9 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Cancel / PMPI_Cancel(request: *mut Handle) -> c_int {
+        if let Some(rc) = super::grequest::cancel(request) {
+            return rc;
+        }
         call("MPI_Cancel", crate::comm::WORLD, |rt| {
             if request.is_null() {
                 return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));

@@ -1,6 +1,6 @@
-//! The MPI tool information interface (MPI_T), minimal but correct: initialisation counted
-//! per MPI_T_init_thread / MPI_T_finalize pair, and no control or performance variables,
-//! categories, event sources or event types. MPI_T calls return MPI_T error codes and do not
+//! The MPI tool information interface (MPI_T): initialisation counted per MPI_T_init_thread /
+//! MPI_T_finalize pair; control variables and categories are in `tool_cvar`; no performance
+//! variables, event sources or event types. MPI_T calls return MPI_T error codes and do not
 //! use error handlers (the standard); they work before MPI_Init and after MPI_Finalize.
 
 use std::ffi::c_int;
@@ -15,6 +15,11 @@ const T_ERR_INVALID: c_int = 1006;
 
 /// MPI_T_init_thread calls not yet matched by an MPI_T_finalize.
 static INITS: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether MPI_T is initialised (every MPI_T call but init checks).
+pub(super) fn t_initialized() -> bool {
+    INITS.load(Ordering::Acquire) > 0
+}
 
 /// A `*_get_num` call: there is nothing of any kind to count.
 fn none(num: *mut c_int) -> c_int {
@@ -51,20 +56,8 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_T_cvar_get_num / PMPI_T_cvar_get_num(num_cvar: *mut c_int) -> c_int {
-        none(num_cvar)
-    }
-}
-
-mpi_fn! {
     fn MPI_T_pvar_get_num / PMPI_T_pvar_get_num(num_pvar: *mut c_int) -> c_int {
         none(num_pvar)
-    }
-}
-
-mpi_fn! {
-    fn MPI_T_category_get_num / PMPI_T_category_get_num(num_cat: *mut c_int) -> c_int {
-        none(num_cat)
     }
 }
 

@@ -64,8 +64,20 @@ fn status(error: i32) -> Status {
 }
 
 /// Start a schedule: run what it can now; its request completes when the schedule does.
-pub fn start(pml: &mut Pml, mut s: Schedule) -> ReqId {
-    s.set_tag(pml.coll.next_tag(s.seq_key()));
+pub fn start(pml: &mut Pml, s: Schedule) -> ReqId {
+    let tag = pml.coll.next_tag(s.seq_key());
+    start_tagged(pml, s, tag)
+}
+
+/// Take the next tag of the communicator `key` names for a persistent collective: every run
+/// uses it, so runs match by the order of the init calls, not of the starts (MPI-4).
+pub fn reserve_tag(pml: &mut Pml, key: SeqKey) -> i32 {
+    pml.coll.next_tag(key)
+}
+
+/// `start` with a tag from `reserve_tag`.
+pub fn start_tagged(pml: &mut Pml, mut s: Schedule, tag: i32) -> ReqId {
+    s.set_tag(tag);
     let id = pml.pending_request();
     if s.advance(pml) {
         pml.complete_request(id, status(s.error));

@@ -1,9 +1,32 @@
 //! The buffer of buffered sends (MPI_Buffer_attach): each message takes its size plus
 //! `BSEND_OVERHEAD` bytes of it, first fit, until its send completes. MPI_BUFFER_AUTOMATIC
-//! allocates a copy per message instead.
+//! allocates a copy per message instead. A communicator may have its own (MPI 4.1
+//! MPI_Comm_attach_buffer), used by buffered sends on it instead of the process's.
+//! MPI_Buffer_iflush / MPI_Comm_iflush_buffer: a pml watcher (shared list of messages in
+//! flight, each with a sequence number) completes the request once every message buffered
+//! before the call has left.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use crate::error::{err, ErrorClass, Result};
-use crate::pml::{Pml, ReqId};
+use crate::pml::{Pml, ReqId, Status};
+
+/// Messages in flight, sorted by offset (owned copies at the end): slot, request once
+/// tracked, sequence number.
+type Busy = Vec<(Slot, Option<ReqId>, u64)>;
+
+/// Release the space of every completed send.
+fn reap_busy(busy: &mut Busy, pml: &mut Pml) {
+    busy.retain(|(_, r, _)| match r {
+        Some(r) if pml.is_complete(*r) => {
+            pml.take(*r);
+            false
+        }
+        _ => true,
+    });
+}
 
 /// MPI_BSEND_OVERHEAD of the ABI: what each buffered message costs beyond its data.
 pub const BSEND_OVERHEAD: usize = 512;
@@ -25,15 +48,21 @@ pub struct Slot {
 
 pub struct Bsend {
     attached: Attached,
-    /// Messages in flight from the buffer, sorted by offset (owned copies at the end).
-    busy: Vec<(Slot, Option<ReqId>)>,
+    /// Messages in flight from the buffer (shared with iflush watchers).
+    busy: Rc<RefCell<Busy>>,
+    /// The next message's sequence number.
+    seq: u64,
+    /// Communicators' own buffers (MPI_Comm_attach_buffer), by communicator index.
+    comms: HashMap<usize, Bsend>,
 }
 
 impl Default for Bsend {
     fn default() -> Bsend {
         Bsend {
             attached: Attached::None,
-            busy: Vec::new(),
+            busy: Rc::new(RefCell::new(Vec::new())),
+            seq: 0,
+            comms: HashMap::new(),
         }
     }
 }
@@ -83,22 +112,100 @@ impl Bsend {
 
     /// Messages whose sends have not completed.
     pub fn pending(&self) -> usize {
-        self.busy.len()
+        self.busy.borrow().len()
     }
 
-    pub fn requests(&self) -> Vec<ReqId> {
-        self.busy.iter().filter_map(|(_, r)| *r).collect()
+    /// Whether every message in flight has completed (its space can be reaped).
+    pub fn all_complete(busy: &RefCell<Busy>, pml: &Pml) -> bool {
+        busy.borrow()
+            .iter()
+            .all(|(_, r, _)| r.is_some_and(|r| pml.is_complete(r)))
+    }
+
+    /// The list of messages in flight, for `all_complete` inside a progress loop.
+    pub fn busy(&self) -> Rc<RefCell<Busy>> {
+        self.busy.clone()
     }
 
     /// Release the space of every completed send.
     pub fn reap(&mut self, pml: &mut Pml) {
-        self.busy.retain(|(_, r)| match r {
-            Some(r) if pml.is_complete(*r) => {
-                pml.take(*r);
-                false
+        reap_busy(&mut self.busy.borrow_mut(), pml);
+    }
+
+    /// The buffer buffered sends on communicator `comm` use: its own, else this one.
+    pub fn of(&mut self, comm: usize) -> &mut Bsend {
+        if self.comms.contains_key(&comm) {
+            return self.comms.get_mut(&comm).expect("checked");
+        }
+        self
+    }
+
+    /// The buffer communicator `comm` attached, if any.
+    pub fn comm(&mut self, comm: usize) -> Option<&mut Bsend> {
+        self.comms.get_mut(&comm)
+    }
+
+    /// MPI_Comm_attach_buffer.
+    pub fn comm_attach(
+        &mut self,
+        comm: usize,
+        base: *mut u8,
+        size: usize,
+        automatic: bool,
+    ) -> Result<()> {
+        if self.comms.contains_key(&comm) {
+            return err(
+                ErrorClass::Buffer,
+                "the communicator already has a buffer attached (detach it first)",
+            );
+        }
+        let mut b = Bsend::default();
+        b.attach(base, size, automatic)?;
+        self.comms.insert(comm, b);
+        Ok(())
+    }
+
+    /// Remove communicator `comm`'s buffer (flushed by the caller): (base, size) as `detach`.
+    pub fn comm_detach(&mut self, comm: usize) -> Result<(*mut u8, usize)> {
+        match self.comms.remove(&comm) {
+            Some(mut b) => b.detach(),
+            None => err(
+                ErrorClass::Buffer,
+                "the communicator has no buffer attached",
+            ),
+        }
+    }
+
+    /// The indices of the communicators with a buffer of their own.
+    pub fn comm_indices(&self) -> Vec<usize> {
+        self.comms.keys().copied().collect()
+    }
+
+    /// MPI_Buffer_iflush / MPI_Comm_iflush_buffer: a request that completes once every
+    /// message buffered so far has left this buffer.
+    pub fn iflush(&mut self, pml: &mut Pml) -> ReqId {
+        let req = pml.pending_request();
+        let (busy, upto) = (self.busy.clone(), self.seq);
+        let watch = move |pml: &mut Pml| {
+            let Ok(mut b) = busy.try_borrow_mut() else {
+                return false;
+            };
+            reap_busy(&mut b, pml);
+            if b.iter().any(|e| e.2 < upto) {
+                return false;
             }
-            _ => true,
-        });
+            let st = Status {
+                source: crate::pml::ANY_SOURCE,
+                tag: crate::pml::ANY_TAG,
+                ..Status::default()
+            };
+            pml.complete_request(req, st);
+            true
+        };
+        if !watch(pml) {
+            pml.watch(Box::new(watch));
+        }
+        req
     }
 
     /// Reserve room for `len` bytes and copy them there; returns the slot index and the copy.
@@ -126,12 +233,12 @@ impl Bsend {
                     size: 0,
                     owned: Some(data),
                 };
-                (self.busy.len(), slot)
+                (self.busy.borrow().len(), slot)
             }
             Attached::User(base, size) => {
                 let mut end = 0;
                 let mut at = None;
-                for (i, (s, _)) in self.busy.iter().enumerate() {
+                for (i, (s, _, _)) in self.busy.borrow().iter().enumerate() {
                     if s.off - end >= need {
                         at = Some(i);
                         break;
@@ -140,13 +247,13 @@ impl Bsend {
                 }
                 let i = match at {
                     Some(i) => i,
-                    None if size - end >= need => self.busy.len(),
+                    None if size - end >= need => self.busy.borrow().len(),
                     None => {
                         return err(
                             ErrorClass::Buffer,
                             format!(
                                 "a buffered message of {len} bytes needs {need} bytes (with MPI_BSEND_OVERHEAD) but the attached buffer of {size} bytes has no such room left ({} messages in flight)",
-                                self.busy.len()
+                                self.busy.borrow().len()
                             ),
                         )
                     }
@@ -170,18 +277,19 @@ impl Bsend {
             (None, Attached::User(base, _)) => unsafe { base.add(slot.off) }.cast_const(),
             (None, _) => unreachable!("a user slot exists only with a user buffer"),
         };
-        self.busy.insert(i, (slot, None));
+        self.busy.borrow_mut().insert(i, (slot, None, self.seq));
+        self.seq += 1;
         Ok((i, ptr))
     }
 
     /// The send from slot `i` is pending as `req`.
     pub fn track(&mut self, i: usize, req: ReqId) {
-        self.busy[i].1 = Some(req);
+        self.busy.borrow_mut()[i].1 = Some(req);
     }
 
     /// The send from slot `i` finished at once.
     pub fn release(&mut self, i: usize) {
-        self.busy.remove(i);
+        self.busy.borrow_mut().remove(i);
     }
 }
 

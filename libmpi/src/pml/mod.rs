@@ -3,6 +3,7 @@
 //! eager (MATCH + CONT fragments) up to the eager limit, rendezvous above it (RTS, then a
 //! single-copy get by the receiver and FIN; or CTS and streamed DATA when no single copy).
 
+mod group;
 mod pair;
 mod posted;
 mod probe;
@@ -100,6 +101,10 @@ pub struct Pml {
     pub coll: crate::coll::Registry,
     /// MPI_Isendrecv(_replace) requests in flight (`pair.rs`).
     pairs: Vec<pair::Pair>,
+    /// Requests made of many parts (partitioned runs).
+    groups: Vec<group::Group>,
+    /// Upper layers' deferred work (`Pml::watch`).
+    watchers: Vec<group::Watcher>,
 }
 
 /// MPI_Recv waiting without a request (the latency path). It starts only while nothing is
@@ -268,6 +273,8 @@ impl Pml {
             },
             coll: crate::coll::Registry::default(),
             pairs: Vec::new(),
+            groups: Vec::new(),
+            watchers: Vec::new(),
         }
     }
 
@@ -666,6 +673,12 @@ impl Pml {
         if !self.pairs.is_empty() {
             n += self.progress_pairs();
         }
+        if !self.watchers.is_empty() {
+            n += self.progress_watchers();
+        }
+        if !self.groups.is_empty() {
+            n += self.progress_groups();
+        }
         n
     }
 
@@ -731,12 +744,14 @@ impl Pml {
         self.st.reqs.insert(Request::send(std::ptr::null(), 0))
     }
 
-    /// Complete a request from `pending_request` with `status`.
+    /// Complete a request from `pending_request` with `status` (removed at once when the user
+    /// freed it already, e.g. a persistent collective's run freed while active).
     pub fn complete_request(&mut self, req: ReqId, status: Status) {
         if let Some(r) = self.st.reqs.get_mut(req) {
             r.status = status;
             r.complete = true;
         }
+        self.st.reap_detached(req);
     }
 
     /// Fragments still waiting for room in a transport.

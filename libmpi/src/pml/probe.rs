@@ -2,7 +2,7 @@
 //! (MPI_Mprobe/MPI_Mrecv), cancelling receives, persistent requests and freeing requests
 //! that are still active.
 
-use super::request::{Kind, PersistentOp, Request};
+use super::request::{Extension, Kind, PersistentOp, Request, Starter};
 use super::{matches, Pml, ReqId, Started, State, Status, Unexpected, ANY_SOURCE, ANY_TAG};
 
 /// The status of an inactive or null request (MPI's "empty status").
@@ -151,9 +151,44 @@ impl Pml {
     pub fn persistent_op(&self, req: ReqId) -> Option<(PersistentOp, bool)> {
         match self.st.reqs.get(req)? {
             Request {
-                kind: Kind::Persistent { op, active },
+                kind:
+                    Kind::Persistent {
+                        op: Starter::P2p(op),
+                        active,
+                    },
                 ..
             } => Some((op.clone(), active.is_some())),
+            _ => None,
+        }
+    }
+
+    /// A new inactive persistent request started by an upper layer.
+    pub fn persistent_ext(&mut self, ext: Extension) -> ReqId {
+        self.st.reqs.insert(Request::persistent_ext(ext))
+    }
+
+    /// An upper layer's persistent request: its operation and whether it is running.
+    pub fn persistent_ext_op(&self, req: ReqId) -> Option<(Extension, bool)> {
+        match self.st.reqs.get(req)? {
+            Request {
+                kind:
+                    Kind::Persistent {
+                        op: Starter::Ext(e),
+                        active,
+                    },
+                ..
+            } => Some((e.clone(), active.is_some())),
+            _ => None,
+        }
+    }
+
+    /// The request of a persistent request's run in progress, if any.
+    pub fn active_run(&self, req: ReqId) -> Option<ReqId> {
+        match self.st.reqs.get(req)? {
+            Request {
+                kind: Kind::Persistent { active, .. },
+                ..
+            } => *active,
             _ => None,
         }
     }
@@ -170,11 +205,17 @@ impl Pml {
     }
 
     pub fn is_persistent(&self, req: ReqId) -> bool {
-        self.persistent_op(req).is_some()
+        matches!(
+            self.st.reqs.get(req),
+            Some(Request {
+                kind: Kind::Persistent { .. },
+                ..
+            })
+        )
     }
 
     /// Whether completion calls wait for it: every request but an inactive persistent one.
     pub fn is_active(&self, req: ReqId) -> bool {
-        !matches!(self.persistent_op(req), Some((_, false)))
+        !self.is_persistent(req) || self.active_run(req).is_some()
     }
 }

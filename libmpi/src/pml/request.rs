@@ -88,10 +88,22 @@ pub enum Kind {
     /// A persistent request (MPI_*_init): what MPI_Start begins, and the request of the run
     /// in progress, if any (inactive when None).
     Persistent {
-        op: PersistentOp,
+        op: Starter,
         active: Option<ReqId>,
     },
 }
+
+/// What a persistent request starts: a point-to-point operation the pml knows, or one owned by
+/// a layer above (a persistent collective, a partitioned operation), opaque here: MPI_Start
+/// asks that layer for the run's request (`crate::persist`).
+#[derive(Clone, Debug)]
+pub enum Starter {
+    P2p(PersistentOp),
+    Ext(Extension),
+}
+
+/// An upper layer's persistent operation (`crate::persist::Ext` inside).
+pub type Extension = std::rc::Rc<dyn std::any::Any>;
 
 /// How a send completes (MPI's send modes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,11 +169,25 @@ impl Request {
     /// An inactive persistent request.
     pub fn persistent(op: PersistentOp) -> Request {
         Request {
-            kind: Kind::Persistent { op, active: None },
+            kind: Kind::Persistent {
+                op: Starter::P2p(op),
+                active: None,
+            },
             complete: false,
             status: Status::default(),
             layout: None,
             detached: false,
+        }
+    }
+
+    /// An inactive persistent request started by an upper layer.
+    pub fn persistent_ext(ext: Extension) -> Request {
+        Request {
+            kind: Kind::Persistent {
+                op: Starter::Ext(ext),
+                active: None,
+            },
+            ..Request::send(std::ptr::null(), 0)
         }
     }
 

@@ -1,0 +1,96 @@
+//! Persistent collectives (MPI_Bcast_init, ..., MPI_Neighbor_alltoallw_init, int and `_c`
+//! forms): the init call checks its arguments by building the schedule once (nothing is
+//! sent), takes the communicator's next collective tag and keeps both; each MPI_Start builds
+//! the schedule again and starts it as the I- form would, with that tag. So runs match across
+//! ranks by the order of the init calls (which MPI-4 makes collective), whatever order the
+//! starts come in; successive runs of one request reuse the tag, which is safe because each
+//! pair's messages of a run precede those of the next and match in order. The count and
+//! displacement arrays are read at each start, so they must stay valid until the request is
+//! freed (as MPI requires).
+
+use std::any::Any;
+use std::ffi::c_int;
+
+use super::*;
+use crate::coll::{self, Builder};
+use crate::pml::ReqId;
+
+type Build = Box<dyn Fn(&mut Builder) -> Result<()>>;
+
+/// A persistent collective: its communicator and the builder with the saved arguments.
+struct CollInit {
+    comm: usize,
+    tag: i32,
+    build: Build,
+}
+
+impl crate::persist::Start for CollInit {
+    fn start(&self, rt: &mut Runtime, _req: ReqId) -> Result<ReqId> {
+        let s = {
+            let mut b = Builder::new(rt.comm(self.comm)?, None);
+            (self.build)(&mut b)?;
+            b.finish()
+        };
+        Ok(coll::start_tagged(&mut rt.pml, s, self.tag))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// MPI_*_init: check the arguments now (a schedule built and dropped), then hand out an
+/// inactive persistent request.
+pub(super) fn coll_init(name: &str, comm: Handle, request: *mut Handle, build: Build) -> c_int {
+    let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
+    call(name, ci, |rt| {
+        if request.is_null() {
+            return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
+        }
+        let comm = comm_index(comm)?;
+        let key = {
+            let c = rt.comm(comm)?;
+            let mut b = Builder::new(c, None);
+            build(&mut b)?;
+            coll::seq_key(c)
+        };
+        let tag = coll::reserve_tag(&mut rt.pml, key);
+        let id = crate::persist::register(rt, Box::new(CollInit { comm, tag, build }));
+        // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
+        unsafe { request.write(request_handle(id)) };
+        Ok(())
+    })
+}
+
+/// Export a persistent collective's int and large-count forms around the schedule builder
+/// its blocking and I- forms use (same argument syntax as `coll_fns!`).
+macro_rules! init_fns {
+    ($name:ident / $pname:ident, $cname:ident / $pcname:ident,
+     $build:ident ( $($arg:ident : $ty:ty $(| $cty:ty)?),* )) => {
+        mpi_fn! {
+            fn $name / $pname($($arg: $ty,)* comm: Handle, _info: Handle, request: *mut Handle) -> c_int {
+                // SAFETY: the caller passes arguments as the standard requires and keeps the
+                // buffers and arrays valid until the request is freed.
+                $crate::capi::coll_init::coll_init(stringify!($name), comm, request,
+                    Box::new(move |b| unsafe { $build(b, $($arg),*) }))
+            }
+        }
+        mpi_fn! {
+            fn $cname / $pcname($($arg: pick!($ty $(, $cty)?),)* comm: Handle, _info: Handle, request: *mut Handle) -> c_int {
+                // SAFETY: as for the int form.
+                $crate::capi::coll_init::coll_init(stringify!($cname), comm, request,
+                    Box::new(move |b| unsafe { $build(b, $($arg),*) }))
+            }
+        }
+    };
+}
+pub(super) use init_fns;
+
+mpi_fn! {
+    fn MPI_Barrier_init / PMPI_Barrier_init(comm: Handle, _info: Handle, request: *mut Handle) -> c_int {
+        coll_init("MPI_Barrier_init", comm, request, Box::new(|b| {
+            crate::coll::algos::barrier(b);
+            Ok(())
+        }))
+    }
+}

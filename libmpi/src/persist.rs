@@ -1,0 +1,51 @@
+//! Persistent requests whose operation lives above the pml: persistent collectives
+//! (MPI_Bcast_init, ...) and partitioned communication. The pml keeps such a request as
+//! `Starter::Ext`, an opaque `Rc` holding a `Box<dyn Start>`; MPI_Start asks it for the run's
+//! request, and from then on Wait/Test/Request_free treat it like a persistent send.
+
+use std::any::Any;
+use std::rc::Rc;
+
+use crate::error::{err, ErrorClass, Result};
+use crate::pml::ReqId;
+use crate::runtime::Runtime;
+
+/// An operation MPI_Start can begin again and again.
+pub trait Start: Any {
+    /// Begin one run; its request completes when the run does.
+    fn start(&self, rt: &mut Runtime, req: ReqId) -> Result<ReqId>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A new inactive persistent request running `op` at each start.
+pub fn register(rt: &mut Runtime, op: Box<dyn Start>) -> ReqId {
+    rt.pml.persistent_ext(Rc::new(op))
+}
+
+/// The operation of persistent request `req` when it is one of ours: (op, running).
+pub fn lookup(rt: &Runtime, req: ReqId) -> Option<(Rc<dyn Any>, bool)> {
+    rt.pml.persistent_ext_op(req)
+}
+
+/// The operation as its concrete type `T` (e.g. a partitioned send for MPI_Pready).
+pub fn downcast<T: 'static>(op: &Rc<dyn Any>) -> Option<&T> {
+    op.downcast_ref::<Box<dyn Start>>()?
+        .as_any()
+        .downcast_ref::<T>()
+}
+
+/// MPI_Start of a request of ours (`Runtime::start_persistent` comes here).
+pub fn start(rt: &mut Runtime, req: ReqId, op: Rc<dyn Any>, running: bool) -> Result<()> {
+    if running {
+        return err(
+            ErrorClass::Request,
+            "the persistent request is already active",
+        );
+    }
+    let Some(s) = op.downcast_ref::<Box<dyn Start>>() else {
+        return err(ErrorClass::Request, "MPI_Start needs a persistent request");
+    };
+    let run = s.start(rt, req)?;
+    rt.pml.set_active(req, run);
+    Ok(())
+}
