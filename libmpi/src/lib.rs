@@ -20,6 +20,7 @@ mod info;
 mod launcher_watch;
 mod memhook;
 mod op;
+mod osc;
 mod p2p;
 mod pmi;
 mod pml;

@@ -194,7 +194,7 @@ mpi_fn! {
     }
 }
 
-fn errhandler_of(rt: &Runtime, h: Handle) -> Result<ErrHandler> {
+pub(super) fn errhandler_of(rt: &Runtime, h: Handle) -> Result<ErrHandler> {
     match h as usize {
         ERRORS_ARE_FATAL => Ok(ErrHandler::Fatal),
         ERRORS_RETURN => Ok(ErrHandler::Return),

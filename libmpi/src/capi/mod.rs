@@ -20,11 +20,13 @@ mod p2p;
 mod p2p_completion;
 mod p2p_modes;
 mod p2p_probe;
+mod rma;
 mod status;
 mod tool;
 mod topo;
 mod unimplemented;
 mod unsupported;
+mod win;
 
 use datatype::{message_c, plain_bytes, type_size};
 

@@ -15,9 +15,7 @@ use super::unsupported::{on_comm, on_world, returned};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 307] = [
-    "MPI_Accumulate",
-    "MPI_Accumulate_c",
+pub(super) const NAMES: [&str; 248] = [
     "MPI_Allgather_init",
     "MPI_Allgather_init_c",
     "MPI_Allgatherv_init",
@@ -48,10 +46,8 @@ pub(super) const NAMES: [&str; 307] = [
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
-    "MPI_Compare_and_swap",
     "MPI_Exscan_init",
     "MPI_Exscan_init_c",
-    "MPI_Fetch_and_op",
     "MPI_File_call_errhandler",
     "MPI_File_close",
     "MPI_File_create_errhandler",
@@ -144,10 +140,6 @@ pub(super) const NAMES: [&str; 307] = [
     "MPI_Gather_init_c",
     "MPI_Gatherv_init",
     "MPI_Gatherv_init_c",
-    "MPI_Get",
-    "MPI_Get_c",
-    "MPI_Get_accumulate",
-    "MPI_Get_accumulate_c",
     "MPI_Grequest_complete",
     "MPI_Grequest_start",
     "MPI_Group_from_session_pset",
@@ -179,10 +171,6 @@ pub(super) const NAMES: [&str; 307] = [
     "MPI_Psend_init",
     "MPI_Psend_init_c",
     "MPI_Publish_name",
-    "MPI_Put",
-    "MPI_Put_c",
-    "MPI_Raccumulate",
-    "MPI_Raccumulate_c",
     "MPI_Reduce_init",
     "MPI_Reduce_init_c",
     "MPI_Reduce_scatter_block_init",
@@ -191,12 +179,6 @@ pub(super) const NAMES: [&str; 307] = [
     "MPI_Reduce_scatter_init_c",
     "MPI_Register_datarep",
     "MPI_Register_datarep_c",
-    "MPI_Rget",
-    "MPI_Rget_c",
-    "MPI_Rget_accumulate",
-    "MPI_Rget_accumulate_c",
-    "MPI_Rput",
-    "MPI_Rput_c",
     "MPI_Scan_init",
     "MPI_Scan_init_c",
     "MPI_Scatter_init",
@@ -238,47 +220,6 @@ pub(super) const NAMES: [&str; 307] = [
     "MPI_Unpack_external",
     "MPI_Unpack_external_c",
     "MPI_Unpublish_name",
-    "MPI_Win_allocate",
-    "MPI_Win_allocate_c",
-    "MPI_Win_allocate_shared",
-    "MPI_Win_allocate_shared_c",
-    "MPI_Win_attach",
-    "MPI_Win_call_errhandler",
-    "MPI_Win_complete",
-    "MPI_Win_create",
-    "MPI_Win_create_c",
-    "MPI_Win_create_dynamic",
-    "MPI_Win_create_errhandler",
-    "MPI_Win_create_keyval",
-    "MPI_Win_delete_attr",
-    "MPI_Win_detach",
-    "MPI_Win_fence",
-    "MPI_Win_flush",
-    "MPI_Win_flush_all",
-    "MPI_Win_flush_local",
-    "MPI_Win_flush_local_all",
-    "MPI_Win_free",
-    "MPI_Win_free_keyval",
-    "MPI_Win_get_attr",
-    "MPI_Win_get_errhandler",
-    "MPI_Win_get_group",
-    "MPI_Win_get_info",
-    "MPI_Win_get_name",
-    "MPI_Win_lock",
-    "MPI_Win_lock_all",
-    "MPI_Win_post",
-    "MPI_Win_set_attr",
-    "MPI_Win_set_errhandler",
-    "MPI_Win_set_info",
-    "MPI_Win_set_name",
-    "MPI_Win_shared_query",
-    "MPI_Win_shared_query_c",
-    "MPI_Win_start",
-    "MPI_Win_sync",
-    "MPI_Win_test",
-    "MPI_Win_unlock",
-    "MPI_Win_unlock_all",
-    "MPI_Win_wait",
     "MPI_T_category_changed",
     "MPI_T_category_get_categories",
     "MPI_T_category_get_cvars",
@@ -326,1580 +267,1226 @@ pub(super) const NAMES: [&str; 307] = [
 ];
 
 mpi_fn! {
-    fn MPI_Accumulate / PMPI_Accumulate(_origin_addr: *const c_void, _origin_count: c_int, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _op: Handle, _win: Handle) -> c_int {
-        on_world(0)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Accumulate_c / PMPI_Accumulate_c(_origin_addr: *const c_void, _origin_count: i64, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _op: Handle, _win: Handle) -> c_int {
-        on_world(1)
-    }
-}
-
-mpi_fn! {
     fn MPI_Allgather_init / PMPI_Allgather_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(2, comm)
+        on_comm(0, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Allgather_init_c / PMPI_Allgather_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(3, comm)
+        on_comm(1, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Allgatherv_init / PMPI_Allgatherv_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _displs: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(4, comm)
+        on_comm(2, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Allgatherv_init_c / PMPI_Allgatherv_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _displs: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(5, comm)
+        on_comm(3, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Allreduce_init / PMPI_Allreduce_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: c_int, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(6, comm)
+        on_comm(4, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Allreduce_init_c / PMPI_Allreduce_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: i64, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(7, comm)
+        on_comm(5, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Alltoall_init / PMPI_Alltoall_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(8, comm)
+        on_comm(6, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Alltoall_init_c / PMPI_Alltoall_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(9, comm)
+        on_comm(7, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Alltoallv_init / PMPI_Alltoallv_init(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(10, comm)
+        on_comm(8, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Alltoallv_init_c / PMPI_Alltoallv_init_c(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(11, comm)
+        on_comm(9, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Alltoallw_init / PMPI_Alltoallw_init(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtypes: *const c_void, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtypes: *const c_void, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(12, comm)
+        on_comm(10, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Alltoallw_init_c / PMPI_Alltoallw_init_c(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtypes: *const c_void, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtypes: *const c_void, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(13, comm)
+        on_comm(11, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Barrier_init / PMPI_Barrier_init(comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(14, comm)
+        on_comm(12, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Bcast_init / PMPI_Bcast_init(_buffer: *mut c_void, _count: c_int, _datatype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(15, comm)
+        on_comm(13, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Bcast_init_c / PMPI_Bcast_init_c(_buffer: *mut c_void, _count: i64, _datatype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(16, comm)
+        on_comm(14, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Buffer_flush / PMPI_Buffer_flush() -> c_int {
-        on_world(17)
+        on_world(15)
     }
 }
 
 mpi_fn! {
     fn MPI_Buffer_iflush / PMPI_Buffer_iflush(_request: *mut c_void) -> c_int {
-        on_world(18)
+        on_world(16)
     }
 }
 
 mpi_fn! {
     fn MPI_Close_port / PMPI_Close_port(_port_name: *const c_void) -> c_int {
-        on_world(19)
+        on_world(17)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_accept / PMPI_Comm_accept(_port_name: *const c_void, _info: Handle, _root: c_int, comm: Handle, _newcomm: *mut c_void) -> c_int {
-        on_comm(20, comm)
+        on_comm(18, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_attach_buffer / PMPI_Comm_attach_buffer(comm: Handle, _buffer: *mut c_void, _size: c_int) -> c_int {
-        on_comm(21, comm)
+        on_comm(19, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_attach_buffer_c / PMPI_Comm_attach_buffer_c(comm: Handle, _buffer: *mut c_void, _size: i64) -> c_int {
-        on_comm(22, comm)
+        on_comm(20, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_connect / PMPI_Comm_connect(_port_name: *const c_void, _info: Handle, _root: c_int, comm: Handle, _newcomm: *mut c_void) -> c_int {
-        on_comm(23, comm)
+        on_comm(21, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_create_from_group / PMPI_Comm_create_from_group(_group: Handle, _stringtag: *const c_void, _info: Handle, _errhandler: Handle, _newcomm: *mut c_void) -> c_int {
-        on_world(24)
+        on_world(22)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_detach_buffer / PMPI_Comm_detach_buffer(comm: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_comm(25, comm)
+        on_comm(23, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_detach_buffer_c / PMPI_Comm_detach_buffer_c(comm: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_comm(26, comm)
+        on_comm(24, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_flush_buffer / PMPI_Comm_flush_buffer(comm: Handle) -> c_int {
-        on_comm(27, comm)
+        on_comm(25, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_iflush_buffer / PMPI_Comm_iflush_buffer(comm: Handle, _request: *mut c_void) -> c_int {
-        on_comm(28, comm)
+        on_comm(26, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_join / PMPI_Comm_join(_fd: c_int, _intercomm: *mut c_void) -> c_int {
-        on_world(29)
+        on_world(27)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_spawn / PMPI_Comm_spawn(_command: *const c_void, _argv: *mut c_void, _maxprocs: c_int, _info: Handle, _root: c_int, comm: Handle, _intercomm: *mut c_void, _array_of_errcodes: *mut c_void) -> c_int {
-        on_comm(30, comm)
+        on_comm(28, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_spawn_multiple / PMPI_Comm_spawn_multiple(_count: c_int, _array_of_commands: *mut c_void, _array_of_argv: *mut c_void, _array_of_maxprocs: *const c_void, _array_of_info: *const c_void, _root: c_int, comm: Handle, _intercomm: *mut c_void, _array_of_errcodes: *mut c_void) -> c_int {
-        on_comm(31, comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Compare_and_swap / PMPI_Compare_and_swap(_origin_addr: *const c_void, _compare_addr: *const c_void, _result_addr: *mut c_void, _datatype: Handle, _target_rank: c_int, _target_disp: isize, _win: Handle) -> c_int {
-        on_world(32)
+        on_comm(29, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Exscan_init / PMPI_Exscan_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: c_int, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(33, comm)
+        on_comm(30, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Exscan_init_c / PMPI_Exscan_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: i64, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(34, comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Fetch_and_op / PMPI_Fetch_and_op(_origin_addr: *const c_void, _result_addr: *mut c_void, _datatype: Handle, _target_rank: c_int, _target_disp: isize, _op: Handle, _win: Handle) -> c_int {
-        on_world(35)
+        on_comm(31, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_File_call_errhandler / PMPI_File_call_errhandler(_fh: Handle, _errorcode: c_int) -> c_int {
-        returned(36)
+        returned(32)
     }
 }
 
 mpi_fn! {
     fn MPI_File_close / PMPI_File_close(_fh: *mut c_void) -> c_int {
-        returned(37)
+        returned(33)
     }
 }
 
 mpi_fn! {
     fn MPI_File_create_errhandler / PMPI_File_create_errhandler(_file_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        returned(38)
+        returned(34)
     }
 }
 
 mpi_fn! {
     fn MPI_File_delete / PMPI_File_delete(_filename: *const c_void, _info: Handle) -> c_int {
-        returned(39)
+        returned(35)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_amode / PMPI_File_get_amode(_fh: Handle, _amode: *mut c_void) -> c_int {
-        returned(40)
+        returned(36)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_atomicity / PMPI_File_get_atomicity(_fh: Handle, _flag: *mut c_void) -> c_int {
-        returned(41)
+        returned(37)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_byte_offset / PMPI_File_get_byte_offset(_fh: Handle, _offset: i64, _disp: *mut c_void) -> c_int {
-        returned(42)
+        returned(38)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_errhandler / PMPI_File_get_errhandler(_file: Handle, _errhandler: *mut c_void) -> c_int {
-        returned(43)
+        returned(39)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_group / PMPI_File_get_group(_fh: Handle, _group: *mut c_void) -> c_int {
-        returned(44)
+        returned(40)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_info / PMPI_File_get_info(_fh: Handle, _info_used: *mut c_void) -> c_int {
-        returned(45)
+        returned(41)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_position / PMPI_File_get_position(_fh: Handle, _offset: *mut c_void) -> c_int {
-        returned(46)
+        returned(42)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_position_shared / PMPI_File_get_position_shared(_fh: Handle, _offset: *mut c_void) -> c_int {
-        returned(47)
+        returned(43)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_size / PMPI_File_get_size(_fh: Handle, _size: *mut c_void) -> c_int {
-        returned(48)
+        returned(44)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_type_extent / PMPI_File_get_type_extent(_fh: Handle, _datatype: Handle, _extent: *mut c_void) -> c_int {
-        returned(49)
+        returned(45)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_type_extent_c / PMPI_File_get_type_extent_c(_fh: Handle, _datatype: Handle, _extent: *mut c_void) -> c_int {
-        returned(50)
+        returned(46)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_view / PMPI_File_get_view(_fh: Handle, _disp: *mut c_void, _etype: *mut c_void, _filetype: *mut c_void, _datarep: *mut c_void) -> c_int {
-        returned(51)
+        returned(47)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread / PMPI_File_iread(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(52)
+        returned(48)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_c / PMPI_File_iread_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(53)
+        returned(49)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_all / PMPI_File_iread_all(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(54)
+        returned(50)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_all_c / PMPI_File_iread_all_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(55)
+        returned(51)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at / PMPI_File_iread_at(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(56)
+        returned(52)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at_c / PMPI_File_iread_at_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(57)
+        returned(53)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at_all / PMPI_File_iread_at_all(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(58)
+        returned(54)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at_all_c / PMPI_File_iread_at_all_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(59)
+        returned(55)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_shared / PMPI_File_iread_shared(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(60)
+        returned(56)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_shared_c / PMPI_File_iread_shared_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(61)
+        returned(57)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite / PMPI_File_iwrite(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(62)
+        returned(58)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_c / PMPI_File_iwrite_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(63)
+        returned(59)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_all / PMPI_File_iwrite_all(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(64)
+        returned(60)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_all_c / PMPI_File_iwrite_all_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(65)
+        returned(61)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at / PMPI_File_iwrite_at(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(66)
+        returned(62)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at_c / PMPI_File_iwrite_at_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(67)
+        returned(63)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at_all / PMPI_File_iwrite_at_all(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(68)
+        returned(64)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at_all_c / PMPI_File_iwrite_at_all_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(69)
+        returned(65)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_shared / PMPI_File_iwrite_shared(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(70)
+        returned(66)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_shared_c / PMPI_File_iwrite_shared_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(71)
+        returned(67)
     }
 }
 
 mpi_fn! {
     fn MPI_File_open / PMPI_File_open(_comm: Handle, _filename: *const c_void, _amode: c_int, _info: Handle, _fh: *mut c_void) -> c_int {
-        returned(72)
+        returned(68)
     }
 }
 
 mpi_fn! {
     fn MPI_File_preallocate / PMPI_File_preallocate(_fh: Handle, _size: i64) -> c_int {
-        returned(73)
+        returned(69)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read / PMPI_File_read(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(74)
+        returned(70)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_c / PMPI_File_read_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(75)
+        returned(71)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all / PMPI_File_read_all(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(76)
+        returned(72)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_c / PMPI_File_read_all_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(77)
+        returned(73)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_begin / PMPI_File_read_all_begin(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(78)
+        returned(74)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_begin_c / PMPI_File_read_all_begin_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(79)
+        returned(75)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_end / PMPI_File_read_all_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(80)
+        returned(76)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at / PMPI_File_read_at(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(81)
+        returned(77)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_c / PMPI_File_read_at_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(82)
+        returned(78)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all / PMPI_File_read_at_all(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(83)
+        returned(79)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_c / PMPI_File_read_at_all_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(84)
+        returned(80)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_begin / PMPI_File_read_at_all_begin(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(85)
+        returned(81)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_begin_c / PMPI_File_read_at_all_begin_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(86)
+        returned(82)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_end / PMPI_File_read_at_all_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(87)
+        returned(83)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered / PMPI_File_read_ordered(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(88)
+        returned(84)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_c / PMPI_File_read_ordered_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(89)
+        returned(85)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_begin / PMPI_File_read_ordered_begin(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(90)
+        returned(86)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_begin_c / PMPI_File_read_ordered_begin_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(91)
+        returned(87)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_end / PMPI_File_read_ordered_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(92)
+        returned(88)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_shared / PMPI_File_read_shared(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(93)
+        returned(89)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_shared_c / PMPI_File_read_shared_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(94)
+        returned(90)
     }
 }
 
 mpi_fn! {
     fn MPI_File_seek / PMPI_File_seek(_fh: Handle, _offset: i64, _whence: c_int) -> c_int {
-        returned(95)
+        returned(91)
     }
 }
 
 mpi_fn! {
     fn MPI_File_seek_shared / PMPI_File_seek_shared(_fh: Handle, _offset: i64, _whence: c_int) -> c_int {
-        returned(96)
+        returned(92)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_atomicity / PMPI_File_set_atomicity(_fh: Handle, _flag: c_int) -> c_int {
-        returned(97)
+        returned(93)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_errhandler / PMPI_File_set_errhandler(_file: Handle, _errhandler: Handle) -> c_int {
-        returned(98)
+        returned(94)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_info / PMPI_File_set_info(_fh: Handle, _info: Handle) -> c_int {
-        returned(99)
+        returned(95)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_size / PMPI_File_set_size(_fh: Handle, _size: i64) -> c_int {
-        returned(100)
+        returned(96)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_view / PMPI_File_set_view(_fh: Handle, _disp: i64, _etype: Handle, _filetype: Handle, _datarep: *const c_void, _info: Handle) -> c_int {
-        returned(101)
+        returned(97)
     }
 }
 
 mpi_fn! {
     fn MPI_File_sync / PMPI_File_sync(_fh: Handle) -> c_int {
-        returned(102)
+        returned(98)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write / PMPI_File_write(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(103)
+        returned(99)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_c / PMPI_File_write_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(104)
+        returned(100)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all / PMPI_File_write_all(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(105)
+        returned(101)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_c / PMPI_File_write_all_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(106)
+        returned(102)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_begin / PMPI_File_write_all_begin(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(107)
+        returned(103)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_begin_c / PMPI_File_write_all_begin_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(108)
+        returned(104)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_end / PMPI_File_write_all_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(109)
+        returned(105)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at / PMPI_File_write_at(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(110)
+        returned(106)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_c / PMPI_File_write_at_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(111)
+        returned(107)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all / PMPI_File_write_at_all(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(112)
+        returned(108)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_c / PMPI_File_write_at_all_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(113)
+        returned(109)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_begin / PMPI_File_write_at_all_begin(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(114)
+        returned(110)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_begin_c / PMPI_File_write_at_all_begin_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(115)
+        returned(111)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_end / PMPI_File_write_at_all_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(116)
+        returned(112)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered / PMPI_File_write_ordered(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(117)
+        returned(113)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_c / PMPI_File_write_ordered_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(118)
+        returned(114)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_begin / PMPI_File_write_ordered_begin(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(119)
+        returned(115)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_begin_c / PMPI_File_write_ordered_begin_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(120)
+        returned(116)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_end / PMPI_File_write_ordered_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(121)
+        returned(117)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_shared / PMPI_File_write_shared(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(122)
+        returned(118)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_shared_c / PMPI_File_write_shared_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(123)
+        returned(119)
     }
 }
 
 mpi_fn! {
     fn MPI_Gather_init / PMPI_Gather_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(124, comm)
+        on_comm(120, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Gather_init_c / PMPI_Gather_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(125, comm)
+        on_comm(121, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Gatherv_init / PMPI_Gatherv_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _displs: *const c_void, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(126, comm)
+        on_comm(122, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Gatherv_init_c / PMPI_Gatherv_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _displs: *const c_void, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(127, comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Get / PMPI_Get(_origin_addr: *mut c_void, _origin_count: c_int, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _win: Handle) -> c_int {
-        on_world(128)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Get_c / PMPI_Get_c(_origin_addr: *mut c_void, _origin_count: i64, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _win: Handle) -> c_int {
-        on_world(129)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Get_accumulate / PMPI_Get_accumulate(_origin_addr: *const c_void, _origin_count: c_int, _origin_datatype: Handle, _result_addr: *mut c_void, _result_count: c_int, _result_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _op: Handle, _win: Handle) -> c_int {
-        on_world(130)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Get_accumulate_c / PMPI_Get_accumulate_c(_origin_addr: *const c_void, _origin_count: i64, _origin_datatype: Handle, _result_addr: *mut c_void, _result_count: i64, _result_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _op: Handle, _win: Handle) -> c_int {
-        on_world(131)
+        on_comm(123, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Grequest_complete / PMPI_Grequest_complete(_request: Handle) -> c_int {
-        on_world(132)
+        on_world(124)
     }
 }
 
 mpi_fn! {
     fn MPI_Grequest_start / PMPI_Grequest_start(_query_fn: *mut c_void, _free_fn: *mut c_void, _cancel_fn: *mut c_void, _extra_state: *mut c_void, _request: *mut c_void) -> c_int {
-        on_world(133)
+        on_world(125)
     }
 }
 
 mpi_fn! {
     fn MPI_Group_from_session_pset / PMPI_Group_from_session_pset(_session: Handle, _pset_name: *const c_void, _newgroup: *mut c_void) -> c_int {
-        on_world(134)
+        on_world(126)
     }
 }
 
 mpi_fn! {
     fn MPI_Intercomm_create / PMPI_Intercomm_create(local_comm: Handle, _local_leader: c_int, _peer_comm: Handle, _remote_leader: c_int, _tag: c_int, _newintercomm: *mut c_void) -> c_int {
-        on_comm(135, local_comm)
+        on_comm(127, local_comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Intercomm_create_from_groups / PMPI_Intercomm_create_from_groups(_local_group: Handle, _local_leader: c_int, _remote_group: Handle, _remote_leader: c_int, _stringtag: *const c_void, _info: Handle, _errhandler: Handle, _newintercomm: *mut c_void) -> c_int {
-        on_world(136)
+        on_world(128)
     }
 }
 
 mpi_fn! {
     fn MPI_Intercomm_merge / PMPI_Intercomm_merge(intercomm: Handle, _high: c_int, _newintracomm: *mut c_void) -> c_int {
-        on_comm(137, intercomm)
+        on_comm(129, intercomm)
     }
 }
 
 mpi_fn! {
     fn MPI_Lookup_name / PMPI_Lookup_name(_service_name: *const c_void, _info: Handle, _port_name: *mut c_void) -> c_int {
-        on_world(138)
+        on_world(130)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_allgather_init / PMPI_Neighbor_allgather_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(139, comm)
+        on_comm(131, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_allgather_init_c / PMPI_Neighbor_allgather_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(140, comm)
+        on_comm(132, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_allgatherv_init / PMPI_Neighbor_allgatherv_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _displs: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(141, comm)
+        on_comm(133, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_allgatherv_init_c / PMPI_Neighbor_allgatherv_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _displs: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(142, comm)
+        on_comm(134, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoall_init / PMPI_Neighbor_alltoall_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(143, comm)
+        on_comm(135, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoall_init_c / PMPI_Neighbor_alltoall_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(144, comm)
+        on_comm(136, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoallv_init / PMPI_Neighbor_alltoallv_init(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(145, comm)
+        on_comm(137, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoallv_init_c / PMPI_Neighbor_alltoallv_init_c(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(146, comm)
+        on_comm(138, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoallw_init / PMPI_Neighbor_alltoallw_init(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtypes: *const c_void, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtypes: *const c_void, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(147, comm)
+        on_comm(139, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoallw_init_c / PMPI_Neighbor_alltoallw_init_c(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtypes: *const c_void, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtypes: *const c_void, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(148, comm)
+        on_comm(140, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Open_port / PMPI_Open_port(_info: Handle, _port_name: *mut c_void) -> c_int {
-        on_world(149)
+        on_world(141)
     }
 }
 
 mpi_fn! {
     fn MPI_Pack_external / PMPI_Pack_external(_datarep: *const c_void, _inbuf: *const c_void, _incount: c_int, _datatype: Handle, _outbuf: *mut c_void, _outsize: isize, _position: *mut c_void) -> c_int {
-        on_world(150)
+        on_world(142)
     }
 }
 
 mpi_fn! {
     fn MPI_Pack_external_c / PMPI_Pack_external_c(_datarep: *const c_void, _inbuf: *const c_void, _incount: i64, _datatype: Handle, _outbuf: *mut c_void, _outsize: i64, _position: *mut c_void) -> c_int {
-        on_world(151)
+        on_world(143)
     }
 }
 
 mpi_fn! {
     fn MPI_Pack_external_size / PMPI_Pack_external_size(_datarep: *const c_void, _incount: c_int, _datatype: Handle, _size: *mut c_void) -> c_int {
-        on_world(152)
+        on_world(144)
     }
 }
 
 mpi_fn! {
     fn MPI_Pack_external_size_c / PMPI_Pack_external_size_c(_datarep: *const c_void, _incount: i64, _datatype: Handle, _size: *mut c_void) -> c_int {
-        on_world(153)
+        on_world(145)
     }
 }
 
 mpi_fn! {
     fn MPI_Parrived / PMPI_Parrived(_request: Handle, _partition: c_int, _flag: *mut c_void) -> c_int {
-        on_world(154)
+        on_world(146)
     }
 }
 
 mpi_fn! {
     fn MPI_Pready / PMPI_Pready(_partition: c_int, _request: Handle) -> c_int {
-        on_world(155)
+        on_world(147)
     }
 }
 
 mpi_fn! {
     fn MPI_Pready_list / PMPI_Pready_list(_length: c_int, _array_of_partitions: *const c_void, _request: Handle) -> c_int {
-        on_world(156)
+        on_world(148)
     }
 }
 
 mpi_fn! {
     fn MPI_Pready_range / PMPI_Pready_range(_partition_low: c_int, _partition_high: c_int, _request: Handle) -> c_int {
-        on_world(157)
+        on_world(149)
     }
 }
 
 mpi_fn! {
     fn MPI_Precv_init / PMPI_Precv_init(_buf: *mut c_void, _partitions: c_int, _count: c_int, _datatype: Handle, _dest: c_int, _tag: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(158, comm)
+        on_comm(150, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Precv_init_c / PMPI_Precv_init_c(_buf: *mut c_void, _partitions: c_int, _count: i64, _datatype: Handle, _dest: c_int, _tag: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(159, comm)
+        on_comm(151, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Psend_init / PMPI_Psend_init(_buf: *const c_void, _partitions: c_int, _count: c_int, _datatype: Handle, _dest: c_int, _tag: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(160, comm)
+        on_comm(152, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Psend_init_c / PMPI_Psend_init_c(_buf: *const c_void, _partitions: c_int, _count: i64, _datatype: Handle, _dest: c_int, _tag: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(161, comm)
+        on_comm(153, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Publish_name / PMPI_Publish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(162)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Put / PMPI_Put(_origin_addr: *const c_void, _origin_count: c_int, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _win: Handle) -> c_int {
-        on_world(163)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Put_c / PMPI_Put_c(_origin_addr: *const c_void, _origin_count: i64, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _win: Handle) -> c_int {
-        on_world(164)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Raccumulate / PMPI_Raccumulate(_origin_addr: *const c_void, _origin_count: c_int, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _op: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(165)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Raccumulate_c / PMPI_Raccumulate_c(_origin_addr: *const c_void, _origin_count: i64, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _op: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(166)
+        on_world(154)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_init / PMPI_Reduce_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: c_int, _datatype: Handle, _op: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(167, comm)
+        on_comm(155, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_init_c / PMPI_Reduce_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: i64, _datatype: Handle, _op: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(168, comm)
+        on_comm(156, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _recvcount: c_int, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(169, comm)
+        on_comm(157, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_scatter_block_init_c / PMPI_Reduce_scatter_block_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _recvcount: i64, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(170, comm)
+        on_comm(158, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _recvcounts: *const c_void, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(171, comm)
+        on_comm(159, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_scatter_init_c / PMPI_Reduce_scatter_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _recvcounts: *const c_void, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(172, comm)
+        on_comm(160, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Register_datarep / PMPI_Register_datarep(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(173)
+        returned(161)
     }
 }
 
 mpi_fn! {
     fn MPI_Register_datarep_c / PMPI_Register_datarep_c(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(174)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Rget / PMPI_Rget(_origin_addr: *mut c_void, _origin_count: c_int, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(175)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Rget_c / PMPI_Rget_c(_origin_addr: *mut c_void, _origin_count: i64, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(176)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Rget_accumulate / PMPI_Rget_accumulate(_origin_addr: *const c_void, _origin_count: c_int, _origin_datatype: Handle, _result_addr: *mut c_void, _result_count: c_int, _result_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _op: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(177)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Rget_accumulate_c / PMPI_Rget_accumulate_c(_origin_addr: *const c_void, _origin_count: i64, _origin_datatype: Handle, _result_addr: *mut c_void, _result_count: i64, _result_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _op: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(178)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Rput / PMPI_Rput(_origin_addr: *const c_void, _origin_count: c_int, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: c_int, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(179)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Rput_c / PMPI_Rput_c(_origin_addr: *const c_void, _origin_count: i64, _origin_datatype: Handle, _target_rank: c_int, _target_disp: isize, _target_count: i64, _target_datatype: Handle, _win: Handle, _request: *mut c_void) -> c_int {
-        on_world(180)
+        returned(162)
     }
 }
 
 mpi_fn! {
     fn MPI_Scan_init / PMPI_Scan_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: c_int, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(181, comm)
+        on_comm(163, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scan_init_c / PMPI_Scan_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: i64, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(182, comm)
+        on_comm(164, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatter_init / PMPI_Scatter_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(183, comm)
+        on_comm(165, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatter_init_c / PMPI_Scatter_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(184, comm)
+        on_comm(166, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatterv_init / PMPI_Scatterv_init(_sendbuf: *const c_void, _sendcounts: *const c_void, _displs: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(185, comm)
+        on_comm(167, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatterv_init_c / PMPI_Scatterv_init_c(_sendbuf: *const c_void, _sendcounts: *const c_void, _displs: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(186, comm)
+        on_comm(168, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer / PMPI_Session_attach_buffer(_session: Handle, _buffer: *mut c_void, _size: c_int) -> c_int {
-        on_world(187)
+        on_world(169)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer_c / PMPI_Session_attach_buffer_c(_session: Handle, _buffer: *mut c_void, _size: i64) -> c_int {
-        on_world(188)
+        on_world(170)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_call_errhandler / PMPI_Session_call_errhandler(_session: Handle, _errorcode: c_int) -> c_int {
-        on_world(189)
+        on_world(171)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_create_errhandler / PMPI_Session_create_errhandler(_session_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        on_world(190)
+        on_world(172)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer / PMPI_Session_detach_buffer(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(191)
+        on_world(173)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer_c / PMPI_Session_detach_buffer_c(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(192)
+        on_world(174)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_finalize / PMPI_Session_finalize(_session: *mut c_void) -> c_int {
-        on_world(193)
+        on_world(175)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(_session: Handle) -> c_int {
-        on_world(194)
+        on_world(176)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_errhandler / PMPI_Session_get_errhandler(_session: Handle, _errhandler: *mut c_void) -> c_int {
-        on_world(195)
+        on_world(177)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_info / PMPI_Session_get_info(_session: Handle, _info_used: *mut c_void) -> c_int {
-        on_world(196)
+        on_world(178)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_nth_pset / PMPI_Session_get_nth_pset(_session: Handle, _info: Handle, _n: c_int, _pset_len: *mut c_void, _pset_name: *mut c_void) -> c_int {
-        on_world(197)
+        on_world(179)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_num_psets / PMPI_Session_get_num_psets(_session: Handle, _info: Handle, _npset_names: *mut c_void) -> c_int {
-        on_world(198)
+        on_world(180)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_pset_info / PMPI_Session_get_pset_info(_session: Handle, _pset_name: *const c_void, _info: *mut c_void) -> c_int {
-        on_world(199)
+        on_world(181)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(_session: Handle, _request: *mut c_void) -> c_int {
-        on_world(200)
+        on_world(182)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_init / PMPI_Session_init(_info: Handle, _errhandler: Handle, _session: *mut c_void) -> c_int {
-        on_world(201)
+        on_world(183)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_set_errhandler / PMPI_Session_set_errhandler(_session: Handle, _errhandler: Handle) -> c_int {
-        on_world(202)
+        on_world(184)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_darray / PMPI_Type_create_darray(_size: c_int, _rank: c_int, _ndims: c_int, _array_of_gsizes: *const c_void, _array_of_distribs: *const c_void, _array_of_dargs: *const c_void, _array_of_psizes: *const c_void, _order: c_int, _oldtype: Handle, _newtype: *mut c_void) -> c_int {
-        on_world(203)
+        on_world(185)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c(_size: c_int, _rank: c_int, _ndims: c_int, _array_of_gsizes: *const c_void, _array_of_distribs: *const c_void, _array_of_dargs: *const c_void, _array_of_psizes: *const c_void, _order: c_int, _oldtype: Handle, _newtype: *mut c_void) -> c_int {
-        on_world(204)
+        on_world(186)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_f90_complex / PMPI_Type_create_f90_complex(_p: c_int, _r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(205)
+        on_world(187)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_f90_integer / PMPI_Type_create_f90_integer(_r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(206)
+        on_world(188)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_f90_real / PMPI_Type_create_f90_real(_p: c_int, _r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(207)
+        on_world(189)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_create_keyval / PMPI_Type_create_keyval(_type_copy_attr_fn: *mut c_void, _type_delete_attr_fn: *mut c_void, _type_keyval: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        on_world(208)
+        on_world(190)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_delete_attr / PMPI_Type_delete_attr(_datatype: Handle, _type_keyval: c_int) -> c_int {
-        on_world(209)
+        on_world(191)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_free_keyval / PMPI_Type_free_keyval(_type_keyval: *mut c_void) -> c_int {
-        on_world(210)
+        on_world(192)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_attr / PMPI_Type_get_attr(_datatype: Handle, _type_keyval: c_int, _attribute_val: *mut c_void, _flag: *mut c_void) -> c_int {
-        on_world(211)
+        on_world(193)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_contents / PMPI_Type_get_contents(_datatype: Handle, _max_integers: c_int, _max_addresses: c_int, _max_datatypes: c_int, _array_of_integers: *mut c_void, _array_of_addresses: *mut c_void, _array_of_datatypes: *mut c_void) -> c_int {
-        on_world(212)
+        on_world(194)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c(_datatype: Handle, _max_integers: i64, _max_addresses: i64, _max_large_counts: i64, _max_datatypes: i64, _array_of_integers: *mut c_void, _array_of_addresses: *mut c_void, _array_of_large_counts: *mut c_void, _array_of_datatypes: *mut c_void) -> c_int {
-        on_world(213)
+        on_world(195)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_envelope / PMPI_Type_get_envelope(_datatype: Handle, _num_integers: *mut c_void, _num_addresses: *mut c_void, _num_datatypes: *mut c_void, _combiner: *mut c_void) -> c_int {
-        on_world(214)
+        on_world(196)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c(_datatype: Handle, _num_integers: *mut c_void, _num_addresses: *mut c_void, _num_large_counts: *mut c_void, _num_datatypes: *mut c_void, _combiner: *mut c_void) -> c_int {
-        on_world(215)
+        on_world(197)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_value_index / PMPI_Type_get_value_index(_value_type: Handle, _index_type: Handle, _pair_type: *mut c_void) -> c_int {
-        on_world(216)
+        on_world(198)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_match_size / PMPI_Type_match_size(_typeclass: c_int, _size: c_int, _datatype: *mut c_void) -> c_int {
-        on_world(217)
+        on_world(199)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_set_attr / PMPI_Type_set_attr(_datatype: Handle, _type_keyval: c_int, _attribute_val: *mut c_void) -> c_int {
-        on_world(218)
+        on_world(200)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpack_external / PMPI_Unpack_external(_datarep: *const c_void, _inbuf: *const c_void, _insize: isize, _position: *mut c_void, _outbuf: *mut c_void, _outcount: c_int, _datatype: Handle) -> c_int {
-        on_world(219)
+        on_world(201)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpack_external_c / PMPI_Unpack_external_c(_datarep: *const c_void, _inbuf: *const c_void, _insize: i64, _position: *mut c_void, _outbuf: *mut c_void, _outcount: i64, _datatype: Handle) -> c_int {
-        on_world(220)
+        on_world(202)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpublish_name / PMPI_Unpublish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(221)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_allocate / PMPI_Win_allocate(_size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(222, comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_allocate_c / PMPI_Win_allocate_c(_size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(223, comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared(_size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(224, comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c(_size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _baseptr: *mut c_void, _win: *mut c_void) -> c_int {
-        on_comm(225, comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_attach / PMPI_Win_attach(_win: Handle, _base: *mut c_void, _size: isize) -> c_int {
-        on_world(226)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_call_errhandler / PMPI_Win_call_errhandler(_win: Handle, _errorcode: c_int) -> c_int {
-        on_world(227)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_complete / PMPI_Win_complete(_win: Handle) -> c_int {
-        on_world(228)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_create / PMPI_Win_create(_base: *mut c_void, _size: isize, _disp_unit: c_int, _info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(229, comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_create_c / PMPI_Win_create_c(_base: *mut c_void, _size: isize, _disp_unit: isize, _info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(230, comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic(_info: Handle, comm: Handle, _win: *mut c_void) -> c_int {
-        on_comm(231, comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler(_win_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        on_world(232)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_create_keyval / PMPI_Win_create_keyval(_win_copy_attr_fn: *mut c_void, _win_delete_attr_fn: *mut c_void, _win_keyval: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        on_world(233)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_delete_attr / PMPI_Win_delete_attr(_win: Handle, _win_keyval: c_int) -> c_int {
-        on_world(234)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_detach / PMPI_Win_detach(_win: Handle, _base: *const c_void) -> c_int {
-        on_world(235)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_fence / PMPI_Win_fence(_assert: c_int, _win: Handle) -> c_int {
-        on_world(236)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_flush / PMPI_Win_flush(_rank: c_int, _win: Handle) -> c_int {
-        on_world(237)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_flush_all / PMPI_Win_flush_all(_win: Handle) -> c_int {
-        on_world(238)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_flush_local / PMPI_Win_flush_local(_rank: c_int, _win: Handle) -> c_int {
-        on_world(239)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_flush_local_all / PMPI_Win_flush_local_all(_win: Handle) -> c_int {
-        on_world(240)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_free / PMPI_Win_free(_win: *mut c_void) -> c_int {
-        on_world(241)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_free_keyval / PMPI_Win_free_keyval(_win_keyval: *mut c_void) -> c_int {
-        on_world(242)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_get_attr / PMPI_Win_get_attr(_win: Handle, _win_keyval: c_int, _attribute_val: *mut c_void, _flag: *mut c_void) -> c_int {
-        on_world(243)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler(_win: Handle, _errhandler: *mut c_void) -> c_int {
-        on_world(244)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_get_group / PMPI_Win_get_group(_win: Handle, _group: *mut c_void) -> c_int {
-        on_world(245)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_get_info / PMPI_Win_get_info(_win: Handle, _info_used: *mut c_void) -> c_int {
-        on_world(246)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_get_name / PMPI_Win_get_name(_win: Handle, _win_name: *mut c_void, _resultlen: *mut c_void) -> c_int {
-        on_world(247)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_lock / PMPI_Win_lock(_lock_type: c_int, _rank: c_int, _assert: c_int, _win: Handle) -> c_int {
-        on_world(248)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_lock_all / PMPI_Win_lock_all(_assert: c_int, _win: Handle) -> c_int {
-        on_world(249)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_post / PMPI_Win_post(_group: Handle, _assert: c_int, _win: Handle) -> c_int {
-        on_world(250)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_set_attr / PMPI_Win_set_attr(_win: Handle, _win_keyval: c_int, _attribute_val: *mut c_void) -> c_int {
-        on_world(251)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_set_errhandler / PMPI_Win_set_errhandler(_win: Handle, _errhandler: Handle) -> c_int {
-        on_world(252)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_set_info / PMPI_Win_set_info(_win: Handle, _info: Handle) -> c_int {
-        on_world(253)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_set_name / PMPI_Win_set_name(_win: Handle, _win_name: *const c_void) -> c_int {
-        on_world(254)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_shared_query / PMPI_Win_shared_query(_win: Handle, _rank: c_int, _size: *mut c_void, _disp_unit: *mut c_void, _baseptr: *mut c_void) -> c_int {
-        on_world(255)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_shared_query_c / PMPI_Win_shared_query_c(_win: Handle, _rank: c_int, _size: *mut c_void, _disp_unit: *mut c_void, _baseptr: *mut c_void) -> c_int {
-        on_world(256)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_start / PMPI_Win_start(_group: Handle, _assert: c_int, _win: Handle) -> c_int {
-        on_world(257)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_sync / PMPI_Win_sync(_win: Handle) -> c_int {
-        on_world(258)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_test / PMPI_Win_test(_win: Handle, _flag: *mut c_void) -> c_int {
-        on_world(259)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_unlock / PMPI_Win_unlock(_rank: c_int, _win: Handle) -> c_int {
-        on_world(260)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_unlock_all / PMPI_Win_unlock_all(_win: Handle) -> c_int {
-        on_world(261)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Win_wait / PMPI_Win_wait(_win: Handle) -> c_int {
-        on_world(262)
+        on_world(203)
     }
 }
 

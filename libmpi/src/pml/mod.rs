@@ -100,6 +100,9 @@ pub struct Pml {
     pub coll: crate::coll::Registry,
     /// MPI_Isendrecv(_replace) requests in flight (`pair.rs`).
     pairs: Vec<pair::Pair>,
+    /// A layer above that must run at every progress turn (one-sided targets apply incoming
+    /// operations there: `osc::progress`). A plain function, so the pml imports nothing of it.
+    pub ext: Option<fn(&mut Pml) -> usize>,
 }
 
 /// MPI_Recv waiting without a request (the latency path). It starts only while nothing is
@@ -268,6 +271,7 @@ impl Pml {
             },
             coll: crate::coll::Registry::default(),
             pairs: Vec::new(),
+            ext: None,
         }
     }
 
@@ -665,6 +669,9 @@ impl Pml {
         }
         if !self.pairs.is_empty() {
             n += self.progress_pairs();
+        }
+        if let Some(f) = self.ext {
+            n += f(self);
         }
         n
     }

@@ -1,0 +1,191 @@
+//! The target side: receive the window's requests in arrival order and apply each one
+//! whole before taking the next (so accumulates are atomic per element and each origin's
+//! operations stay in order); answer gets, locks and flushes on the reply context.
+
+use super::wire::{self, Hdr};
+use super::{Incoming, Window};
+use crate::pml::{Pml, Started, ANY_SOURCE, ANY_TAG};
+
+/// Take and apply what arrived for `win`; returns how many requests were applied.
+pub(super) fn progress(win: &mut Window, pml: &mut Pml) -> usize {
+    let mut n = 0;
+    loop {
+        if let Some(inc) = win.cur.take() {
+            if !pml.is_complete(inc.req) {
+                win.cur = Some(inc);
+                return n;
+            }
+            let st = pml.take(inc.req).unwrap_or_default();
+            apply(win, pml, st.source, st.tag, &inc.buf);
+            n += 1;
+            continue;
+        }
+        let Some((msg, st)) = pml.improbe(win.ctx, ANY_SOURCE, ANY_TAG) else {
+            return n;
+        };
+        let mut buf = vec![0u8; st.count];
+        // SAFETY: `buf` lives in `win.cur` (or here) until the receive completes; a Vec's
+        // heap block does not move when the Vec does.
+        match unsafe { pml.mrecv(msg, buf.as_mut_ptr(), buf.len()) } {
+            Some(Started::Done(s)) => {
+                apply(win, pml, s.source, s.tag, &buf);
+                n += 1;
+            }
+            Some(Started::Pending(req)) => {
+                win.cur = Some(Incoming { req, buf });
+                return n;
+            }
+            None => return n,
+        }
+    }
+}
+
+/// The address of target offset `off` (an address itself in a dynamic window).
+fn addr(win: &Window, off: i64) -> *mut u8 {
+    (win.base as i64).wrapping_add(off) as usize as *mut u8
+}
+
+/// Whether the blocks lie inside this rank's window memory.
+fn in_bounds(win: &Window, blocks: &[(i64, u64)]) -> bool {
+    blocks.iter().all(|&(off, len)| {
+        let len = len as usize;
+        if win.flavor == super::FLAVOR_DYNAMIC {
+            let a = off as usize;
+            len == 0
+                || win
+                    .attached
+                    .iter()
+                    .any(|&(b, l)| a >= b && a.checked_add(len).is_some_and(|e| e <= b + l))
+        } else {
+            off >= 0 && (off as usize).checked_add(len).is_some_and(|e| e <= win.size)
+        }
+    })
+}
+
+/// Gather the target blocks into one packed buffer.
+fn pack(win: &Window, blocks: &[(i64, u64)]) -> Vec<u8> {
+    let total: u64 = blocks.iter().map(|b| b.1).sum();
+    let mut v = Vec::with_capacity(total as usize);
+    for &(off, len) in blocks {
+        // SAFETY: checked in bounds of the window memory, which the window owner keeps
+        // valid while the window exists.
+        v.extend_from_slice(unsafe { std::slice::from_raw_parts(addr(win, off), len as usize) });
+    }
+    v
+}
+
+/// Scatter packed bytes over the target blocks.
+fn unpack(win: &Window, blocks: &[(i64, u64)], data: &[u8]) {
+    let mut at = 0;
+    for &(off, len) in blocks {
+        let len = len as usize;
+        let Some(src) = data.get(at..at + len) else {
+            return;
+        };
+        // SAFETY: checked in bounds, as in `pack`; MPI makes concurrent local access to the
+        // same bytes during an epoch erroneous.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), addr(win, off), len) };
+        at += len;
+    }
+}
+
+/// The op applied element by element: target = origin op target (MPI_REPLACE, MPI_NO_OP too).
+fn accumulate(win: &Window, h: &Hdr, blocks: &[(i64, u64)], data: &[u8]) {
+    let Some(dt) = crate::datatype::lookup(h.dt as usize) else {
+        return;
+    };
+    let Ok(op) = crate::op::lookup(h.arg as usize) else {
+        return;
+    };
+    let mut cur = pack(win, blocks);
+    if cur.len() != data.len() || dt.size == 0 {
+        return;
+    }
+    let count = cur.len() / dt.size;
+    crate::op::apply(&op, dt, count, data, &mut cur);
+    unpack(win, blocks, &cur);
+}
+
+fn apply(win: &mut Window, pml: &mut Pml, src: i32, kind: i32, body: &[u8]) {
+    let Some((h, blocks, data)) = wire::decode(body) else {
+        eprintln!("rmpi: one-sided: malformed request from rank {src} ignored");
+        return;
+    };
+    let reply = h.reply as i32;
+    let rctx = win.rctx;
+    if matches!(kind, wire::PUT | wire::GET | wire::ACC | wire::GACC | wire::CAS)
+        && !in_bounds(win, &blocks)
+    {
+        eprintln!("rmpi: one-sided: rank {src} accessed memory outside rank {}'s window; ignored", win.rank);
+        if matches!(kind, wire::GET | wire::GACC | wire::CAS) {
+            // The origin waits for a reply: send zeros of the requested size.
+            let total: u64 = blocks.iter().map(|b| b.1).sum();
+            let len = if kind == wire::CAS { data.len() / 2 } else { total as usize };
+            win.send(pml, src, rctx, reply, vec![0; len]);
+        }
+        return;
+    }
+    match kind {
+        wire::PUT => unpack(win, &blocks, data),
+        wire::GET => {
+            let v = pack(win, &blocks);
+            win.send(pml, src, rctx, reply, v);
+        }
+        wire::ACC => accumulate(win, &h, &blocks, data),
+        wire::GACC => {
+            let old = pack(win, &blocks);
+            accumulate(win, &h, &blocks, data);
+            win.send(pml, src, rctx, reply, old);
+        }
+        wire::CAS => {
+            // data: the new value, then the compare value; one element.
+            let old = pack(win, &blocks);
+            let half = data.len() / 2;
+            if old.len() == half && old == data[half..] {
+                unpack(win, &blocks, &data[..half]);
+            }
+            win.send(pml, src, rctx, reply, old);
+        }
+        wire::LOCK => {
+            let excl = h.arg == 1;
+            if win.lock.queue.is_empty() && grantable(win, excl) {
+                grant(win, pml, src, excl, h.reply);
+            } else {
+                win.lock.queue.push_back((src, excl, h.reply));
+            }
+        }
+        wire::UNLOCK => {
+            if win.lock.exclusive == Some(src) {
+                win.lock.exclusive = None;
+            } else {
+                win.lock.shared = win.lock.shared.saturating_sub(1);
+            }
+            win.send(pml, src, rctx, reply, Vec::new());
+            while let Some(&(o, excl, tag)) = win.lock.queue.front() {
+                if !grantable(win, excl) {
+                    break;
+                }
+                win.lock.queue.pop_front();
+                grant(win, pml, o, excl, tag);
+            }
+        }
+        wire::FLUSH => win.send(pml, src, rctx, reply, Vec::new()),
+        wire::FENCE => win.fence_in[src as usize] += 1,
+        wire::POST => win.post_in[src as usize] += 1,
+        wire::COMPLETE => win.complete_in[src as usize] += 1,
+        _ => eprintln!("rmpi: one-sided: unknown request {kind} from rank {src} ignored"),
+    }
+}
+
+fn grantable(win: &Window, excl: bool) -> bool {
+    win.lock.exclusive.is_none() && (!excl || win.lock.shared == 0)
+}
+
+fn grant(win: &mut Window, pml: &mut Pml, origin: i32, excl: bool, tag: u64) {
+    if excl {
+        win.lock.exclusive = Some(origin);
+    } else {
+        win.lock.shared += 1;
+    }
+    win.send(pml, origin, win.rctx, tag as i32, Vec::new());
+}
