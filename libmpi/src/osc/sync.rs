@@ -36,7 +36,9 @@ fn check_rank(w: &Window, r: i32) -> Result<()> {
 }
 
 /// MPI_Win_fence: send a marker to every rank, wait for everyone's (all operations before
-/// them are then applied here) and for this rank's own operations to complete.
+/// them are then applied here) and for this rank's own operations to complete; then a
+/// barrier, so no rank starts the next epoch (a get, say) at a target still applying the
+/// last one.
 pub fn fence(rt: &mut Runtime, id: usize) -> Result<()> {
     let goal = with_win(id, |w| {
         w.fences += 1;
@@ -48,7 +50,9 @@ pub fn fence(rt: &mut Runtime, id: usize) -> Result<()> {
     })?;
     wait_until(rt, id, |w, pml| {
         w.fence_in.iter().all(|&c| c >= goal) && w.quiet(pml)
-    })
+    })?;
+    let comm = with_win(id, |w| Ok(w.comm))?;
+    rt.barrier(comm)
 }
 
 /// MPI_Win_post: expose the window to `ranks`.

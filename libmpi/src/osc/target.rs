@@ -112,6 +112,7 @@ fn apply(win: &mut Window, pml: &mut Pml, src: i32, kind: i32, body: &[u8]) {
         return;
     };
     let reply = h.reply as i32;
+
     let rctx = win.rctx;
     if matches!(kind, wire::PUT | wire::GET | wire::ACC | wire::GACC | wire::CAS)
         && !in_bounds(win, &blocks)
