@@ -46,6 +46,7 @@ pub use api::request::{scope, wait_all, Request, Scope};
 pub use api::status::Status;
 pub use api::topo::{dims_create, CartInfo, DistGraphNeighbors, TopologyKind};
 pub use api::usertype::{Order, UserDatatype, View, ViewMut};
+pub use api::win::{LockType, Window};
 pub use api::{initialize, initialize_with_threading, Threading, Universe};
 pub use error::{Error, ErrorClass, Result};
 

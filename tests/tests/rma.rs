@@ -24,3 +24,14 @@ fn run_c(src: &str) {
 fn c_rma_basic() {
     run_c("tests/c/rma_basic.c");
 }
+
+/// The Rust API (`rmpi::Window`).
+#[test]
+fn rust_rma() {
+    let p = bin("rma");
+    for np in NPS {
+        let r = mpirun_np(np, &p, &[]);
+        r.assert_ok();
+        assert!(r.stdout.contains("rma: OK"), "np {np}: {}", r.stdout);
+    }
+}

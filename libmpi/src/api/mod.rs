@@ -28,6 +28,7 @@ pub mod request;
 pub mod status;
 pub mod topo;
 pub mod usertype;
+pub mod win;
 
 use std::marker::PhantomData;
 

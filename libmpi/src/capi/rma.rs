@@ -37,17 +37,23 @@ fn target(rank: c_int, disp: Aint, count: Count, dt: Handle) -> Result<Target> {
     })
 }
 
-/// The basic type an accumulate works on: the origin's or the target's, whichever is
-/// predefined (MPI requires both to be built from the same one).
+/// The basic type an accumulate works on: the predefined type the origin's (or, with no
+/// origin data, the target's) datatype is made of (MPI requires both to be built from the
+/// same one).
 fn basic(origin: Handle, target: Handle) -> Result<Datatype> {
-    crate::datatype::lookup(origin as usize)
-        .or_else(|| crate::datatype::lookup(target as usize))
-        .ok_or_else(|| {
-            Error::new(
-                ErrorClass::Type,
-                "accumulate with derived origin and target types is not supported yet (one of them must be predefined)",
-            )
+    let of = |h: Handle| -> Option<Datatype> {
+        let h = h as usize;
+        crate::datatype::lookup(h).or_else(|| {
+            let b = crate::datatype::table::layout(h).ok()?.basic_type()?;
+            crate::datatype::lookup(b)
         })
+    };
+    of(origin).or_else(|| of(target)).ok_or_else(|| {
+        Error::new(
+            ErrorClass::Type,
+            "accumulate needs datatypes made of one predefined type",
+        )
+    })
 }
 
 /// A predefined op valid for one-sided accumulation over `dt`.
@@ -131,11 +137,14 @@ fn acc(name: &str, oaddr: *const c_void, ocount: Count, odt: Handle, rank: c_int
         if want_req {
             check_req(request)?;
         }
-        let dt = basic(odt, tdt)?;
-        let op = check_op(op, dt)?;
         let m = message_c(oaddr, ocount, odt)?;
         let t = target(rank, disp, tcount, tdt)?;
-        if rank != PROC_NULL && op != OP_NO_OP {
+        if m.len == 0 {
+            // Nothing moves: any types and ops will do.
+            crate::op::lookup(op as usize)?;
+        } else if rank != PROC_NULL && op as usize != OP_NO_OP {
+            let dt = basic(odt, tdt)?;
+            let op = check_op(op, dt)?;
             osc::ops::accumulate(rt, id, m, t, op, dt)?;
         }
         if want_req {
@@ -164,14 +173,19 @@ fn get_acc(name: &str, oaddr: *const c_void, ocount: Count, odt: Handle, g: GetA
         if want_req {
             check_req(request)?;
         }
-        let dt = basic(g.rdt, g.tdt)?;
-        let op = check_op(g.op, dt)?;
+        let res = message_c(g.raddr, g.rcount, g.rdt)?;
+        let (dt, op) = if res.len == 0 {
+            crate::op::lookup(g.op as usize)?;
+            (crate::datatype::BYTE, OP_NO_OP)
+        } else {
+            let dt = basic(g.rdt, g.tdt)?;
+            (dt, check_op(g.op, dt)?)
+        };
         let m = if op == OP_NO_OP {
             crate::datatype::Msg::bytes(std::ptr::null(), 0)
         } else {
             message_c(oaddr, ocount, odt)?
         };
-        let res = message_c(g.raddr, g.rcount, g.rdt)?;
         let t = target(g.rank, g.disp, g.tcount, g.tdt)?;
         let r = if g.rank != PROC_NULL {
             osc::ops::get_accumulate(rt, id, m, res, t, op, dt, want_req)?

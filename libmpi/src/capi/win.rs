@@ -176,9 +176,6 @@ fn shared_query(name: &str, win: Handle, rank: c_int, size: *mut Aint, disp_unit
         out(size, "size")?;
         out(baseptr, "baseptr")?;
         let (sz, du, base) = osc::with_win(id, |w| {
-            if w.flavor != osc::FLAVOR_SHARED {
-                return Err(Error::new(ErrorClass::RmaFlavor, "MPI_Win_shared_query needs a window from MPI_Win_allocate_shared"));
-            }
             let r = if rank == PROC_NULL {
                 w.peers.iter().position(|p| p.size > 0).unwrap_or(0)
             } else if rank < 0 || rank >= w.size() {
@@ -186,6 +183,11 @@ fn shared_query(name: &str, win: Handle, rank: c_int, size: *mut Aint, disp_unit
             } else {
                 rank as usize
             };
+            // Memory of other flavors (and empty parts) cannot be loaded directly: size 0
+            // and base NULL (MPI 4.1 §12.2.3).
+            if w.flavor != osc::FLAVOR_SHARED || w.peers[r].size == 0 {
+                return Ok((0, w.peers[r].disp_unit, 0));
+            }
             Ok((w.peers[r].size, w.peers[r].disp_unit, w.shared_bases[r]))
         })?;
         disp_unit(du);
@@ -335,10 +337,15 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_get_name / PMPI_Win_get_name(win: Handle, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-        wcall("MPI_Win_get_name", win, |_, id| {
+        // MPI_WIN_NULL is named, as MPICH names it (its tests expect it).
+        let null = win as usize == WIN_NULL;
+        let body = |id: Option<usize>| -> Result<()> {
             out(win_name, "win_name")?;
             out(resultlen, "resultlen")?;
-            let name = osc::with_win(id, |w| Ok(w.name.clone()))?;
+            let name = match id {
+                None => "MPI_WIN_NULL".to_string(),
+                Some(id) => osc::with_win(id, |w| Ok(w.name.clone()))?,
+            };
             let n = name.len().min(MAX_OBJECT_NAME - 1);
             // SAFETY: the standard requires MPI_MAX_OBJECT_NAME bytes at win_name; n + 1 fits.
             unsafe {
@@ -347,7 +354,14 @@ mpi_fn! {
                 *resultlen = n as c_int;
             }
             Ok(())
-        })
+        };
+        if null {
+            return match body(None) {
+                Ok(()) => MPI_SUCCESS,
+                Err(e) => fail("MPI_Win_get_name", crate::comm::WORLD, e),
+            };
+        }
+        wcall("MPI_Win_get_name", win, |_, id| body(Some(id)))
     }
 }
 

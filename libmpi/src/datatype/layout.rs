@@ -43,6 +43,9 @@ pub struct Layout {
     /// (for MPI_Get_elements).
     elements: usize,
     basic_size: Option<usize>,
+    /// The one predefined type (ABI handle) every basic element is, if there is one: what a
+    /// one-sided accumulate applies its op to.
+    basic: Option<usize>,
 }
 
 /// Alignment of a basic type of `size` bytes on x86-64/aarch64 LP64.
@@ -77,6 +80,7 @@ impl Layout {
             explicit: false,
             elements: (size > 0) as usize,
             basic_size: (size > 0).then_some(size),
+            basic: None,
         }
     }
 
@@ -94,7 +98,7 @@ impl Layout {
             l.basic_size = None;
             l
         };
-        match handle {
+        let mut l = match handle {
             0x229 | 0x22a => pair(8, 8, 16, 8), // MPI_DOUBLE_INT, MPI_LONG_INT
             0x22c => pair(2, 4, 8, 4),          // MPI_SHORT_INT
             0x22d => pair(16, 16, 32, 16),      // MPI_LONG_DOUBLE_INT
@@ -105,7 +109,14 @@ impl Layout {
             0x212 | 0x213 | 0x21b => Layout::basic(size, 4),
             0x216 | 0x217 | 0x21d => Layout::basic(size, 8),
             _ => Layout::basic(size, basic_align(size)),
-        }
+        };
+        l.basic = (size > 0).then_some(handle);
+        l
+    }
+
+    /// The predefined type all of this type's data is made of, if there is one.
+    pub fn basic_type(&self) -> Option<usize> {
+        self.basic
     }
 
     /// A basic type that counts as two basic elements of half its size.
@@ -360,6 +371,8 @@ struct Builder {
     elements: usize,
     /// Common basic size so far: None before any data, Some(None) once sizes differ.
     basic_size: Option<Option<usize>>,
+    /// The same for the predefined type itself.
+    basic: Option<Option<usize>>,
 }
 
 fn widen(b: &mut Option<(isize, isize)>, lo: isize, hi: isize) {
@@ -418,6 +431,13 @@ impl Builder {
             Some(b) if b == child.basic_size => Some(b),
             Some(_) => Some(None),
         };
+        if child.size > 0 {
+            self.basic = match self.basic {
+                None => Some(child.basic),
+                Some(b) if b == child.basic => Some(b),
+                Some(_) => Some(None),
+            };
+        }
         let (l, h) = (lo(child.true_lb), hi(child.true_ub));
         widen(
             &mut self.true_bounds,
@@ -476,6 +496,7 @@ impl Builder {
             explicit,
             elements: self.elements,
             basic_size: self.basic_size.flatten(),
+            basic: self.basic.flatten(),
         })
     }
 }
