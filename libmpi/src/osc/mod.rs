@@ -66,7 +66,8 @@ struct Incoming {
 /// Memory the library allocated for the window, released at MPI_Win_free.
 pub enum Memory {
     User,
-    Heap(*mut u8, std::alloc::Layout),
+    /// An anonymous mapping of this many bytes.
+    Heap(*mut u8, usize),
     /// Kept for its Drop (the mapping goes with the window).
     Shared(#[allow(dead_code)] shm::Segment),
 }
@@ -392,25 +393,35 @@ pub fn create(rt: &mut Runtime, comm: usize, base: usize, size: isize, disp_unit
     build(rt, s, base, FLAVOR_CREATE, Memory::User, info)
 }
 
-/// MPI_Win_allocate: memory from the library (aligned to 64 bytes).
+/// MPI_Win_allocate: fresh anonymous pages (page-aligned, zero, touched only when used: a
+/// large window costs nothing until written).
 pub fn allocate(rt: &mut Runtime, comm: usize, size: isize, disp_unit: isize, info: crate::info::Info) -> Result<(usize, usize)> {
     let (size, du) = check_sizes(size, disp_unit)?;
-    let layout = std::alloc::Layout::from_size_align(size.max(1), 64)
-        .map_err(|_| crate::error::Error::new(ErrorClass::NoMem, "window size too large"))?;
-    // SAFETY: a non-zero size.
-    let p = unsafe { std::alloc::alloc_zeroed(layout) };
-    if p.is_null() {
-        return err(ErrorClass::NoMem, format!("cannot allocate {size} bytes for the window"));
+    let len = size.max(1);
+    // SAFETY: a new private anonymous mapping at an address the kernel picks.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return err(ErrorClass::NoMem, format!("cannot allocate {size} bytes for the window: {}", std::io::Error::last_os_error()));
     }
+    let p = p.cast::<u8>();
     let s = match setup(rt, comm, size, du, &[]) {
         Ok(s) => s,
         Err(e) => {
-            // SAFETY: allocated above with this layout, not handed out.
-            unsafe { std::alloc::dealloc(p, layout) };
+            // SAFETY: mapped above, not handed out.
+            unsafe { libc::munmap(p.cast(), len) };
             return Err(e);
         }
     };
-    let id = build(rt, s, p as usize, FLAVOR_ALLOCATE, Memory::Heap(p, layout), info)?;
+    let id = build(rt, s, p as usize, FLAVOR_ALLOCATE, Memory::Heap(p, len), info)?;
     Ok((id, p as usize))
 }
 
@@ -487,9 +498,9 @@ pub fn free(rt: &mut Runtime, id: usize) -> Result<()> {
     sync::fence(rt, id)?;
     let w = remove(id).expect("fence checked the window");
     rt.comms[w.comm] = None;
-    if let Memory::Heap(p, layout) = w.memory {
-        // SAFETY: allocated by `allocate` with this layout; the window is gone.
-        unsafe { std::alloc::dealloc(p, layout) };
+    if let Memory::Heap(p, len) = w.memory {
+        // SAFETY: mapped by `allocate` with this length; the window is gone.
+        unsafe { libc::munmap(p.cast(), len) };
     }
     Ok(())
 }

@@ -50,12 +50,15 @@ fn in_bounds(win: &Window, blocks: &[(i64, u64)]) -> bool {
     blocks.iter().all(|&(off, len)| {
         let len = len as usize;
         if win.flavor == super::FLAVOR_DYNAMIC {
-            let a = off as usize;
-            len == 0
-                || win
-                    .attached
-                    .iter()
-                    .any(|&(b, l)| a >= b && a.checked_add(len).is_some_and(|e| e <= b + l))
+            // Covered by attached ranges, possibly several adjacent ones.
+            let (mut a, end) = (off as usize, (off as usize).saturating_add(len));
+            while a < end {
+                match win.attached.iter().find(|&&(b, l)| a >= b && a < b + l) {
+                    Some(&(b, l)) => a = b + l,
+                    None => return false,
+                }
+            }
+            true
         } else {
             off >= 0 && (off as usize).checked_add(len).is_some_and(|e| e <= win.size)
         }
