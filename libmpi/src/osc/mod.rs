@@ -60,7 +60,9 @@ struct LockState {
 /// A request message being received (a rendezvous still moving its data).
 struct Incoming {
     req: ReqId,
+    /// Room for `len` bytes, filled when the receive completes.
     buf: Vec<u8>,
+    len: usize,
 }
 
 /// Memory the library allocated for the window, released at MPI_Win_free.
@@ -120,6 +122,9 @@ pub struct Window {
     /// Passive-target locks this rank holds, per target: 0 none, 1 shared, 2 exclusive.
     pub held: Vec<u8>,
     pub lock_all: bool,
+    /// Per target: requests sent without a reply (puts, accumulates) since the last flush;
+    /// a flush of a target with none needs no round trip (replies come after applying).
+    pub unacked: Vec<u32>,
 }
 
 impl Window {
@@ -365,6 +370,7 @@ fn build(rt: &mut Runtime, s: Setup, base: usize, flavor: i32, memory: Memory, i
         post_group: Vec::new(),
         held: vec![0; n],
         lock_all: false,
+        unacked: vec![0; n],
     };
     rt.pml.ext = Some(progress);
     Ok(insert(win))

@@ -95,6 +95,7 @@ pub fn put(rt: &mut Runtime, id: usize, origin: Msg, t: Target) -> Result<()> {
         let (b, total) = blocks(w, &t)?;
         same_size(origin.len, total)?;
         send_request(rt, w, wire::PUT, Hdr::default(), &b, &[&origin], t.rank);
+        w.unacked[t.rank as usize] += 1;
         Ok(())
     })
 }
@@ -110,6 +111,7 @@ pub fn accumulate(rt: &mut Runtime, id: usize, origin: Msg, t: Target, op: usize
             ..Hdr::default()
         };
         send_request(rt, w, wire::ACC, h, &b, &[&origin], t.rank);
+        w.unacked[t.rank as usize] += 1;
         Ok(())
     })
 }

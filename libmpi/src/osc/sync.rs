@@ -42,6 +42,7 @@ fn check_rank(w: &Window, r: i32) -> Result<()> {
 pub fn fence(rt: &mut Runtime, id: usize) -> Result<()> {
     let goal = with_win(id, |w| {
         w.fences += 1;
+        w.unacked.iter_mut().for_each(|u| *u = 0);
         for r in 0..w.size() {
             let ctx = w.ctx;
             w.send(&mut rt.pml, r, ctx, wire::FENCE, marker());
@@ -195,6 +196,7 @@ pub fn unlock(rt: &mut Runtime, id: usize, rank: i32) -> Result<()> {
     flush_local(rt, id)?;
     with_win(id, |w| {
         w.held[rank as usize] = 0;
+        w.unacked[rank as usize] = 0;
         Ok(())
     })
 }
@@ -233,6 +235,7 @@ pub fn unlock_all(rt: &mut Runtime, id: usize) -> Result<()> {
     flush_local(rt, id)?;
     with_win(id, |w| {
         w.lock_all = false;
+        w.unacked.iter_mut().for_each(|u| *u = 0);
         Ok(())
     })
 }
@@ -243,6 +246,17 @@ pub fn flush(rt: &mut Runtime, id: usize, rank: Option<i32>) -> Result<()> {
         Some(r) => vec![r],
         None => all_ranks(rt, id)?,
     };
+    // Only targets with requests that have no reply of their own need the round trip.
+    let ranks = with_win(id, |w| {
+        let mut v = Vec::new();
+        for r in ranks {
+            check_rank(w, r)?;
+            if std::mem::take(&mut w.unacked[r as usize]) > 0 {
+                v.push(r);
+            }
+        }
+        Ok(v)
+    })?;
     round_trip(rt, id, wire::FLUSH, 0, &ranks)?;
     flush_local(rt, id)
 }

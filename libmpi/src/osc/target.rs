@@ -16,23 +16,33 @@ pub(super) fn progress(win: &mut Window, pml: &mut Pml) -> usize {
                 return n;
             }
             let st = pml.take(inc.req).unwrap_or_default();
-            apply(win, pml, st.source, st.tag, &inc.buf);
+            let mut buf = inc.buf;
+            // SAFETY: the completed receive wrote the whole message.
+            unsafe { buf.set_len(inc.len) };
+            apply(win, pml, st.source, st.tag, &buf);
             n += 1;
             continue;
         }
         let Some((msg, st)) = pml.improbe(win.ctx, ANY_SOURCE, ANY_TAG) else {
             return n;
         };
-        let mut buf = vec![0u8; st.count];
-        // SAFETY: `buf` lives in `win.cur` (or here) until the receive completes; a Vec's
-        // heap block does not move when the Vec does.
-        match unsafe { pml.mrecv(msg, buf.as_mut_ptr(), buf.len()) } {
+        // Not zeroed: the receive writes all of it before anything reads it (`set_len`).
+        let mut buf = Vec::<u8>::with_capacity(st.count);
+        // SAFETY: `buf`'s block has room for st.count bytes and lives in `win.cur` (or here)
+        // until the receive completes; a Vec's heap block does not move when the Vec does.
+        match unsafe { pml.mrecv(msg, buf.as_mut_ptr(), st.count) } {
             Some(Started::Done(s)) => {
+                // SAFETY: the completed receive wrote the whole message, st.count bytes.
+                unsafe { buf.set_len(st.count) };
                 apply(win, pml, s.source, s.tag, &buf);
                 n += 1;
             }
             Some(Started::Pending(req)) => {
-                win.cur = Some(Incoming { req, buf });
+                win.cur = Some(Incoming {
+                    req,
+                    buf,
+                    len: st.count,
+                });
                 return n;
             }
             None => return n,
@@ -100,10 +110,24 @@ fn accumulate(win: &Window, h: &Hdr, blocks: &[(i64, u64)], data: &[u8]) {
     let Ok(op) = crate::op::lookup(h.arg as usize) else {
         return;
     };
-    let mut cur = pack(win, blocks);
-    if cur.len() != data.len() || dt.size == 0 {
+    let total: u64 = blocks.iter().map(|b| b.1).sum();
+    if total != data.len() as u64 || dt.size == 0 {
         return;
     }
+    // In place when every block holds whole elements of a type without padding.
+    let padded = matches!(dt.handle, 0x229 | 0x22a | 0x22c | 0x22d);
+    if !padded && blocks.iter().all(|b| b.1 % dt.size as u64 == 0) {
+        let mut at = 0;
+        for &(off, len) in blocks {
+            let len = len as usize;
+            // SAFETY: checked in bounds of the window memory (see `pack`).
+            let t = unsafe { std::slice::from_raw_parts_mut(addr(win, off), len) };
+            crate::op::apply(&op, dt, len / dt.size, &data[at..at + len], t);
+            at += len;
+        }
+        return;
+    }
+    let mut cur = pack(win, blocks);
     let count = cur.len() / dt.size;
     crate::op::apply(&op, dt, count, data, &mut cur);
     unpack(win, blocks, &cur);
