@@ -267,7 +267,9 @@ int main(int argc, char **argv) {
         MPI_Win_fence(0, win);
         int bad = 0;
         for (int i = 0; i < n; i++) bad += old[i] != right || mem[i] != rank + i;
-        CHECK(bad == 0, "get_accumulate: %d wrong", bad);
+        CHECK(bad == 0, "get_accumulate: %d wrong (old[1] %d mem[1] %d)", bad, old[1], mem[1]);
+        /* Local reads end before the next epoch's puts may land. */
+        MPI_Win_fence(0, win);
         MPI_Put(src, n, MPI_INT, right, 0, n, MPI_INT, win);
         MPI_Win_fence(0, win);
         bad = 0;

@@ -129,7 +129,13 @@ impl<T: Equivalence> Window<T> {
     pub fn put(&self, vals: &[T], rank: i32, disp: usize) -> Result<()> {
         let t = self.target(rank, disp, vals.len())?;
         let b = as_bytes(vals);
-        runtime::with(|rt| osc::ops::put(rt, self.id, Msg::bytes(b.as_ptr(), b.len()), t))
+        runtime::with(|rt| {
+            // Completed before returning: `vals` is borrowed for this call only.
+            if let Some(r) = osc::ops::put(rt, self.id, Msg::bytes(b.as_ptr(), b.len()), t, true)? {
+                rt.wait(r)?;
+            }
+            Ok(())
+        })
     }
 
     /// MPI_Get of `out.len()` elements from `rank`'s part at `disp`; complete on return.

@@ -96,12 +96,13 @@ fn put(name: &str, oaddr: *const c_void, ocount: Count, odt: Handle, rank: c_int
         }
         let m = message_c(oaddr, ocount, odt)?;
         let t = target(rank, disp, tcount, tdt)?;
-        if rank != PROC_NULL {
-            osc::ops::put(rt, id, m, t)?;
-        }
+        let r = if rank != PROC_NULL {
+            osc::ops::put(rt, id, m, t, want_req)?
+        } else {
+            None
+        };
         if want_req {
-            // The data was copied into the request: complete locally at once.
-            let r = rt.pml.request_for(pml::Started::Done(empty_status()));
+            let r = r.unwrap_or_else(|| rt.pml.request_for(pml::Started::Done(empty_status())));
             store_req(request, r);
         }
         Ok(())

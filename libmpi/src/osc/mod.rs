@@ -63,6 +63,9 @@ struct Incoming {
     /// Room for `len` bytes, filled when the receive completes.
     buf: Vec<u8>,
     len: usize,
+    /// A request to apply when it arrives; false for a direct put's data, which the
+    /// receive itself wrote into the window.
+    apply: bool,
 }
 
 /// Memory the library allocated for the window, released at MPI_Win_free.
@@ -154,6 +157,26 @@ impl Window {
     pub fn quiet(&self, pml: &Pml) -> bool {
         self.sends.iter().all(|(r, _)| pml.is_complete(*r))
             && self.gets.iter().all(|r| pml.is_complete(*r))
+            && self.linked.iter().all(|(r, _)| pml.is_complete(*r))
+    }
+
+    /// Send the origin data `m` itself (a direct put's second message); the window tracks
+    /// the send (or `user` gets a request for it).
+    ///
+    /// # Safety
+    /// The bytes `m` maps to stay valid and unmodified until the send completes (MPI: until
+    /// the operation is completed by a synchronisation call or its request).
+    pub unsafe fn send_data(&mut self, pml: &mut Pml, to: i32, m: crate::datatype::Msg, user: bool) -> Option<ReqId> {
+        let dest = self.world[to as usize];
+        // SAFETY: forwarded contract.
+        let s = unsafe { pml.isend_msg(m, dest, self.ctx, self.rank, wire::DATA) };
+        if user {
+            return Some(self.link(pml, s));
+        }
+        if let Started::Pending(r) = s {
+            self.sends.push((r, Vec::new()));
+        }
+        None
     }
 
     /// Drop what completed: sends and their buffers, finished reply receives, and complete

@@ -33,7 +33,19 @@ fn blocks(w: &Window, t: &Target) -> Result<(Vec<(i64, u64)>, usize)> {
     let ext = t.layout.extent() as i64;
     let mut v: Vec<(i64, u64)> = Vec::new();
     let mut total = 0usize;
-    for i in 0..t.count as i64 {
+    // Elements that form one run (predefined types, contiguous ones): one block at once.
+    let run = if t.count == 0 {
+        None
+    } else {
+        t.layout.contiguous_run(t.count)
+    };
+    if let Some((off, len)) = run {
+        if len > 0 {
+            v.push((start + off as i64, len as u64));
+            total = len;
+        }
+    }
+    for i in 0..if run.is_some() { 0 } else { t.count as i64 } {
         let e = start + i * ext;
         t.layout.for_each_block(|off, len| {
             if len == 0 {
@@ -89,14 +101,28 @@ fn send_request(rt: &mut Runtime, w: &mut Window, kind: i32, h: Hdr, blocks: &[(
     w.send(&mut rt.pml, rank, ctx, kind, buf);
 }
 
-/// MPI_Put.
-pub fn put(rt: &mut Runtime, id: usize, origin: Msg, t: Target) -> Result<()> {
+/// Puts of at least this many bytes into one contiguous target block send the origin data
+/// itself as a second message, received straight into the window: no copy at either end.
+const DIRECT_MIN: usize = 64 * 1024;
+
+/// MPI_Put (MPI_Rput with `user`: a request that completes when the data has left).
+pub fn put(rt: &mut Runtime, id: usize, origin: Msg, t: Target, user: bool) -> Result<Option<ReqId>> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
         same_size(origin.len, total)?;
-        send_request(rt, w, wire::PUT, Hdr::default(), &b, &[&origin], t.rank);
         w.unacked[t.rank as usize] += 1;
-        Ok(())
+        if total >= DIRECT_MIN && b.len() == 1 {
+            let h = Hdr {
+                dt: total as u64,
+                ..Hdr::default()
+            };
+            send_request(rt, w, wire::PUT_DIRECT, h, &b, &[], t.rank);
+            // SAFETY: MPI keeps the origin buffer unmodified until the put completes, which
+            // every synchronisation call (and the request) waits for.
+            return Ok(unsafe { w.send_data(&mut rt.pml, t.rank, origin, user) });
+        }
+        send_request(rt, w, wire::PUT, Hdr::default(), &b, &[&origin], t.rank);
+        Ok(user.then(|| rt.pml.request_for(Started::Done(crate::pml::Status::default()))))
     })
 }
 

@@ -16,10 +16,12 @@ pub(super) fn progress(win: &mut Window, pml: &mut Pml) -> usize {
                 return n;
             }
             let st = pml.take(inc.req).unwrap_or_default();
-            let mut buf = inc.buf;
-            // SAFETY: the completed receive wrote the whole message.
-            unsafe { buf.set_len(inc.len) };
-            apply(win, pml, st.source, st.tag, &buf);
+            if inc.apply {
+                let mut buf = inc.buf;
+                // SAFETY: the completed receive wrote the whole message.
+                unsafe { buf.set_len(inc.len) };
+                apply(win, pml, st.source, st.tag, &buf);
+            }
             n += 1;
             continue;
         }
@@ -42,6 +44,7 @@ pub(super) fn progress(win: &mut Window, pml: &mut Pml) -> usize {
                     req,
                     buf,
                     len: st.count,
+                    apply: true,
                 });
                 return n;
             }
@@ -155,6 +158,30 @@ fn apply(win: &mut Window, pml: &mut Pml, src: i32, kind: i32, body: &[u8]) {
     }
     match kind {
         wire::PUT => unpack(win, &blocks, data),
+        wire::PUT_DIRECT => {
+            // The origin's next message holds the data: receive it into the window (or, out
+            // of bounds, into a scratch buffer that is dropped). Nothing else is applied
+            // until it has arrived, which keeps every origin's order.
+            let (dst, len, scratch) = match blocks.as_slice() {
+                [(off, len)] if in_bounds(win, &blocks) => (addr(win, *off), *len as usize, Vec::new()),
+                _ => {
+                    let len = h.dt as usize;
+                    let mut v = Vec::<u8>::with_capacity(len);
+                    (v.as_mut_ptr(), len, v)
+                }
+            };
+            // SAFETY: window memory checked in bounds (kept valid by the window's owner), or
+            // the scratch buffer moved into `win.cur` until the receive completes.
+            let r = unsafe { pml.irecv(dst, len, win.ctx, src, wire::DATA) };
+            if let Started::Pending(req) = r {
+                win.cur = Some(Incoming {
+                    req,
+                    buf: scratch,
+                    len: 0,
+                    apply: false,
+                });
+            }
+        }
         wire::GET => {
             let v = pack(win, &blocks);
             win.send(pml, src, rctx, reply, v);

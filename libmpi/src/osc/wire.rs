@@ -18,6 +18,10 @@ pub const FLUSH: i32 = 8;
 pub const FENCE: i32 = 9;
 pub const POST: i32 = 10;
 pub const COMPLETE: i32 = 11;
+/// A put whose data follows as the origin's next message (tag DATA), received straight into
+/// the window (one contiguous target block).
+pub const PUT_DIRECT: i32 = 12;
+pub const DATA: i32 = 13;
 
 const HDR_WORDS: usize = 4;
 
@@ -35,15 +39,14 @@ pub struct Hdr {
 /// buffer and where the data starts.
 pub fn encode(h: Hdr, blocks: &[(i64, u64)], data_len: usize) -> (Vec<u8>, usize) {
     let data_off = (HDR_WORDS + 2 * blocks.len()) * 8;
-    let mut v = Vec::with_capacity(data_off + data_len);
-    for w in [h.arg, h.dt, h.reply, blocks.len() as u64] {
-        v.extend_from_slice(&w.to_le_bytes());
+    // Zeroed in one allocation (calloc), then the words written in place: no per-byte loop.
+    let mut v = vec![0u8; data_off + data_len];
+    let words = [h.arg, h.dt, h.reply, blocks.len() as u64]
+        .into_iter()
+        .chain(blocks.iter().flat_map(|&(off, len)| [off as u64, len]));
+    for (i, w) in words.enumerate() {
+        v[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
     }
-    for &(off, len) in blocks {
-        v.extend_from_slice(&off.to_le_bytes());
-        v.extend_from_slice(&len.to_le_bytes());
-    }
-    v.resize(data_off + data_len, 0);
     (v, data_off)
 }
 
