@@ -159,7 +159,14 @@ impl<T: Equivalence> Window<T> {
         let h = op_handle(op);
         runtime::with(|rt| {
             crate::op::check(&crate::op::lookup(h)?, T::DATATYPE)?;
-            osc::ops::accumulate(rt, self.id, Msg::bytes(b.as_ptr(), b.len()), t, h, T::DATATYPE)
+            osc::ops::accumulate(
+                rt,
+                self.id,
+                Msg::bytes(b.as_ptr(), b.len()),
+                t,
+                h,
+                T::DATATYPE,
+            )
         })
     }
 
@@ -190,8 +197,18 @@ impl<T: Equivalence> Window<T> {
         let t = self.target(rank, disp, 1)?;
         let (nb, cb, ob) = (as_bytes(&n), as_bytes(&c), as_bytes_mut(&mut old));
         runtime::with(|rt| {
-            let (nm, cm) = (Msg::bytes(nb.as_ptr(), nb.len()), Msg::bytes(cb.as_ptr(), cb.len()));
-            osc::ops::compare_and_swap(rt, self.id, nm, cm, Msg::bytes(ob.as_mut_ptr(), ob.len()), t)?;
+            let (nm, cm) = (
+                Msg::bytes(nb.as_ptr(), nb.len()),
+                Msg::bytes(cb.as_ptr(), cb.len()),
+            );
+            osc::ops::compare_and_swap(
+                rt,
+                self.id,
+                nm,
+                cm,
+                Msg::bytes(ob.as_mut_ptr(), ob.len()),
+                t,
+            )?;
             osc::sync::flush_local(rt, self.id)
         })?;
         Ok(old[0])

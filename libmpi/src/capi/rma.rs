@@ -24,10 +24,16 @@ fn layout_of(dt: Handle) -> Result<Arc<Layout>> {
 
 fn target(rank: c_int, disp: Aint, count: Count, dt: Handle) -> Result<Target> {
     if count < 0 {
-        return Err(Error::new(ErrorClass::Count, format!("target count {count} is negative")));
+        return Err(Error::new(
+            ErrorClass::Count,
+            format!("target count {count} is negative"),
+        ));
     }
     if disp < 0 {
-        return Err(Error::new(ErrorClass::Disp, format!("target displacement {disp} is negative")));
+        return Err(Error::new(
+            ErrorClass::Disp,
+            format!("target displacement {disp} is negative"),
+        ));
     }
     Ok(Target {
         rank,
@@ -65,7 +71,10 @@ fn check_op(op: Handle, dt: Datatype) -> Result<usize> {
             crate::op::check(&o, dt)?;
             Ok(h)
         }
-        _ => Err(Error::new(ErrorClass::Op, "one-sided accumulate takes predefined operations only")),
+        _ => Err(Error::new(
+            ErrorClass::Op,
+            "one-sided accumulate takes predefined operations only",
+        )),
     }
 }
 
@@ -88,7 +97,18 @@ fn rcall(name: &str, win: Handle, f: impl FnOnce(&mut Runtime, usize) -> Result<
 }
 
 #[allow(clippy::too_many_arguments)]
-fn put(name: &str, oaddr: *const c_void, ocount: Count, odt: Handle, rank: c_int, disp: Aint, tcount: Count, tdt: Handle, win: Handle, request: *mut Handle) -> c_int {
+fn put(
+    name: &str,
+    oaddr: *const c_void,
+    ocount: Count,
+    odt: Handle,
+    rank: c_int,
+    disp: Aint,
+    tcount: Count,
+    tdt: Handle,
+    win: Handle,
+    request: *mut Handle,
+) -> c_int {
     rcall(name, win, |rt, id| {
         let want_req = name.starts_with("MPI_Rput");
         if want_req {
@@ -110,7 +130,18 @@ fn put(name: &str, oaddr: *const c_void, ocount: Count, odt: Handle, rank: c_int
 }
 
 #[allow(clippy::too_many_arguments)]
-fn get(name: &str, oaddr: *mut c_void, ocount: Count, odt: Handle, rank: c_int, disp: Aint, tcount: Count, tdt: Handle, win: Handle, request: *mut Handle) -> c_int {
+fn get(
+    name: &str,
+    oaddr: *mut c_void,
+    ocount: Count,
+    odt: Handle,
+    rank: c_int,
+    disp: Aint,
+    tcount: Count,
+    tdt: Handle,
+    win: Handle,
+    request: *mut Handle,
+) -> c_int {
     rcall(name, win, |rt, id| {
         let want_req = name.starts_with("MPI_Rget");
         if want_req {
@@ -132,7 +163,19 @@ fn get(name: &str, oaddr: *mut c_void, ocount: Count, odt: Handle, rank: c_int, 
 }
 
 #[allow(clippy::too_many_arguments)]
-fn acc(name: &str, oaddr: *const c_void, ocount: Count, odt: Handle, rank: c_int, disp: Aint, tcount: Count, tdt: Handle, op: Handle, win: Handle, request: *mut Handle) -> c_int {
+fn acc(
+    name: &str,
+    oaddr: *const c_void,
+    ocount: Count,
+    odt: Handle,
+    rank: c_int,
+    disp: Aint,
+    tcount: Count,
+    tdt: Handle,
+    op: Handle,
+    win: Handle,
+    request: *mut Handle,
+) -> c_int {
     rcall(name, win, |rt, id| {
         let want_req = name.starts_with("MPI_Racc");
         if want_req {
@@ -168,7 +211,15 @@ struct GetAcc {
     op: Handle,
 }
 
-fn get_acc(name: &str, oaddr: *const c_void, ocount: Count, odt: Handle, g: GetAcc, win: Handle, request: *mut Handle) -> c_int {
+fn get_acc(
+    name: &str,
+    oaddr: *const c_void,
+    ocount: Count,
+    odt: Handle,
+    g: GetAcc,
+    win: Handle,
+    request: *mut Handle,
+) -> c_int {
     rcall(name, win, |rt, id| {
         let want_req = name.starts_with("MPI_Rget");
         if want_req {

@@ -26,9 +26,17 @@ const PROC_NULL: c_int = -3;
 /// The window slot behind a handle.
 pub(super) fn win_index(h: Handle) -> Result<usize> {
     match h as usize {
-        WIN_NULL => Err(Error::new(ErrorClass::Win, "MPI_WIN_NULL is not a valid window here")),
-        v if (WIN_BASE..WIN_BASE + KIND_SPAN).contains(&v) && osc::exists(v - WIN_BASE) => Ok(v - WIN_BASE),
-        v => Err(Error::new(ErrorClass::Win, format!("{v:#x} is not a window handle (or it was freed)"))),
+        WIN_NULL => Err(Error::new(
+            ErrorClass::Win,
+            "MPI_WIN_NULL is not a valid window here",
+        )),
+        v if (WIN_BASE..WIN_BASE + KIND_SPAN).contains(&v) && osc::exists(v - WIN_BASE) => {
+            Ok(v - WIN_BASE)
+        }
+        v => Err(Error::new(
+            ErrorClass::Win,
+            format!("{v:#x} is not a window handle (or it was freed)"),
+        )),
     }
 }
 
@@ -67,7 +75,11 @@ pub(super) fn win_fail(name: &str, win: Handle, e: Error) -> c_int {
 }
 
 /// Run `f` with the runtime and the window's slot; errors through the window's handler.
-pub(super) fn wcall(name: &str, win: Handle, f: impl FnOnce(&mut Runtime, usize) -> Result<()>) -> c_int {
+pub(super) fn wcall(
+    name: &str,
+    win: Handle,
+    f: impl FnOnce(&mut Runtime, usize) -> Result<()>,
+) -> c_int {
     match win_index(win).and_then(|id| runtime::with(|rt| f(rt, id))) {
         Ok(()) => MPI_SUCCESS,
         Err(e) => win_fail(name, win, e),
@@ -76,7 +88,10 @@ pub(super) fn wcall(name: &str, win: Handle, f: impl FnOnce(&mut Runtime, usize)
 
 fn out<T>(p: *mut T, what: &str) -> Result<()> {
     if p.is_null() {
-        return Err(Error::new(ErrorClass::Arg, format!("{what} pointer is NULL")));
+        return Err(Error::new(
+            ErrorClass::Arg,
+            format!("{what} pointer is NULL"),
+        ));
     }
     Ok(())
 }
@@ -90,7 +105,15 @@ unsafe fn store(win: *mut Handle, id: usize) {
     unsafe { *win = win_handle(id) };
 }
 
-fn create(name: &str, base: *mut c_void, size: Aint, disp_unit: Aint, info: Handle, comm: Handle, win: *mut Handle) -> c_int {
+fn create(
+    name: &str,
+    base: *mut c_void,
+    size: Aint,
+    disp_unit: Aint,
+    info: Handle,
+    comm: Handle,
+    win: *mut Handle,
+) -> c_int {
     call(name, p2p::err_comm(comm), |rt| {
         out(win, "win")?;
         let (c, hints) = (comm_index(comm)?, super::info::hints(info)?);
@@ -114,7 +137,16 @@ mpi_fn! {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allocate(name: &str, shared: bool, size: Aint, disp_unit: Aint, info: Handle, comm: Handle, baseptr: *mut c_void, win: *mut Handle) -> c_int {
+fn allocate(
+    name: &str,
+    shared: bool,
+    size: Aint,
+    disp_unit: Aint,
+    info: Handle,
+    comm: Handle,
+    baseptr: *mut c_void,
+    win: *mut Handle,
+) -> c_int {
     call(name, p2p::err_comm(comm), |rt| {
         out(win, "win")?;
         out(baseptr, "baseptr")?;
@@ -171,7 +203,14 @@ mpi_fn! {
 }
 
 /// MPI_Win_shared_query(_c): rank's part of a shared window (PROC_NULL: the first non-empty).
-fn shared_query(name: &str, win: Handle, rank: c_int, size: *mut Aint, disp_unit: &mut dyn FnMut(usize), baseptr: *mut c_void) -> c_int {
+fn shared_query(
+    name: &str,
+    win: Handle,
+    rank: c_int,
+    size: *mut Aint,
+    disp_unit: &mut dyn FnMut(usize),
+    baseptr: *mut c_void,
+) -> c_int {
     wcall(name, win, |_, id| {
         out(size, "size")?;
         out(baseptr, "baseptr")?;
@@ -179,7 +218,10 @@ fn shared_query(name: &str, win: Handle, rank: c_int, size: *mut Aint, disp_unit
             let r = if rank == PROC_NULL {
                 w.peers.iter().position(|p| p.size > 0).unwrap_or(0)
             } else if rank < 0 || rank >= w.size() {
-                return Err(Error::new(ErrorClass::Rank, format!("rank {rank} is not in the window")));
+                return Err(Error::new(
+                    ErrorClass::Rank,
+                    format!("rank {rank} is not in the window"),
+                ));
             } else {
                 rank as usize
             };
@@ -271,9 +313,19 @@ fn call_delete(id: usize, key: c_int, val: usize) -> Result<()> {
         let extra = kv.map_or(0, |k| k.extra);
         // SAFETY: a C delete callback registered with MPI_Win_create_keyval, called as
         // MPI_Win_delete_attr_function prescribes; the runtime is not borrowed.
-        let rc = unsafe { f(win_handle(id), key, val as *mut c_void, extra as *mut c_void) };
+        let rc = unsafe {
+            f(
+                win_handle(id),
+                key,
+                val as *mut c_void,
+                extra as *mut c_void,
+            )
+        };
         if rc != 0 {
-            return Err(Error::new(ErrorClass::Other, format!("attribute delete callback returned {rc}")));
+            return Err(Error::new(
+                ErrorClass::Other,
+                format!("attribute delete callback returned {rc}"),
+            ));
         }
     }
     Ok(())
@@ -579,8 +631,9 @@ fn group_ranks(rt: &Runtime, id: usize, group: Handle) -> Result<Vec<i32>> {
         g.members()
             .iter()
             .map(|&m| {
-                w.rank_of_world(m)
-                    .ok_or_else(|| Error::new(ErrorClass::Group, "a group member is not in the window"))
+                w.rank_of_world(m).ok_or_else(|| {
+                    Error::new(ErrorClass::Group, "a group member is not in the window")
+                })
             })
             .collect()
     })

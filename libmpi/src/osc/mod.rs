@@ -166,7 +166,13 @@ impl Window {
     /// # Safety
     /// The bytes `m` maps to stay valid and unmodified until the send completes (MPI: until
     /// the operation is completed by a synchronisation call or its request).
-    pub unsafe fn send_data(&mut self, pml: &mut Pml, to: i32, m: crate::datatype::Msg, user: bool) -> Option<ReqId> {
+    pub unsafe fn send_data(
+        &mut self,
+        pml: &mut Pml,
+        to: i32,
+        m: crate::datatype::Msg,
+        user: bool,
+    ) -> Option<ReqId> {
         let dest = self.world[to as usize];
         // SAFETY: forwarded contract.
         let s = unsafe { pml.isend_msg(m, dest, self.ctx, self.rank, wire::DATA) };
@@ -318,7 +324,10 @@ fn allgather(rt: &mut Runtime, comm: usize, mine: &[u64]) -> Result<Vec<Vec<u64>
     for (r, &w) in worlds.iter().enumerate() {
         if r as i32 != me {
             // SAFETY: `bytes` outlives the sends: we wait for all of them below.
-            reqs.push(unsafe { rt.pml.isend(bytes.as_ptr(), bytes.len(), w, ctx, me, EXCH_TAG) });
+            reqs.push(unsafe {
+                rt.pml
+                    .isend(bytes.as_ptr(), bytes.len(), w, ctx, me, EXCH_TAG)
+            });
         }
     }
     for s in reqs {
@@ -336,7 +345,13 @@ fn allgather(rt: &mut Runtime, comm: usize, mine: &[u64]) -> Result<Vec<Vec<u64>
 
 /// Duplicate `parent` for a new window and exchange (size, disp_unit, extra...) with its
 /// members.
-fn setup(rt: &mut Runtime, parent: usize, size: usize, disp_unit: usize, extra: &[u64]) -> Result<Setup> {
+fn setup(
+    rt: &mut Runtime,
+    parent: usize,
+    size: usize,
+    disp_unit: usize,
+    extra: &[u64],
+) -> Result<Setup> {
     let comm = rt.dup_bare(parent)?;
     let mut mine = vec![size as u64, disp_unit as u64];
     mine.extend_from_slice(extra);
@@ -351,7 +366,14 @@ fn setup(rt: &mut Runtime, parent: usize, size: usize, disp_unit: usize, extra: 
     Ok(Setup { comm, peers, words })
 }
 
-fn build(rt: &mut Runtime, s: Setup, base: usize, flavor: i32, memory: Memory, info: crate::info::Info) -> Result<usize> {
+fn build(
+    rt: &mut Runtime,
+    s: Setup,
+    base: usize,
+    flavor: i32,
+    memory: Memory,
+    info: crate::info::Info,
+) -> Result<usize> {
     let c = rt.comm(s.comm)?;
     let n = c.size() as usize;
     let world = (0..n as i32)
@@ -413,7 +435,14 @@ fn check_sizes(size: isize, disp_unit: isize) -> Result<(usize, usize)> {
 }
 
 /// MPI_Win_create: a window over the caller's memory.
-pub fn create(rt: &mut Runtime, comm: usize, base: usize, size: isize, disp_unit: isize, info: crate::info::Info) -> Result<usize> {
+pub fn create(
+    rt: &mut Runtime,
+    comm: usize,
+    base: usize,
+    size: isize,
+    disp_unit: isize,
+    info: crate::info::Info,
+) -> Result<usize> {
     let (size, du) = check_sizes(size, disp_unit)?;
     if base == 0 && size > 0 {
         return err(ErrorClass::Base, "base is NULL but the size is not zero");
@@ -424,7 +453,13 @@ pub fn create(rt: &mut Runtime, comm: usize, base: usize, size: isize, disp_unit
 
 /// MPI_Win_allocate: fresh anonymous pages (page-aligned, zero, touched only when used: a
 /// large window costs nothing until written).
-pub fn allocate(rt: &mut Runtime, comm: usize, size: isize, disp_unit: isize, info: crate::info::Info) -> Result<(usize, usize)> {
+pub fn allocate(
+    rt: &mut Runtime,
+    comm: usize,
+    size: isize,
+    disp_unit: isize,
+    info: crate::info::Info,
+) -> Result<(usize, usize)> {
     let (size, du) = check_sizes(size, disp_unit)?;
     let len = size.max(1);
     // SAFETY: a new private anonymous mapping at an address the kernel picks.
@@ -439,7 +474,13 @@ pub fn allocate(rt: &mut Runtime, comm: usize, size: isize, disp_unit: isize, in
         )
     };
     if p == libc::MAP_FAILED {
-        return err(ErrorClass::NoMem, format!("cannot allocate {size} bytes for the window: {}", std::io::Error::last_os_error()));
+        return err(
+            ErrorClass::NoMem,
+            format!(
+                "cannot allocate {size} bytes for the window: {}",
+                std::io::Error::last_os_error()
+            ),
+        );
     }
     let p = p.cast::<u8>();
     let s = match setup(rt, comm, size, du, &[]) {
@@ -450,13 +491,26 @@ pub fn allocate(rt: &mut Runtime, comm: usize, size: isize, disp_unit: isize, in
             return Err(e);
         }
     };
-    let id = build(rt, s, p as usize, FLAVOR_ALLOCATE, Memory::Heap(p, len), info)?;
+    let id = build(
+        rt,
+        s,
+        p as usize,
+        FLAVOR_ALLOCATE,
+        Memory::Heap(p, len),
+        info,
+    )?;
     Ok((id, p as usize))
 }
 
 /// MPI_Win_allocate_shared: one segment all members map; each rank's part follows the
 /// previous rank's (contiguous, as the standard's default).
-pub fn allocate_shared(rt: &mut Runtime, comm: usize, size: isize, disp_unit: isize, info: crate::info::Info) -> Result<(usize, usize)> {
+pub fn allocate_shared(
+    rt: &mut Runtime,
+    comm: usize,
+    size: isize,
+    disp_unit: isize,
+    info: crate::info::Info,
+) -> Result<(usize, usize)> {
     let (size, du) = check_sizes(size, disp_unit)?;
     {
         let c = rt.comm(comm)?;
@@ -489,12 +543,18 @@ pub fn allocate_shared(rt: &mut Runtime, comm: usize, size: isize, disp_unit: is
             Some(Err(e)) => e.to_string(),
             _ => "the first rank could not create it".into(),
         };
-        return err(ErrorClass::RmaShared, format!("shared window segment of {total} bytes: {why}"));
+        return err(
+            ErrorClass::RmaShared,
+            format!("shared window segment of {total} bytes: {why}"),
+        );
     }
     let seg = match created {
         Some(Ok(seg)) => seg,
         _ => shm::Segment::attach(pid0, fd0 as i32, total).map_err(|e| {
-            crate::error::Error::new(ErrorClass::RmaShared, format!("cannot map the shared window segment: {e}"))
+            crate::error::Error::new(
+                ErrorClass::RmaShared,
+                format!("cannot map the shared window segment: {e}"),
+            )
         })?,
     };
     // Everyone mapped it before the creator may go on (and, later, free it).

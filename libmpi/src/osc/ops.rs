@@ -26,7 +26,14 @@ pub struct Target {
 /// window), adjacent ones merged, and their total length; checked against the window.
 fn blocks(w: &Window, t: &Target) -> Result<(Vec<(i64, u64)>, usize)> {
     if t.rank < 0 || t.rank >= w.size() {
-        return err(ErrorClass::Rank, format!("target rank {} is not in the window (size {})", t.rank, w.size()));
+        return err(
+            ErrorClass::Rank,
+            format!(
+                "target rank {} is not in the window (size {})",
+                t.rank,
+                w.size()
+            ),
+        );
     }
     let peer = w.peers[t.rank as usize];
     let start = (t.disp as i64).wrapping_mul(peer.disp_unit as i64);
@@ -88,7 +95,15 @@ fn same_size(origin: usize, target: usize) -> Result<()> {
 }
 
 /// Send a request carrying `data` (packed from `origin`, or nothing).
-fn send_request(rt: &mut Runtime, w: &mut Window, kind: i32, h: Hdr, blocks: &[(i64, u64)], origin: &[&Msg], rank: i32) {
+fn send_request(
+    rt: &mut Runtime,
+    w: &mut Window,
+    kind: i32,
+    h: Hdr,
+    blocks: &[(i64, u64)],
+    origin: &[&Msg],
+    rank: i32,
+) {
     let len: usize = origin.iter().map(|m| m.len).sum();
     let (mut buf, mut off) = wire::encode(h, blocks, len);
     for m in origin {
@@ -106,7 +121,13 @@ fn send_request(rt: &mut Runtime, w: &mut Window, kind: i32, h: Hdr, blocks: &[(
 const DIRECT_MIN: usize = 64 * 1024;
 
 /// MPI_Put (MPI_Rput with `user`: a request that completes when the data has left).
-pub fn put(rt: &mut Runtime, id: usize, origin: Msg, t: Target, user: bool) -> Result<Option<ReqId>> {
+pub fn put(
+    rt: &mut Runtime,
+    id: usize,
+    origin: Msg,
+    t: Target,
+    user: bool,
+) -> Result<Option<ReqId>> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
         same_size(origin.len, total)?;
@@ -122,12 +143,22 @@ pub fn put(rt: &mut Runtime, id: usize, origin: Msg, t: Target, user: bool) -> R
             return Ok(unsafe { w.send_data(&mut rt.pml, t.rank, origin, user) });
         }
         send_request(rt, w, wire::PUT, Hdr::default(), &b, &[&origin], t.rank);
-        Ok(user.then(|| rt.pml.request_for(Started::Done(crate::pml::Status::default()))))
+        Ok(user.then(|| {
+            rt.pml
+                .request_for(Started::Done(crate::pml::Status::default()))
+        }))
     })
 }
 
 /// MPI_Accumulate with predefined `op` over basic type `dt`.
-pub fn accumulate(rt: &mut Runtime, id: usize, origin: Msg, t: Target, op: usize, dt: Datatype) -> Result<()> {
+pub fn accumulate(
+    rt: &mut Runtime,
+    id: usize,
+    origin: Msg,
+    t: Target,
+    op: usize,
+    dt: Datatype,
+) -> Result<()> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
         same_size(origin.len, total)?;
@@ -144,7 +175,17 @@ pub fn accumulate(rt: &mut Runtime, id: usize, origin: Msg, t: Target, op: usize
 
 /// Post the reply's receive into `result`, then send the request. The receive is the
 /// operation's completion.
-fn with_reply(rt: &mut Runtime, w: &mut Window, kind: i32, mut h: Hdr, b: &[(i64, u64)], origin: &[&Msg], result: Msg, rank: i32) -> Started {
+#[allow(clippy::too_many_arguments)]
+fn with_reply(
+    rt: &mut Runtime,
+    w: &mut Window,
+    kind: i32,
+    mut h: Hdr,
+    b: &[(i64, u64)],
+    origin: &[&Msg],
+    result: Msg,
+    rank: i32,
+) -> Started {
     let tag = w.reply_tag();
     h.reply = tag as u64;
     // SAFETY: the result buffer stays valid until the operation completes (the MPI call's
@@ -166,7 +207,13 @@ fn finish(rt: &mut Runtime, w: &mut Window, r: Started, user: bool) -> Option<Re
 }
 
 /// MPI_Get (or MPI_Rget with `user`).
-pub fn get(rt: &mut Runtime, id: usize, origin: Msg, t: Target, user: bool) -> Result<Option<ReqId>> {
+pub fn get(
+    rt: &mut Runtime,
+    id: usize,
+    origin: Msg,
+    t: Target,
+    user: bool,
+) -> Result<Option<ReqId>> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
         same_size(origin.len, total)?;
@@ -177,7 +224,16 @@ pub fn get(rt: &mut Runtime, id: usize, origin: Msg, t: Target, user: bool) -> R
 
 /// MPI_Get_accumulate / MPI_Fetch_and_op: the old target data into `result`, then the op.
 #[allow(clippy::too_many_arguments)]
-pub fn get_accumulate(rt: &mut Runtime, id: usize, origin: Msg, result: Msg, t: Target, op: usize, dt: Datatype, user: bool) -> Result<Option<ReqId>> {
+pub fn get_accumulate(
+    rt: &mut Runtime,
+    id: usize,
+    origin: Msg,
+    result: Msg,
+    t: Target,
+    op: usize,
+    dt: Datatype,
+    user: bool,
+) -> Result<Option<ReqId>> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
         same_size(result.len, total)?;
@@ -197,11 +253,27 @@ pub fn get_accumulate(rt: &mut Runtime, id: usize, origin: Msg, result: Msg, t: 
 }
 
 /// MPI_Compare_and_swap: one element of `dt`.
-pub fn compare_and_swap(rt: &mut Runtime, id: usize, origin: Msg, compare: Msg, result: Msg, t: Target) -> Result<()> {
+pub fn compare_and_swap(
+    rt: &mut Runtime,
+    id: usize,
+    origin: Msg,
+    compare: Msg,
+    result: Msg,
+    t: Target,
+) -> Result<()> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
         same_size(result.len, total)?;
-        let r = with_reply(rt, w, wire::CAS, Hdr::default(), &b, &[&origin, &compare], result, t.rank);
+        let r = with_reply(
+            rt,
+            w,
+            wire::CAS,
+            Hdr::default(),
+            &b,
+            &[&origin, &compare],
+            result,
+            t.rank,
+        );
         finish(rt, w, r, false);
         Ok(())
     })

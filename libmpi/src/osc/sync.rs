@@ -12,7 +12,11 @@ fn marker() -> Vec<u8> {
 }
 
 /// Progress until `done` holds for window `id`.
-fn wait_until(rt: &mut Runtime, id: usize, mut done: impl FnMut(&mut Window, &Pml) -> bool) -> Result<()> {
+fn wait_until(
+    rt: &mut Runtime,
+    id: usize,
+    mut done: impl FnMut(&mut Window, &Pml) -> bool,
+) -> Result<()> {
     let mut gone = false;
     rt.progress_until(|pml| match with_win(id, |w| Ok(done(w, pml))) {
         Ok(d) => d,
@@ -30,7 +34,10 @@ fn wait_until(rt: &mut Runtime, id: usize, mut done: impl FnMut(&mut Window, &Pm
 /// Window rank `r` checked against the window's size.
 fn check_rank(w: &Window, r: i32) -> Result<()> {
     if r < 0 || r >= w.size() {
-        return err(ErrorClass::Rank, format!("rank {r} is not in the window (size {})", w.size()));
+        return err(
+            ErrorClass::Rank,
+            format!("rank {r} is not in the window (size {})", w.size()),
+        );
     }
     Ok(())
 }
@@ -60,7 +67,10 @@ pub fn fence(rt: &mut Runtime, id: usize) -> Result<()> {
 pub fn post(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
     with_win(id, |w| {
         if !w.post_group.is_empty() {
-            return err(ErrorClass::RmaSync, "MPI_Win_post while an exposure epoch is open");
+            return err(
+                ErrorClass::RmaSync,
+                "MPI_Win_post while an exposure epoch is open",
+            );
         }
         for &r in &ranks {
             let ctx = w.ctx;
@@ -75,13 +85,18 @@ pub fn post(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
 pub fn start(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
     with_win(id, |w| {
         if !w.start_group.is_empty() {
-            return err(ErrorClass::RmaSync, "MPI_Win_start while an access epoch is open");
+            return err(
+                ErrorClass::RmaSync,
+                "MPI_Win_start while an access epoch is open",
+            );
         }
         w.start_group = ranks.clone();
         Ok(())
     })?;
     wait_until(rt, id, |w, _| {
-        ranks.iter().all(|&r| w.post_in[r as usize] > w.post_used[r as usize])
+        ranks
+            .iter()
+            .all(|&r| w.post_in[r as usize] > w.post_used[r as usize])
     })?;
     with_win(id, |w| {
         for &r in &ranks {
@@ -172,7 +187,10 @@ pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, rank: i32) -> Result<(
     with_win(id, |w| {
         check_rank(w, rank)?;
         if w.held[rank as usize] != 0 || w.lock_all {
-            return err(ErrorClass::RmaSync, format!("rank {rank} of the window is already locked by this process"));
+            return err(
+                ErrorClass::RmaSync,
+                format!("rank {rank} of the window is already locked by this process"),
+            );
         }
         Ok(())
     })?;
@@ -188,7 +206,10 @@ pub fn unlock(rt: &mut Runtime, id: usize, rank: i32) -> Result<()> {
     with_win(id, |w| {
         check_rank(w, rank)?;
         if w.held[rank as usize] == 0 || w.lock_all {
-            return err(ErrorClass::RmaSync, format!("rank {rank} of the window is not locked by MPI_Win_lock"));
+            return err(
+                ErrorClass::RmaSync,
+                format!("rank {rank} of the window is not locked by MPI_Win_lock"),
+            );
         }
         Ok(())
     })?;
@@ -211,7 +232,10 @@ pub fn lock_all(rt: &mut Runtime, id: usize) -> Result<()> {
     let ranks = all_ranks(rt, id)?;
     with_win(id, |w| {
         if w.lock_all || w.held.iter().any(|&h| h != 0) {
-            return err(ErrorClass::RmaSync, "MPI_Win_lock_all while this process holds a lock on the window");
+            return err(
+                ErrorClass::RmaSync,
+                "MPI_Win_lock_all while this process holds a lock on the window",
+            );
         }
         Ok(())
     })?;
@@ -227,7 +251,10 @@ pub fn unlock_all(rt: &mut Runtime, id: usize) -> Result<()> {
     let ranks = all_ranks(rt, id)?;
     with_win(id, |w| {
         if !w.lock_all {
-            return err(ErrorClass::RmaSync, "MPI_Win_unlock_all without MPI_Win_lock_all");
+            return err(
+                ErrorClass::RmaSync,
+                "MPI_Win_unlock_all without MPI_Win_lock_all",
+            );
         }
         Ok(())
     })?;

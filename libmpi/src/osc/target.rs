@@ -73,7 +73,10 @@ fn in_bounds(win: &Window, blocks: &[(i64, u64)]) -> bool {
             }
             true
         } else {
-            off >= 0 && (off as usize).checked_add(len).is_some_and(|e| e <= win.size)
+            off >= 0
+                && (off as usize)
+                    .checked_add(len)
+                    .is_some_and(|e| e <= win.size)
         }
     })
 }
@@ -144,14 +147,23 @@ fn apply(win: &mut Window, pml: &mut Pml, src: i32, kind: i32, body: &[u8]) {
     let reply = h.reply as i32;
 
     let rctx = win.rctx;
-    if matches!(kind, wire::PUT | wire::GET | wire::ACC | wire::GACC | wire::CAS)
-        && !in_bounds(win, &blocks)
+    if matches!(
+        kind,
+        wire::PUT | wire::GET | wire::ACC | wire::GACC | wire::CAS
+    ) && !in_bounds(win, &blocks)
     {
-        eprintln!("rmpi: one-sided: rank {src} accessed memory outside rank {}'s window; ignored", win.rank);
+        eprintln!(
+            "rmpi: one-sided: rank {src} accessed memory outside rank {}'s window; ignored",
+            win.rank
+        );
         if matches!(kind, wire::GET | wire::GACC | wire::CAS) {
             // The origin waits for a reply: send zeros of the requested size.
             let total: u64 = blocks.iter().map(|b| b.1).sum();
-            let len = if kind == wire::CAS { data.len() / 2 } else { total as usize };
+            let len = if kind == wire::CAS {
+                data.len() / 2
+            } else {
+                total as usize
+            };
             win.send(pml, src, rctx, reply, vec![0; len]);
         }
         return;
@@ -163,7 +175,9 @@ fn apply(win: &mut Window, pml: &mut Pml, src: i32, kind: i32, body: &[u8]) {
             // of bounds, into a scratch buffer that is dropped). Nothing else is applied
             // until it has arrived, which keeps every origin's order.
             let (dst, len, scratch) = match blocks.as_slice() {
-                [(off, len)] if in_bounds(win, &blocks) => (addr(win, *off), *len as usize, Vec::new()),
+                [(off, len)] if in_bounds(win, &blocks) => {
+                    (addr(win, *off), *len as usize, Vec::new())
+                }
                 _ => {
                     let len = h.dt as usize;
                     let mut v = Vec::<u8>::with_capacity(len);

@@ -25,6 +25,9 @@ pub const DATA: i32 = 13;
 
 const HDR_WORDS: usize = 4;
 
+/// Target blocks: (offset, length) pairs.
+pub type Blocks = Vec<(i64, u64)>;
+
 /// The fixed part: an op handle (or a flag), a datatype handle, the reply tag and how many
 /// blocks follow.
 #[derive(Clone, Copy, Debug, Default)]
@@ -56,7 +59,7 @@ fn word(b: &[u8], i: usize) -> u64 {
 }
 
 /// Header, blocks and data of a received body; None if it is malformed.
-pub fn decode(b: &[u8]) -> Option<(Hdr, Vec<(i64, u64)>, &[u8])> {
+pub fn decode(b: &[u8]) -> Option<(Hdr, Blocks, &[u8])> {
     if b.len() < HDR_WORDS * 8 {
         return None;
     }
