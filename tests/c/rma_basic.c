@@ -70,6 +70,15 @@ int main(int argc, char **argv) {
         rc = MPI_Put(v, 1, MPI_INT, right, 4, 1, MPI_INT, win);
         MPI_Error_class(rc, &cls);
         CHECK(cls == MPI_ERR_RMA_RANGE, "out of range: class %d", cls);
+        rc = MPI_Win_lock(12345, right, 0, win);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_LOCKTYPE, "bad lock type: class %d", cls);
+        rc = MPI_Win_unlock(right, win);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_RMA_SYNC, "unlock without lock: class %d", cls);
+        MPI_Errhandler eh;
+        MPI_Win_get_errhandler(win, &eh);
+        CHECK(eh == MPI_ERRORS_RETURN, "window error handler");
         MPI_Win_fence(0, win);
         MPI_Win_free(&win);
         CHECK(win == MPI_WIN_NULL, "freed window is MPI_WIN_NULL");

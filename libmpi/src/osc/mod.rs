@@ -587,6 +587,10 @@ pub fn free(rt: &mut Runtime, id: usize) -> Result<()> {
     sync::fence(rt, id)?;
     let w = remove(id).expect("fence checked the window");
     rt.comms[w.comm] = None;
+    if WINS.with(|w| w.borrow().iter().all(Option::is_none)) {
+        // No window left: progress no longer calls in.
+        rt.pml.ext = None;
+    }
     if let Memory::Heap(p, len) = w.memory {
         // SAFETY: mapped by `allocate` with this length; the window is gone.
         unsafe { libc::munmap(p.cast(), len) };
