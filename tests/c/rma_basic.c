@@ -288,6 +288,27 @@ int main(int argc, char **argv) {
         MPI_Win_free(&win);
     }
 
+    /* 8. MAXLOC on a padded pair type (travels packed, applied as the C struct). */
+    {
+        typedef struct { double v; int i; } di;
+        di *mem, mine[3];
+        MPI_Win win;
+        MPI_Win_allocate(3 * sizeof(di), sizeof(di), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+        for (int k = 0; k < 3; k++) { mem[k].v = -1; mem[k].i = -1; }
+        MPI_Win_fence(0, win);
+        for (int k = 0; k < 3; k++) { mine[k].v = (rank * 7 + k) % size; mine[k].i = rank; }
+        MPI_Accumulate(mine, 3, MPI_DOUBLE_INT, 0, 0, 3, MPI_DOUBLE_INT, MPI_MAXLOC, win);
+        MPI_Win_fence(0, win);
+        if (rank == 0)
+            for (int k = 0; k < 3; k++) {
+                double best = -1; int who = -1;
+                for (int r = 0; r < size; r++)
+                    if ((r * 7 + k) % size > best) { best = (r * 7 + k) % size; who = r; }
+                CHECK(mem[k].v == best && mem[k].i == who, "maxloc %d: %g %d", k, mem[k].v, mem[k].i);
+            }
+        MPI_Win_free(&win);
+    }
+
     int total;
     MPI_Reduce(&errs, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {

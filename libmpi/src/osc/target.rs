@@ -121,8 +121,7 @@ fn accumulate(win: &Window, h: &Hdr, blocks: &[(i64, u64)], data: &[u8]) {
         return;
     }
     // In place when every block holds whole elements of a type without padding.
-    let padded = matches!(dt.handle, 0x229 | 0x22a | 0x22c | 0x22d);
-    if !padded && blocks.iter().all(|b| b.1 % dt.size as u64 == 0) {
+    if pair_shape(dt.handle).is_none() && blocks.iter().all(|b| b.1 % dt.size as u64 == 0) {
         let mut at = 0;
         for &(off, len) in blocks {
             let len = len as usize;
@@ -133,10 +132,51 @@ fn accumulate(win: &Window, h: &Hdr, blocks: &[(i64, u64)], data: &[u8]) {
         }
         return;
     }
-    let mut cur = pack(win, blocks);
-    let count = cur.len() / dt.size;
-    crate::op::apply(&op, dt, count, data, &mut cur);
-    unpack(win, blocks, &cur);
+    let cur = pack(win, blocks);
+    match pair_shape(dt.handle) {
+        // The op works on the C struct (padding included); the data travels packed.
+        Some((vlen, ioff)) => {
+            let elem = vlen + 4;
+            let count = cur.len() / elem;
+            let (a, mut b) = (
+                widen(data, vlen, ioff, dt.size),
+                widen(&cur, vlen, ioff, dt.size),
+            );
+            crate::op::apply(&op, dt, count, &a, &mut b);
+            let mut out = Vec::with_capacity(cur.len());
+            for e in b.chunks_exact(dt.size) {
+                out.extend_from_slice(&e[..vlen]);
+                out.extend_from_slice(&e[ioff..ioff + 4]);
+            }
+            unpack(win, blocks, &out);
+        }
+        None => {
+            let mut cur = cur;
+            let count = cur.len() / dt.size;
+            crate::op::apply(&op, dt, count, data, &mut cur);
+            unpack(win, blocks, &cur);
+        }
+    }
+}
+
+/// The MINLOC/MAXLOC pair types with padding: (value bytes, offset of the int).
+fn pair_shape(h: usize) -> Option<(usize, usize)> {
+    match h {
+        0x229 | 0x22a => Some((8, 8)),
+        0x22c => Some((2, 4)),
+        0x22d => Some((16, 16)),
+        _ => None,
+    }
+}
+
+/// Packed (value, int) pairs laid out as their C struct of `size` bytes.
+fn widen(packed: &[u8], vlen: usize, ioff: usize, size: usize) -> Vec<u8> {
+    let mut v = vec![0u8; packed.len() / (vlen + 4) * size];
+    for (p, e) in packed.chunks_exact(vlen + 4).zip(v.chunks_exact_mut(size)) {
+        e[..vlen].copy_from_slice(&p[..vlen]);
+        e[ioff..ioff + 4].copy_from_slice(&p[vlen..]);
+    }
+    v
 }
 
 fn apply(win: &mut Window, pml: &mut Pml, src: i32, kind: i32, body: &[u8]) {
