@@ -10,6 +10,9 @@ use std::rc::Rc;
 use crate::datatype::Datatype;
 use crate::error::{err, Error, ErrorClass, Result};
 
+#[cfg(target_arch = "x86_64")]
+mod f80;
+
 /// The predefined operations, by their MPI 5.0 ABI handle values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builtin {
@@ -197,6 +200,9 @@ enum Elem {
     ShortInt,
     TwoFloat,
     TwoDouble,
+    /// x86-64 `long double` (x87 80-bit in 16 bytes), and its MINLOC/MAXLOC pair.
+    F80,
+    LongDoubleInt,
 }
 
 fn elem(handle: usize) -> Option<Elem> {
@@ -228,6 +234,10 @@ fn elem(handle: usize) -> Option<Elem> {
         0x22c => ShortInt,
         0x230 => TwoFloat,
         0x231 => TwoDouble,
+        #[cfg(target_arch = "x86_64")]
+        0x220 => F80,
+        #[cfg(target_arch = "x86_64")]
+        0x22d => LongDoubleInt,
         _ => return None,
     })
 }
@@ -251,13 +261,20 @@ pub fn check(op: &Op, dt: Datatype) -> Result<()> {
             )
         }
         (_, None) => false,
-        (Sum | Prod, Some(e)) => is_int(e) || matches!(e, F32 | F64 | C32 | C64),
-        (Min | Max, Some(e)) => is_int(e) || matches!(e, F32 | F64),
+        (Sum | Prod, Some(e)) => is_int(e) || matches!(e, F32 | F64 | C32 | C64 | F80),
+        (Min | Max, Some(e)) => is_int(e) || matches!(e, F32 | F64 | F80),
         (Land | Lor | Lxor, Some(e)) => is_int(e) || matches!(e, Logical(_)),
         (Band | Bor | Bxor, Some(e)) => is_int(e) || e == Byte,
         (Minloc | Maxloc, Some(e)) => matches!(
             e,
-            FloatInt | DoubleInt | LongInt | TwoInt | ShortInt | TwoFloat | TwoDouble
+            FloatInt
+                | DoubleInt
+                | LongInt
+                | TwoInt
+                | ShortInt
+                | TwoFloat
+                | TwoDouble
+                | LongDoubleInt
         ),
     };
     if ok {
@@ -485,6 +502,18 @@ fn builtin(op: Builtin, dt: Datatype, a: &[u8], b: &mut [u8]) {
         ShortInt => loc::<i16, i32>(a, b, 8, 4, max),
         TwoFloat => loc::<f32, f32>(a, b, 8, 4, max),
         TwoDouble => loc::<f64, f64>(a, b, 16, 8, max),
+        #[cfg(target_arch = "x86_64")]
+        F80 => f80::op(
+            op == Builtin::Sum,
+            op == Builtin::Prod,
+            op == Builtin::Max,
+            a,
+            b,
+        ),
+        #[cfg(target_arch = "x86_64")]
+        LongDoubleInt => f80::loc(a, b, max),
+        #[cfg(not(target_arch = "x86_64"))]
+        F80 | LongDoubleInt => unreachable!("not a type with arithmetic here"),
     }
 }
 
@@ -553,6 +582,11 @@ mod tests {
         assert_eq!(e.class, ErrorClass::Op);
         assert!(check(&Op::Builtin(Builtin::Sum), dt(0x22b)).is_err());
         assert!(check(&Op::Builtin(Builtin::Lor), dt(0x238)).is_ok());
-        assert!(check(&Op::Builtin(Builtin::Sum), dt(0x220)).is_err());
+        // long double has arithmetic on x86-64 only (x87), not bitwise ops.
+        assert_eq!(
+            check(&Op::Builtin(Builtin::Sum), dt(0x220)).is_ok(),
+            cfg!(target_arch = "x86_64")
+        );
+        assert!(check(&Op::Builtin(Builtin::Band), dt(0x220)).is_err());
     }
 }
