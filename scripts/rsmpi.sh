@@ -44,8 +44,6 @@ done
 KNOWN_FAILING=(
     "spawn:MPI_Comm_spawn not implemented (dynamic processes, issue 14)"
     "spawn_multiple:MPI_Comm_spawn_multiple not implemented (dynamic processes, issue 14)"
-    "complex_datatype:MPI_Bcast of a derived datatype with holes (collectives take contiguous datatypes only)"
-    "structured:MPI_Bcast of a non-contiguous derived datatype (collectives take contiguous datatypes only)"
 )
 
 # libclang for bindgen (mpi-sys), gcc for its C shim, make for libffi-sys (the examples' build).

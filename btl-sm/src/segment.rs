@@ -411,6 +411,17 @@ mod tests {
     }
 
     #[test]
+    fn named_segment_is_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let name = format!("/rmpi-sm-mode-{}", std::process::id());
+        let _a = Segment::create_named(&name, &params(2)).unwrap();
+        let mode = std::fs::metadata(format!("/dev/shm{name}")).map(|m| m.permissions().mode());
+        Segment::unlink_named(&name).unwrap();
+        // The umask may only take bits away.
+        assert_eq!(mode.unwrap() & 0o777, 0o600);
+    }
+
+    #[test]
     fn invalid_params_rejected() {
         let mut p = params(2);
         p.fifo_cells = 3;

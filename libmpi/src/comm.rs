@@ -30,6 +30,9 @@ pub struct Comm {
     pub topo: Option<std::sync::Arc<crate::topo::Topology>>,
     /// Info hints set by the user (MPI_Comm_set_info, *_with_info); none change behaviour yet.
     pub info: crate::info::Info,
+    /// An intercommunicator's remote group (world ranks, by remote rank); None for an
+    /// intracommunicator. `group` stays the local group. See `comm_inter.rs`.
+    pub remote: Option<Vec<i32>>,
 }
 
 impl Comm {
@@ -42,10 +45,35 @@ impl Comm {
         self.ctx + 1
     }
 
-    /// World rank of communicator rank `r`, checked.
+    /// Whether this is an intercommunicator.
+    #[inline]
+    pub fn is_inter(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// The ranks point-to-point calls name: the remote group on an intercommunicator.
+    #[inline]
+    pub fn peers(&self) -> &[i32] {
+        self.remote.as_deref().unwrap_or(&self.group)
+    }
+
+    /// The context of collective traffic within the local group: an intercommunicator takes
+    /// four contexts (`ctx`: point-to-point, `ctx + 1`: between the groups, `ctx + 3`: within
+    /// each group), so its local steps never match a message from the other group.
+    #[inline]
+    pub fn local_coll_ctx(&self) -> u32 {
+        if self.is_inter() {
+            self.ctx + 3
+        } else {
+            self.ctx + 1
+        }
+    }
+
+    /// World rank of point-to-point rank `r` (in the remote group of an intercommunicator),
+    /// checked.
     #[inline]
     pub fn world_of(&self, r: i32) -> Result<usize> {
-        match self.group.get(r as usize) {
+        match self.peers().get(r as usize) {
             Some(&w) if r >= 0 => Ok(w as usize),
             _ => err(
                 ErrorClass::Rank,
@@ -56,7 +84,7 @@ impl Comm {
                     } else {
                         &self.name
                     },
-                    self.size()
+                    self.peers().len()
                 ),
             ),
         }
@@ -78,6 +106,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         attrs: Vec::new(),
         topo: None,
         info: crate::info::Info::new(),
+        remote: None,
     };
     let me = Comm {
         ctx: 2,
@@ -88,6 +117,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         attrs: Vec::new(),
         topo: None,
         info: crate::info::Info::new(),
+        remote: None,
     };
     vec![Some(world), Some(me)]
 }

@@ -42,7 +42,8 @@ impl Runtime {
     pub(crate) fn agree_allgather(&mut self, comm: usize, mine: &[i32]) -> Result<Vec<i32>> {
         let c = self.comm(comm)?;
         let members = Members {
-            ctx: c.coll_ctx(),
+            // Within the local group (an intercommunicator's local context).
+            ctx: c.local_coll_ctx(),
             tag: AGREE_TAG,
             ranks: (0..c.size()).collect(),
             worlds: c.group.clone(),

@@ -12,7 +12,7 @@ use crate::runtime::{self, Runtime};
 
 impl Runtime {
     /// Put `c` in the first free slot after WORLD and SELF.
-    fn add_comm(&mut self, c: Comm) -> usize {
+    pub(crate) fn add_comm(&mut self, c: Comm) -> usize {
         match self.comms.iter().skip(2).position(Option::is_none) {
             Some(i) => {
                 self.comms[i + 2] = Some(c);
@@ -25,7 +25,13 @@ impl Runtime {
         }
     }
 
-    fn child(&self, parent: usize, ctx: u32, group: Vec<i32>, rank: i32) -> Result<Comm> {
+    pub(crate) fn child(
+        &self,
+        parent: usize,
+        ctx: u32,
+        group: Vec<i32>,
+        rank: i32,
+    ) -> Result<Comm> {
         Ok(Comm {
             ctx,
             rank,
@@ -35,11 +41,15 @@ impl Runtime {
             attrs: Vec::new(),
             topo: None,
             info: crate::info::Info::new(),
+            remote: None,
         })
     }
 
     /// MPI_Comm_dup without the attributes: same group and topology, fresh contexts.
     pub(crate) fn dup_bare(&mut self, parent: usize) -> Result<usize> {
+        if self.comm(parent)?.is_inter() {
+            return self.inter_dup(parent);
+        }
         let (ctx, _) = self.agree_ctx(parent, &[])?;
         let p = self.comm(parent)?;
         let mut c = self.child(parent, ctx, p.group.clone(), p.rank)?;
@@ -56,6 +66,9 @@ impl Runtime {
         color: i32,
         key: i32,
     ) -> Result<Option<usize>> {
+        if self.comm(parent)?.is_inter() {
+            return self.inter_split(parent, color, key);
+        }
         let (ctx, all) = self.agree_ctx(parent, &[color, key])?;
         if let Some(bad) = all
             .chunks_exact(3)
@@ -98,6 +111,9 @@ impl Runtime {
     /// MPI_Comm_create: `group` (a subset of the parent's) in its own order; None outside it.
     pub(crate) fn comm_create(&mut self, parent: usize, group: &Group) -> Result<Option<usize>> {
         let p = self.comm(parent)?;
+        if p.is_inter() {
+            return self.inter_create(parent, group);
+        }
         if let Some(w) = group.members().iter().find(|w| !p.group.contains(w)) {
             return err(
                 ErrorClass::Group,
@@ -120,6 +136,12 @@ impl Runtime {
         group: &Group,
         tag: i32,
     ) -> Result<usize> {
+        if self.comm(parent)?.is_inter() {
+            return err(
+                ErrorClass::Comm,
+                "MPI_Comm_create_group needs an intracommunicator",
+            );
+        }
         if !(0..=crate::runtime::TAG_UB).contains(&tag) {
             return err(
                 ErrorClass::Tag,
@@ -170,8 +192,16 @@ fn call_delete(comm: usize, key: i32, kv: Option<Keyval>, val: usize) -> Result<
 
 /// MPI_Comm_dup: a new communicator with the attributes the copy callbacks keep.
 pub(crate) fn dup(parent: usize) -> Result<usize> {
+    dup_via(parent, |rt| rt.dup_bare(parent))
+}
+
+/// MPI_Comm_dup with the bare duplicate made by `bare` (MPI_Comm_idup's starts it).
+pub(crate) fn dup_via(
+    parent: usize,
+    bare: impl FnOnce(&mut Runtime) -> Result<usize>,
+) -> Result<usize> {
     let (new, attrs) = runtime::with(|rt| {
-        let new = rt.dup_bare(parent)?;
+        let new = bare(rt)?;
         // MPI_Comm_dup duplicates the hints too (MPI-4.0 7.4.2).
         rt.comm_mut(new)?.info = rt.comm(parent)?.info.clone();
         let attrs: Vec<(i32, usize, Option<Keyval>)> = rt

@@ -11,6 +11,8 @@ pub mod capi;
 mod coll;
 mod comm;
 mod comm_agree;
+mod comm_idup;
+mod comm_inter;
 mod comm_ops;
 pub mod datatype;
 pub mod error;

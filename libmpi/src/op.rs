@@ -200,8 +200,9 @@ enum Elem {
     ShortInt,
     TwoFloat,
     TwoDouble,
-    /// x86-64 `long double` (x87 80-bit in 16 bytes), and its MINLOC/MAXLOC pair.
-    F80,
+    /// x87 extended `long double` (16 bytes) and its MINLOC pair: ordered only (MIN, MAX,
+    /// MINLOC, MAXLOC); no arithmetic.
+    LongDouble,
     LongDoubleInt,
 }
 
@@ -234,10 +235,8 @@ fn elem(handle: usize) -> Option<Elem> {
         0x22c => ShortInt,
         0x230 => TwoFloat,
         0x231 => TwoDouble,
-        #[cfg(target_arch = "x86_64")]
-        0x220 => F80,
-        #[cfg(target_arch = "x86_64")]
-        0x22d => LongDoubleInt,
+        0x220 if cfg!(target_arch = "x86_64") => LongDouble,
+        0x22d if cfg!(target_arch = "x86_64") => LongDoubleInt,
         _ => return None,
     })
 }
@@ -261,8 +260,8 @@ pub fn check(op: &Op, dt: Datatype) -> Result<()> {
             )
         }
         (_, None) => false,
-        (Sum | Prod, Some(e)) => is_int(e) || matches!(e, F32 | F64 | C32 | C64 | F80),
-        (Min | Max, Some(e)) => is_int(e) || matches!(e, F32 | F64 | F80),
+        (Sum | Prod, Some(e)) => is_int(e) || matches!(e, F32 | F64 | C32 | C64 | LongDouble),
+        (Min | Max, Some(e)) => is_int(e) || matches!(e, F32 | F64 | LongDouble),
         (Land | Lor | Lxor, Some(e)) => is_int(e) || matches!(e, Logical(_)),
         (Band | Bor | Bxor, Some(e)) => is_int(e) || e == Byte,
         (Minloc | Maxloc, Some(e)) => matches!(
@@ -503,17 +502,47 @@ fn builtin(op: Builtin, dt: Datatype, a: &[u8], b: &mut [u8]) {
         TwoFloat => loc::<f32, f32>(a, b, 8, 4, max),
         TwoDouble => loc::<f64, f64>(a, b, 16, 8, max),
         #[cfg(target_arch = "x86_64")]
-        F80 => f80::op(
-            op == Builtin::Sum,
-            op == Builtin::Prod,
-            op == Builtin::Max,
-            a,
-            b,
-        ),
-        #[cfg(target_arch = "x86_64")]
-        LongDoubleInt => f80::loc(a, b, max),
-        #[cfg(not(target_arch = "x86_64"))]
-        F80 | LongDoubleInt => unreachable!("not a type with arithmetic here"),
+        LongDouble if matches!(op, Builtin::Sum | Builtin::Prod) => {
+            f80::arith(a, b, op == Builtin::Prod)
+        }
+        LongDouble => x87_minmax(a, b, 16, None, op == Builtin::Max),
+        LongDoubleInt => x87_minmax(a, b, 32, Some(16), max),
+    }
+}
+
+/// An x87 extended value's order: None for NaN; otherwise comparable keys (+0 == -0).
+fn x87_key(b: &[u8]) -> Option<(i8, u128)> {
+    let mant = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+    let se = u16::from_le_bytes([b[8], b[9]]);
+    let (neg, exp) = (se & 0x8000 != 0, se & 0x7fff);
+    if exp == 0x7fff && mant << 1 != 0 {
+        return None;
+    }
+    let mag = ((exp as u128) << 64) | mant as u128;
+    Some(match (mag, neg) {
+        (0, _) => (0, 0),
+        (m, false) => (1, m),
+        (m, true) => (-1, u128::MAX - m),
+    })
+}
+
+/// MIN/MAX on long doubles `stride` bytes apart, or MINLOC/MAXLOC with an int index at
+/// `ioff` (the lower index wins ties), comparing without arithmetic.
+fn x87_minmax(a: &[u8], b: &mut [u8], stride: usize, ioff: Option<usize>, max: bool) {
+    for (x, y) in a.chunks_exact(stride).zip(b.chunks_exact_mut(stride)) {
+        let (Some(u), Some(v)) = (x87_key(x), x87_key(y)) else {
+            continue;
+        };
+        let better = if max { u > v } else { u < v };
+        if better {
+            y[..16].copy_from_slice(&x[..16]);
+        }
+        if let Some(o) = ioff {
+            let (i, j) = (i32::get(&x[o..]), i32::get(&y[o..]));
+            if better || (u == v && i < j) {
+                i.put(&mut y[o..]);
+            }
+        }
     }
 }
 
@@ -582,11 +611,39 @@ mod tests {
         assert_eq!(e.class, ErrorClass::Op);
         assert!(check(&Op::Builtin(Builtin::Sum), dt(0x22b)).is_err());
         assert!(check(&Op::Builtin(Builtin::Lor), dt(0x238)).is_ok());
-        // long double has arithmetic on x86-64 only (x87), not bitwise ops.
+        // long double: SUM/PROD on x86-64 only (x87), never bitwise ops.
         assert_eq!(
             check(&Op::Builtin(Builtin::Sum), dt(0x220)).is_ok(),
             cfg!(target_arch = "x86_64")
         );
         assert!(check(&Op::Builtin(Builtin::Band), dt(0x220)).is_err());
+    }
+
+    #[test]
+    fn long_double_min_max_and_loc() {
+        // x87 extended: 64-bit significand (explicit integer bit), then sign and exponent.
+        fn ld(v: f64) -> [u8; 16] {
+            let mut o = [0u8; 16];
+            if v == 0.0 {
+                return o;
+            }
+            let (bits, neg) = (v.abs().to_bits(), v < 0.0);
+            let exp = ((bits >> 52) as u16) + 16383 - 1023;
+            let mant = (1u64 << 63) | ((bits & ((1 << 52) - 1)) << 11);
+            o[..8].copy_from_slice(&mant.to_le_bytes());
+            o[8..10].copy_from_slice(&(exp | if neg { 0x8000 } else { 0 }).to_le_bytes());
+            o
+        }
+        let a: Vec<u8> = [ld(-3.0), ld(2.5), ld(0.0)].concat();
+        let mut b: Vec<u8> = [ld(1.0), ld(-7.0), ld(-0.5)].concat();
+        builtin(Builtin::Min, dt(0x220), &a, &mut b);
+        assert_eq!(b, [ld(-3.0), ld(-7.0), ld(-0.5)].concat());
+        builtin(Builtin::Max, dt(0x220), &a, &mut b);
+        assert_eq!(b, [ld(-3.0), ld(2.5), ld(0.0)].concat());
+        let pair = |v: f64, i: i32| [&ld(v)[..], &i.to_ne_bytes(), &[0u8; 12]].concat();
+        let a = [pair(4.0, 1), pair(2.0, 5)].concat();
+        let mut b = [pair(4.0, 3), pair(1.0, 2)].concat();
+        builtin(Builtin::Maxloc, dt(0x22d), &a, &mut b);
+        assert_eq!(b, [pair(4.0, 1), pair(2.0, 5)].concat());
     }
 }

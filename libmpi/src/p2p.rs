@@ -5,6 +5,7 @@ mod bsend;
 
 pub use bsend::{Bsend, BSEND_OVERHEAD};
 
+use crate::datatype::Msg;
 use crate::error::{err, ErrorClass, Result};
 use crate::pml::request::{PersistentOp, SendMode};
 use crate::pml::{ReqId, Started, Status};
@@ -42,10 +43,26 @@ impl Runtime {
         tag: i32,
         mode: SendMode,
     ) -> Result<Started> {
+        // SAFETY: forwarded contract.
+        unsafe { self.start_send_mode_msg(comm, Msg::bytes(buf, len), dest, tag, mode) }
+    }
+
+    /// Start a send of message `m` (contiguous or through a datatype layout) in `mode`.
+    ///
+    /// # Safety
+    /// As `start_send_msg`.
+    pub unsafe fn start_send_mode_msg(
+        &mut self,
+        comm: usize,
+        m: Msg,
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<Started> {
         match mode {
             // SAFETY: forwarded contract.
             SendMode::Standard | SendMode::Ready => unsafe {
-                self.start_send(comm, buf, len, dest, tag)
+                self.start_send_msg(comm, m, dest, tag)
             },
             SendMode::Sync => {
                 check_tag(tag, false)?;
@@ -55,10 +72,20 @@ impl Runtime {
                 let c = self.comm(comm)?;
                 let (world, ctx, me) = (c.world_of(dest)?, c.ctx, c.rank);
                 // SAFETY: forwarded contract.
-                Ok(unsafe { self.pml.isend_sync(buf, len, world, ctx, me, tag, true) })
+                Ok(unsafe { self.pml.isend_msg_sync(m, world, ctx, me, tag, true) })
             }
-            // SAFETY: forwarded contract.
-            SendMode::Buffered => unsafe { self.start_bsend(comm, buf, len, dest, tag) },
+            SendMode::Buffered if m.is_contiguous() => {
+                // SAFETY: forwarded contract.
+                unsafe { self.start_bsend(comm, m.ptr, m.len, dest, tag) }
+            }
+            SendMode::Buffered => {
+                // Pack first: the attached buffer holds the packed bytes.
+                let mut packed = vec![0u8; m.len];
+                // SAFETY: forwarded contract (the message's bytes are readable).
+                unsafe { m.read(0, &mut packed) };
+                // SAFETY: `packed` holds m.len bytes, only read during this call.
+                unsafe { self.start_bsend(comm, packed.as_ptr(), m.len, dest, tag) }
+            }
         }
     }
 
@@ -134,12 +161,15 @@ impl Runtime {
         // SAFETY: the persistent request's creator promised (MPI_*_init's contract, or a
         // borrow held by the Rust API's persistent request) that the buffer stays valid
         // while a run is active.
+        let m = Msg {
+            ptr: op.buf,
+            len: op.len,
+            layout: op.layout,
+        };
         let s = unsafe {
             match op.send {
-                Some(mode) => {
-                    self.start_send_mode(op.comm, op.buf, op.len, op.peer, op.tag, mode)?
-                }
-                None => self.start_recv(op.comm, op.buf, op.len, op.peer, op.tag)?,
+                Some(mode) => self.start_send_mode_msg(op.comm, m, op.peer, op.tag, mode)?,
+                None => self.start_recv_msg(op.comm, m, op.peer, op.tag)?,
             }
         };
         let run = self.pml.request_for(s);
@@ -204,11 +234,20 @@ impl Runtime {
         buf: *mut u8,
         cap: usize,
     ) -> Result<Started> {
-        let Some(m) = msg else {
+        // SAFETY: forwarded contract.
+        unsafe { self.start_mrecv_msg(msg, Msg::bytes(buf, cap)) }
+    }
+
+    /// Receive a matched message into `m` (any layout).
+    ///
+    /// # Safety
+    /// As `start_recv_msg`.
+    pub unsafe fn start_mrecv_msg(&mut self, msg: Option<usize>, m: Msg) -> Result<Started> {
+        let Some(slot) = msg else {
             return Ok(Started::Done(proc_null_status()));
         };
         // SAFETY: forwarded contract.
-        unsafe { self.pml.mrecv(m, buf, cap) }.ok_or_else(|| {
+        unsafe { self.pml.mrecv_msg(slot, m) }.ok_or_else(|| {
             crate::error::Error::new(
                 ErrorClass::Request,
                 "not a matched message (already received, or never matched)",

@@ -117,7 +117,14 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
     // SAFETY: we are the owner thread (checked above) and no other borrow of the runtime is
     // live (`busy` was false); `owner` is set only while `rt` holds a runtime.
     match unsafe { &mut *SLOT.rt.get() } {
-        Some(rt) => f(rt),
+        Some(rt) => {
+            let r = f(rt);
+            // A completed MPI_Comm_idup's communicator is usable from the next call on.
+            if rt.idups.any_pending() {
+                rt.resolve_idups();
+            }
+            r
+        }
         None => err(ErrorClass::Other, not_running_reason()),
     }
 }
@@ -143,6 +150,8 @@ pub struct Runtime {
     start: Instant,
     /// The attached buffer of buffered sends.
     pub bsend: crate::p2p::Bsend,
+    /// Context ids this process chooses alone, and the idups waiting for theirs.
+    pub(crate) idups: crate::comm_idup::Own,
 }
 
 fn mca(name: &str) -> Option<String> {
@@ -153,8 +162,8 @@ fn mca(name: &str) -> Option<String> {
 /// by our mpirun (`RMPI_YIELD`, set when oversubscribed), or, under another launcher, more local
 /// ranks than online CPUs. Not the affinity mask: a rank bound to one core is not oversubscribed.
 fn yield_when_idle(local_ranks: usize) -> bool {
-    if let Some(v) = mca("mpi_yield_when_idle") {
-        return v == "1" || v == "true";
+    if let Some(v) = mca("mpi_yield_when_idle").filter(|v| v.trim() != "auto") {
+        return v.trim() == "1" || v.trim() == "true";
     }
     if let Ok(v) = std::env::var("RMPI_YIELD") {
         return v == "1";
@@ -312,6 +321,7 @@ impl Runtime {
             processor_name,
             start: Instant::now(),
             bsend: Default::default(),
+            idups: Default::default(),
         })
     }
 
@@ -472,7 +482,7 @@ impl Runtime {
             return false;
         };
         // A negative dest (MPI_PROC_NULL, or wrong) is out of range as usize.
-        let Some(&world) = c.group.get(dest as usize) else {
+        let Some(&world) = c.peers().get(dest as usize) else {
             return false;
         };
         // TAG_UB is i32::MAX: every non-negative tag is valid.
@@ -503,7 +513,7 @@ impl Runtime {
             return None;
         };
         if (tag < 0 && tag != crate::pml::ANY_TAG)
-            || (src != crate::pml::ANY_SOURCE && c.group.get(src as usize).is_none())
+            || (src != crate::pml::ANY_SOURCE && c.peers().get(src as usize).is_none())
         {
             return None;
         }
@@ -565,6 +575,9 @@ impl Runtime {
     /// Dissemination barrier over the communicator's collective context: ceil(log2 n) rounds.
     pub fn barrier(&mut self, comm: usize) -> Result<()> {
         let c = self.comm(comm)?;
+        if c.is_inter() {
+            return self.inter_barrier(comm);
+        }
         let (n, me, ctx) = (c.size(), c.rank, c.coll_ctx());
         let mut dist = 1;
         let mut round = 0;

@@ -72,6 +72,41 @@ pub fn normalize_args(args: Vec<OsString>) -> Vec<OsString> {
     out
 }
 
+/// A clap usage error as one user-facing line (without the `mpirun: ` prefix): clap's own
+/// rendering spans several lines with a usage block, and bad input gets one clear line here.
+pub fn usage_error_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let ctx = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => v.first().cloned(),
+        _ => None,
+    };
+    let hint =
+        ctx(ContextKind::SuggestedArg).map_or(String::new(), |s| format!("; did you mean '{s}'?"));
+    match (e.kind(), ctx(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(a)) => {
+            format!("unknown option '{a}'{hint} (mpirun --help lists the options)")
+        }
+        (ErrorKind::WrongNumberOfValues | ErrorKind::InvalidValue, Some(a))
+            if a.starts_with("--mca") =>
+        {
+            "--mca takes two values, a name and a value (--mca KEY VALUE)".into()
+        }
+        (ErrorKind::WrongNumberOfValues | ErrorKind::InvalidValue, Some(a)) => {
+            format!("option '{a}' is missing its value")
+        }
+        _ => {
+            // Fall back on clap's first line, without its "error: " and styling.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid command line");
+            format!(
+                "{} (mpirun --help lists the options)",
+                first.trim_start_matches("error: ")
+            )
+        }
+    }
+}
+
 /// Run N copies of a program as one MPI job on this node.
 #[derive(Parser, Debug)]
 #[command(
@@ -82,7 +117,7 @@ pub fn normalize_args(args: Vec<OsString>) -> Vec<OsString> {
 )]
 pub struct Cli {
     /// Number of ranks (default: one per available core); `-np` is accepted too
-    #[arg(short = 'n', long = "np", value_name = "N")]
+    #[arg(short = 'n', long = "np", value_name = "N", allow_hyphen_values = true)]
     pub np: Option<String>,
 
     /// Allow more ranks than cores
@@ -102,7 +137,13 @@ pub struct Cli {
     pub export: Vec<String>,
 
     /// Set an MCA parameter, passed to ranks as RMPI_MCA_<KEY> (repeatable)
-    #[arg(long, num_args = 2, value_names = ["KEY", "VALUE"], action = ArgAction::Append)]
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["KEY", "VALUE"],
+        action = ArgAction::Append,
+        allow_hyphen_values = true
+    )]
     pub mca: Vec<String>,
 
     /// Prefix each output line with `[rank] `
@@ -110,7 +151,7 @@ pub struct Cli {
     pub tag_output: bool,
 
     /// Kill the job after this many seconds (exit code 124)
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub timeout: Option<String>,
 
     /// Print the shared-memory model for -np N ranks and the current MCA values; start nothing
@@ -524,6 +565,50 @@ mod tests {
     fn clap_rejects_unknown_options_and_incomplete_mca() {
         assert!(Cli::try_parse_from(os(&["mpirun", "--bogus", "sh"])).is_err());
         assert!(Cli::try_parse_from(os(&["mpirun", "--mca", "k"])).is_err());
+    }
+
+    fn usage_line(v: &[&str]) -> String {
+        usage_error_line(&Cli::try_parse_from(normalize_args(os(v))).unwrap_err())
+    }
+
+    #[test]
+    fn usage_errors_are_one_line() {
+        assert_eq!(
+            usage_line(&["mpirun", "--host", "a,b", "sh"]),
+            "unknown option '--host' (mpirun --help lists the options)"
+        );
+        assert_eq!(
+            usage_line(&["mpirun", "--oversubscrib", "sh"]),
+            "unknown option '--oversubscrib'; did you mean '--oversubscribe'? \
+             (mpirun --help lists the options)"
+        );
+        assert_eq!(
+            usage_line(&["mpirun", "--mca", "k"]),
+            "--mca takes two values, a name and a value (--mca KEY VALUE)"
+        );
+        assert_eq!(
+            usage_line(&["mpirun", "--timeout"]),
+            "option '--timeout <SECONDS>' is missing its value"
+        );
+        for v in [
+            &["mpirun", "--bogus"][..],
+            &["mpirun", "-np"],
+            &["mpirun", "-x"],
+        ] {
+            assert!(!usage_line(v).contains('\n'), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn negative_values_reach_validation() {
+        let err = |v: &[&str]| spec(v, 4).unwrap_err();
+        assert_eq!(
+            err(&["mpirun", "-np", "-1", "sh"]),
+            "invalid number of ranks '-1': expected a positive integer"
+        );
+        assert!(err(&["mpirun", "--timeout", "-5", "sh"]).starts_with("invalid --timeout '-5'"));
+        let s = spec(&["mpirun", "--mca", "k", "-1", "sh"], 4).unwrap();
+        assert_eq!(s.mca_value("k"), Some("-1"));
     }
 
     #[test]

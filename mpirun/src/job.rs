@@ -14,8 +14,8 @@ use nix::unistd::Pid;
 
 use crate::foreign::running::{self, Found, ProcTree};
 use crate::foreign::schedule::Schedule;
-use crate::pmi_conn::PmiConn;
-use crate::pmi_server::{Action, PmiServer};
+use crate::pmi_conn::{PmiConn, Request};
+use crate::pmi_server::{Action, Complaint, PmiServer};
 use crate::report::{judge, say, Ended, Failure};
 use crate::spawn::Started;
 use crate::stdio::{Forwarder, OutPipe, Stream};
@@ -25,6 +25,9 @@ const GRACE: Duration = Duration::from_secs(1);
 /// How long output pipes may stay open after the last rank was reaped (a rank's background
 /// child may hold them); their output is forwarded until then.
 const LINGER: Duration = Duration::from_secs(1);
+/// A rank's PMI connection may close this long before its exit is seen (it closes as the
+/// process exits); still running after that, the rank has left the job.
+const PMI_CLOSE_GRACE: Duration = Duration::from_millis(500);
 /// Reads per ready descriptor per loop turn, so one chatty rank cannot starve the others.
 const READS_PER_TURN: usize = 16;
 /// Reads when draining a dead rank's socket and pipes: more than their buffers can hold, yet
@@ -37,6 +40,10 @@ struct Rank {
     status: Option<ExitStatus>,
     pmi: PmiConn,
     pipes: [OutPipe; 2],
+    /// When its PMI connection closed while it was between init and finalize.
+    pmi_closed_at: Option<Instant>,
+    /// The complaints already reported for it (one line each, the first time).
+    complained: [bool; Complaint::ALL],
 }
 
 #[derive(Clone, Copy)]
@@ -81,6 +88,8 @@ impl Job {
                     OutPipe::new(s.stdout, Stream::Out),
                     OutPipe::new(s.stderr, Stream::Err),
                 ],
+                pmi_closed_at: None,
+                complained: [false; Complaint::ALL],
             })
             .collect();
         Job {
@@ -196,7 +205,8 @@ impl Job {
             .map(|(t, _)| t);
         let linger = self.all_reaped_at.map(|t| t + LINGER);
         let scan = Some(self.foreign_scan.due()).filter(|_| self.scan_wanted());
-        [timeout, self.kill_at, linger, scan]
+        let left = self.pmi_left_at();
+        [timeout, self.kill_at, linger, scan, left]
             .into_iter()
             .flatten()
             .min()
@@ -291,7 +301,17 @@ impl Job {
 
     /// Reads rank `r`'s pending PMI requests and answers them.
     fn serve_pmi(&mut self, r: usize, max_reads: usize) {
-        for line in self.ranks[r].pmi.read_lines(max_reads) {
+        for req in self.ranks[r].pmi.read_lines(max_reads) {
+            let line = match req {
+                Request::Line(l) => l,
+                Request::TooLong => {
+                    if let Action::Reply(reply) = self.server.too_long() {
+                        self.ranks[r].pmi.queue(&reply);
+                    }
+                    self.complain(r);
+                    continue;
+                }
+            };
             // MPICH's PMI client speaks PMI-1 too: before answering a rank's first init, look at
             // what it runs (it waits for the answer, so it is still there to be looked at).
             if !self.server.initialized(r) && is_init(&line) {
@@ -300,7 +320,9 @@ impl Job {
                     return;
                 }
             }
-            match self.server.handle(r, &line) {
+            let action = self.server.handle(r, &line);
+            self.complain(r);
+            match action {
                 Action::Reply(reply) => self.ranks[r].pmi.queue(&reply),
                 Action::ReplyAll(reply) => {
                     for rank in &mut self.ranks {
@@ -320,6 +342,41 @@ impl Job {
                 rank.pmi.flush();
             }
         }
+        let rank = &mut self.ranks[r];
+        if rank.pmi.fd().is_none()
+            && rank.pmi_closed_at.is_none()
+            && rank.status.is_none()
+            && self.server.initialized(r)
+            && !self.server.finalized(r)
+        {
+            rank.pmi_closed_at = Some(Instant::now());
+        }
+    }
+
+    /// Reports on stderr why the server refused rank `r`'s last request, the first time each
+    /// kind happens: the rank got an error reply, and its user should learn why.
+    fn complain(&mut self, r: usize) {
+        let Some(c) = self.server.take_complaint() else {
+            return;
+        };
+        let rank = &mut self.ranks[r];
+        if !std::mem::replace(&mut rank.complained[c as usize], true) {
+            say(&format!(
+                "mpirun: rank {r} (pid {}) {}; answered with an error (further ones are not reported)",
+                rank.pid,
+                c.text()
+            ));
+        }
+    }
+
+    /// When the first rank whose PMI connection closed before MPI_Finalize has been given up on.
+    fn pmi_left_at(&self) -> Option<Instant> {
+        self.ranks
+            .iter()
+            .filter(|r| r.status.is_none() && self.failure.is_none())
+            .filter_map(|r| r.pmi_closed_at)
+            .min()
+            .map(|t| t + PMI_CLOSE_GRACE)
     }
 
     /// Whether some rank may still be running another MPI's program unnoticed: it is running
@@ -382,6 +439,20 @@ impl Job {
     }
 
     fn check_timers(&mut self, now: Instant) {
+        if self.pmi_left_at().is_some_and(|t| now >= t) {
+            self.reap(); // an exit is the better explanation, if there is one
+            let left = (0..self.ranks.len()).find(|&r| {
+                let rank = &self.ranks[r];
+                rank.status.is_none()
+                    && rank
+                        .pmi_closed_at
+                        .is_some_and(|t| now >= t + PMI_CLOSE_GRACE)
+            });
+            if let (Some(rank), None) = (left, &self.failure) {
+                let pid = self.ranks[rank].pid;
+                self.fail(Failure::LeftPmi { rank, pid }, Signal::SIGTERM);
+            }
+        }
         if self.failure.is_none() && now >= self.foreign_scan.due() {
             self.scan_foreign();
             self.foreign_scan.advance(now);

@@ -37,7 +37,11 @@ fn main() -> ExitCode {
             println!("{}", memhook_info::version_line());
             std::process::exit(0);
         }
-        e.exit()
+        if !e.use_stderr() {
+            e.exit() // --help
+        }
+        report::say(&format!("mpirun: {}", cli::usage_error_line(&e)));
+        std::process::exit(EXIT_USAGE.into())
     });
     let ncores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cli.shm_report || cli.mca_list {
@@ -71,6 +75,9 @@ fn main() -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(EXIT_USAGE, &e.to_string()),
     };
+    if let Err(e) = mca::check_values(spec.n, &lookup) {
+        return fail(EXIT_USAGE, &e);
+    }
 
     // Before any rank exists, so that no SIGCHLD or Ctrl-C is missed.
     let sigfd = match signals::block_and_open() {

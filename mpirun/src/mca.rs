@@ -58,6 +58,45 @@ pub fn unknown(name: &str) -> Option<String> {
     ))
 }
 
+/// The values each general parameter takes, as its readers compare them (memhook reads its
+/// own byte for byte, so a near miss such as `Retain` would silently mean the default).
+const GENERAL_VALUES: &[(&str, &[&str])] = &[
+    ("mpi_yield_when_idle", &["0", "1", "true", "false", "auto"]),
+    ("memhook_ptmalloc_policy", &["release", "retain"]),
+    ("memhook_ptmalloc_shared", &["0", "1"]),
+];
+
+/// Checks what mpirun can judge before anything starts, past btl_sm's own resolution: the `btl`
+/// list, btl_ib's tunables and the general parameters. `n` is the job's size; the error is one
+/// line without the `mpirun: ` prefix.
+pub fn check_values(n: usize, get: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+    if let Some(v) = get("btl") {
+        btl_ib::BtlSelection::parse(&v)?;
+    }
+    btl_ib::Params::resolve(n.saturating_sub(1).max(1), get)?;
+    for &(name, allowed) in GENERAL_VALUES {
+        if let Some(v) = get(name) {
+            if !allowed.contains(&v.trim()) {
+                return Err(format!(
+                    "invalid value {v:?} for MCA parameter {name}: expected one of {}",
+                    allowed.join(", ")
+                ));
+            }
+        }
+    }
+    for name in ["btl_base_verbose", "memhook_verbose"] {
+        if let Some(v) = get(name) {
+            if v.trim().parse::<u32>().is_err() {
+                return Err(format!(
+                    "invalid value {v:?} for MCA parameter {name}: expected a non-negative \
+                     integer (0 = quiet)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Levenshtein distance (names are short ASCII).
 fn distance(a: &str, b: &str) -> usize {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -77,6 +116,39 @@ fn distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn check(pairs: &[(&str, &str)]) -> Result<(), String> {
+        check_values(4, &|k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn values_are_checked_before_launch() {
+        assert_eq!(check(&[]), Ok(()));
+        assert_eq!(
+            check(&[("btl", "^ib"), ("mpi_yield_when_idle", "auto")]),
+            Ok(())
+        );
+        assert_eq!(check(&[("memhook_ptmalloc_policy", "retain")]), Ok(()));
+        for bad in [
+            ("btl", "tcp"),
+            ("btl_ib_buf_size", "1e99"),
+            ("btl_ib_recv_bufs", "-1"),
+            ("btl_ib_verbose", "maybe"),
+            ("mpi_yield_when_idle", "7"),
+            ("memhook_ptmalloc_policy", "Retain"),
+            ("memhook_ptmalloc_shared", "yes"),
+            ("btl_base_verbose", "nope"),
+            ("memhook_verbose", "-1"),
+        ] {
+            let e = check(&[bad]).unwrap_err();
+            assert!(e.contains(bad.0) && !e.contains('\n'), "{bad:?}: {e}");
+        }
+    }
 
     #[test]
     fn known_names_pass_and_typos_get_a_suggestion() {

@@ -10,10 +10,20 @@ use crate::lines::LineBuf;
 /// Far above any legal PMI-1 line (vallen_max is 1024).
 const MAX_LINE: usize = 64 * 1024;
 
+/// One request as received.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Request {
+    Line(String),
+    /// A line longer than `MAX_LINE`: dropped whole (up to its `\n`), answered once.
+    TooLong,
+}
+
 pub struct PmiConn {
     sock: Option<UnixStream>,
     inbuf: LineBuf,
     out: Vec<u8>,
+    /// Inside an over-long line: pieces are dropped until its end.
+    discarding: bool,
 }
 
 impl PmiConn {
@@ -23,6 +33,7 @@ impl PmiConn {
             sock: Some(sock),
             inbuf: LineBuf::new(MAX_LINE),
             out: Vec::new(),
+            discarding: false,
         }
     }
 
@@ -34,8 +45,10 @@ impl PmiConn {
         !self.out.is_empty()
     }
 
-    /// Reads what is available (at most `max_reads` reads) and returns the complete lines. EOF or an error closes the connection; a rank closing it is not an error.
-    pub fn read_lines(&mut self, max_reads: usize) -> Vec<String> {
+    /// Reads what is available (at most `max_reads` reads) and returns the complete requests.
+    /// EOF or an error closes the connection (`fd` is None from then on); whether that is an
+    /// error is the job's to judge.
+    pub fn read_lines(&mut self, max_reads: usize) -> Vec<Request> {
         let mut lines = Vec::new();
         let Some(sock) = self.sock.as_mut() else {
             return lines;
@@ -57,8 +70,16 @@ impl PmiConn {
                 }
             }
         }
-        self.inbuf
-            .drain_lines(|l| lines.push(String::from_utf8_lossy(l).into_owned()));
+        let discarding = &mut self.discarding;
+        self.inbuf.drain_lines(|l| {
+            let ends = l.last() == Some(&b'\n');
+            if !*discarding && ends {
+                lines.push(Request::Line(String::from_utf8_lossy(l).into_owned()));
+            } else if !*discarding {
+                lines.push(Request::TooLong);
+            }
+            *discarding = !ends;
+        });
         if closed {
             self.close();
         }
@@ -111,9 +132,10 @@ mod tests {
         theirs
             .write_all(b"cmd=init pmi_version=1\ncmd=get")
             .unwrap();
-        assert_eq!(c.read_lines(100), ["cmd=init pmi_version=1\n"]);
+        let line = |s: &str| Request::Line(s.into());
+        assert_eq!(c.read_lines(100), [line("cmd=init pmi_version=1\n")]);
         theirs.write_all(b"_maxes\n").unwrap();
-        assert_eq!(c.read_lines(1), ["cmd=get_maxes\n"]);
+        assert_eq!(c.read_lines(1), [line("cmd=get_maxes\n")]);
         c.queue("cmd=maxes rc=0\n");
         assert!(c.wants_write());
         c.flush();
@@ -124,5 +146,28 @@ mod tests {
         drop(theirs);
         assert!(c.read_lines(100).is_empty());
         assert!(c.fd().is_none());
+    }
+
+    #[test]
+    fn an_over_long_line_is_one_request_and_the_next_line_is_intact() {
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let mut c = PmiConn::new(ours);
+        let mut got = Vec::new();
+        let long = vec![b'x'; 3 * MAX_LINE + 5];
+        let writer = std::thread::spawn(move || {
+            theirs.write_all(b"cmd=put key=k value=").unwrap();
+            theirs.write_all(&long).unwrap();
+            theirs.write_all(b"\ncmd=get_maxes\n").unwrap();
+            theirs
+        });
+        while got.len() < 2 {
+            got.extend(c.read_lines(64));
+        }
+        drop(writer.join().unwrap());
+        assert_eq!(
+            got,
+            [Request::TooLong, Request::Line("cmd=get_maxes\n".into())]
+        );
     }
 }

@@ -8,6 +8,40 @@ use crate::pmi_wire::{format, Message};
 pub const KVSNAME_MAX: usize = 256;
 pub const KEYLEN_MAX: usize = 64;
 pub const VALLEN_MAX: usize = 1024;
+/// What one rank may hold in the KVS: far above what libmpi puts (a few keys per rank), low
+/// enough that a rank flooding puts cannot exhaust mpirun's memory (1024 ranks: 1 GiB at most).
+pub const KEYS_PER_RANK: usize = 4096;
+pub const BYTES_PER_RANK: usize = 1 << 20;
+
+/// Why a request was refused, when that means the client is broken (not, say, a `get` of a key
+/// nobody put yet): the event loop reports the first of each kind per rank on stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Complaint {
+    Malformed,
+    Unknown,
+    BadPut,
+    KvsFull,
+    Version,
+    TooLong,
+}
+
+impl Complaint {
+    pub const ALL: usize = 6;
+
+    pub fn text(self) -> &'static str {
+        match self {
+            Complaint::Malformed => "sent a PMI request without cmd=",
+            Complaint::Unknown => "sent an unknown PMI command",
+            Complaint::BadPut => "sent a PMI put with a missing, empty or over-long key or value",
+            Complaint::KvsFull => {
+                "put more into the PMI key-value space than a rank may \
+                                   (4096 keys, 1 MiB)"
+            }
+            Complaint::Version => "asked for a PMI version other than 1",
+            Complaint::TooLong => "sent a PMI request line longer than 64 KiB",
+        }
+    }
+}
 
 /// What the event loop must do after one request.
 #[derive(Debug, PartialEq, Eq)]
@@ -25,7 +59,11 @@ pub enum Action {
 pub struct PmiServer {
     size: usize,
     kvsname: String,
-    kvs: HashMap<String, String>,
+    /// Key -> (the rank that put it, or None for mpirun's own, value).
+    kvs: HashMap<String, (Option<usize>, String)>,
+    /// Keys and key+value bytes each rank holds in `kvs`.
+    held: Vec<(usize, usize)>,
+    complaint: Option<Complaint>,
     in_barrier: Vec<bool>,
     waiting: usize,
     initialized: Vec<bool>,
@@ -38,12 +76,14 @@ impl PmiServer {
         // One node holding all N ranks, in Hydra's notation.
         kvs.insert(
             "PMI_process_mapping".to_string(),
-            format!("(vector,(0,1,{size}))"),
+            (None, format!("(vector,(0,1,{size}))")),
         );
         PmiServer {
             size,
             kvsname,
             kvs,
+            held: vec![(0, 0); size],
+            complaint: None,
             in_barrier: vec![false; size],
             waiting: 0,
             initialized: vec![false; size],
@@ -59,6 +99,21 @@ impl PmiServer {
         self.finalized[rank]
     }
 
+    /// Why the last request handled was refused, if it shows a broken client.
+    pub fn take_complaint(&mut self) -> Option<Complaint> {
+        self.complaint.take()
+    }
+
+    /// The answer to a request line over 64 KiB (dropped unread).
+    pub fn too_long(&mut self) -> Action {
+        self.complaint = Some(Complaint::TooLong);
+        Action::Reply(format(&[
+            ("cmd", "error"),
+            ("rc", "-1"),
+            ("msg", "line_too_long"),
+        ]))
+    }
+
     /// Handles one request line from `rank`.
     pub fn handle(&mut self, rank: usize, line: &str) -> Action {
         let msg = Message::parse(line);
@@ -66,6 +121,7 @@ impl PmiServer {
             if msg.is_empty() {
                 return Action::None;
             }
+            self.complaint = Some(Complaint::Malformed);
             return Action::Reply(format(&[
                 ("cmd", "error"),
                 ("rc", "-1"),
@@ -79,6 +135,8 @@ impl PmiServer {
                 let ok = matches!(msg.get("pmi_version"), None | Some("1"));
                 if ok {
                     self.initialized[rank] = true;
+                } else {
+                    self.complaint = Some(Complaint::Version);
                 }
                 format(&[
                     ("cmd", "response_to_init"),
@@ -103,7 +161,7 @@ impl PmiServer {
             "get_universe_size" => {
                 format(&[("cmd", "universe_size"), ("size", &size), ("rc", "0")])
             }
-            "put" => self.put(&msg),
+            "put" => self.put(rank, &msg),
             "get" => self.get(&msg),
             "barrier_in" => return self.barrier_in(rank),
             "finalize" => {
@@ -118,20 +176,24 @@ impl PmiServer {
                 let message = msg.get("message").map(str::to_string);
                 return Action::Abort { code, message };
             }
-            other => format(&[
-                ("cmd", &format!("{other}_result")),
-                ("rc", "-1"),
-                ("msg", "unknown_command"),
-            ]),
+            other => {
+                self.complaint = Some(Complaint::Unknown);
+                format(&[
+                    ("cmd", &format!("{other}_result")),
+                    ("rc", "-1"),
+                    ("msg", "unknown_command"),
+                ])
+            }
         };
         Action::Reply(reply)
     }
 
-    fn put(&mut self, msg: &Message) -> String {
+    fn put(&mut self, rank: usize, msg: &Message) -> String {
         let fail = |why: &str| format(&[("cmd", "put_result"), ("rc", "-1"), ("msg", why)]);
         if let Some(err) = self.check_kvsname(msg) {
             return fail(err);
         }
+        self.complaint = Some(Complaint::BadPut);
         let (Some(key), Some(value)) = (msg.get("key"), msg.get("value")) else {
             return fail("missing_key_or_value");
         };
@@ -141,7 +203,30 @@ impl PmiServer {
         if value.len() > VALLEN_MAX {
             return fail("value_too_long");
         }
-        self.kvs.insert(key.to_string(), value.to_string());
+        self.complaint = None;
+        let bytes = key.len() + value.len();
+        let old = self
+            .kvs
+            .get(key)
+            .map(|(owner, v)| (*owner, key.len() + v.len()));
+        let (keys, held) = self.held[rank];
+        let (keys, held) = match old {
+            Some((Some(o), b)) if o == rank => (keys, held - b + bytes),
+            _ => (keys + 1, held + bytes),
+        };
+        if keys > KEYS_PER_RANK || held > BYTES_PER_RANK {
+            self.complaint = Some(Complaint::KvsFull);
+            return fail("kvs_full");
+        }
+        if let Some((Some(o), b)) = old {
+            if o != rank {
+                self.held[o].0 -= 1;
+                self.held[o].1 -= b;
+            }
+        }
+        self.held[rank] = (keys, held);
+        self.kvs
+            .insert(key.to_string(), (Some(rank), value.to_string()));
         format(&[("cmd", "put_result"), ("rc", "0"), ("msg", "success")])
     }
 
@@ -154,7 +239,7 @@ impl PmiServer {
             return fail("missing_key");
         };
         match self.kvs.get(key) {
-            Some(v) => format(&[
+            Some((_, v)) => format(&[
                 ("cmd", "get_result"),
                 ("rc", "0"),
                 ("msg", "success"),
@@ -284,6 +369,69 @@ mod tests {
         assert_eq!(
             reply(s.handle(0, "cmd=get")),
             "cmd=get_result rc=-1 msg=missing_key\n"
+        );
+    }
+
+    #[test]
+    fn a_rank_flooding_puts_is_refused_at_its_share() {
+        let mut s = PmiServer::new(2, "k".into());
+        let put =
+            |s: &mut PmiServer, r, k: &str| reply(s.handle(r, &format!("cmd=put key={k} value=v")));
+        for i in 0..KEYS_PER_RANK {
+            assert!(put(&mut s, 0, &format!("k{i}")).contains("rc=0"));
+        }
+        assert_eq!(s.take_complaint(), None);
+        assert_eq!(
+            put(&mut s, 0, "one-more"),
+            "cmd=put_result rc=-1 msg=kvs_full\n"
+        );
+        assert_eq!(s.take_complaint(), Some(Complaint::KvsFull));
+        // Overwriting one's own key costs nothing more; the other rank has its own share.
+        assert!(put(&mut s, 0, "k7").contains("rc=0"));
+        assert!(put(&mut s, 1, "k8").contains("rc=0"));
+        assert!(
+            put(&mut s, 0, "one-more").contains("rc=0"),
+            "k8 moved to rank 1's share"
+        );
+        let big = "v".repeat(VALLEN_MAX);
+        let mut refused = false;
+        for i in 0..2000 {
+            let r = reply(s.handle(1, &format!("cmd=put key=b{i} value={big}")));
+            if r.contains("kvs_full") {
+                refused = true;
+                assert!(i * (VALLEN_MAX + 4) > BYTES_PER_RANK / 2, "{i}");
+                break;
+            }
+        }
+        assert!(refused);
+        assert_eq!(
+            reply(s.handle(0, "cmd=get key=k8")),
+            "cmd=get_result rc=0 msg=success value=v\n"
+        );
+    }
+
+    #[test]
+    fn broken_requests_are_complained_about() {
+        let mut s = PmiServer::new(1, "k".into());
+        for (line, c) in [
+            ("key=1", Complaint::Malformed),
+            ("cmd=frob", Complaint::Unknown),
+            ("cmd=put key=", Complaint::BadPut),
+            ("cmd=init pmi_version=2", Complaint::Version),
+        ] {
+            s.handle(0, line);
+            assert_eq!(s.take_complaint(), Some(c), "{line}");
+        }
+        assert_eq!(
+            s.too_long(),
+            Action::Reply("cmd=error rc=-1 msg=line_too_long\n".into())
+        );
+        assert_eq!(s.take_complaint(), Some(Complaint::TooLong));
+        s.handle(0, "cmd=get key=nobody");
+        assert_eq!(
+            s.take_complaint(),
+            None,
+            "a missing key is no sign of a broken client"
         );
     }
 

@@ -40,6 +40,11 @@ pub enum Failure {
         pid: i32,
         sig: i32,
     },
+    /// A rank closed its PMI connection between MPI_Init and MPI_Finalize and went on running.
+    LeftPmi {
+        rank: usize,
+        pid: i32,
+    },
     /// mpirun itself received a termination signal; `ranks` were still running.
     Signal {
         sig: i32,
@@ -69,6 +74,10 @@ impl Failure {
             ),
             Failure::NoFinalize { rank, pid } => format!(
                 "mpirun: rank {rank} (pid {pid}) exited without calling MPI_Finalize; killing the job"
+            ),
+            Failure::LeftPmi { rank, pid } => format!(
+                "mpirun: rank {rank} (pid {pid}) closed its PMI connection before MPI_Finalize \
+                 and is still running; killing the job"
             ),
             Failure::Killed { rank, pid, sig } => format!(
                 "mpirun: rank {rank} (pid {pid}) was killed by signal {sig}{}; killing the job",
@@ -102,7 +111,7 @@ impl Failure {
             Failure::Abort { code, .. } if (1..=255).contains(&code) => code,
             Failure::Abort { .. } => 1,
             Failure::ExitCode { code, .. } => code,
-            Failure::NoFinalize { .. } => 1,
+            Failure::NoFinalize { .. } | Failure::LeftPmi { .. } => 1,
             Failure::Killed { sig, .. } | Failure::Signal { sig, .. } => 128 + sig,
             Failure::Timeout { .. } => EXIT_TIMEOUT,
             Failure::Foreign { .. } => EXIT_FOREIGN,

@@ -542,11 +542,96 @@ fn bad_arguments() {
 
 #[test]
 fn unknown_option_fails() {
-    let o = Command::new(MPIRUN)
-        .args(["--frobnicate", "true"])
-        .output()
+    refused(
+        &["--frobnicate", "true"],
+        "unknown option '--frobnicate' (mpirun --help lists the options)",
+    );
+}
+
+#[test]
+fn extreme_and_negative_values_get_one_line() {
+    refused(
+        &["-np", "-1", "true"],
+        "invalid number of ranks '-1': expected a positive integer",
+    );
+    refused(
+        &["-np", "1e99", "true"],
+        "invalid number of ranks '1e99': expected a positive integer",
+    );
+    refused(
+        &["--timeout", "-5", "true"],
+        "invalid --timeout '-5': expected a positive number of seconds",
+    );
+    refused(
+        &["--timeout", "1e99", "true"],
+        "invalid --timeout '1e99': expected a positive number of seconds",
+    );
+    refused(
+        &["--mca", "btl_sm_eager_limit", "-1", "true"],
+        "invalid value \"-1\" for MCA parameter btl_sm_eager_limit: expected a non-negative \
+         byte count (optional k/m/g suffix)",
+    );
+    refused(
+        &["--mca", "btl", "tcp", "true"],
+        "btl=tcp: unknown transport `tcp` (known: self, sm, ib)",
+    );
+    refused(
+        &["--mca", "mpi_yield_when_idle", "7", "true"],
+        "invalid value \"7\" for MCA parameter mpi_yield_when_idle: expected one of 0, 1, \
+         true, false, auto",
+    );
+    refused(
+        &["--mca", "k"],
+        "--mca takes two values, a name and a value (--mca KEY VALUE)",
+    );
+    for args in [
+        &["--mca", "btl_sm_fifo_cells", "0", "true"][..],
+        &["--mca", "btl_sm_payload_bytes", "1e99", "true"],
+        &["--mca", "btl_sm_near_ns", "-3", "true"],
+        &["--mca", "btl_ib_buf_size", "abc", "true"],
+        &["--mca", "memhook_ptmalloc_policy", "keep", "true"],
+        &["--mca", "btl_base_verbose", "loud", "true"],
+    ] {
+        let o = Command::new(MPIRUN).args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("mpirun: ") && err.contains(args[1]),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn binary_garbage_on_stdin_reaches_rank_zero_intact() {
+    // Every byte value, NULs and unterminated last line included.
+    let data: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let mut c = mpirun(&["-np", "2", "sh", "-c", "[ \"$PMI_RANK\" != 0 ] || cksum"]);
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feed = data.clone();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&feed);
+    });
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let want = Command::new("cksum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut k| {
+            k.stdin.take().unwrap().write_all(&data)?;
+            k.wait_with_output()
+        })
         .unwrap();
-    assert_ne!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), String::from_utf8_lossy(&want.stdout));
 }
 
 /// Starts mpirun with ranks that print their pid first, and waits until all have.
@@ -655,6 +740,67 @@ fn pmi_odd_requests() {
         sorted_lines(&stdout(&o)),
         ["rank 0 odd ok", "rank 1 odd ok"]
     );
+}
+
+/// Lines of mpirun's own (not the ranks') on stderr.
+fn mpirun_lines(err: &str) -> Vec<&str> {
+    err.lines().filter(|l| l.starts_with("mpirun: ")).collect()
+}
+
+#[test]
+fn pmi_garbage_is_answered_and_reported_once_per_kind() {
+    let o = pmi_job("2", &["garbage"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        sorted_lines(&stdout(&o)),
+        ["rank 0 garbage ok", "rank 1 garbage ok"]
+    );
+    let err = stderr(&o);
+    let lines = mpirun_lines(&err);
+    // Per rank: missing cmd (twice, reported once), over-long line, unknown command.
+    assert_eq!(lines.len(), 6, "{err}");
+    for what in ["without cmd=", "longer than 64 KiB", "unknown PMI command"] {
+        assert_eq!(
+            lines.iter().filter(|l| l.contains(what)).count(),
+            2,
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn pmi_flood_is_refused_and_the_job_goes_on() {
+    let o = pmi_job("2", &["flood"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(
+        out.lines().all(|l| l.contains(" flood refused after ")),
+        "{out}"
+    );
+    let err = stderr(&o);
+    assert_eq!(mpirun_lines(&err).len(), 2, "{err}");
+    assert!(
+        err.contains("more into the PMI key-value space than a rank may"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_rank_closing_its_pmi_connection_early_ends_the_job() {
+    let start = Instant::now();
+    let o = pmi_job("2", &["close-early"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(mpirun_lines(&err).len(), 1, "{err}");
+    assert!(
+        err.contains(
+            ") closed its PMI connection before MPI_Finalize and is still running; killing the job"
+        ),
+        "{err}"
+    );
+    // Not the rank's `sleep 30`: the teardown.
+    assert!(start.elapsed() < Duration::from_secs(20));
 }
 
 #[test]

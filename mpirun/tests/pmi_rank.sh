@@ -6,6 +6,9 @@
 #   no-finalize    init, then exit 0
 #   exit-after-init CODE
 #   odd            unknown command, missing key, split and batched writes
+#   garbage        malformed and over-long requests, then a normal conversation
+#   flood          puts until the KVS refuses, then a normal conversation
+#   close-early    init, close the PMI socket, go on running
 set -u
 fd=$PMI_FD
 rank=$PMI_RANK
@@ -92,6 +95,46 @@ odd)
     expect "cmd=get_result rc=0 msg=success value=$rank"
     finalize
     echo "rank $rank odd ok"
+    ;;
+garbage)
+    init
+    send "no command here"
+    expect "cmd=error rc=-1 msg=missing_cmd"
+    send "no command here either"
+    expect "cmd=error rc=-1 msg=missing_cmd"
+    head -c 200000 /dev/zero | tr '\0' 'x' >&"$fd"
+    printf '\n' >&"$fd"
+    expect "cmd=error rc=-1 msg=line_too_long"
+    send "cmd=frobnicate"
+    expect "cmd=frobnicate_result rc=-1 msg=unknown_command"
+    send "cmd=put key=k$rank value=$rank"
+    expect "cmd=put_result rc=0 msg=success"
+    send "cmd=barrier_in"
+    expect "cmd=barrier_out"
+    finalize
+    echo "rank $rank garbage ok"
+    ;;
+flood)
+    init
+    i=0
+    while :; do
+        send "cmd=put key=f$i value=$(printf '%01000d' "$i")"
+        recv
+        case "$reply" in
+        "cmd=put_result rc=0 msg=success") i=$((i + 1)) ;;
+        "cmd=put_result rc=-1 msg=kvs_full") break ;;
+        *) echo "rank $rank: unexpected '$reply'" >&2; exit 93 ;;
+        esac
+    done
+    send "cmd=get key=f3"
+    expect "cmd=get_result rc=0 msg=success value=$(printf '%01000d' 3)"
+    finalize
+    echo "rank $rank flood refused after $i puts"
+    ;;
+close-early)
+    init
+    exec {fd}>&-
+    exec sleep 30
     ;;
 *)
     echo "unknown mode $1" >&2

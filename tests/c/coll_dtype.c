@@ -1,8 +1,7 @@
 /* Collectives with derived datatypes. Contiguous ones (Type_contiguous, a struct without
  * holes, a dup) work in Bcast, Gather(v), Allgather, Alltoall, Scatter and in reductions with a
- * user op (which sees the derived handle). Types with holes, a nonzero lower bound or an
- * extent other than their size are refused with MPI_ERR_TYPE (nothing moved, no hang), as are
- * uncommitted types: collectives move packed byte ranges only (see docs/issue3-audit.md). */
+ * user op (which sees the derived handle). Uncommitted types are refused with MPI_ERR_TYPE
+ * (nothing moved, no hang); types with holes are tested in coll_derived.c. */
 #include "coll_util.h"
 
 static MPI_Datatype t3;
@@ -118,9 +117,9 @@ int main(int argc, char **argv) {
     MPI_Type_commit(&wide);
     MPI_Type_contiguous(2, MPI_INT, &uncommitted);
     int v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, v2[8];
-    MPI_Datatype bad[4] = {vec, shifted, wide, uncommitted};
-    const char *names[4] = {"vector", "lb -4", "extent 8", "uncommitted"};
-    for (int k = 0; k < 4; k++) {
+    MPI_Datatype bad[1] = {uncommitted};
+    const char *names[1] = {"uncommitted"};
+    for (int k = 0; k < 1; k++) {
         int rc = MPI_Bcast(v, 2, bad[k], 0, MPI_COMM_WORLD);
         CHECK(cls_of(rc) == MPI_ERR_TYPE, "bcast %s gave class %d", names[k], cls_of(rc));
         rc = MPI_Gather(v, 1, bad[k], v2, 1, bad[k], 0, MPI_COMM_WORLD);

@@ -140,7 +140,13 @@ pub fn mpirun(args: &[&str]) -> Run {
     }
     cmd.args(suite_mca(args));
     cmd.args(args);
-    run_bounded(cmd, Duration::from_secs(JOB_TIMEOUT_S + 30))
+    // A test's own --timeout sets the backstop too.
+    let limit = args
+        .iter()
+        .position(|a| *a == "--timeout")
+        .and_then(|i| args.get(i + 1)?.parse::<f64>().ok())
+        .map_or(JOB_TIMEOUT_S, |s| s.ceil() as u64);
+    run_bounded(cmd, Duration::from_secs(limit + 30))
 }
 
 /// The transport the whole suite runs over: `RMPI_TEST_BTL=ib` runs every job with

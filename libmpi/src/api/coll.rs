@@ -19,6 +19,7 @@ use std::rc::Rc;
 use super::comm::Communicator;
 use super::datatype::{as_bytes, as_bytes_mut, Equivalence};
 use super::request::{Request, Scope};
+use crate::coll::stage::{self, Dir, Shape};
 use crate::coll::{self, algos, At, Buf, Builder, Red};
 use crate::error::{Error, ErrorClass, Result};
 use crate::op::{self, Builtin};
@@ -241,6 +242,12 @@ impl Communicator {
         build: impl FnOnce(&mut Builder) -> Result<()>,
     ) -> Result<crate::pml::ReqId> {
         runtime::with(|rt| {
+            if rt.comm(self.id)?.is_inter() {
+                return Err(crate::error::Error::new(
+                    crate::error::ErrorClass::Comm,
+                    "the Rust API's collectives take intracommunicators (barrier excepted)",
+                ));
+            }
             let s = {
                 let mut b = Builder::new(rt.comm(self.id)?, red);
                 build(&mut b)?;
@@ -934,8 +941,8 @@ impl Communicator {
 }
 
 /// One rank's block in `all_to_all_w`: `count` elements of `datatype` at byte offset `displ`.
-/// Collectives move contiguous data: the datatype must have no holes, a lower bound of 0 and
-/// an extent equal to its size (as the C MPI_Alltoallw here requires).
+/// Any datatype: blocks with holes, a non-zero lower bound or a resized extent are packed
+/// through a temporary (`coll::stage`); every byte a block reaches must lie in the buffer.
 #[derive(Clone, Copy)]
 pub struct WBlock<'t> {
     pub count: usize,
@@ -943,40 +950,39 @@ pub struct WBlock<'t> {
     pub datatype: &'t super::usertype::UserDatatype,
 }
 
-/// Byte lengths and displacements of `blocks`, checked against the rank count and the buffer.
+/// The blocks as staging shapes, checked against the rank count and the buffer.
 fn w_blocks(
     what: &str,
     blocks: &[WBlock<'_>],
     n: i32,
     len: usize,
-) -> Result<(Vec<usize>, Vec<usize>)> {
+) -> Result<Vec<(Shape, usize, isize)>> {
     if blocks.len() != n as usize {
         return Err(count_err(format!(
             "{what}: {} blocks for {n} ranks",
             blocks.len()
         )));
     }
-    let mut lens = Vec::with_capacity(blocks.len());
+    let mut v = Vec::with_capacity(blocks.len());
     for (i, b) in blocks.iter().enumerate() {
-        let bytes = b
-            .count
-            .checked_mul(b.datatype.size())
+        let l = b.datatype.layout();
+        let (lo, hi) = l
+            .span(b.count)
             .ok_or_else(|| count_err(format!("{what}: block {i} overflows")))?;
-        if bytes > 0 && b.datatype.contiguous_run(b.count) != Some((0, bytes)) {
-            return Err(Error::new(
-                ErrorClass::Type,
-                format!("{what}: block {i}'s datatype is not contiguous (collectives move contiguous data)"),
-            ));
-        }
-        if b.displ.checked_add(bytes).is_none_or(|end| end > len) {
+        let d = isize::try_from(b.displ)
+            .map_err(|_| count_err(format!("{what}: block {i}'s displacement overflows")))?;
+        let inside = d.checked_add(lo).is_some_and(|s| s >= 0)
+            && d.checked_add(hi).is_some_and(|e| e as usize <= len);
+        if hi > lo && !inside {
             return Err(count_err(format!(
-                "{what}: block {i} ends at byte {} but the buffer has {len}",
-                b.displ.saturating_add(bytes)
+                "{what}: block {i} reaches bytes [{}, {}) of a {len}-byte buffer",
+                d.saturating_add(lo),
+                d.saturating_add(hi)
             )));
         }
-        lens.push(bytes);
+        v.push((Shape::of(l), b.count, d));
     }
-    Ok((lens, blocks.iter().map(|b| b.displ).collect()))
+    Ok(v)
 }
 
 impl Communicator {
@@ -989,11 +995,13 @@ impl Communicator {
         recvs: &[WBlock<'_>],
     ) -> Result<()> {
         let n = self.size();
-        let (sl, sd) = w_blocks("all_to_all_w", sends, n, send.len())?;
-        let (rl, rdp) = w_blocks("all_to_all_w", recvs, n, recv.len())?;
-        let (s, r) = (rd(send), wr(recv));
+        let sb = w_blocks("all_to_all_w", sends, n, send.len())?;
+        let rb = w_blocks("all_to_all_w", recvs, n, recv.len())?;
+        let (s, r) = (send.as_ptr().cast_mut(), recv.as_mut_ptr());
         self.run_coll(None, |b| {
-            algos::alltoallw(b, Some(s), &sl, &sd, r, &rl, &rdp);
+            let s = stage::stage_mixed(b, s, &sb, Dir::In)?;
+            let r = stage::stage_mixed(b, r, &rb, Dir::Out)?;
+            algos::alltoallw(b, Some(s.at), &s.lens, &s.displs, r.at, &r.lens, &r.displs);
             Ok(())
         })
     }
@@ -1009,11 +1017,13 @@ impl Communicator {
         recvs: &[WBlock<'_>],
     ) -> Result<Request<'scope>> {
         let n = self.size();
-        let (sl, sd) = w_blocks("iall_to_all_w", sends, n, send.len())?;
-        let (rl, rdp) = w_blocks("iall_to_all_w", recvs, n, recv.len())?;
-        let (s, r) = (rd(send), wr(recv));
+        let sb = w_blocks("iall_to_all_w", sends, n, send.len())?;
+        let rb = w_blocks("iall_to_all_w", recvs, n, recv.len())?;
+        let (s, r) = (send.as_ptr().cast_mut(), recv.as_mut_ptr());
         let id = self.start_coll(None, |b| {
-            algos::alltoallw(b, Some(s), &sl, &sd, r, &rl, &rdp);
+            let s = stage::stage_mixed(b, s, &sb, Dir::In)?;
+            let r = stage::stage_mixed(b, r, &rb, Dir::Out)?;
+            algos::alltoallw(b, Some(s.at), &s.lens, &s.displs, r.at, &r.lens, &r.displs);
             Ok(())
         })?;
         Ok(scope.register(id))

@@ -20,6 +20,7 @@ pub mod completion;
 pub mod datatype;
 pub mod env;
 pub mod info;
+pub mod inter;
 pub mod message;
 pub mod p2p;
 pub mod p2p_more;

@@ -127,6 +127,7 @@ impl Communicator {
             send,
             buf: ptr.cast(),
             len,
+            layout: None,
             comm: self.id,
             peer,
             tag,

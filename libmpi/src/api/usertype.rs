@@ -113,9 +113,9 @@ impl UserDatatype {
         Self::indexed(&blocks, old)
     }
 
-    /// Where `count` elements of this type lie when they form one run: (offset, bytes).
-    pub(crate) fn contiguous_run(&self, count: usize) -> Option<(isize, usize)> {
-        self.layout.contiguous_run(count)
+    /// The committed layout (collectives stage non-dense blocks through it).
+    pub(crate) fn layout(&self) -> &Arc<Layout> {
+        &self.layout
     }
 
     /// Blocks of (blocklength, displacement in bytes) (MPI_Type_create_hindexed).

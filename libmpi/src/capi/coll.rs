@@ -9,6 +9,7 @@ use std::ffi::{c_int, c_void};
 
 use super::datatype::byte_len;
 use super::*;
+use crate::coll::stage::{self, Blocks, Dir, Shape};
 use crate::coll::{self, algos, At, Buf, Builder, Red};
 use crate::datatype::Datatype;
 use crate::op;
@@ -52,37 +53,40 @@ pub(super) fn dtype(h: Handle) -> Result<Datatype> {
     if let Some(d) = crate::datatype::lookup(h as usize) {
         return Ok(d);
     }
-    dense_derived(h as usize)
-}
-
-/// A committed derived type whose elements tile memory from offset 0 (no holes, lb 0, extent =
-/// size) moves through a schedule like a predefined type of that size. Schedules move plain
-/// byte ranges, so any other derived type is refused with a clear MPI_ERR_TYPE rather than
-/// sending the wrong bytes.
-fn dense_derived(h: usize) -> Result<Datatype> {
-    let l = crate::datatype::table::committed(h)?;
-    let size = l.size();
-    let dense =
-        l.lb() == 0 && l.extent() == size as isize && l.contiguous_run(2) == Some((0, 2 * size));
-    if dense || size == 0 {
-        return Ok(Datatype { handle: h, size });
+    let l = crate::datatype::table::committed(h as usize)?;
+    if l.is_dense() {
+        return Ok(Datatype {
+            handle: h as usize,
+            size: l.size(),
+        });
     }
+    // The intracommunicator collectives stage such types (`shape`); the intercommunicator
+    // ones (`coll_inter`) move plain byte ranges and refuse them rather than move wrong bytes.
     Err(Error::new(
         ErrorClass::Type,
         format!(
-            "datatype {h:#x} is not contiguous (holes, lb {} or extent {} != size {}); \
-             collectives take predefined and contiguous derived datatypes only \
-             (MPI_Pack into MPI_PACKED instead)",
+            "datatype {:#x} is not contiguous (holes, lb {} or extent {} != size {}); \
+             intercommunicator collectives take contiguous datatypes only",
+            h as usize,
             l.lb(),
             l.extent(),
-            size
+            l.size()
         ),
     ))
 }
 
-/// The bytes `count` elements of `dt` occupy: the one place a collective turns
-/// `(count, datatype)` into a length (derived datatypes will pack here). MPI_ERR_COUNT past
-/// the largest message rmpi supports.
+/// The shape of `h`'s elements for staging (`coll::stage`): predefined types (the MINLOC pairs
+/// with their padding, as the reductions expect them) and dense derived types move in place.
+pub(super) fn shape(h: Handle) -> Result<Shape> {
+    if let Some(d) = crate::datatype::lookup(h as usize) {
+        return Ok(Shape::dense(d.size));
+    }
+    Ok(Shape::of(&crate::datatype::table::committed(h as usize)?))
+}
+
+/// The bytes `count` elements of `dt` carry (their packed size). MPI_ERR_COUNT past the
+/// largest message rmpi supports. (Kept for code that moves contiguous types only.)
+#[allow(dead_code)]
 pub(super) fn span(count: usize, dt: Datatype) -> Result<usize> {
     byte_len(count, dt.size)
 }
@@ -93,6 +97,8 @@ pub(super) fn count_of(count: impl Wide, what: &str) -> Result<usize> {
         .map_err(|_| Error::new(ErrorClass::Count, format!("{what} {count} is negative")))
 }
 
+/// Bytes of `count` elements of a contiguous `dt` (`dtype` refuses the others).
+#[allow(dead_code)]
 pub(super) fn bytes(count: impl Wide, dt: Handle) -> Result<usize> {
     span(count_of(count, "count")?, dtype(dt)?)
 }
@@ -113,6 +119,58 @@ pub(super) fn check_buf(p: *const c_void, len: usize, what: &str) -> Result<()> 
         ));
     }
     Ok(())
+}
+
+/// Stage one buffer of `count` elements of `datatype` for `dir` (see `coll::stage`): a
+/// position and length in bytes the algorithms can move. A dense type's buffer must not be NULL
+/// when it holds data; a derived one may be (MPI_BOTTOM with absolute displacements).
+pub(super) fn side(
+    b: &mut Builder,
+    buf: *const c_void,
+    count: usize,
+    sh: &Shape,
+    dir: Dir,
+    what: &str,
+) -> Result<(At, usize)> {
+    let len = sh.bytes(count)?;
+    if sh.layout.is_none() || in_place(buf) {
+        check_buf(buf, len, what)?;
+    }
+    stage::stage_one(b, buf as *mut u8, sh, count, dir)
+}
+
+/// Stage blocks of `counts[i]` elements at element displacements `displs[i]` (in extents).
+pub(super) fn side_v(
+    b: &mut Builder,
+    buf: *const c_void,
+    counts: &[usize],
+    displs: &[isize],
+    sh: &Shape,
+    dir: Dir,
+    what: &str,
+) -> Result<Blocks> {
+    let bytes = displs
+        .iter()
+        .map(|&d| sh.offset(d))
+        .collect::<Result<Vec<_>>>()?;
+    side_bytes(b, buf, counts, &bytes, sh, dir, what)
+}
+
+/// As `side_v` with displacements already in bytes (MPI_Alltoallw).
+pub(super) fn side_bytes(
+    b: &mut Builder,
+    buf: *const c_void,
+    counts: &[usize],
+    displs: &[isize],
+    sh: &Shape,
+    dir: Dir,
+    what: &str,
+) -> Result<Blocks> {
+    let blocks = stage::stage(b, buf as *mut u8, sh, counts, displs, dir)?;
+    if matches!(blocks.at.0, Buf::User(_)) || in_place(buf) {
+        check_buf(buf, extent_of(&blocks.lens, &blocks.displs), what)?;
+    }
+    Ok(blocks)
 }
 
 pub(super) fn check_root(b: &Builder, root: c_int) -> Result<()> {
@@ -147,34 +205,40 @@ pub(super) unsafe fn ints<T: Wide>(p: *const T, n: usize, what: &str) -> Result<
         .collect()
 }
 
-/// Counts and displacements (in elements of `dt`) as byte lengths and byte offsets.
+/// `n` displacements from a C array; negative ones are allowed (the staging handles them).
+///
+/// # Safety
+/// `p` is NULL or points to `n` readable values.
+pub(super) unsafe fn displs<T: Wide>(p: *const T, n: usize, what: &str) -> Result<Vec<isize>> {
+    if p.is_null() {
+        return Err(Error::new(ErrorClass::Arg, format!("{what} is NULL")));
+    }
+    // SAFETY: the caller's contract.
+    let v = unsafe { std::slice::from_raw_parts(p, n) };
+    v.iter()
+        .map(|&c| {
+            isize::try_from(c.wide())
+                .map_err(|_| Error::new(ErrorClass::Arg, format!("{what} entry {c} overflows")))
+        })
+        .collect()
+}
+
+/// Counts and element displacements of a v-collective.
 ///
 /// # Safety
 /// Both arrays hold `n` values (or are NULL, an error).
 pub(super) unsafe fn layout(
     counts: *const impl Wide,
-    displs: *const impl Wide,
-    dt: Datatype,
+    displs_p: *const impl Wide,
     n: usize,
-) -> Result<(Vec<usize>, Vec<usize>)> {
+) -> Result<(Vec<usize>, Vec<isize>)> {
     // SAFETY: forwarded from this function's contract.
-    let (c, d) = unsafe {
-        (
+    unsafe {
+        Ok((
             ints(counts, n, "counts")?,
-            ints(displs, n, "displacements")?,
-        )
-    };
-    Ok((
-        c.iter().map(|&x| span(x, dt)).collect::<Result<_>>()?,
-        d.iter().map(|&x| span(x, dt)).collect::<Result<_>>()?,
-    ))
-}
-
-/// `n` equal blocks of `len` bytes, one after another: a gather's or scatter's layout
-/// (MPI_ERR_COUNT when the whole buffer is larger than a message may be).
-pub(super) fn uniform(len: usize, n: usize) -> Result<(Vec<usize>, Vec<usize>)> {
-    byte_len(n, len)?;
-    Ok((vec![len; n], (0..n).map(|i| i * len).collect()))
+            displs(displs_p, n, "displacements")?,
+        ))
+    }
 }
 
 /// The bytes a layout spans (for the NULL-buffer check only: saturating).
@@ -191,6 +255,65 @@ pub(super) fn reduction(op: Handle, datatype: Handle) -> Result<Red> {
     let op = op::lookup(op as usize)?;
     op::check(&op, dt)?;
     Ok(Red { op, dt })
+}
+
+/// A reduction over `count` elements of `datatype`: the op, the number of elements it applies
+/// to, and the shape the buffers are staged with. A predefined op works on the type map's
+/// basic type (MPI requires it to be one predefined type), so a derived type's data is packed
+/// into basic elements. A user op receives the caller's datatype: a derived type must then
+/// keep its data inside its extent from lb 0, and whole extents move (holes included).
+pub(super) fn reduction_of(
+    op_h: Handle,
+    datatype: Handle,
+    count: usize,
+) -> Result<(Red, usize, Shape)> {
+    let h = datatype as usize;
+    if crate::datatype::lookup(h).is_some() {
+        let red = reduction(op_h, datatype)?;
+        let sh = Shape::dense(red.dt.size);
+        return Ok((red, count, sh));
+    }
+    let l = crate::datatype::table::committed(h)?;
+    let op = op::lookup(op_h as usize)?;
+    if !matches!(op, op::Op::Builtin(_)) {
+        if l.is_dense() {
+            let dt = Datatype {
+                handle: h,
+                size: l.size(),
+            };
+            return Ok((Red { op, dt }, count, Shape::dense(l.size())));
+        }
+        let ext = l.extent();
+        if l.lb() == 0 && l.true_lb() >= 0 && l.true_lb() + l.true_extent() <= ext {
+            let dt = Datatype {
+                handle: h,
+                size: ext as usize,
+            };
+            return Ok((Red { op, dt }, count, Shape::dense(ext as usize)));
+        }
+        return Err(Error::new(
+            ErrorClass::Type,
+            format!("a user reduction over datatype {h:#x} needs its data inside [0, extent)"),
+        ));
+    }
+    let basic = l.basic_type().and_then(crate::datatype::lookup);
+    let Some(bdt) = basic.filter(|d| {
+        l.size() % d.size.max(1) == 0 && !matches!(d.handle, 0x229 | 0x22a | 0x22c | 0x22d)
+    }) else {
+        return Err(Error::new(
+            ErrorClass::Op,
+            format!(
+                "datatype {h:#x} mixes basic types (or uses a padded MINLOC pair): \
+                 a predefined reduction needs one basic type"
+            ),
+        ));
+    };
+    op::check(&op, bdt)?;
+    let per = l.size() / bdt.size.max(1);
+    let n = count
+        .checked_mul(per)
+        .ok_or_else(|| Error::new(ErrorClass::Count, "count overflows"))?;
+    Ok((Red { op, dt: bdt }, n, Shape::of(&l)))
 }
 
 /// Build a collective's schedule on `comm` and start it: blocking (`request` None) waits for
@@ -272,6 +395,10 @@ macro_rules! coll_fns {
 pub(super) use coll_fns;
 
 unsafe fn barrier(b: &mut Builder) -> Result<()> {
+    if b.is_inter() {
+        coll::inter::barrier(b);
+        return Ok(());
+    }
     algos::barrier(b);
     Ok(())
 }
@@ -290,23 +417,60 @@ unsafe fn bcast(
     datatype: Handle,
     root: c_int,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::bcast(b, buffer, count, datatype, root);
+    }
     check_root(b, root)?;
-    let len = bytes(count, datatype)?;
-    check_buf(buffer, len, "buffer")?;
-    algos::bcast(b, at(buffer), len, root);
+    let sh = shape(datatype)?;
+    let dir = if b.rank() == root { Dir::In } else { Dir::Out };
+    let (buf, len) = side(b, buffer, count_of(count, "count")?, &sh, dir, "buffer")?;
+    algos::bcast(b, buf, len, root);
     Ok(())
 }
 coll_fns!(MPI_Bcast / PMPI_Bcast, MPI_Ibcast / PMPI_Ibcast,
     MPI_Bcast_c / PMPI_Bcast_c, MPI_Ibcast_c / PMPI_Ibcast_c,
     bcast(buffer: *mut c_void, count: c_int | Count, datatype: Handle, root: c_int));
 
-/// The send side of a reduction: None for MPI_IN_PLACE.
-fn red_send(sendbuf: *const c_void, len: usize) -> Result<Option<At>> {
-    if in_place(sendbuf) {
-        return Ok(None);
-    }
-    check_buf(sendbuf, len, "sendbuf")?;
-    Ok(Some(at(sendbuf)))
+/// A reduction's buffers, staged: the send side (None for MPI_IN_PLACE) and the receive side,
+/// which also holds the input with MPI_IN_PLACE. `recv_count` elements at the receive side
+/// (`count` for most; the whole input for an in-place reduce-scatter).
+struct RedBufs {
+    send: Option<At>,
+    recv: At,
+    count: usize,
+}
+
+/// Set up a reduction of `count` elements: the op on the builder, the buffers staged.
+/// `recv_here`: whether this rank's recvbuf is significant (the root of a reduce).
+#[allow(clippy::too_many_arguments)]
+fn red_bufs(
+    b: &mut Builder,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: usize,
+    recv_count: usize,
+    datatype: Handle,
+    op: Handle,
+    recv_here: bool,
+) -> Result<RedBufs> {
+    let (red, n, sh) = reduction_of(op, datatype, count)?;
+    b.set_red(red);
+    let send = if in_place(sendbuf) {
+        None
+    } else {
+        Some(side(b, sendbuf, count, &sh, Dir::In, "sendbuf")?.0)
+    };
+    let recv = if recv_here {
+        let dir = if send.is_none() { Dir::InOut } else { Dir::Out };
+        side(b, recvbuf, recv_count, &sh, dir, "recvbuf")?.0
+    } else {
+        at(recvbuf)
+    };
+    Ok(RedBufs {
+        send,
+        recv,
+        count: n,
+    })
 }
 
 unsafe fn reduce(
@@ -318,20 +482,20 @@ unsafe fn reduce(
     op: Handle,
     root: c_int,
 ) -> Result<()> {
+    if b.is_inter() {
+        return super::coll_inter::reduce(b, sendbuf, recvbuf, count, datatype, op, root);
+    }
     check_root(b, root)?;
-    let len = bytes(count, datatype)?;
-    b.set_red(reduction(op, datatype)?);
     if in_place(sendbuf) && b.rank() != root {
         return Err(Error::new(
             ErrorClass::Buffer,
             "MPI_IN_PLACE is only valid at the root",
         ));
     }
-    let send = red_send(sendbuf, len)?;
-    if b.rank() == root {
-        check_buf(recvbuf, len, "recvbuf")?;
-    }
-    algos::reduce(b, send, at(recvbuf), count.wide() as usize, root);
+    let c = count_of(count, "count")?;
+    let is_root = b.rank() == root;
+    let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, is_root)?;
+    algos::reduce(b, r.send, r.recv, r.count, root);
     Ok(())
 }
 coll_fns!(MPI_Reduce / PMPI_Reduce, MPI_Ireduce / PMPI_Ireduce,
@@ -346,11 +510,12 @@ unsafe fn allreduce(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
-    let len = bytes(count, datatype)?;
-    b.set_red(reduction(op, datatype)?);
-    let send = red_send(sendbuf, len)?;
-    check_buf(recvbuf, len, "recvbuf")?;
-    algos::allreduce(b, send, at(recvbuf), count.wide() as usize);
+    if b.is_inter() {
+        return super::coll_inter::allreduce(b, sendbuf, recvbuf, count, datatype, op);
+    }
+    let c = count_of(count, "count")?;
+    let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, true)?;
+    algos::allreduce(b, r.send, r.recv, r.count);
     Ok(())
 }
 coll_fns!(MPI_Allreduce / PMPI_Allreduce, MPI_Iallreduce / PMPI_Iallreduce,
@@ -365,11 +530,12 @@ unsafe fn scan(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
-    let len = bytes(count, datatype)?;
-    b.set_red(reduction(op, datatype)?);
-    let send = red_send(sendbuf, len)?;
-    check_buf(recvbuf, len, "recvbuf")?;
-    algos::scan(b, send, at(recvbuf), count.wide() as usize);
+    if b.is_inter() {
+        return super::coll_inter::no_scan("MPI_Scan");
+    }
+    let c = count_of(count, "count")?;
+    let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, true)?;
+    algos::scan(b, r.send, r.recv, r.count);
     Ok(())
 }
 coll_fns!(MPI_Scan / PMPI_Scan, MPI_Iscan / PMPI_Iscan,
@@ -384,13 +550,29 @@ unsafe fn exscan(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
-    let len = bytes(count, datatype)?;
-    b.set_red(reduction(op, datatype)?);
-    let send = red_send(sendbuf, len)?;
-    if b.rank() != 0 {
-        check_buf(recvbuf, len, "recvbuf")?;
+    if b.is_inter() {
+        return super::coll_inter::no_scan("MPI_Exscan");
     }
-    algos::exscan(b, send, at(recvbuf), count.wide() as usize);
+    let c = count_of(count, "count")?;
+    // Rank 0's recvbuf is undefined: staged in and out so it is left as it was.
+    let (red, n, sh) = reduction_of(op, datatype, c)?;
+    b.set_red(red);
+    let send = if in_place(sendbuf) {
+        None
+    } else {
+        Some(side(b, sendbuf, c, &sh, Dir::In, "sendbuf")?.0)
+    };
+    let dir = if send.is_none() || b.rank() == 0 {
+        Dir::InOut
+    } else {
+        Dir::Out
+    };
+    let recv = if b.rank() == 0 && recvbuf.is_null() {
+        at(recvbuf)
+    } else {
+        side(b, recvbuf, c, &sh, dir, "recvbuf")?.0
+    };
+    algos::exscan(b, send, recv, n);
     Ok(())
 }
 coll_fns!(MPI_Exscan / PMPI_Exscan, MPI_Iexscan / PMPI_Iexscan,
@@ -405,22 +587,18 @@ unsafe fn reduce_scatter_counts(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
-    b.set_red(reduction(op, datatype)?);
-    let dt = dtype(datatype)?;
+    if b.is_inter() {
+        return super::coll_inter::reduce_scatter(b, sendbuf, recvbuf, counts, datatype, op);
+    }
     let sum = counts.iter().try_fold(0usize, |t, &c| t.checked_add(c));
-    let total = span(sum.unwrap_or(usize::MAX), dt)?;
-    let send = red_send(sendbuf, total)?;
+    let total = sum.ok_or_else(|| Error::new(ErrorClass::Count, "recvcounts overflow"))?;
     let mine = counts[b.rank() as usize];
-    check_buf(
-        recvbuf,
-        if send.is_none() {
-            total
-        } else {
-            span(mine, dt)?
-        },
-        "recvbuf",
-    )?;
-    algos::reduce_scatter(b, send, at(recvbuf), &counts);
+    let recv_count = if in_place(sendbuf) { total } else { mine };
+    // Basic elements per element of `datatype` (the algorithm counts those).
+    let per = reduction_of(op, datatype, 1)?.1;
+    let r = red_bufs(b, sendbuf, recvbuf, total, recv_count, datatype, op, true)?;
+    let basic: Vec<usize> = counts.iter().map(|&c| c * per).collect();
+    algos::reduce_scatter(b, r.send, r.recv, &basic);
     Ok(())
 }
 
@@ -449,8 +627,7 @@ unsafe fn reduce_scatter_block(
     datatype: Handle,
     op: Handle,
 ) -> Result<()> {
-    bytes(recvcount, datatype)?;
-    let counts = vec![recvcount.wide() as usize; b.size() as usize];
+    let counts = vec![count_of(recvcount, "recvcount")?; b.size() as usize];
     // SAFETY: forwarded.
     unsafe { reduce_scatter_counts(b, sendbuf, recvbuf, counts, datatype, op) }
 }

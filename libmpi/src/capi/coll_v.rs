@@ -4,20 +4,62 @@
 use std::ffi::{c_int, c_void};
 
 use super::coll::{
-    at, bytes, check_buf, check_root, coll, coll_fns, dtype, extent_of, in_place, ints, layout,
-    pick, span, uniform, Wide,
+    at, check_buf, check_root, coll, coll_fns, count_of, extent_of, in_place, layout, pick, shape,
+    side, side_bytes, side_v, Wide,
 };
 use super::*;
-use crate::coll::{algos, At, Builder};
+use crate::coll::stage::{self, Blocks, Dir};
+use crate::coll::{algos, At, Buf, Builder};
 
 /// The send side of a gather/allgather: None for MPI_IN_PLACE.
-fn send_side(sendbuf: *const c_void, count: impl Wide, dt: Handle) -> Result<Option<(At, usize)>> {
+fn send_side(
+    b: &mut Builder,
+    sendbuf: *const c_void,
+    count: impl Wide,
+    dt: Handle,
+) -> Result<Option<(At, usize)>> {
     if in_place(sendbuf) {
         return Ok(None);
     }
-    let len = bytes(count, dt)?;
-    check_buf(sendbuf, len, "sendbuf")?;
-    Ok(Some((at(sendbuf), len)))
+    let sh = shape(dt)?;
+    Ok(Some(side(
+        b,
+        sendbuf,
+        count_of(count, "sendcount")?,
+        &sh,
+        Dir::In,
+        "sendbuf",
+    )?))
+}
+
+/// `n` blocks of `count` elements one after another (a gather's or scatter's root buffer),
+/// or the blocks `counts`/`displs` (element displacements) describe.
+enum Layout {
+    Uniform(usize),
+    V(Vec<usize>, Vec<isize>),
+}
+
+impl Layout {
+    fn stage(
+        self,
+        b: &mut Builder,
+        buf: *const c_void,
+        dt: Handle,
+        n: usize,
+        dir: Dir,
+        what: &str,
+    ) -> Result<Blocks> {
+        let sh = shape(dt)?;
+        let (counts, displs) = match self {
+            Layout::Uniform(c) => {
+                let step = isize::try_from(c)
+                    .map_err(|_| Error::new(ErrorClass::Count, "count overflows"))?;
+                (vec![c; n], (0..n as isize).map(|i| i * step).collect())
+            }
+            Layout::V(c, d) => (c, d),
+        };
+        side_v(b, buf, &counts, &displs, &sh, dir, what)
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -27,9 +69,16 @@ unsafe fn gatherv_common(
     sendcount: impl Wide,
     sendtype: Handle,
     recvbuf: *mut c_void,
-    layout_at_root: impl FnOnce(usize) -> Result<(Vec<usize>, Vec<usize>)>,
+    layout_at_root: impl FnOnce(usize) -> Result<Layout>,
+    recvtype: Handle,
     root: c_int,
 ) -> Result<()> {
+    if b.is_inter() {
+        let f = |b: &mut Builder, n: usize| {
+            layout_at_root(n)?.stage(b, recvbuf, recvtype, n, Dir::Out, "recvbuf")
+        };
+        return super::coll_inter::gatherv(b, sendbuf, sendcount, sendtype, recvbuf, f, root);
+    }
     check_root(b, root)?;
     let n = b.size() as usize;
     let is_root = b.rank() == root;
@@ -39,15 +88,18 @@ unsafe fn gatherv_common(
             "MPI_IN_PLACE is only valid at the root",
         ));
     }
-    let send = send_side(sendbuf, sendcount, sendtype)?;
-    let (lens, displs) = if is_root {
-        let (l, d) = layout_at_root(n)?;
-        check_buf(recvbuf, extent_of(&l, &d), "recvbuf")?;
-        (l, d)
+    let send = send_side(b, sendbuf, sendcount, sendtype)?;
+    let r = if is_root {
+        let dir = if send.is_none() { Dir::InOut } else { Dir::Out };
+        layout_at_root(n)?.stage(b, recvbuf, recvtype, n, dir, "recvbuf")?
     } else {
-        (Vec::new(), Vec::new())
+        Blocks {
+            at: at(recvbuf),
+            lens: Vec::new(),
+            displs: Vec::new(),
+        }
     };
-    algos::gatherv(b, send, at(recvbuf), &lens, &displs, root);
+    algos::gatherv(b, send, r.at, &r.lens, &r.displs, root);
     Ok(())
 }
 
@@ -62,9 +114,9 @@ unsafe fn gather(
     recvtype: Handle,
     root: c_int,
 ) -> Result<()> {
-    let f = |n: usize| uniform(bytes(recvcount, recvtype)?, n);
+    let f = |_| Ok(Layout::Uniform(count_of(recvcount, "recvcount")?));
     // SAFETY: forwarded.
-    unsafe { gatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, f, root) }
+    unsafe { gatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, f, recvtype, root) }
 }
 coll_fns!(MPI_Gather / PMPI_Gather, MPI_Igather / PMPI_Igather,
     MPI_Gather_c / PMPI_Gather_c, MPI_Igather_c / PMPI_Igather_c,
@@ -83,9 +135,9 @@ unsafe fn gatherv(
     root: c_int,
 ) -> Result<()> {
     // SAFETY: at the root both arrays hold one int per rank.
-    let f = |n: usize| unsafe { layout(recvcounts, displs, dtype(recvtype)?, n) };
+    let f = |n: usize| unsafe { layout(recvcounts, displs, n) }.map(|(c, d)| Layout::V(c, d));
     // SAFETY: forwarded.
-    unsafe { gatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, f, root) }
+    unsafe { gatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, f, recvtype, root) }
 }
 coll_fns!(MPI_Gatherv / PMPI_Gatherv, MPI_Igatherv / PMPI_Igatherv,
     MPI_Gatherv_c / PMPI_Gatherv_c, MPI_Igatherv_c / PMPI_Igatherv_c,
@@ -95,12 +147,19 @@ coll_fns!(MPI_Gatherv / PMPI_Gatherv, MPI_Igatherv / PMPI_Igatherv,
 unsafe fn scatterv_common(
     b: &mut Builder,
     sendbuf: *const c_void,
-    layout_at_root: impl FnOnce(usize) -> Result<(Vec<usize>, Vec<usize>)>,
+    layout_at_root: impl FnOnce(usize) -> Result<Layout>,
+    sendtype: Handle,
     recvbuf: *mut c_void,
     recvcount: impl Wide,
     recvtype: Handle,
     root: c_int,
 ) -> Result<()> {
+    if b.is_inter() {
+        let f = |b: &mut Builder, n: usize| {
+            layout_at_root(n)?.stage(b, sendbuf, sendtype, n, Dir::In, "sendbuf")
+        };
+        return super::coll_inter::scatterv(b, sendbuf, f, recvbuf, recvcount, recvtype, root);
+    }
     check_root(b, root)?;
     let n = b.size() as usize;
     let is_root = b.rank() == root;
@@ -113,18 +172,20 @@ unsafe fn scatterv_common(
     let recv = if in_place(recvbuf) {
         None
     } else {
-        let len = bytes(recvcount, recvtype)?;
-        check_buf(recvbuf, len, "recvbuf")?;
-        Some((at(recvbuf), len))
+        let sh = shape(recvtype)?;
+        let c = count_of(recvcount, "recvcount")?;
+        Some(side(b, recvbuf, c, &sh, Dir::Out, "recvbuf")?)
     };
-    let (lens, displs) = if is_root {
-        let (l, d) = layout_at_root(n)?;
-        check_buf(sendbuf, extent_of(&l, &d), "sendbuf")?;
-        (l, d)
+    let s = if is_root {
+        layout_at_root(n)?.stage(b, sendbuf, sendtype, n, Dir::In, "sendbuf")?
     } else {
-        (Vec::new(), Vec::new())
+        Blocks {
+            at: at(sendbuf.cast_mut()),
+            lens: Vec::new(),
+            displs: Vec::new(),
+        }
     };
-    algos::scatterv(b, at(sendbuf), &lens, &displs, recv, root);
+    algos::scatterv(b, s.at, &s.lens, &s.displs, recv, root);
     Ok(())
 }
 
@@ -139,9 +200,9 @@ unsafe fn scatter(
     recvtype: Handle,
     root: c_int,
 ) -> Result<()> {
-    let f = |n: usize| uniform(bytes(sendcount, sendtype)?, n);
+    let f = |_| Ok(Layout::Uniform(count_of(sendcount, "sendcount")?));
     // SAFETY: forwarded.
-    unsafe { scatterv_common(b, sendbuf, f, recvbuf, recvcount, recvtype, root) }
+    unsafe { scatterv_common(b, sendbuf, f, sendtype, recvbuf, recvcount, recvtype, root) }
 }
 coll_fns!(MPI_Scatter / PMPI_Scatter, MPI_Iscatter / PMPI_Iscatter,
     MPI_Scatter_c / PMPI_Scatter_c, MPI_Iscatter_c / PMPI_Iscatter_c,
@@ -160,9 +221,9 @@ unsafe fn scatterv(
     root: c_int,
 ) -> Result<()> {
     // SAFETY: at the root both arrays hold one int per rank.
-    let f = |n: usize| unsafe { layout(sendcounts, displs, dtype(sendtype)?, n) };
+    let f = |n: usize| unsafe { layout(sendcounts, displs, n) }.map(|(c, d)| Layout::V(c, d));
     // SAFETY: forwarded.
-    unsafe { scatterv_common(b, sendbuf, f, recvbuf, recvcount, recvtype, root) }
+    unsafe { scatterv_common(b, sendbuf, f, sendtype, recvbuf, recvcount, recvtype, root) }
 }
 coll_fns!(MPI_Scatterv / PMPI_Scatterv, MPI_Iscatterv / PMPI_Iscatterv,
     MPI_Scatterv_c / PMPI_Scatterv_c, MPI_Iscatterv_c / PMPI_Iscatterv_c,
@@ -174,12 +235,19 @@ unsafe fn allgatherv_common(
     sendcount: impl Wide,
     sendtype: Handle,
     recvbuf: *mut c_void,
-    lens: Vec<usize>,
-    displs: Vec<usize>,
+    l: Layout,
+    recvtype: Handle,
 ) -> Result<()> {
-    let send = send_side(sendbuf, sendcount, sendtype)?;
-    check_buf(recvbuf, extent_of(&lens, &displs), "recvbuf")?;
-    algos::allgatherv(b, send, at(recvbuf), &lens, &displs);
+    if b.is_inter() {
+        let n = b.peer_size() as usize;
+        let f = |b: &mut Builder| l.stage(b, recvbuf, recvtype, n, Dir::Out, "recvbuf");
+        return super::coll_inter::allgatherv(b, sendbuf, sendcount, sendtype, recvbuf, f);
+    }
+    let n = b.size() as usize;
+    let send = send_side(b, sendbuf, sendcount, sendtype)?;
+    let dir = if send.is_none() { Dir::InOut } else { Dir::Out };
+    let r = l.stage(b, recvbuf, recvtype, n, dir, "recvbuf")?;
+    algos::allgatherv(b, send, r.at, &r.lens, &r.displs);
     Ok(())
 }
 
@@ -193,10 +261,9 @@ unsafe fn allgather(
     recvcount: impl Wide,
     recvtype: Handle,
 ) -> Result<()> {
-    let n = b.size() as usize;
-    let (lens, displs) = uniform(bytes(recvcount, recvtype)?, n)?;
+    let l = Layout::Uniform(count_of(recvcount, "recvcount")?);
     // SAFETY: forwarded.
-    unsafe { allgatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, lens, displs) }
+    unsafe { allgatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, l, recvtype) }
 }
 coll_fns!(MPI_Allgather / PMPI_Allgather, MPI_Iallgather / PMPI_Iallgather,
     MPI_Allgather_c / PMPI_Allgather_c, MPI_Iallgather_c / PMPI_Iallgather_c,
@@ -214,40 +281,78 @@ unsafe fn allgatherv(
     recvtype: Handle,
 ) -> Result<()> {
     // SAFETY: both arrays hold one int per rank.
-    let (lens, d) = unsafe { layout(recvcounts, displs, dtype(recvtype)?, b.size() as usize)? };
+    let (c, d) = unsafe { layout(recvcounts, displs, b.peer_size() as usize)? };
     // SAFETY: forwarded.
-    unsafe { allgatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, lens, d) }
+    unsafe {
+        allgatherv_common(
+            b,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Layout::V(c, d),
+            recvtype,
+        )
+    }
 }
 coll_fns!(MPI_Allgatherv / PMPI_Allgatherv, MPI_Iallgatherv / PMPI_Iallgatherv,
     MPI_Allgatherv_c / PMPI_Allgatherv_c, MPI_Iallgatherv_c / PMPI_Iallgatherv_c,
     allgatherv(sendbuf: *const c_void, sendcount: c_int | Count, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int | *const Count, displs: *const c_int | *const Aint, recvtype: Handle));
 
-/// Alltoall(v/w) once every layout is in bytes.
+/// One side of an all-to-all: per-rank counts, byte displacements and datatypes.
+struct Per {
+    counts: Vec<usize>,
+    displs: Vec<isize>,
+    types: Vec<Handle>,
+}
+
+/// Alltoall(v/w) once every side is described: each rank's block staged on its own (a type
+/// per rank in the w- form), so the blocks are grouped by type here.
 fn alltoall_common(
     b: &mut Builder,
     sendbuf: *const c_void,
-    send: Option<(Vec<usize>, Vec<usize>)>,
+    send: Option<Per>,
     recvbuf: *mut c_void,
-    rlens: Vec<usize>,
-    rdispls: Vec<usize>,
+    recv: Per,
 ) -> Result<()> {
-    check_buf(recvbuf, extent_of(&rlens, &rdispls), "recvbuf")?;
+    if b.is_inter() {
+        let s = match &send {
+            Some(sp) => Some(stage_per(b, sendbuf, sp, Dir::In, "sendbuf")?),
+            None => None,
+        };
+        let r = stage_per(b, recvbuf, &recv, Dir::Out, "recvbuf")?;
+        return super::coll_inter::alltoallw(b, sendbuf, s, r);
+    }
+    let rdir = if send.is_none() { Dir::InOut } else { Dir::Out };
+    let r = stage_per(b, recvbuf, &recv, rdir, "recvbuf")?;
     match send {
-        Some((sl, sd)) => {
-            check_buf(sendbuf, extent_of(&sl, &sd), "sendbuf")?;
-            algos::alltoallw(
-                b,
-                Some(at(sendbuf)),
-                &sl,
-                &sd,
-                at(recvbuf),
-                &rlens,
-                &rdispls,
-            );
+        Some(sp) => {
+            let s = stage_per(b, sendbuf, &sp, Dir::In, "sendbuf")?;
+            algos::alltoallw(b, Some(s.at), &s.lens, &s.displs, r.at, &r.lens, &r.displs);
         }
-        None => algos::alltoallw(b, None, &rlens, &rdispls, at(recvbuf), &rlens, &rdispls),
+        None => algos::alltoallw(b, None, &r.lens, &r.displs, r.at, &r.lens, &r.displs),
     }
     Ok(())
+}
+
+/// Stage an all-to-all side. With one datatype for every rank, one staging; with several
+/// (alltoallw), each rank's block on its own, then expressed relative to one temporary base
+/// when they all landed in one place, else copied together.
+fn stage_per(b: &mut Builder, buf: *const c_void, p: &Per, dir: Dir, what: &str) -> Result<Blocks> {
+    let n = p.counts.len();
+    if p.types.windows(2).all(|w| w[0] == w[1]) {
+        let sh = shape(p.types.first().copied().unwrap_or(0x247 as Handle))?;
+        return side_bytes(b, buf, &p.counts, &p.displs, &sh, dir, what);
+    }
+    // Per-rank types: each block through its own type.
+    let blocks = (0..n)
+        .map(|i| Ok((shape(p.types[i])?, p.counts[i], p.displs[i])))
+        .collect::<Result<Vec<_>>>()?;
+    let staged = stage::stage_mixed(b, buf as *mut u8, &blocks, dir)?;
+    if matches!(staged.at.0, Buf::User(_)) || in_place(buf) {
+        check_buf(buf, extent_of(&staged.lens, &staged.displs), what)?;
+    }
+    Ok(staged)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -260,18 +365,51 @@ unsafe fn alltoall(
     recvcount: impl Wide,
     recvtype: Handle,
 ) -> Result<()> {
-    let n = b.size() as usize;
-    let (rl, rd) = uniform(bytes(recvcount, recvtype)?, n)?;
+    let n = b.peer_size() as usize;
+    let uniform = |c: usize, t: Handle| -> Result<Per> {
+        let sh = shape(t)?;
+        let step = sh.offset(c as isize)?;
+        Ok(Per {
+            counts: vec![c; n],
+            displs: (0..n as isize).map(|i| i * step).collect(),
+            types: vec![t; n],
+        })
+    };
+    let recv = uniform(count_of(recvcount, "recvcount")?, recvtype)?;
     let send = if in_place(sendbuf) {
         None
     } else {
-        Some(uniform(bytes(sendcount, sendtype)?, n)?)
+        Some(uniform(count_of(sendcount, "sendcount")?, sendtype)?)
     };
-    alltoall_common(b, sendbuf, send, recvbuf, rl, rd)
+    alltoall_common(b, sendbuf, send, recvbuf, recv)
 }
 coll_fns!(MPI_Alltoall / PMPI_Alltoall, MPI_Ialltoall / PMPI_Ialltoall,
     MPI_Alltoall_c / PMPI_Alltoall_c, MPI_Ialltoall_c / PMPI_Ialltoall_c,
     alltoall(sendbuf: *const c_void, sendcount: c_int | Count, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int | Count, recvtype: Handle));
+
+/// A v-form side: counts and element displacements (in extents of `t`) as a `Per`.
+///
+/// # Safety
+/// Both arrays hold `n` entries.
+unsafe fn per_v(
+    counts: *const impl Wide,
+    displs: *const impl Wide,
+    t: Handle,
+    n: usize,
+) -> Result<Per> {
+    // SAFETY: forwarded.
+    let (c, d) = unsafe { layout(counts, displs, n)? };
+    let sh = shape(t)?;
+    let d = d
+        .iter()
+        .map(|&x| sh.offset(x))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Per {
+        counts: c,
+        displs: d,
+        types: vec![t; n],
+    })
+}
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn alltoallv(
@@ -285,22 +423,22 @@ unsafe fn alltoallv(
     rdispls: *const impl Wide,
     recvtype: Handle,
 ) -> Result<()> {
-    let n = b.size() as usize;
+    let n = b.peer_size() as usize;
     // SAFETY: every array holds one int per rank (the send ones unless MPI_IN_PLACE).
-    let (rl, rd) = unsafe { layout(recvcounts, rdispls, dtype(recvtype)?, n)? };
+    let recv = unsafe { per_v(recvcounts, rdispls, recvtype, n)? };
     let send = if in_place(sendbuf) {
         None
     } else {
         // SAFETY: as above.
-        Some(unsafe { layout(sendcounts, sdispls, dtype(sendtype)?, n)? })
+        Some(unsafe { per_v(sendcounts, sdispls, sendtype, n)? })
     };
-    alltoall_common(b, sendbuf, send, recvbuf, rl, rd)
+    alltoall_common(b, sendbuf, send, recvbuf, recv)
 }
 coll_fns!(MPI_Alltoallv / PMPI_Alltoallv, MPI_Ialltoallv / PMPI_Ialltoallv,
     MPI_Alltoallv_c / PMPI_Alltoallv_c, MPI_Ialltoallv_c / PMPI_Ialltoallv_c,
     alltoallv(sendbuf: *const c_void, sendcounts: *const c_int | *const Count, sdispls: *const c_int | *const Aint, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int | *const Count, rdispls: *const c_int | *const Aint, recvtype: Handle));
 
-/// Alltoallw's per-rank types: byte lengths from counts; displacements are already in bytes.
+/// Alltoallw's per-rank types; displacements are already in bytes.
 ///
 /// # Safety
 /// The three arrays hold `n` entries each.
@@ -309,26 +447,21 @@ unsafe fn w_layout(
     displs: *const impl Wide,
     types: *const Handle,
     n: usize,
-) -> Result<(Vec<usize>, Vec<usize>)> {
+) -> Result<Per> {
     if types.is_null() {
         return Err(Error::new(ErrorClass::Arg, "datatype array is NULL"));
     }
     // SAFETY: the caller's contract.
     let (c, d, t) = unsafe {
-        (
-            ints(counts, n, "counts")?,
-            ints(displs, n, "displacements")?,
-            std::slice::from_raw_parts(types, n),
-        )
+        let (c, d) = layout(counts, displs, n)?;
+        (c, d, std::slice::from_raw_parts(types, n))
     };
-    let lens = c
-        .iter()
-        .zip(t)
-        .map(|(&c, &t)| span(c, dtype(t)?))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((lens, d))
+    Ok(Per {
+        counts: c,
+        displs: d,
+        types: t.to_vec(),
+    })
 }
-
 #[allow(clippy::too_many_arguments)]
 unsafe fn alltoallw(
     b: &mut Builder,
@@ -341,16 +474,16 @@ unsafe fn alltoallw(
     rdispls: *const impl Wide,
     recvtypes: *const Handle,
 ) -> Result<()> {
-    let n = b.size() as usize;
+    let n = b.peer_size() as usize;
     // SAFETY: every array holds one entry per rank (the send ones unless MPI_IN_PLACE).
-    let (rl, rd) = unsafe { w_layout(recvcounts, rdispls, recvtypes, n)? };
+    let recv = unsafe { w_layout(recvcounts, rdispls, recvtypes, n)? };
     let send = if in_place(sendbuf) {
         None
     } else {
         // SAFETY: as above.
         Some(unsafe { w_layout(sendcounts, sdispls, sendtypes, n)? })
     };
-    alltoall_common(b, sendbuf, send, recvbuf, rl, rd)
+    alltoall_common(b, sendbuf, send, recvbuf, recv)
 }
 coll_fns!(MPI_Alltoallw / PMPI_Alltoallw, MPI_Ialltoallw / PMPI_Ialltoallw,
     MPI_Alltoallw_c / PMPI_Alltoallw_c, MPI_Ialltoallw_c / PMPI_Ialltoallw_c,

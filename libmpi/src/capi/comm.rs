@@ -191,13 +191,26 @@ mpi_fn! {
         call("MPI_Comm_compare", crate::comm::WORLD, |rt| {
             let (a, b) = (comm_index(comm1)?, comm_index(comm2)?);
             null_check(result, "result")?;
-            let ga = Group::new(rt.comm(a)?.group.clone());
-            let gb = Group::new(rt.comm(b)?.group.clone());
-            let r = match ga.compare(&gb) {
+            let (ca, cb) = (rt.comm(a)?, rt.comm(b)?);
+            let ga = Group::new(ca.group.clone());
+            let gb = Group::new(cb.group.clone());
+            // Intercommunicators compare both groups; the weaker result counts.
+            let remote = match (&ca.remote, &cb.remote) {
+                (None, None) => Comparison::Identical,
+                (Some(ra), Some(rb)) => Group::new(ra.clone()).compare(&Group::new(rb.clone())),
+                _ => Comparison::Unequal,
+            };
+            let rank = |c: &Comparison| match c {
+                Comparison::Identical | Comparison::Congruent => 0,
+                Comparison::Similar => 1,
+                Comparison::Unequal => 2,
+            };
+            let worst = rank(&ga.compare(&gb)).max(rank(&remote));
+            let r = match worst {
                 _ if a == b => IDENT,
-                Comparison::Identical | Comparison::Congruent => CONGRUENT,
-                Comparison::Similar => SIMILAR,
-                Comparison::Unequal => UNEQUAL,
+                0 => CONGRUENT,
+                1 => SIMILAR,
+                _ => UNEQUAL,
             };
             // SAFETY: checked non-NULL.
             unsafe { *result = r };
@@ -206,23 +219,9 @@ mpi_fn! {
     }
 }
 
-mpi_fn! {
-    fn MPI_Comm_test_inter / PMPI_Comm_test_inter(comm: Handle, flag: *mut c_int) -> c_int {
-        call("MPI_Comm_test_inter", err_comm(comm), |rt| {
-            rt.comm(comm_index(comm)?)?;
-            null_check(flag, "flag")?;
-            // SAFETY: checked non-NULL; there are no intercommunicators yet.
-            unsafe { *flag = 0 };
-            Ok(())
-        })
-    }
-}
-
-/// MPI_Comm_idup(_with_info): the duplicate is made at once (as MPI_Comm_dup, collectively),
-/// then a completed request is handed out. Correct for every program that completes the
-/// request before using the new communicator, as it must; what it gives up is overlap, and a
-/// program whose ranks reach the call only after a communication that another rank starts after
-/// its own MPI_Comm_idup would block in it.
+/// MPI_Comm_idup(_with_info): the duplicate's slot and attributes are made at once and its
+/// context id arrives through a collective schedule (`comm_idup.rs`), so the call does not
+/// wait for the other members.
 fn idup(
     name: &str,
     comm: Handle,
@@ -230,23 +229,32 @@ fn idup(
     newcomm: *mut Handle,
     request: *mut Handle,
 ) -> c_int {
-    if let Err(e) = null_check(request, "request") {
-        return fail(name, err_comm(comm), e);
-    }
-    let rc = match info {
-        Some(info) => dup_with_info(name, comm, info, newcomm),
-        // SAFETY: same contract as MPI_Comm_dup for comm and newcomm.
-        None => unsafe { PMPI_Comm_dup(comm, newcomm) },
-    };
-    if rc != MPI_SUCCESS {
-        return rc;
-    }
-    call(name, err_comm(comm), |rt| {
-        let id = rt
-            .pml
-            .request_for(pml::Started::Done(pml::Status::default()));
-        // SAFETY: checked non-NULL above.
-        unsafe { request.write(request_handle(id)) };
+    outside(name, err_comm(comm), || {
+        let c = comm_index(comm)?;
+        null_check(request, "request")?;
+        null_check(newcomm, "newcomm")?;
+        let hints = match info {
+            Some(h) => Some(runtime::with(|_| super::info::hints(h))?),
+            None => None,
+        };
+        let mut req = None;
+        let id = crate::comm_ops::dup_via(c, |rt| {
+            let (slot, r) = rt.idup_bare(c)?;
+            req = Some(r);
+            Ok(slot)
+        })?;
+        let req = req.expect("set by a successful dup_via");
+        if let Some(h) = hints {
+            runtime::with(|rt| {
+                rt.comm_mut(id)?.info = h;
+                Ok(())
+            })?;
+        }
+        // SAFETY: both checked non-NULL; the caller's MPI_Comm and MPI_Request.
+        unsafe {
+            store_comm(newcomm, Some(id));
+            request.write(request_handle(req));
+        }
         Ok(())
     })
 }
@@ -333,26 +341,5 @@ mpi_fn! {
             unsafe { store_comm(newcomm, id) };
             Ok(())
         })
-    }
-}
-
-/// The error of the intercommunicator-only calls: there are no intercommunicators yet.
-fn not_inter(rt: &Runtime, comm: Handle) -> Result<()> {
-    rt.comm(comm_index(comm)?)?;
-    Err(Error::new(
-        ErrorClass::Comm,
-        "not an intercommunicator (rmpi has none yet)",
-    ))
-}
-
-mpi_fn! {
-    fn MPI_Comm_remote_size / PMPI_Comm_remote_size(comm: Handle, _size: *mut c_int) -> c_int {
-        call("MPI_Comm_remote_size", err_comm(comm), |rt| not_inter(rt, comm))
-    }
-}
-
-mpi_fn! {
-    fn MPI_Comm_remote_group / PMPI_Comm_remote_group(comm: Handle, _group: *mut Handle) -> c_int {
-        call("MPI_Comm_remote_group", err_comm(comm), |rt| not_inter(rt, comm))
     }
 }

@@ -6,6 +6,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Arc;
 
 use super::*;
+use crate::datatype::contents::{combiner::*, Contents};
 use crate::datatype::{table, Layout, Msg};
 use crate::error::err;
 
@@ -47,6 +48,10 @@ fn message_general(buf: *const c_void, count: Count, datatype: Handle) -> Result
         ));
     }
     let h = datatype as usize;
+    if count == 0 && h == table::DATATYPE_NULL {
+        // Nothing to move (a receive from MPI_PROC_NULL, say): no type is needed.
+        return Ok(Msg::bytes(buf.cast(), 0));
+    }
     let layout = match crate::datatype::lookup(h) {
         // The MINLOC/MAXLOC pairs with padding inside go through their layout.
         Some(dt) if !matches!(h, 0x229 | 0x22a | 0x22c | 0x22d) => {
@@ -98,6 +103,7 @@ pub(crate) fn byte_len(count: usize, size: usize) -> Result<usize> {
 /// Bytes of `count` elements for calls that move a raw buffer (no datatype layout): predefined
 /// types, and derived ones whose data is one run from the buffer start. Other derived types are
 /// refused rather than sent as the wrong bytes.
+#[allow(dead_code)] // for raw-buffer calls outside point-to-point and collectives
 pub(crate) fn contiguous_bytes(count: Count, datatype: Handle) -> Result<usize> {
     if count < 0 {
         return Err(Error::new(
@@ -178,6 +184,24 @@ fn aints(v: &[Aint]) -> Vec<Count> {
     v.iter().map(|&x| x as Count).collect()
 }
 
+/// A constructor's record for MPI_Type_get_contents.
+fn rec(combiner: i32, ints: Vec<Count>, aints: Vec<Count>, types: &[Handle]) -> Result<Contents> {
+    let types = types
+        .iter()
+        .map(|&t| table::type_arg(t as usize))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Contents::new(combiner, ints, aints, types))
+}
+
+/// `n` followed by the arrays, as the integer arguments of MPI_Type_get_contents.
+fn cat(n: usize, parts: &[&[Count]]) -> Vec<Count> {
+    let mut v = vec![n as Count];
+    for p in parts {
+        v.extend_from_slice(p);
+    }
+    v
+}
+
 fn old(h: Handle) -> Result<Arc<Layout>> {
     table::layout(h as usize)
 }
@@ -186,11 +210,12 @@ fn old(h: Handle) -> Result<Arc<Layout>> {
 ///
 /// # Safety
 /// `newtype` is NULL or points to a writable MPI_Datatype.
-unsafe fn create(newtype: *mut Handle, l: Result<Layout>) -> Result<()> {
+unsafe fn create(newtype: *mut Handle, l: Result<Layout>, c: Result<Contents>) -> Result<()> {
     if newtype.is_null() {
         return err(ErrorClass::Arg, "newtype pointer is NULL");
     }
-    let h = table::insert(Arc::new(l?));
+    let l = l?;
+    let h = table::insert_with(Arc::new(l), Some(c?));
     // SAFETY: checked non-NULL above; the caller's contract.
     unsafe { put(newtype, h as Handle, "newtype") }
 }
@@ -272,7 +297,7 @@ mpi_fn! {
     fn MPI_Type_contiguous / PMPI_Type_contiguous(count: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_contiguous", || unsafe {
-            create(newtype, nonneg(count.into(), "count").and_then(|n| Layout::contiguous(n, &*old(oldtype)?)))
+            create(newtype, nonneg(count.into(), "count").and_then(|n| Layout::contiguous(n, &*old(oldtype)?)), rec(CONTIGUOUS, vec![count.into()], vec![], &[oldtype]))
         })
     }
 }
@@ -281,7 +306,7 @@ mpi_fn! {
     fn MPI_Type_contiguous_c / PMPI_Type_contiguous_c(count: Count, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_contiguous_c", || unsafe {
-            create(newtype, nonneg(count, "count").and_then(|n| Layout::contiguous(n, &*old(oldtype)?)))
+            create(newtype, nonneg(count, "count").and_then(|n| Layout::contiguous(n, &*old(oldtype)?)), rec(CONTIGUOUS, vec![count], vec![], &[oldtype]))
         })
     }
 }
@@ -290,7 +315,7 @@ mpi_fn! {
     fn MPI_Type_vector / PMPI_Type_vector(count: c_int, blocklength: c_int, stride: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_vector", || unsafe {
-            create(newtype, vector(count.into(), blocklength.into(), stride.into(), true, oldtype))
+            create(newtype, vector(count.into(), blocklength.into(), stride.into(), true, oldtype), rec(VECTOR, vec![count.into(), blocklength.into(), stride.into()], vec![], &[oldtype]))
         })
     }
 }
@@ -299,7 +324,7 @@ mpi_fn! {
     fn MPI_Type_vector_c / PMPI_Type_vector_c(count: Count, blocklength: Count, stride: Count, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_vector_c", || unsafe {
-            create(newtype, vector(count, blocklength, stride, true, oldtype))
+            create(newtype, vector(count, blocklength, stride, true, oldtype), rec(VECTOR, vec![count, blocklength, stride], vec![], &[oldtype]))
         })
     }
 }
@@ -308,7 +333,7 @@ mpi_fn! {
     fn MPI_Type_create_hvector / PMPI_Type_create_hvector(count: c_int, blocklength: c_int, stride: Aint, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_create_hvector", || unsafe {
-            create(newtype, vector(count.into(), blocklength.into(), stride as Count, false, oldtype))
+            create(newtype, vector(count.into(), blocklength.into(), stride as Count, false, oldtype), rec(HVECTOR, vec![count.into(), blocklength.into()], vec![stride as Count], &[oldtype]))
         })
     }
 }
@@ -317,7 +342,7 @@ mpi_fn! {
     fn MPI_Type_create_hvector_c / PMPI_Type_create_hvector_c(count: Count, blocklength: Count, stride: Count, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_create_hvector_c", || unsafe {
-            create(newtype, vector(count, blocklength, stride, false, oldtype))
+            create(newtype, vector(count, blocklength, stride, false, oldtype), rec(HVECTOR, vec![count, blocklength], vec![stride], &[oldtype]))
         })
     }
 }
@@ -329,7 +354,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&widen(b), &widen(d), true, oldtype)) }
+            unsafe { create(newtype, indexed(&widen(b), &widen(d), true, oldtype), rec(INDEXED, cat(n, &[&widen(b), &widen(d)]), vec![], &[oldtype])) }
         })
     }
 }
@@ -341,7 +366,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(b, d, true, oldtype)) }
+            unsafe { create(newtype, indexed(b, d, true, oldtype), rec(INDEXED, cat(n, &[b, d]), vec![], &[oldtype])) }
         })
     }
 }
@@ -353,7 +378,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&widen(b), &aints(d), false, oldtype)) }
+            unsafe { create(newtype, indexed(&widen(b), &aints(d), false, oldtype), rec(HINDEXED, cat(n, &[&widen(b)]), aints(d), &[oldtype])) }
         })
     }
 }
@@ -365,7 +390,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(b, d, false, oldtype)) }
+            unsafe { create(newtype, indexed(b, d, false, oldtype), rec(HINDEXED, cat(n, &[b]), d.to_vec(), &[oldtype])) }
         })
     }
 }
@@ -377,7 +402,7 @@ mpi_fn! {
             // SAFETY: the array holds `count` entries, per the standard.
             let d = unsafe { arr(displacements, n, "array_of_displacements")? };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&vec![blocklength.into(); n], &widen(d), true, oldtype)) }
+            unsafe { create(newtype, indexed(&vec![blocklength.into(); n], &widen(d), true, oldtype), rec(INDEXED_BLOCK, cat(n, &[&[blocklength.into()], &widen(d)]), vec![], &[oldtype])) }
         })
     }
 }
@@ -389,7 +414,7 @@ mpi_fn! {
             // SAFETY: the array holds `count` entries, per the standard.
             let d = unsafe { arr(displacements, n, "array_of_displacements")? };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&vec![blocklength; n], d, true, oldtype)) }
+            unsafe { create(newtype, indexed(&vec![blocklength; n], d, true, oldtype), rec(INDEXED_BLOCK, cat(n, &[&[blocklength], d]), vec![], &[oldtype])) }
         })
     }
 }
@@ -401,7 +426,7 @@ mpi_fn! {
             // SAFETY: the array holds `count` entries, per the standard.
             let d = unsafe { arr(displacements, n, "array_of_displacements")? };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&vec![blocklength.into(); n], &aints(d), false, oldtype)) }
+            unsafe { create(newtype, indexed(&vec![blocklength.into(); n], &aints(d), false, oldtype), rec(HINDEXED_BLOCK, vec![n as Count, blocklength.into()], aints(d), &[oldtype])) }
         })
     }
 }
@@ -413,7 +438,7 @@ mpi_fn! {
             // SAFETY: the array holds `count` entries, per the standard.
             let d = unsafe { arr(displacements, n, "array_of_displacements")? };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&vec![blocklength; n], d, false, oldtype)) }
+            unsafe { create(newtype, indexed(&vec![blocklength; n], d, false, oldtype), rec(HINDEXED_BLOCK, vec![n as Count, blocklength], d.to_vec(), &[oldtype])) }
         })
     }
 }
@@ -425,7 +450,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d, t) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?, arr(types, n, "array_of_types")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, structure(&widen(b), &aints(d), t)) }
+            unsafe { create(newtype, structure(&widen(b), &aints(d), t), rec(STRUCT, cat(n, &[&widen(b)]), aints(d), t)) }
         })
     }
 }
@@ -437,7 +462,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d, t) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?, arr(types, n, "array_of_types")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, structure(b, d, t)) }
+            unsafe { create(newtype, structure(b, d, t), rec(STRUCT, cat(n, &[b]), d.to_vec(), t)) }
         })
     }
 }
@@ -446,7 +471,7 @@ mpi_fn! {
     fn MPI_Type_create_resized / PMPI_Type_create_resized(oldtype: Handle, lb: Aint, extent: Aint, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_create_resized", || unsafe {
-            create(newtype, old(oldtype).and_then(|o| Layout::resized(&o, lb, extent)))
+            create(newtype, old(oldtype).and_then(|o| Layout::resized(&o, lb, extent)), rec(RESIZED, vec![], vec![lb as Count, extent as Count], &[oldtype]))
         })
     }
 }
@@ -455,7 +480,7 @@ mpi_fn! {
     fn MPI_Type_create_resized_c / PMPI_Type_create_resized_c(oldtype: Handle, lb: Count, extent: Count, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_create_resized_c", || unsafe {
-            create(newtype, old(oldtype).and_then(|o| Layout::resized(&o, lb as isize, extent as isize)))
+            create(newtype, old(oldtype).and_then(|o| Layout::resized(&o, lb as isize, extent as isize)), rec(RESIZED, vec![], vec![lb, extent], &[oldtype]))
         })
     }
 }
@@ -467,7 +492,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `ndims` entries, per the standard.
             let (a, b, c) = unsafe { (arr(sizes, n, "array_of_sizes")?, arr(subsizes, n, "array_of_subsizes")?, arr(starts, n, "array_of_starts")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, subarray(&widen(a), &widen(b), &widen(c), order, oldtype)) }
+            unsafe { create(newtype, subarray(&widen(a), &widen(b), &widen(c), order, oldtype), rec(SUBARRAY, cat(n, &[&widen(a), &widen(b), &widen(c), &[order.into()]]), vec![], &[oldtype])) }
         })
     }
 }
@@ -479,7 +504,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `ndims` entries, per the standard.
             let (a, b, c) = unsafe { (arr(sizes, n, "array_of_sizes")?, arr(subsizes, n, "array_of_subsizes")?, arr(starts, n, "array_of_starts")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, subarray(a, b, c, order, oldtype)) }
+            unsafe { create(newtype, subarray(a, b, c, order, oldtype), rec(SUBARRAY, cat(n, &[a, b, c, &[order.into()]]), vec![], &[oldtype])) }
         })
     }
 }
@@ -491,6 +516,13 @@ mpi_fn! {
                 return err(ErrorClass::Arg, "newtype pointer is NULL");
             }
             let h = table::dup(oldtype as usize)?;
+            if let Err(e) = super::dtype_attr::on_dup(oldtype as usize, h) {
+                // A copy callback failed: no new type (MPI_DATATYPE_NULL, as MPICH gives).
+                table::free(h)?;
+                // SAFETY: checked non-NULL above.
+                unsafe { put(newtype, table::DATATYPE_NULL as Handle, "newtype")? };
+                return Err(e);
+            }
             // SAFETY: checked non-NULL; the caller passes a writable MPI_Datatype.
             unsafe { put(newtype, h as Handle, "newtype") }
         })
@@ -517,6 +549,9 @@ mpi_fn! {
             }
             // SAFETY: checked non-NULL; the caller's MPI_Datatype, set to NULL once freed.
             unsafe {
+                if crate::datatype::lookup(*datatype as usize).is_none() {
+                    super::dtype_attr::on_free(*datatype as usize)?;
+                }
                 table::free(*datatype as usize)?;
                 *datatype = table::DATATYPE_NULL as Handle;
             }
@@ -825,7 +860,44 @@ unsafe fn elements(status: *const MpiStatus, datatype: Handle) -> Result<Option<
     }
     // SAFETY: checked non-NULL; the caller's contract.
     let bytes = unsafe { (*status).count() };
-    Ok(old(datatype)?.elements_in(bytes))
+    let l = old(datatype)?;
+    if let Some(n) = l.elements_in(bytes) {
+        return Ok(Some(n));
+    }
+    // Basic types of several sizes: walk the type map's sequence of basic elements.
+    let h = datatype as usize;
+    let c = table::contents(h)?;
+    let Ok(seq) = crate::datatype::external32::sequence(&l, c.as_deref(), h) else {
+        return Ok(None);
+    };
+    Ok(partial_elements(&l, &seq, bytes))
+}
+
+/// Basic elements in the first `bytes` of a message of `l`, whose one element's basic types
+/// are `seq`; None when `bytes` ends inside a basic element (or a pair type is involved).
+fn partial_elements(l: &Layout, seq: &[(usize, usize)], bytes: usize) -> Option<usize> {
+    if l.size() == 0 {
+        return Some(0);
+    }
+    let per: usize = seq.iter().map(|&(_, n)| n).sum();
+    let (full, mut rem) = (bytes / l.size(), bytes % l.size());
+    let mut n = full.checked_mul(per)?;
+    for &(h, k) in seq {
+        if rem == 0 {
+            break;
+        }
+        if matches!(h, 0x228..=0x22d | 0x230..=0x232) {
+            return None;
+        }
+        let es = crate::datatype::lookup(h)?.size.max(1);
+        let take = (rem / es).min(k);
+        n += take;
+        rem -= take * es;
+        if take < k {
+            break;
+        }
+    }
+    (rem == 0).then_some(n)
 }
 
 mpi_fn! {

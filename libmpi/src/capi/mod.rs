@@ -6,11 +6,16 @@
 mod abi;
 mod attr;
 mod coll;
+mod coll_inter;
 mod coll_v;
 mod comm;
+mod comm_inter;
 mod datatype;
+mod dtype_attr;
+mod dtype_intro;
 pub(crate) mod env;
 mod errh;
+mod external32;
 mod group;
 mod handle_int;
 mod info;
@@ -76,11 +81,27 @@ impl MpiStatus {
     }
 }
 
-/// Write `st` through `out` unless it is MPI_STATUS_IGNORE (NULL).
+/// Write `st` through `out` unless it is MPI_STATUS_IGNORE (NULL), for a call that returns
+/// one status: its MPI_ERROR field is left as it was (MPI 4.1 §3.2.5: only the calls returning
+/// several statuses update it; see `store_status_all`).
 ///
 /// # Safety
 /// `out` is NULL or points to a writable MPI_Status.
 unsafe fn store_status(out: *mut MpiStatus, st: &pml::Status) {
+    if out.is_null() {
+        return;
+    }
+    // SAFETY: the caller's contract: a writable (hence readable) MPI_Status.
+    let error = unsafe { (*out).error };
+    // SAFETY: forwarded contract.
+    unsafe { store_status_all(out, &pml::Status { error, ..*st }) };
+}
+
+/// `store_status` for the calls returning an array of statuses, which set MPI_ERROR too.
+///
+/// # Safety
+/// `out` is NULL or points to a writable MPI_Status.
+unsafe fn store_status_all(out: *mut MpiStatus, st: &pml::Status) {
     if out.is_null() {
         return;
     }
@@ -160,12 +181,6 @@ fn request_id(h: Handle) -> Result<Option<pml::ReqId>> {
             format!("{v:#x} is not a request handle"),
         )),
     }
-}
-
-/// Bytes of `count` elements for calls that move a raw buffer: predefined types and derived
-/// types whose data is one run from the buffer start (others are refused, see contiguous_bytes).
-fn message_bytes(count: Count, datatype: Handle) -> Result<usize> {
-    datatype::contiguous_bytes(count, datatype)
 }
 
 /// Packed bytes of `count` elements of `datatype`, any layout (a size, not a buffer extent).

@@ -4,8 +4,9 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::coll::{bytes, check_buf, reduction, Wide};
+use super::coll::{check_buf, count_of, reduction_of, Wide};
 use super::*;
+use crate::datatype::Msg;
 use crate::op;
 
 /// MPI_Reduce_local(_c).
@@ -18,8 +19,26 @@ fn reduce_local(
     op: Handle,
 ) -> c_int {
     let r = (|| {
-        let len = bytes(count, datatype)?;
-        let red = reduction(op, datatype)?;
+        let n = count_of(count, "count")?;
+        let (red, basic, sh) = reduction_of(op, datatype, n)?;
+        let len = sh.bytes(n)?;
+        if let Some(l) = &sh.layout {
+            // A derived type with holes: reduce its packed elements, write them back.
+            let (mi, mo) = (
+                Msg::typed(inbuf.cast(), n, l),
+                Msg::typed(inoutbuf.cast_const().cast(), n, l),
+            );
+            let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
+            // SAFETY: both buffers hold `count` elements of `datatype` (the call's contract).
+            unsafe {
+                mi.read(0, &mut a);
+                mo.read(0, &mut b);
+            }
+            op::apply(&red.op, red.dt, basic, &a, &mut b);
+            // SAFETY: as above; inoutbuf is writable.
+            unsafe { mo.write(0, &b) };
+            return Ok(());
+        }
         check_buf(inbuf, len, "inbuf")?;
         check_buf(inoutbuf, len, "inoutbuf")?;
         if len == 0 {
@@ -37,7 +56,7 @@ fn reduce_local(
                 std::slice::from_raw_parts_mut(inoutbuf.cast::<u8>(), len),
             )
         };
-        op::apply(&red.op, red.dt, count.wide() as usize, a, b);
+        op::apply(&red.op, red.dt, basic, a, b);
         Ok(())
     })();
     match r {

@@ -9,6 +9,7 @@ pub(super) fn err_comm(comm: Handle) -> usize {
     comm_index(comm).unwrap_or(crate::comm::WORLD)
 }
 
+#[allow(dead_code)]
 pub(super) fn check_buf(buf: *const c_void, bytes: usize) -> Result<()> {
     if buf.is_null() && bytes > 0 {
         return Err(Error::new(
@@ -287,7 +288,7 @@ mpi_fn! {
                 failed |= st.error != 0;
                 if !statuses.is_null() {
                     // SAFETY: as above: `count` writable statuses.
-                    unsafe { store_status(statuses.add(i), &st) };
+                    unsafe { store_status_all(statuses.add(i), &st) };
                 }
             }
             if failed {
@@ -413,19 +414,18 @@ fn isendrecv_replace(
     request: *mut Handle,
 ) -> c_int {
     call(name, err_comm(comm), |rt| {
-        let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
-        check_buf(buf, n)?;
+        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
+        let n = m.len;
         if request.is_null() {
             return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
         }
         rt.check_send(c, dest, sendtag)?;
+        // The outgoing data, packed (any layout).
         let mut out = vec![0u8; n];
-        if n > 0 {
-            // SAFETY: buf holds n readable bytes (the call's contract, checked non-NULL).
-            unsafe { std::ptr::copy_nonoverlapping(buf.cast::<u8>(), out.as_mut_ptr(), n) };
-        }
+        // SAFETY: the message's bytes are readable (the call's contract, checked by message_c).
+        unsafe { m.read(0, &mut out) };
         // SAFETY: buf stays valid and untouched until the request completes (the contract).
-        let r = unsafe { rt.start_recv(c, buf.cast(), n, source, recvtag)? };
+        let r = unsafe { rt.start_recv_msg(c, m, source, recvtag)? };
         // SAFETY: `out` moves into the pair below, its heap block unmoved, and lives until
         // the pair completes.
         let s = unsafe { rt.start_send(c, out.as_ptr(), n, dest, sendtag)? };

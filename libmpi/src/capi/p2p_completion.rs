@@ -107,7 +107,7 @@ unsafe fn take_some(
             failed |= st.error != 0;
             indices.add(n).write(i as c_int);
             if !statuses.is_null() {
-                store_status(statuses.add(n), &st);
+                store_status_all(statuses.add(n), &st);
             }
         }
         n += 1;
@@ -258,7 +258,7 @@ mpi_fn! {
                 failed |= st.error != 0;
                 if !statuses.is_null() {
                     // SAFETY: `count` writable statuses unless MPI_STATUSES_IGNORE.
-                    unsafe { store_status(statuses.add(i), &st) };
+                    unsafe { store_status_all(statuses.add(i), &st) };
                 }
             }
             if failed { Err(in_status()) } else { Ok(()) }
@@ -444,7 +444,7 @@ mpi_fn! {
                 failed |= st.error != 0;
                 if !statuses.is_null() {
                     // SAFETY: `count` writable statuses unless MPI_STATUSES_IGNORE.
-                    unsafe { store_status(statuses.add(i), st) };
+                    unsafe { store_status_all(statuses.add(i), st) };
                 }
             }
             if failed { Err(in_status()) } else { Ok(()) }
@@ -474,7 +474,7 @@ mpi_fn! {
                 unsafe {
                     indices.add(n).write(i as c_int);
                     if !statuses.is_null() {
-                        store_status(statuses.add(n), &st);
+                        store_status_all(statuses.add(n), &st);
                     }
                 }
                 n += 1;
@@ -514,7 +514,14 @@ fn set_elements(s: &mut MpiStatus, datatype: Handle, count: i64) -> Result<()> {
             format!("count {count} is negative"),
         ));
     }
-    let bytes = type_size(datatype)? as u64 * count as u64;
+    // `count` basic elements (not elements of `datatype`), as bytes of its type map.
+    let l = crate::datatype::table::layout(datatype as usize)?;
+    let bytes = l.bytes_of_elements(count as usize).ok_or_else(|| {
+        Error::new(
+            ErrorClass::Count,
+            format!("{count} basic elements of this datatype are not a whole number of bytes rmpi can count"),
+        )
+    })? as u64;
     s.internal[0] = bytes as u32 as c_int;
     s.internal[1] = (bytes >> 32) as u32 as c_int;
     Ok(())

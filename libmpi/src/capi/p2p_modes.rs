@@ -3,7 +3,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::p2p::{check_buf, err_comm};
+use super::p2p::err_comm;
 use super::*;
 use crate::pml::request::{PersistentOp, SendMode};
 
@@ -32,10 +32,9 @@ fn send(
     mode: SendMode,
 ) -> c_int {
     call(name, err_comm(comm), |rt| {
-        let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
-        check_buf(buf, n)?;
+        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
         // SAFETY: the send's contract: buf holds count elements; we return once it completes.
-        let s = unsafe { rt.start_send_mode(c, buf.cast(), n, dest, tag, mode)? };
+        let s = unsafe { rt.start_send_mode_msg(c, m, dest, tag, mode)? };
         rt.finish(s).map(|_| ())
     })
 }
@@ -54,13 +53,12 @@ fn isend(
     mode: SendMode,
 ) -> c_int {
     call(name, err_comm(comm), |rt| {
-        let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
-        check_buf(buf, n)?;
+        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
         if request.is_null() {
             return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
         }
         // SAFETY: the call's contract: buf stays valid and unmodified until the request completes.
-        let s = unsafe { rt.start_send_mode(c, buf.cast(), n, dest, tag, mode)? };
+        let s = unsafe { rt.start_send_mode_msg(c, m, dest, tag, mode)? };
         let id = rt.pml.request_for(s);
         write_request(request, id)
     })
@@ -80,15 +78,15 @@ fn init(
     send: Option<SendMode>,
 ) -> c_int {
     call(name, err_comm(comm), |rt| {
-        let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
-        check_buf(buf, n)?;
+        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
         if request.is_null() {
             return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
         }
         let op = PersistentOp {
             send,
-            buf: buf as *mut u8,
-            len: n,
+            buf: m.ptr,
+            len: m.len,
+            layout: m.layout,
             comm: c,
             peer,
             tag,
@@ -290,20 +288,21 @@ fn sendrecv_replace(
     status: *mut MpiStatus,
 ) -> c_int {
     call(name, err_comm(comm), |rt| {
-        let (c, n) = (comm_index(comm)?, message_bytes(count, datatype)?);
-        check_buf(buf, n)?;
+        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
+        let n = m.len;
         let mut tmp = vec![0u8; n];
         // SAFETY: `tmp` lives until both operations complete below.
         let r = unsafe { rt.start_recv(c, tmp.as_mut_ptr(), n, source, recvtag)? };
         // SAFETY: buf holds count elements (the call's contract), unmodified until the
         // send completes below.
-        let s = unsafe { rt.start_send(c, buf.cast(), n, dest, sendtag) };
+        let s = unsafe { rt.start_send_msg(c, m.clone(), dest, sendtag) };
         let st = rt.finish(r);
         rt.finish(s?)?;
         let st = st?;
         if st.count > 0 {
-            // SAFETY: buf has room for n >= st.count bytes; tmp holds st.count received bytes.
-            unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), buf.cast::<u8>(), st.count) };
+            // SAFETY: the message has room for n >= st.count packed bytes (any layout);
+            // tmp holds st.count received bytes.
+            unsafe { m.write(0, &tmp[..st.count]) };
         }
         // SAFETY: status is MPI_STATUS_IGNORE or writable.
         unsafe { store_status(status, &st) };

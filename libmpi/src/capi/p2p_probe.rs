@@ -4,7 +4,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::p2p::{check_buf, err_comm};
+use super::p2p::err_comm;
 use super::*;
 
 const MESSAGE_NULL: usize = 0x128;
@@ -110,15 +110,14 @@ fn mrecv(
     status: *mut MpiStatus,
 ) -> c_int {
     call(name, crate::comm::WORLD, |rt| {
-        let n = message_bytes(count, datatype)?;
-        check_buf(buf, n)?;
+        let msg = message_c(buf, count, datatype)?;
         if message.is_null() {
             return Err(Error::new(ErrorClass::Arg, "message pointer is NULL"));
         }
         // SAFETY: checked non-NULL; the caller's MPI_Message.
         let m = message_slot(unsafe { *message })?;
         // SAFETY: buf has room for count elements; the receive completes before return.
-        let s = unsafe { rt.start_mrecv(m, buf.cast(), n)? };
+        let s = unsafe { rt.start_mrecv_msg(m, msg)? };
         // SAFETY: as above.
         unsafe { message.write(MESSAGE_NULL as Handle) };
         let st = rt.finish(s)?;
@@ -138,8 +137,7 @@ fn imrecv(
     request: *mut Handle,
 ) -> c_int {
     call(name, crate::comm::WORLD, |rt| {
-        let n = message_bytes(count, datatype)?;
-        check_buf(buf, n)?;
+        let msg = message_c(buf, count, datatype)?;
         if message.is_null() || request.is_null() {
             return Err(Error::new(
                 ErrorClass::Arg,
@@ -149,7 +147,7 @@ fn imrecv(
         // SAFETY: checked non-NULL; the caller's MPI_Message.
         let m = message_slot(unsafe { *message })?;
         // SAFETY: buf stays valid until the request completes (MPI_Imrecv's contract).
-        let s = unsafe { rt.start_mrecv(m, buf.cast(), n)? };
+        let s = unsafe { rt.start_mrecv_msg(m, msg)? };
         let id = rt.pml.request_for(s);
         // SAFETY: both checked non-NULL.
         unsafe {

@@ -15,7 +15,7 @@ use super::unsupported::{on_comm, on_world, returned};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 248] = [
+pub(super) const NAMES: [&str; 222] = [
     "MPI_Allgather_init",
     "MPI_Allgather_init_c",
     "MPI_Allgatherv_init",
@@ -38,7 +38,6 @@ pub(super) const NAMES: [&str; 248] = [
     "MPI_Comm_attach_buffer",
     "MPI_Comm_attach_buffer_c",
     "MPI_Comm_connect",
-    "MPI_Comm_create_from_group",
     "MPI_Comm_detach_buffer",
     "MPI_Comm_detach_buffer_c",
     "MPI_Comm_flush_buffer",
@@ -143,9 +142,6 @@ pub(super) const NAMES: [&str; 248] = [
     "MPI_Grequest_complete",
     "MPI_Grequest_start",
     "MPI_Group_from_session_pset",
-    "MPI_Intercomm_create",
-    "MPI_Intercomm_create_from_groups",
-    "MPI_Intercomm_merge",
     "MPI_Lookup_name",
     "MPI_Neighbor_allgather_init",
     "MPI_Neighbor_allgather_init_c",
@@ -158,10 +154,6 @@ pub(super) const NAMES: [&str; 248] = [
     "MPI_Neighbor_alltoallw_init",
     "MPI_Neighbor_alltoallw_init_c",
     "MPI_Open_port",
-    "MPI_Pack_external",
-    "MPI_Pack_external_c",
-    "MPI_Pack_external_size",
-    "MPI_Pack_external_size_c",
     "MPI_Parrived",
     "MPI_Pready",
     "MPI_Pready_list",
@@ -201,24 +193,6 @@ pub(super) const NAMES: [&str; 248] = [
     "MPI_Session_iflush_buffer",
     "MPI_Session_init",
     "MPI_Session_set_errhandler",
-    "MPI_Type_create_darray",
-    "MPI_Type_create_darray_c",
-    "MPI_Type_create_f90_complex",
-    "MPI_Type_create_f90_integer",
-    "MPI_Type_create_f90_real",
-    "MPI_Type_create_keyval",
-    "MPI_Type_delete_attr",
-    "MPI_Type_free_keyval",
-    "MPI_Type_get_attr",
-    "MPI_Type_get_contents",
-    "MPI_Type_get_contents_c",
-    "MPI_Type_get_envelope",
-    "MPI_Type_get_envelope_c",
-    "MPI_Type_get_value_index",
-    "MPI_Type_match_size",
-    "MPI_Type_set_attr",
-    "MPI_Unpack_external",
-    "MPI_Unpack_external_c",
     "MPI_Unpublish_name",
     "MPI_T_category_changed",
     "MPI_T_category_get_categories",
@@ -399,1094 +373,938 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Comm_create_from_group / PMPI_Comm_create_from_group(_group: Handle, _stringtag: *const c_void, _info: Handle, _errhandler: Handle, _newcomm: *mut c_void) -> c_int {
-        on_world(22)
-    }
-}
-
-mpi_fn! {
     fn MPI_Comm_detach_buffer / PMPI_Comm_detach_buffer(comm: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_comm(23, comm)
+        on_comm(22, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_detach_buffer_c / PMPI_Comm_detach_buffer_c(comm: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_comm(24, comm)
+        on_comm(23, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_flush_buffer / PMPI_Comm_flush_buffer(comm: Handle) -> c_int {
-        on_comm(25, comm)
+        on_comm(24, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_iflush_buffer / PMPI_Comm_iflush_buffer(comm: Handle, _request: *mut c_void) -> c_int {
-        on_comm(26, comm)
+        on_comm(25, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_join / PMPI_Comm_join(_fd: c_int, _intercomm: *mut c_void) -> c_int {
-        on_world(27)
+        on_world(26)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_spawn / PMPI_Comm_spawn(_command: *const c_void, _argv: *mut c_void, _maxprocs: c_int, _info: Handle, _root: c_int, comm: Handle, _intercomm: *mut c_void, _array_of_errcodes: *mut c_void) -> c_int {
-        on_comm(28, comm)
+        on_comm(27, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_spawn_multiple / PMPI_Comm_spawn_multiple(_count: c_int, _array_of_commands: *mut c_void, _array_of_argv: *mut c_void, _array_of_maxprocs: *const c_void, _array_of_info: *const c_void, _root: c_int, comm: Handle, _intercomm: *mut c_void, _array_of_errcodes: *mut c_void) -> c_int {
-        on_comm(29, comm)
+        on_comm(28, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Exscan_init / PMPI_Exscan_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: c_int, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(30, comm)
+        on_comm(29, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Exscan_init_c / PMPI_Exscan_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: i64, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(31, comm)
+        on_comm(30, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_File_call_errhandler / PMPI_File_call_errhandler(_fh: Handle, _errorcode: c_int) -> c_int {
-        returned(32)
+        returned(31)
     }
 }
 
 mpi_fn! {
     fn MPI_File_close / PMPI_File_close(_fh: *mut c_void) -> c_int {
-        returned(33)
+        returned(32)
     }
 }
 
 mpi_fn! {
     fn MPI_File_create_errhandler / PMPI_File_create_errhandler(_file_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        returned(34)
+        returned(33)
     }
 }
 
 mpi_fn! {
     fn MPI_File_delete / PMPI_File_delete(_filename: *const c_void, _info: Handle) -> c_int {
-        returned(35)
+        returned(34)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_amode / PMPI_File_get_amode(_fh: Handle, _amode: *mut c_void) -> c_int {
-        returned(36)
+        returned(35)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_atomicity / PMPI_File_get_atomicity(_fh: Handle, _flag: *mut c_void) -> c_int {
-        returned(37)
+        returned(36)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_byte_offset / PMPI_File_get_byte_offset(_fh: Handle, _offset: i64, _disp: *mut c_void) -> c_int {
-        returned(38)
+        returned(37)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_errhandler / PMPI_File_get_errhandler(_file: Handle, _errhandler: *mut c_void) -> c_int {
-        returned(39)
+        returned(38)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_group / PMPI_File_get_group(_fh: Handle, _group: *mut c_void) -> c_int {
-        returned(40)
+        returned(39)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_info / PMPI_File_get_info(_fh: Handle, _info_used: *mut c_void) -> c_int {
-        returned(41)
+        returned(40)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_position / PMPI_File_get_position(_fh: Handle, _offset: *mut c_void) -> c_int {
-        returned(42)
+        returned(41)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_position_shared / PMPI_File_get_position_shared(_fh: Handle, _offset: *mut c_void) -> c_int {
-        returned(43)
+        returned(42)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_size / PMPI_File_get_size(_fh: Handle, _size: *mut c_void) -> c_int {
-        returned(44)
+        returned(43)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_type_extent / PMPI_File_get_type_extent(_fh: Handle, _datatype: Handle, _extent: *mut c_void) -> c_int {
-        returned(45)
+        returned(44)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_type_extent_c / PMPI_File_get_type_extent_c(_fh: Handle, _datatype: Handle, _extent: *mut c_void) -> c_int {
-        returned(46)
+        returned(45)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_view / PMPI_File_get_view(_fh: Handle, _disp: *mut c_void, _etype: *mut c_void, _filetype: *mut c_void, _datarep: *mut c_void) -> c_int {
-        returned(47)
+        returned(46)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread / PMPI_File_iread(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(48)
+        returned(47)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_c / PMPI_File_iread_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(49)
+        returned(48)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_all / PMPI_File_iread_all(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(50)
+        returned(49)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_all_c / PMPI_File_iread_all_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(51)
+        returned(50)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at / PMPI_File_iread_at(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(52)
+        returned(51)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at_c / PMPI_File_iread_at_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(53)
+        returned(52)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at_all / PMPI_File_iread_at_all(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(54)
+        returned(53)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at_all_c / PMPI_File_iread_at_all_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(55)
+        returned(54)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_shared / PMPI_File_iread_shared(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(56)
+        returned(55)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_shared_c / PMPI_File_iread_shared_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(57)
+        returned(56)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite / PMPI_File_iwrite(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(58)
+        returned(57)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_c / PMPI_File_iwrite_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(59)
+        returned(58)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_all / PMPI_File_iwrite_all(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(60)
+        returned(59)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_all_c / PMPI_File_iwrite_all_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(61)
+        returned(60)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at / PMPI_File_iwrite_at(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(62)
+        returned(61)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at_c / PMPI_File_iwrite_at_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(63)
+        returned(62)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at_all / PMPI_File_iwrite_at_all(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(64)
+        returned(63)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at_all_c / PMPI_File_iwrite_at_all_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(65)
+        returned(64)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_shared / PMPI_File_iwrite_shared(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(66)
+        returned(65)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_shared_c / PMPI_File_iwrite_shared_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(67)
+        returned(66)
     }
 }
 
 mpi_fn! {
     fn MPI_File_open / PMPI_File_open(_comm: Handle, _filename: *const c_void, _amode: c_int, _info: Handle, _fh: *mut c_void) -> c_int {
-        returned(68)
+        returned(67)
     }
 }
 
 mpi_fn! {
     fn MPI_File_preallocate / PMPI_File_preallocate(_fh: Handle, _size: i64) -> c_int {
-        returned(69)
+        returned(68)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read / PMPI_File_read(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(70)
+        returned(69)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_c / PMPI_File_read_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(71)
+        returned(70)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all / PMPI_File_read_all(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(72)
+        returned(71)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_c / PMPI_File_read_all_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(73)
+        returned(72)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_begin / PMPI_File_read_all_begin(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(74)
+        returned(73)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_begin_c / PMPI_File_read_all_begin_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(75)
+        returned(74)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_end / PMPI_File_read_all_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(76)
+        returned(75)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at / PMPI_File_read_at(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(77)
+        returned(76)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_c / PMPI_File_read_at_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(78)
+        returned(77)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all / PMPI_File_read_at_all(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(79)
+        returned(78)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_c / PMPI_File_read_at_all_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(80)
+        returned(79)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_begin / PMPI_File_read_at_all_begin(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(81)
+        returned(80)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_begin_c / PMPI_File_read_at_all_begin_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(82)
+        returned(81)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_end / PMPI_File_read_at_all_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(83)
+        returned(82)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered / PMPI_File_read_ordered(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(84)
+        returned(83)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_c / PMPI_File_read_ordered_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(85)
+        returned(84)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_begin / PMPI_File_read_ordered_begin(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(86)
+        returned(85)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_begin_c / PMPI_File_read_ordered_begin_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(87)
+        returned(86)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_end / PMPI_File_read_ordered_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(88)
+        returned(87)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_shared / PMPI_File_read_shared(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(89)
+        returned(88)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_shared_c / PMPI_File_read_shared_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(90)
+        returned(89)
     }
 }
 
 mpi_fn! {
     fn MPI_File_seek / PMPI_File_seek(_fh: Handle, _offset: i64, _whence: c_int) -> c_int {
-        returned(91)
+        returned(90)
     }
 }
 
 mpi_fn! {
     fn MPI_File_seek_shared / PMPI_File_seek_shared(_fh: Handle, _offset: i64, _whence: c_int) -> c_int {
-        returned(92)
+        returned(91)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_atomicity / PMPI_File_set_atomicity(_fh: Handle, _flag: c_int) -> c_int {
-        returned(93)
+        returned(92)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_errhandler / PMPI_File_set_errhandler(_file: Handle, _errhandler: Handle) -> c_int {
-        returned(94)
+        returned(93)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_info / PMPI_File_set_info(_fh: Handle, _info: Handle) -> c_int {
-        returned(95)
+        returned(94)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_size / PMPI_File_set_size(_fh: Handle, _size: i64) -> c_int {
-        returned(96)
+        returned(95)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_view / PMPI_File_set_view(_fh: Handle, _disp: i64, _etype: Handle, _filetype: Handle, _datarep: *const c_void, _info: Handle) -> c_int {
-        returned(97)
+        returned(96)
     }
 }
 
 mpi_fn! {
     fn MPI_File_sync / PMPI_File_sync(_fh: Handle) -> c_int {
-        returned(98)
+        returned(97)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write / PMPI_File_write(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(99)
+        returned(98)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_c / PMPI_File_write_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(100)
+        returned(99)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all / PMPI_File_write_all(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(101)
+        returned(100)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_c / PMPI_File_write_all_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(102)
+        returned(101)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_begin / PMPI_File_write_all_begin(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(103)
+        returned(102)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_begin_c / PMPI_File_write_all_begin_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(104)
+        returned(103)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_end / PMPI_File_write_all_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(105)
+        returned(104)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at / PMPI_File_write_at(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(106)
+        returned(105)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_c / PMPI_File_write_at_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(107)
+        returned(106)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all / PMPI_File_write_at_all(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(108)
+        returned(107)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_c / PMPI_File_write_at_all_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(109)
+        returned(108)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_begin / PMPI_File_write_at_all_begin(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(110)
+        returned(109)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_begin_c / PMPI_File_write_at_all_begin_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(111)
+        returned(110)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_end / PMPI_File_write_at_all_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(112)
+        returned(111)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered / PMPI_File_write_ordered(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(113)
+        returned(112)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_c / PMPI_File_write_ordered_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(114)
+        returned(113)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_begin / PMPI_File_write_ordered_begin(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(115)
+        returned(114)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_begin_c / PMPI_File_write_ordered_begin_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(116)
+        returned(115)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_end / PMPI_File_write_ordered_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(117)
+        returned(116)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_shared / PMPI_File_write_shared(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(118)
+        returned(117)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_shared_c / PMPI_File_write_shared_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(119)
+        returned(118)
     }
 }
 
 mpi_fn! {
     fn MPI_Gather_init / PMPI_Gather_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(120, comm)
+        on_comm(119, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Gather_init_c / PMPI_Gather_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(121, comm)
+        on_comm(120, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Gatherv_init / PMPI_Gatherv_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _displs: *const c_void, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(122, comm)
+        on_comm(121, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Gatherv_init_c / PMPI_Gatherv_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _displs: *const c_void, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(123, comm)
+        on_comm(122, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Grequest_complete / PMPI_Grequest_complete(_request: Handle) -> c_int {
-        on_world(124)
+        on_world(123)
     }
 }
 
 mpi_fn! {
     fn MPI_Grequest_start / PMPI_Grequest_start(_query_fn: *mut c_void, _free_fn: *mut c_void, _cancel_fn: *mut c_void, _extra_state: *mut c_void, _request: *mut c_void) -> c_int {
-        on_world(125)
+        on_world(124)
     }
 }
 
 mpi_fn! {
     fn MPI_Group_from_session_pset / PMPI_Group_from_session_pset(_session: Handle, _pset_name: *const c_void, _newgroup: *mut c_void) -> c_int {
-        on_world(126)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Intercomm_create / PMPI_Intercomm_create(local_comm: Handle, _local_leader: c_int, _peer_comm: Handle, _remote_leader: c_int, _tag: c_int, _newintercomm: *mut c_void) -> c_int {
-        on_comm(127, local_comm)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Intercomm_create_from_groups / PMPI_Intercomm_create_from_groups(_local_group: Handle, _local_leader: c_int, _remote_group: Handle, _remote_leader: c_int, _stringtag: *const c_void, _info: Handle, _errhandler: Handle, _newintercomm: *mut c_void) -> c_int {
-        on_world(128)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Intercomm_merge / PMPI_Intercomm_merge(intercomm: Handle, _high: c_int, _newintracomm: *mut c_void) -> c_int {
-        on_comm(129, intercomm)
+        on_world(125)
     }
 }
 
 mpi_fn! {
     fn MPI_Lookup_name / PMPI_Lookup_name(_service_name: *const c_void, _info: Handle, _port_name: *mut c_void) -> c_int {
-        on_world(130)
+        on_world(126)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_allgather_init / PMPI_Neighbor_allgather_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(131, comm)
+        on_comm(127, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_allgather_init_c / PMPI_Neighbor_allgather_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(132, comm)
+        on_comm(128, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_allgatherv_init / PMPI_Neighbor_allgatherv_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _displs: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(133, comm)
+        on_comm(129, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_allgatherv_init_c / PMPI_Neighbor_allgatherv_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _displs: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(134, comm)
+        on_comm(130, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoall_init / PMPI_Neighbor_alltoall_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(135, comm)
+        on_comm(131, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoall_init_c / PMPI_Neighbor_alltoall_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(136, comm)
+        on_comm(132, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoallv_init / PMPI_Neighbor_alltoallv_init(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(137, comm)
+        on_comm(133, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoallv_init_c / PMPI_Neighbor_alltoallv_init_c(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtype: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(138, comm)
+        on_comm(134, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoallw_init / PMPI_Neighbor_alltoallw_init(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtypes: *const c_void, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtypes: *const c_void, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(139, comm)
+        on_comm(135, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Neighbor_alltoallw_init_c / PMPI_Neighbor_alltoallw_init_c(_sendbuf: *const c_void, _sendcounts: *const c_void, _sdispls: *const c_void, _sendtypes: *const c_void, _recvbuf: *mut c_void, _recvcounts: *const c_void, _rdispls: *const c_void, _recvtypes: *const c_void, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(140, comm)
+        on_comm(136, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Open_port / PMPI_Open_port(_info: Handle, _port_name: *mut c_void) -> c_int {
-        on_world(141)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Pack_external / PMPI_Pack_external(_datarep: *const c_void, _inbuf: *const c_void, _incount: c_int, _datatype: Handle, _outbuf: *mut c_void, _outsize: isize, _position: *mut c_void) -> c_int {
-        on_world(142)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Pack_external_c / PMPI_Pack_external_c(_datarep: *const c_void, _inbuf: *const c_void, _incount: i64, _datatype: Handle, _outbuf: *mut c_void, _outsize: i64, _position: *mut c_void) -> c_int {
-        on_world(143)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Pack_external_size / PMPI_Pack_external_size(_datarep: *const c_void, _incount: c_int, _datatype: Handle, _size: *mut c_void) -> c_int {
-        on_world(144)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Pack_external_size_c / PMPI_Pack_external_size_c(_datarep: *const c_void, _incount: i64, _datatype: Handle, _size: *mut c_void) -> c_int {
-        on_world(145)
+        on_world(137)
     }
 }
 
 mpi_fn! {
     fn MPI_Parrived / PMPI_Parrived(_request: Handle, _partition: c_int, _flag: *mut c_void) -> c_int {
-        on_world(146)
+        on_world(138)
     }
 }
 
 mpi_fn! {
     fn MPI_Pready / PMPI_Pready(_partition: c_int, _request: Handle) -> c_int {
-        on_world(147)
+        on_world(139)
     }
 }
 
 mpi_fn! {
     fn MPI_Pready_list / PMPI_Pready_list(_length: c_int, _array_of_partitions: *const c_void, _request: Handle) -> c_int {
-        on_world(148)
+        on_world(140)
     }
 }
 
 mpi_fn! {
     fn MPI_Pready_range / PMPI_Pready_range(_partition_low: c_int, _partition_high: c_int, _request: Handle) -> c_int {
-        on_world(149)
+        on_world(141)
     }
 }
 
 mpi_fn! {
     fn MPI_Precv_init / PMPI_Precv_init(_buf: *mut c_void, _partitions: c_int, _count: c_int, _datatype: Handle, _dest: c_int, _tag: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(150, comm)
+        on_comm(142, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Precv_init_c / PMPI_Precv_init_c(_buf: *mut c_void, _partitions: c_int, _count: i64, _datatype: Handle, _dest: c_int, _tag: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(151, comm)
+        on_comm(143, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Psend_init / PMPI_Psend_init(_buf: *const c_void, _partitions: c_int, _count: c_int, _datatype: Handle, _dest: c_int, _tag: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(152, comm)
+        on_comm(144, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Psend_init_c / PMPI_Psend_init_c(_buf: *const c_void, _partitions: c_int, _count: i64, _datatype: Handle, _dest: c_int, _tag: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(153, comm)
+        on_comm(145, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Publish_name / PMPI_Publish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(154)
+        on_world(146)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_init / PMPI_Reduce_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: c_int, _datatype: Handle, _op: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(155, comm)
+        on_comm(147, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_init_c / PMPI_Reduce_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: i64, _datatype: Handle, _op: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(156, comm)
+        on_comm(148, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _recvcount: c_int, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(157, comm)
+        on_comm(149, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_scatter_block_init_c / PMPI_Reduce_scatter_block_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _recvcount: i64, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(158, comm)
+        on_comm(150, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _recvcounts: *const c_void, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(159, comm)
+        on_comm(151, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_scatter_init_c / PMPI_Reduce_scatter_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _recvcounts: *const c_void, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(160, comm)
+        on_comm(152, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Register_datarep / PMPI_Register_datarep(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(161)
+        returned(153)
     }
 }
 
 mpi_fn! {
     fn MPI_Register_datarep_c / PMPI_Register_datarep_c(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(162)
+        returned(154)
     }
 }
 
 mpi_fn! {
     fn MPI_Scan_init / PMPI_Scan_init(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: c_int, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(163, comm)
+        on_comm(155, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scan_init_c / PMPI_Scan_init_c(_sendbuf: *const c_void, _recvbuf: *mut c_void, _count: i64, _datatype: Handle, _op: Handle, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(164, comm)
+        on_comm(156, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatter_init / PMPI_Scatter_init(_sendbuf: *const c_void, _sendcount: c_int, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(165, comm)
+        on_comm(157, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatter_init_c / PMPI_Scatter_init_c(_sendbuf: *const c_void, _sendcount: i64, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(166, comm)
+        on_comm(158, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatterv_init / PMPI_Scatterv_init(_sendbuf: *const c_void, _sendcounts: *const c_void, _displs: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: c_int, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(167, comm)
+        on_comm(159, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Scatterv_init_c / PMPI_Scatterv_init_c(_sendbuf: *const c_void, _sendcounts: *const c_void, _displs: *const c_void, _sendtype: Handle, _recvbuf: *mut c_void, _recvcount: i64, _recvtype: Handle, _root: c_int, comm: Handle, _info: Handle, _request: *mut c_void) -> c_int {
-        on_comm(168, comm)
+        on_comm(160, comm)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer / PMPI_Session_attach_buffer(_session: Handle, _buffer: *mut c_void, _size: c_int) -> c_int {
-        on_world(169)
+        on_world(161)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer_c / PMPI_Session_attach_buffer_c(_session: Handle, _buffer: *mut c_void, _size: i64) -> c_int {
-        on_world(170)
+        on_world(162)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_call_errhandler / PMPI_Session_call_errhandler(_session: Handle, _errorcode: c_int) -> c_int {
-        on_world(171)
+        on_world(163)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_create_errhandler / PMPI_Session_create_errhandler(_session_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        on_world(172)
+        on_world(164)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer / PMPI_Session_detach_buffer(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(173)
+        on_world(165)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer_c / PMPI_Session_detach_buffer_c(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(174)
+        on_world(166)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_finalize / PMPI_Session_finalize(_session: *mut c_void) -> c_int {
-        on_world(175)
+        on_world(167)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(_session: Handle) -> c_int {
-        on_world(176)
+        on_world(168)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_errhandler / PMPI_Session_get_errhandler(_session: Handle, _errhandler: *mut c_void) -> c_int {
-        on_world(177)
+        on_world(169)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_info / PMPI_Session_get_info(_session: Handle, _info_used: *mut c_void) -> c_int {
-        on_world(178)
+        on_world(170)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_nth_pset / PMPI_Session_get_nth_pset(_session: Handle, _info: Handle, _n: c_int, _pset_len: *mut c_void, _pset_name: *mut c_void) -> c_int {
-        on_world(179)
+        on_world(171)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_num_psets / PMPI_Session_get_num_psets(_session: Handle, _info: Handle, _npset_names: *mut c_void) -> c_int {
-        on_world(180)
+        on_world(172)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_pset_info / PMPI_Session_get_pset_info(_session: Handle, _pset_name: *const c_void, _info: *mut c_void) -> c_int {
-        on_world(181)
+        on_world(173)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(_session: Handle, _request: *mut c_void) -> c_int {
-        on_world(182)
+        on_world(174)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_init / PMPI_Session_init(_info: Handle, _errhandler: Handle, _session: *mut c_void) -> c_int {
-        on_world(183)
+        on_world(175)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_set_errhandler / PMPI_Session_set_errhandler(_session: Handle, _errhandler: Handle) -> c_int {
-        on_world(184)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_create_darray / PMPI_Type_create_darray(_size: c_int, _rank: c_int, _ndims: c_int, _array_of_gsizes: *const c_void, _array_of_distribs: *const c_void, _array_of_dargs: *const c_void, _array_of_psizes: *const c_void, _order: c_int, _oldtype: Handle, _newtype: *mut c_void) -> c_int {
-        on_world(185)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c(_size: c_int, _rank: c_int, _ndims: c_int, _array_of_gsizes: *const c_void, _array_of_distribs: *const c_void, _array_of_dargs: *const c_void, _array_of_psizes: *const c_void, _order: c_int, _oldtype: Handle, _newtype: *mut c_void) -> c_int {
-        on_world(186)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_create_f90_complex / PMPI_Type_create_f90_complex(_p: c_int, _r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(187)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_create_f90_integer / PMPI_Type_create_f90_integer(_r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(188)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_create_f90_real / PMPI_Type_create_f90_real(_p: c_int, _r: c_int, _newtype: *mut c_void) -> c_int {
-        on_world(189)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_create_keyval / PMPI_Type_create_keyval(_type_copy_attr_fn: *mut c_void, _type_delete_attr_fn: *mut c_void, _type_keyval: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        on_world(190)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_delete_attr / PMPI_Type_delete_attr(_datatype: Handle, _type_keyval: c_int) -> c_int {
-        on_world(191)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_free_keyval / PMPI_Type_free_keyval(_type_keyval: *mut c_void) -> c_int {
-        on_world(192)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_get_attr / PMPI_Type_get_attr(_datatype: Handle, _type_keyval: c_int, _attribute_val: *mut c_void, _flag: *mut c_void) -> c_int {
-        on_world(193)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_get_contents / PMPI_Type_get_contents(_datatype: Handle, _max_integers: c_int, _max_addresses: c_int, _max_datatypes: c_int, _array_of_integers: *mut c_void, _array_of_addresses: *mut c_void, _array_of_datatypes: *mut c_void) -> c_int {
-        on_world(194)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c(_datatype: Handle, _max_integers: i64, _max_addresses: i64, _max_large_counts: i64, _max_datatypes: i64, _array_of_integers: *mut c_void, _array_of_addresses: *mut c_void, _array_of_large_counts: *mut c_void, _array_of_datatypes: *mut c_void) -> c_int {
-        on_world(195)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_get_envelope / PMPI_Type_get_envelope(_datatype: Handle, _num_integers: *mut c_void, _num_addresses: *mut c_void, _num_datatypes: *mut c_void, _combiner: *mut c_void) -> c_int {
-        on_world(196)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c(_datatype: Handle, _num_integers: *mut c_void, _num_addresses: *mut c_void, _num_large_counts: *mut c_void, _num_datatypes: *mut c_void, _combiner: *mut c_void) -> c_int {
-        on_world(197)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_get_value_index / PMPI_Type_get_value_index(_value_type: Handle, _index_type: Handle, _pair_type: *mut c_void) -> c_int {
-        on_world(198)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_match_size / PMPI_Type_match_size(_typeclass: c_int, _size: c_int, _datatype: *mut c_void) -> c_int {
-        on_world(199)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Type_set_attr / PMPI_Type_set_attr(_datatype: Handle, _type_keyval: c_int, _attribute_val: *mut c_void) -> c_int {
-        on_world(200)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Unpack_external / PMPI_Unpack_external(_datarep: *const c_void, _inbuf: *const c_void, _insize: isize, _position: *mut c_void, _outbuf: *mut c_void, _outcount: c_int, _datatype: Handle) -> c_int {
-        on_world(201)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Unpack_external_c / PMPI_Unpack_external_c(_datarep: *const c_void, _inbuf: *const c_void, _insize: i64, _position: *mut c_void, _outbuf: *mut c_void, _outcount: i64, _datatype: Handle) -> c_int {
-        on_world(202)
+        on_world(176)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpublish_name / PMPI_Unpublish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(203)
+        on_world(177)
     }
 }
 

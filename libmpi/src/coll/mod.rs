@@ -8,7 +8,9 @@
 //! on every member, without any hook in communicator creation.
 
 pub mod algos;
+pub mod inter;
 pub mod schedule;
+pub mod stage;
 
 use std::collections::HashMap;
 

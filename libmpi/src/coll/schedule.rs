@@ -45,10 +45,31 @@ enum Step {
         m: Msg,
         peer: i32,
     },
+    /// Transfers between the two groups of an intercommunicator (on `Schedule::xctx`).
+    XSend {
+        at: At,
+        len: usize,
+        world: usize,
+    },
+    XRecv {
+        at: At,
+        len: usize,
+        peer: i32,
+    },
     Copy {
         from: At,
         to: At,
         len: usize,
+    },
+    /// Pack the whole message `m` (user memory, any layout) into `to` (a staging temporary).
+    Pack {
+        m: Msg,
+        to: At,
+    },
+    /// Unpack `from` (a staging temporary) into the whole message `m`.
+    Unpack {
+        from: At,
+        m: Msg,
     },
     /// `to = from op to` over `count` elements; `rev`: `to = to op from`.
     Reduce {
@@ -69,6 +90,8 @@ pub struct Red {
 pub struct Schedule {
     key: super::SeqKey,
     ctx: u32,
+    /// An intercommunicator's context between the groups (`ctx` is then the local one).
+    xctx: u32,
     me: i32,
     tag: i32,
     rounds: Vec<Vec<Step>>,
@@ -88,6 +111,8 @@ pub struct Builder<'c> {
     comm: &'c Comm,
     s: Schedule,
     cur: Vec<Step>,
+    /// Steps of the last round, after everything else (unpacking staged receive buffers).
+    post: Vec<Step>,
 }
 
 impl<'c> Builder<'c> {
@@ -97,7 +122,8 @@ impl<'c> Builder<'c> {
             comm,
             s: Schedule {
                 key: super::seq_key(comm),
-                ctx: comm.coll_ctx(),
+                ctx: comm.local_coll_ctx(),
+                xctx: comm.coll_ctx(),
                 me: comm.rank,
                 tag: 0,
                 rounds: Vec::new(),
@@ -109,6 +135,7 @@ impl<'c> Builder<'c> {
                 error: 0,
             },
             cur: Vec::new(),
+            post: Vec::new(),
         }
     }
 
@@ -122,6 +149,17 @@ impl<'c> Builder<'c> {
 
     pub fn size(&self) -> i32 {
         self.comm.size()
+    }
+
+    /// Whether the communicator is an intercommunicator (`coll::inter` builds its schedules).
+    pub fn is_inter(&self) -> bool {
+        self.comm.is_inter()
+    }
+
+    /// The number of ranks a collective's per-peer arrays cover: the remote group's size on an
+    /// intercommunicator, the communicator's otherwise.
+    pub fn peer_size(&self) -> i32 {
+        self.comm.peers().len() as i32
     }
 
     /// Set the reduction for the reduction steps.
@@ -189,6 +227,27 @@ impl<'c> Builder<'c> {
         }
     }
 
+    /// Send `len` bytes to rank `peer` of an intercommunicator's remote group (nothing when
+    /// empty, unless `sync`).
+    pub fn xsend(&mut self, at: At, len: usize, peer: i32, sync: bool) {
+        if len > 0 || sync {
+            let remote = self
+                .comm
+                .remote
+                .as_ref()
+                .expect("xsend on an intercommunicator");
+            let world = remote[peer as usize] as usize;
+            self.cur.push(Step::XSend { at, len, world });
+        }
+    }
+
+    /// Receive from rank `peer` of an intercommunicator's remote group.
+    pub fn xrecv(&mut self, at: At, len: usize, peer: i32, sync: bool) {
+        if len > 0 || sync {
+            self.cur.push(Step::XRecv { at, len, peer });
+        }
+    }
+
     pub fn copy(&mut self, from: At, to: At, len: usize) {
         if len > 0 {
             self.cur.push(Step::Copy { from, to, len });
@@ -226,7 +285,23 @@ impl<'c> Builder<'c> {
         }
     }
 
+    /// Pack message `m` into `to` now (before any later step of this round).
+    pub fn pack(&mut self, m: Msg, to: At) {
+        if m.len > 0 {
+            self.cur.push(Step::Pack { m, to });
+        }
+    }
+
+    /// Unpack `from` into message `m` once everything else has completed.
+    pub fn unpack_at_end(&mut self, from: At, m: Msg) {
+        if m.len > 0 {
+            self.post.push(Step::Unpack { from, m });
+        }
+    }
+
     pub fn finish(mut self) -> Schedule {
+        self.round();
+        self.cur = std::mem::take(&mut self.post);
         self.round();
         self.s
     }
@@ -305,10 +380,34 @@ impl Schedule {
                 // SAFETY: as above, writable and not otherwise accessed until completion.
                 unsafe { pml.irecv(p, len, self.ctx, peer, self.tag) }
             }
+            Step::XSend { at, len, world } => {
+                let p = self.ptr(at);
+                // SAFETY: as for Send.
+                unsafe { pml.isend(p, len, world, self.xctx, self.me, self.tag) }
+            }
+            Step::XRecv { at, len, peer } => {
+                let p = self.ptr(at);
+                // SAFETY: as for Recv.
+                unsafe { pml.irecv(p, len, self.xctx, peer, self.tag) }
+            }
             Step::Copy { from, to, len } => {
                 let (s, d) = (self.ptr(from), self.ptr(to));
                 // SAFETY: both ranges are valid for `len` bytes (see above); `copy` allows overlap.
                 unsafe { std::ptr::copy(s, d, len) };
+                return;
+            }
+            Step::Pack { ref m, to } => {
+                let d = self.ptr(to);
+                // SAFETY: the temporary holds `m.len` bytes from `to` (the staging code sized
+                // it); the message's bytes are the caller's readable send data.
+                unsafe { m.read(0, std::slice::from_raw_parts_mut(d, m.len)) };
+                return;
+            }
+            Step::Unpack { from, ref m } => {
+                let s = self.ptr(from);
+                // SAFETY: as for Pack; the message's bytes are the caller's receive buffer,
+                // written by nothing else until the schedule completes.
+                unsafe { m.write(0, std::slice::from_raw_parts(s.cast_const(), m.len)) };
                 return;
             }
             Step::Reduce {

@@ -43,9 +43,9 @@ pub struct Layout {
     /// (for MPI_Get_elements).
     elements: usize,
     basic_size: Option<usize>,
-    /// The one predefined type (ABI handle) every basic element is, if there is one: what a
-    /// one-sided accumulate applies its op to.
-    basic: Option<usize>,
+    /// The predefined type (ABI handle) every basic element of the type map has, if they all
+    /// have the same one: what a reduction over this type applies its op to.
+    basic_type: Option<usize>,
 }
 
 /// Alignment of a basic type of `size` bytes on x86-64/aarch64 LP64.
@@ -80,7 +80,7 @@ impl Layout {
             explicit: false,
             elements: (size > 0) as usize,
             basic_size: (size > 0).then_some(size),
-            basic: None,
+            basic_type: None,
         }
     }
 
@@ -110,13 +110,23 @@ impl Layout {
             0x216 | 0x217 | 0x21d => Layout::basic(size, 8),
             _ => Layout::basic(size, basic_align(size)),
         };
-        l.basic = (size > 0).then_some(handle);
+        l.basic_type = Some(handle);
         l
     }
 
-    /// The predefined type all of this type's data is made of, if there is one.
+    /// The predefined type all basic elements share (None when they differ or for a type
+    /// built from `Layout::basic`).
     pub fn basic_type(&self) -> Option<usize> {
-        self.basic
+        self.basic_type
+    }
+
+    /// One element is `size` bytes at offset 0, one extent long: `count` elements are one run
+    /// from the buffer start, so the type moves as plain bytes.
+    pub fn is_dense(&self) -> bool {
+        self.size == 0
+            || (self.lb == 0
+                && self.extent() == self.size as isize
+                && self.contiguous_run(2) == Some((0, 2 * self.size)))
     }
 
     /// A basic type that counts as two basic elements of half its size.
@@ -186,6 +196,22 @@ impl Layout {
             _ => return None,
         };
         full.checked_mul(self.elements)?.checked_add(part)
+    }
+
+    /// Packed bytes of the first `n` basic elements of a message of this type (the inverse of
+    /// `elements_in`); None when the basic sizes differ inside an element and `n` ends within
+    /// one, or on overflow.
+    pub fn bytes_of_elements(&self, n: usize) -> Option<usize> {
+        if self.elements == 0 {
+            return (n == 0).then_some(0);
+        }
+        let (full, rem) = (n / self.elements, n % self.elements);
+        let part = match (rem, self.basic_size) {
+            (0, _) => 0,
+            (r, Some(b)) => r.checked_mul(b)?,
+            _ => return None,
+        };
+        full.checked_mul(self.size)?.checked_add(part)
     }
 
     /// Where `count` elements lie as one contiguous run: (byte offset from the buffer, length).
@@ -371,8 +397,8 @@ struct Builder {
     elements: usize,
     /// Common basic size so far: None before any data, Some(None) once sizes differ.
     basic_size: Option<Option<usize>>,
-    /// The same for the predefined type itself.
-    basic: Option<Option<usize>>,
+    /// Common basic type so far, in the same way.
+    basic_type: Option<Option<usize>>,
 }
 
 fn widen(b: &mut Option<(isize, isize)>, lo: isize, hi: isize) {
@@ -431,13 +457,11 @@ impl Builder {
             Some(b) if b == child.basic_size => Some(b),
             Some(_) => Some(None),
         };
-        if child.size > 0 {
-            self.basic = match self.basic {
-                None => Some(child.basic),
-                Some(b) if b == child.basic => Some(b),
-                Some(_) => Some(None),
-            };
-        }
+        self.basic_type = match self.basic_type {
+            None => Some(child.basic_type),
+            Some(b) if b == child.basic_type => Some(b),
+            Some(_) => Some(None),
+        };
         let (l, h) = (lo(child.true_lb), hi(child.true_ub));
         widen(
             &mut self.true_bounds,
@@ -496,7 +520,7 @@ impl Builder {
             explicit,
             elements: self.elements,
             basic_size: self.basic_size.flatten(),
-            basic: self.basic.flatten(),
+            basic_type: self.basic_type.flatten(),
         })
     }
 }

@@ -2,6 +2,9 @@
 //! `layout` (a committed type is a list of contiguous blocks), the `segment` engine that packs and
 //! unpacks any byte range of a (buffer, count, type) message, and the C handle `table`.
 
+pub mod contents;
+pub mod darray;
+pub mod external32;
 pub mod layout;
 pub mod segment;
 pub mod table;

@@ -5,6 +5,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::contents::{Contents, TypeArg};
 use super::layout::Layout;
 use crate::error::{err, ErrorClass, Result};
 
@@ -17,6 +18,11 @@ struct Entry {
     layout: Arc<Layout>,
     committed: bool,
     name: String,
+    /// The constructor that made it (MPI_Type_get_contents); None for types the Rust API
+    /// or internal code registered.
+    contents: Option<Arc<Contents>>,
+    /// Cached attributes: (keyval, value), in the order they were set.
+    attrs: Vec<(i32, usize)>,
 }
 
 #[derive(Default)]
@@ -25,12 +31,15 @@ struct Table {
     free: Vec<usize>,
     /// Names given to predefined types with MPI_Type_set_name.
     renamed: Vec<(usize, String)>,
+    /// Attributes cached on predefined types.
+    predefined_attrs: Vec<(usize, Vec<(i32, usize)>)>,
 }
 
 static TABLE: Mutex<Table> = Mutex::new(Table {
     slots: Vec::new(),
     free: Vec::new(),
     renamed: Vec::new(),
+    predefined_attrs: Vec::new(),
 });
 
 fn table() -> MutexGuard<'static, Table> {
@@ -86,11 +95,18 @@ impl Entry {
 
 /// Register a new (uncommitted) type and return its handle.
 pub fn insert(layout: Arc<Layout>) -> usize {
+    insert_with(layout, None)
+}
+
+/// Register a new (uncommitted) type made by the constructor `contents` describes.
+pub fn insert_with(layout: Arc<Layout>, contents: Option<Contents>) -> usize {
     let mut t = table();
     let e = Entry {
         layout,
         committed: false,
         name: String::new(),
+        contents: contents.map(Arc::new),
+        attrs: Vec::new(),
     };
     let i = match t.free.pop() {
         Some(i) => {
@@ -136,14 +152,84 @@ pub fn free(h: usize) -> Result<()> {
     }
 }
 
-/// MPI_Type_dup: a new handle for the same layout, committed if the original was.
+/// MPI_Type_dup: a new handle for the same layout, committed if the original was; its
+/// contents say DUP of the original. (Attributes are copied by the caller, which runs the
+/// keyvals' copy callbacks.)
 pub fn dup(h: usize) -> Result<usize> {
-    let committed = super::lookup(h).is_some() || with_entry(h, |e| e.committed)?;
-    let nh = insert(layout(h)?);
-    if committed {
+    let arg = type_arg(h)?;
+    let nh = insert_with(
+        arg.layout.clone(),
+        Some(Contents::new(
+            super::contents::combiner::DUP,
+            vec![],
+            vec![],
+            vec![arg.clone()],
+        )),
+    );
+    if arg.committed {
         commit(nh)?;
     }
     Ok(nh)
+}
+
+/// A type as a constructor argument, kept alive with its own contents.
+pub fn type_arg(h: usize) -> Result<TypeArg> {
+    if super::lookup(h).is_some() {
+        return Ok(TypeArg {
+            handle: h,
+            layout: layout(h)?,
+            contents: None,
+            committed: true,
+        });
+    }
+    let t = table();
+    match h.checked_sub(BASE).and_then(|i| t.slots.get(i)) {
+        Some(Some(e)) => Ok(TypeArg {
+            handle: h,
+            layout: e.layout.clone(),
+            contents: e.contents.clone(),
+            committed: e.committed,
+        }),
+        _ => Err(invalid(h)),
+    }
+}
+
+/// The recorded constructor of derived type `h` (None: predefined, or registered without).
+pub fn contents(h: usize) -> Result<Option<Arc<Contents>>> {
+    if super::lookup(h).is_some() {
+        return Ok(None);
+    }
+    with_entry(h, |e| e.contents.clone())
+}
+
+/// A new handle for a type argument returned by MPI_Type_get_contents: predefined types are
+/// returned as they are, derived ones as a new handle the caller frees.
+pub fn handle_for(arg: &TypeArg) -> usize {
+    if super::lookup(arg.handle).is_some() {
+        return arg.handle;
+    }
+    let nh = insert_with(arg.layout.clone(), arg.contents.as_deref().cloned());
+    if arg.committed {
+        let _ = commit(nh);
+    }
+    nh
+}
+
+/// Run `f` on the attribute list of derived type `h`; predefined types keep theirs in a
+/// list of their own.
+pub fn with_attrs<R>(h: usize, f: impl FnOnce(&mut Vec<(i32, usize)>) -> R) -> Result<R> {
+    if super::lookup(h).is_some() {
+        let mut t = table();
+        let i = match t.predefined_attrs.iter().position(|(k, _)| *k == h) {
+            Some(i) => i,
+            None => {
+                t.predefined_attrs.push((h, Vec::new()));
+                t.predefined_attrs.len() - 1
+            }
+        };
+        return Ok(f(&mut t.predefined_attrs[i].1));
+    }
+    with_entry(h, |e| f(&mut e.attrs))
 }
 
 pub fn name(h: usize) -> Result<String> {

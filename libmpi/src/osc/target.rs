@@ -4,6 +4,7 @@
 
 use super::wire::{self, Hdr};
 use super::{Incoming, Window};
+use crate::datatype::Msg;
 use crate::pml::{Pml, Started, ANY_SOURCE, ANY_TAG};
 
 /// Take and apply what arrived for `win`; returns how many requests were applied.
@@ -32,7 +33,7 @@ pub(super) fn progress(win: &mut Window, pml: &mut Pml) -> usize {
         let mut buf = Vec::<u8>::with_capacity(st.count);
         // SAFETY: `buf`'s block has room for st.count bytes and lives in `win.cur` (or here)
         // until the receive completes; a Vec's heap block does not move when the Vec does.
-        match unsafe { pml.mrecv(msg, buf.as_mut_ptr(), st.count) } {
+        match unsafe { pml.mrecv_msg(msg, Msg::bytes(buf.as_mut_ptr(), st.count)) } {
             Some(Started::Done(s)) => {
                 // SAFETY: the completed receive wrote the whole message, st.count bytes.
                 unsafe { buf.set_len(st.count) };

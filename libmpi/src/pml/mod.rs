@@ -331,7 +331,7 @@ impl Pml {
     ///
     /// # Safety
     /// As `isend`.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, dead_code)]
     pub unsafe fn isend_sync(
         &mut self,
         buf: *const u8,

@@ -66,15 +66,15 @@ impl Pml {
         Some((slot, status))
     }
 
-    /// Receive the message `improbe` matched into `cap` bytes at `buf`; None for a bad handle.
+    /// Receive the matched message `msg` into `m` (contiguous or through a datatype layout).
     ///
     /// # Safety
-    /// As `irecv`: `buf` stays valid for `cap` bytes until the receive completes.
-    pub unsafe fn mrecv(&mut self, msg: usize, buf: *mut u8, cap: usize) -> Option<Started> {
+    /// As `irecv_msg`.
+    pub unsafe fn mrecv_msg(&mut self, msg: usize, m: crate::datatype::Msg) -> Option<Started> {
         let u = self.st.matched.get_mut(msg)?.take()?;
         let (ctx, src, tag) = (u.hdr.ctx, u.hdr.src, u.hdr.tag);
         // SAFETY: forwarded contract.
-        Some(unsafe { self.deliver(u, buf, cap, None, ctx, src, tag) })
+        Some(unsafe { self.deliver(u, m.ptr, m.len, m.layout, ctx, src, tag) })
     }
 
     /// Cancel a receive that has not matched yet: it completes with a cancelled status.
@@ -153,7 +153,7 @@ impl Pml {
             Request {
                 kind: Kind::Persistent { op, active },
                 ..
-            } => Some((*op, active.is_some())),
+            } => Some((op.clone(), active.is_some())),
             _ => None,
         }
     }

@@ -107,12 +107,14 @@ pub enum SendMode {
 
 /// The operation a persistent request starts: a send in some mode or a receive, on a
 /// communicator (table index) with a communicator rank (or ANY_SOURCE / PROC_NULL).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct PersistentOp {
     /// None for a receive.
     pub send: Option<SendMode>,
     pub buf: *mut u8,
     pub len: usize,
+    /// A derived datatype's layout (`len` packed bytes of it at `buf`); None: contiguous.
+    pub layout: Option<Arc<Layout>>,
     pub comm: usize,
     pub peer: i32,
     pub tag: i32,

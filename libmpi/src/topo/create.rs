@@ -23,6 +23,7 @@ impl Runtime {
     /// The ranks of `parent` below `nodes`, in order, as a new communicator carrying `t`; the
     /// others get None. Collective over `parent`.
     fn first_ranks(&mut self, parent: usize, nodes: i32, t: Topology) -> Result<Option<usize>> {
+        intra_only(self.comm(parent)?)?;
         let rank = self.comm(parent)?.rank;
         let color = if rank < nodes { 0 } else { UNDEFINED };
         let id = self.comm_split(parent, color, rank)?;
@@ -83,6 +84,7 @@ impl Runtime {
         let n = self.comm(parent)?.size();
         check_ranks(&g.sources, n, "sources")?;
         check_ranks(&g.destinations, n, "destinations")?;
+        intra_only(self.comm(parent)?)?;
         let id = self.dup_bare(parent)?;
         self.attach(id, Topology::DistGraph(g))?;
         Ok(id)
@@ -97,6 +99,7 @@ impl Runtime {
         edges: &[(i32, i32, i32)],
         weighted: bool,
     ) -> Result<usize> {
+        intra_only(self.comm(parent)?)?;
         let (n, me) = {
             let c = self.comm(parent)?;
             (c.size() as usize, c.rank)
@@ -184,6 +187,17 @@ fn ptr_mut(v: &mut [i32]) -> At {
 }
 
 /// Every entry a rank of a communicator of `n`.
+/// Topologies live on intracommunicators only (MPI-4.0 8.5).
+fn intra_only(c: &crate::comm::Comm) -> Result<()> {
+    if c.is_inter() {
+        return Err(crate::error::Error::new(
+            crate::error::ErrorClass::Comm,
+            "a process topology needs an intracommunicator",
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn check_ranks(v: &[i32], n: i32, what: &str) -> Result<()> {
     if let Some((i, r)) = v.iter().enumerate().find(|(_, &r)| !(0..n).contains(&r)) {
         return err(

@@ -73,20 +73,87 @@ fn main() {
             }
         }
     }
-    // A non-contiguous type is refused with MPI_ERR_TYPE, not sent as the wrong bytes.
+    // A type with holes (2 u32, 8 bytes apart) on one side, 2 plain u32 on the other: same
+    // type signature. Holes of the receive buffer keep their bytes.
     let holes = UserDatatype::vector(2, 1, 2, &u32t).expect("vector");
+    let word = |v: usize| (v as u32).to_le_bytes();
+    for dir in 0..2 {
+        let (mut hbuf, mut pbuf) = (vec![0xEEu8; 16 * n], vec![0u8; 8 * n]);
+        for i in 0..n {
+            for k in 0..2 {
+                let v = word(rank * 100 + i * 10 + k);
+                if dir == 0 {
+                    hbuf[i * 16 + k * 8..i * 16 + k * 8 + 4].copy_from_slice(&v);
+                } else {
+                    pbuf[i * 8 + k * 4..i * 8 + k * 4 + 4].copy_from_slice(&v);
+                }
+            }
+        }
+        let hb: Vec<WBlock> = (0..n)
+            .map(|i| WBlock {
+                count: 1,
+                displ: i * 16,
+                datatype: &holes,
+            })
+            .collect();
+        let pb: Vec<WBlock> = (0..n)
+            .map(|i| WBlock {
+                count: 2,
+                displ: i * 8,
+                datatype: &u32t,
+            })
+            .collect();
+        if dir == 0 {
+            world
+                .all_to_all_w(&hbuf, &hb, &mut pbuf, &pb)
+                .expect("all_to_all_w holes -> plain");
+        } else {
+            world
+                .all_to_all_w(&pbuf, &pb, &mut hbuf, &hb)
+                .expect("all_to_all_w plain -> holes");
+        }
+        for i in 0..n {
+            for k in 0..2 {
+                let at = if dir == 0 {
+                    i * 8 + k * 4
+                } else {
+                    i * 16 + k * 8
+                };
+                let src = if dir == 0 { &pbuf } else { &hbuf };
+                let got = u32::from_le_bytes(src[at..at + 4].try_into().unwrap());
+                assert_eq!(
+                    got as usize,
+                    i * 100 + rank * 10 + k,
+                    "dir {dir} from {i} [{k}]"
+                );
+            }
+            if dir == 1 {
+                assert_eq!(
+                    &hbuf[i * 16 + 4..i * 16 + 8],
+                    &[0xEE; 4],
+                    "hole of block {i}"
+                );
+                assert_eq!(
+                    &hbuf[i * 16 + 12..i * 16 + 16],
+                    &[0xEE; 4],
+                    "tail of block {i}"
+                );
+            }
+        }
+    }
+    // A block reaching past its buffer is refused, not sent.
     let bad: Vec<WBlock> = (0..n)
         .map(|_| WBlock {
             count: 1,
-            displ: 0,
+            displ: 60,
             datatype: &holes,
         })
         .collect();
     let mut big = vec![0u8; 64];
     let e = world
         .all_to_all_w(&[0u8; 64], &bad, &mut big, &bad)
-        .expect_err("holes are refused");
-    assert_eq!(e.class, rmpi::ErrorClass::Type, "{e}");
+        .expect_err("out of bounds");
+    assert_eq!(e.class, rmpi::ErrorClass::Count, "{e}");
 
     // indexed_block: blocks of 2 u32 at element displacements 0, 3 and 7.
     let ib = UserDatatype::indexed_block(2, &[0, 3, 7], &u32t).expect("indexed_block");

@@ -104,28 +104,58 @@ pub fn connect_abstract(name: &[u8]) -> io::Result<OwnedFd> {
     Ok(fd)
 }
 
-/// One pending connection, or None when there is none.
+/// One pending connection, or None when there is none. Connections from another user are
+/// closed at once: an abstract socket has no file permissions, so anyone on the node can dial
+/// it, and only the peer's credentials (SO_PEERCRED) tell a rank of this job's user apart.
 pub fn accept(listener: RawFd) -> io::Result<Option<OwnedFd>> {
-    // SAFETY: null address pointers are allowed by accept4.
+    loop {
+        // SAFETY: null address pointers are allowed by accept4.
+        let r = unsafe {
+            libc::accept4(
+                listener,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::WouldBlock {
+                Ok(None)
+            } else {
+                Err(e)
+            };
+        }
+        // SAFETY: r was just returned by accept4 and is not owned elsewhere.
+        let fd = unsafe { OwnedFd::from_raw_fd(r) };
+        // SAFETY: geteuid has no preconditions.
+        if peer_uid(fd.as_raw_fd()) != Some(unsafe { libc::geteuid() }) {
+            continue; // dropped: closed
+        }
+        size_buffers(fd.as_raw_fd(), SOCK_BUF);
+        return Ok(Some(fd));
+    }
+}
+
+/// The user id of the process at the other end of a connected unix socket.
+fn peer_uid(fd: RawFd) -> Option<libc::uid_t> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: cred and len are valid for writes of the sizes given.
     let r = unsafe {
-        libc::accept4(
-            listener,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            &mut cred as *mut libc::ucred as *mut libc::c_void,
+            &mut len,
         )
     };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::WouldBlock {
-            Ok(None)
-        } else {
-            Err(e)
-        };
-    }
-    size_buffers(r, SOCK_BUF);
-    // SAFETY: r was just returned by accept4 and is not owned elsewhere.
-    Ok(Some(unsafe { OwnedFd::from_raw_fd(r) }))
+    (r == 0).then_some(cred.uid)
 }
 
 /// Sends `hdr` + `len` bytes at `data` as one message, without blocking or SIGPIPE.
