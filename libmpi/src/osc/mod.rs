@@ -352,6 +352,9 @@ fn setup(
     disp_unit: usize,
     extra: &[u64],
 ) -> Result<Setup> {
+    if rt.comm(parent)?.is_inter() {
+        return err(ErrorClass::Comm, "a window needs an intracommunicator");
+    }
     let comm = rt.dup_bare(parent)?;
     let mut mine = vec![size as u64, disp_unit as u64];
     mine.extend_from_slice(extra);
