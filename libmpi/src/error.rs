@@ -34,6 +34,18 @@ pub enum ErrorClass {
     UnsupportedOperation = 55,
     ProcAborted = 58,
     Errhandler = 61,
+    Assert = 22,
+    Base = 24,
+    Disp = 26,
+    Locktype = 37,
+    RmaAttach = 46,
+    RmaConflict = 47,
+    RmaRange = 48,
+    RmaShared = 49,
+    RmaSync = 50,
+    Size = 52,
+    Win = 56,
+    RmaFlavor = 57,
 }
 
 impl ErrorClass {
@@ -69,6 +81,18 @@ impl ErrorClass {
             UnsupportedOperation => "MPI_ERR_UNSUPPORTED_OPERATION",
             ProcAborted => "MPI_ERR_PROC_ABORTED",
             Errhandler => "MPI_ERR_ERRHANDLER",
+            Assert => "MPI_ERR_ASSERT",
+            Base => "MPI_ERR_BASE",
+            Disp => "MPI_ERR_DISP",
+            Locktype => "MPI_ERR_LOCKTYPE",
+            RmaAttach => "MPI_ERR_RMA_ATTACH",
+            RmaConflict => "MPI_ERR_RMA_CONFLICT",
+            RmaRange => "MPI_ERR_RMA_RANGE",
+            RmaShared => "MPI_ERR_RMA_SHARED",
+            RmaSync => "MPI_ERR_RMA_SYNC",
+            Size => "MPI_ERR_SIZE",
+            Win => "MPI_ERR_WIN",
+            RmaFlavor => "MPI_ERR_RMA_FLAVOR",
         }
     }
 
@@ -104,12 +128,24 @@ impl ErrorClass {
             UnsupportedOperation => "operation not supported",
             ProcAborted => "a process in the job has aborted",
             Errhandler => "invalid error handler",
+            Assert => "invalid assert argument",
+            Base => "invalid base address",
+            Disp => "invalid displacement",
+            Locktype => "invalid lock type",
+            RmaAttach => "memory cannot be attached",
+            RmaConflict => "conflicting accesses to a window",
+            RmaRange => "target memory is outside the window",
+            RmaShared => "memory cannot be shared",
+            RmaSync => "wrong synchronization of RMA calls",
+            Size => "invalid size argument",
+            Win => "invalid window",
+            RmaFlavor => "wrong window flavor for this call",
         }
     }
 
     pub fn from_code(code: i32) -> Option<ErrorClass> {
         use ErrorClass::*;
-        const ALL: [ErrorClass; 28] = [
+        const ALL: [ErrorClass; 40] = [
             Buffer,
             Count,
             Type,
@@ -138,6 +174,18 @@ impl ErrorClass {
             UnsupportedOperation,
             ProcAborted,
             Errhandler,
+            Assert,
+            Base,
+            Disp,
+            Locktype,
+            RmaAttach,
+            RmaConflict,
+            RmaRange,
+            RmaShared,
+            RmaSync,
+            Size,
+            Win,
+            RmaFlavor,
         ];
         ALL.into_iter().find(|c| *c as i32 == code)
     }

@@ -22,6 +22,7 @@ mod info;
 mod launcher_watch;
 mod memhook;
 mod op;
+mod osc;
 mod p2p;
 mod partitioned;
 mod persist;
@@ -49,6 +50,7 @@ pub use api::request::{scope, wait_all, Request, Scope};
 pub use api::status::Status;
 pub use api::topo::{dims_create, CartInfo, DistGraphNeighbors, TopologyKind};
 pub use api::usertype::{Order, UserDatatype, View, ViewMut};
+pub use api::win::{LockType, Window};
 pub use api::{initialize, initialize_with_threading, Threading, Universe};
 pub use error::{Error, ErrorClass, Result};
 

@@ -10,6 +10,9 @@ use std::rc::Rc;
 use crate::datatype::Datatype;
 use crate::error::{err, Error, ErrorClass, Result};
 
+#[cfg(target_arch = "x86_64")]
+mod f80;
+
 /// The predefined operations, by their MPI 5.0 ABI handle values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builtin {
@@ -257,7 +260,7 @@ pub fn check(op: &Op, dt: Datatype) -> Result<()> {
             )
         }
         (_, None) => false,
-        (Sum | Prod, Some(e)) => is_int(e) || matches!(e, F32 | F64 | C32 | C64),
+        (Sum | Prod, Some(e)) => is_int(e) || matches!(e, F32 | F64 | C32 | C64 | LongDouble),
         (Min | Max, Some(e)) => is_int(e) || matches!(e, F32 | F64 | LongDouble),
         (Land | Lor | Lxor, Some(e)) => is_int(e) || matches!(e, Logical(_)),
         (Band | Bor | Bxor, Some(e)) => is_int(e) || e == Byte,
@@ -498,6 +501,10 @@ fn builtin(op: Builtin, dt: Datatype, a: &[u8], b: &mut [u8]) {
         ShortInt => loc::<i16, i32>(a, b, 8, 4, max),
         TwoFloat => loc::<f32, f32>(a, b, 8, 4, max),
         TwoDouble => loc::<f64, f64>(a, b, 16, 8, max),
+        #[cfg(target_arch = "x86_64")]
+        LongDouble if matches!(op, Builtin::Sum | Builtin::Prod) => {
+            f80::arith(a, b, op == Builtin::Prod)
+        }
         LongDouble => x87_minmax(a, b, 16, None, op == Builtin::Max),
         LongDoubleInt => x87_minmax(a, b, 32, Some(16), max),
     }
@@ -604,7 +611,12 @@ mod tests {
         assert_eq!(e.class, ErrorClass::Op);
         assert!(check(&Op::Builtin(Builtin::Sum), dt(0x22b)).is_err());
         assert!(check(&Op::Builtin(Builtin::Lor), dt(0x238)).is_ok());
-        assert!(check(&Op::Builtin(Builtin::Sum), dt(0x220)).is_err());
+        // long double: SUM/PROD on x86-64 only (x87), never bitwise ops.
+        assert_eq!(
+            check(&Op::Builtin(Builtin::Sum), dt(0x220)).is_ok(),
+            cfg!(target_arch = "x86_64")
+        );
+        assert!(check(&Op::Builtin(Builtin::Band), dt(0x220)).is_err());
     }
 
     #[test]

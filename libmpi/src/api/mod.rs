@@ -29,6 +29,7 @@ pub mod request;
 pub mod status;
 pub mod topo;
 pub mod usertype;
+pub mod win;
 
 use std::marker::PhantomData;
 

@@ -29,12 +29,14 @@ mod p2p_completion;
 mod p2p_modes;
 mod p2p_probe;
 mod partitioned;
+mod rma;
 mod status;
 mod tool;
 mod tool_cvar;
 mod topo;
 mod unimplemented;
 mod unsupported;
+mod win;
 
 use datatype::{message_c, plain_bytes, type_size};
 

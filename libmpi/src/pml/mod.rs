@@ -105,6 +105,9 @@ pub struct Pml {
     groups: Vec<group::Group>,
     /// Upper layers' deferred work (`Pml::watch`).
     watchers: Vec<group::Watcher>,
+    /// A layer above that must run at every progress turn (one-sided targets apply incoming
+    /// operations there: `osc::progress`). A plain function, so the pml imports nothing of it.
+    pub ext: Option<fn(&mut Pml) -> usize>,
 }
 
 /// MPI_Recv waiting without a request (the latency path). It starts only while nothing is
@@ -275,6 +278,7 @@ impl Pml {
             pairs: Vec::new(),
             groups: Vec::new(),
             watchers: Vec::new(),
+            ext: None,
         }
     }
 
@@ -678,6 +682,9 @@ impl Pml {
         }
         if !self.groups.is_empty() {
             n += self.progress_groups();
+        }
+        if let Some(f) = self.ext {
+            n += f(self);
         }
         n
     }

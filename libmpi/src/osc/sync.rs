@@ -1,0 +1,289 @@
+//! Epochs: fence, post/start/complete/wait (PSCW), and passive target (lock, unlock, flush).
+//! Each rests on the target applying one origin's requests in order (see mod.rs).
+
+use super::wire::{self, Hdr};
+use super::{with_win, Window};
+use crate::error::{err, ErrorClass, Result};
+use crate::pml::Pml;
+use crate::runtime::Runtime;
+
+fn marker() -> Vec<u8> {
+    wire::encode(Hdr::default(), &[], 0).0
+}
+
+/// Progress until `done` holds for window `id`.
+fn wait_until(
+    rt: &mut Runtime,
+    id: usize,
+    mut done: impl FnMut(&mut Window, &Pml) -> bool,
+) -> Result<()> {
+    let mut gone = false;
+    rt.progress_until(|pml| match with_win(id, |w| Ok(done(w, pml))) {
+        Ok(d) => d,
+        Err(_) => {
+            gone = true;
+            true
+        }
+    });
+    if gone {
+        return err(ErrorClass::Win, "the window was freed while waiting on it");
+    }
+    Ok(())
+}
+
+/// Window rank `r` checked against the window's size.
+fn check_rank(w: &Window, r: i32) -> Result<()> {
+    if r < 0 || r >= w.size() {
+        return err(
+            ErrorClass::Rank,
+            format!("rank {r} is not in the window (size {})", w.size()),
+        );
+    }
+    Ok(())
+}
+
+/// MPI_Win_fence: send a marker to every rank, wait for everyone's (all operations before
+/// them are then applied here) and for this rank's own operations to complete; then a
+/// barrier, so no rank starts the next epoch (a get, say) at a target still applying the
+/// last one.
+pub fn fence(rt: &mut Runtime, id: usize) -> Result<()> {
+    let goal = with_win(id, |w| {
+        w.fences += 1;
+        w.unacked.iter_mut().for_each(|u| *u = 0);
+        for r in 0..w.size() {
+            let ctx = w.ctx;
+            w.send(&mut rt.pml, r, ctx, wire::FENCE, marker());
+        }
+        Ok(w.fences)
+    })?;
+    wait_until(rt, id, |w, pml| {
+        w.fence_in.iter().all(|&c| c >= goal) && w.quiet(pml)
+    })?;
+    let comm = with_win(id, |w| Ok(w.comm))?;
+    rt.barrier(comm)
+}
+
+/// MPI_Win_post: expose the window to `ranks`.
+pub fn post(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
+    with_win(id, |w| {
+        if !w.post_group.is_empty() {
+            return err(
+                ErrorClass::RmaSync,
+                "MPI_Win_post while an exposure epoch is open",
+            );
+        }
+        for &r in &ranks {
+            let ctx = w.ctx;
+            w.send(&mut rt.pml, r, ctx, wire::POST, marker());
+        }
+        w.post_group = ranks;
+        Ok(())
+    })
+}
+
+/// MPI_Win_start: wait until every rank of the group has posted.
+pub fn start(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
+    with_win(id, |w| {
+        if !w.start_group.is_empty() {
+            return err(
+                ErrorClass::RmaSync,
+                "MPI_Win_start while an access epoch is open",
+            );
+        }
+        w.start_group = ranks.clone();
+        Ok(())
+    })?;
+    wait_until(rt, id, |w, _| {
+        ranks
+            .iter()
+            .all(|&r| w.post_in[r as usize] > w.post_used[r as usize])
+    })?;
+    with_win(id, |w| {
+        for &r in &ranks {
+            w.post_used[r as usize] += 1;
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Win_complete: tell the group's ranks this access epoch is over.
+pub fn complete(rt: &mut Runtime, id: usize) -> Result<()> {
+    with_win(id, |w| {
+        let group = std::mem::take(&mut w.start_group);
+        for r in group {
+            let ctx = w.ctx;
+            w.send(&mut rt.pml, r, ctx, wire::COMPLETE, marker());
+        }
+        Ok(())
+    })?;
+    wait_until(rt, id, |w, pml| w.quiet(pml))
+}
+
+fn completed(w: &Window) -> bool {
+    w.post_group
+        .iter()
+        .all(|&r| w.complete_in[r as usize] > w.complete_used[r as usize])
+}
+
+fn end_exposure(w: &mut Window) {
+    for r in std::mem::take(&mut w.post_group) {
+        w.complete_used[r as usize] += 1;
+    }
+}
+
+/// MPI_Win_wait: every origin of the exposure epoch completed (its operations are applied).
+pub fn wait(rt: &mut Runtime, id: usize) -> Result<()> {
+    wait_until(rt, id, |w, _| completed(w))?;
+    with_win(id, |w| {
+        end_exposure(w);
+        Ok(())
+    })
+}
+
+/// MPI_Win_test: `wait` without blocking.
+pub fn test(rt: &mut Runtime, id: usize) -> Result<bool> {
+    rt.pml.progress();
+    with_win(id, |w| {
+        let done = completed(w);
+        if done {
+            end_exposure(w);
+        }
+        Ok(done)
+    })
+}
+
+/// Send `kind` to each of `ranks` and wait for all their (empty) replies.
+fn round_trip(rt: &mut Runtime, id: usize, kind: i32, arg: u64, ranks: &[i32]) -> Result<()> {
+    let reqs = with_win(id, |w| {
+        let mut reqs = Vec::with_capacity(ranks.len());
+        for &r in ranks {
+            check_rank(w, r)?;
+            let tag = w.reply_tag();
+            // SAFETY: an empty receive never touches its buffer.
+            reqs.push(unsafe { rt.pml.irecv(std::ptr::null_mut(), 0, w.rctx, r, tag) });
+            let h = Hdr {
+                arg,
+                reply: tag as u64,
+                ..Hdr::default()
+            };
+            let ctx = w.ctx;
+            w.send(&mut rt.pml, r, ctx, kind, wire::encode(h, &[], 0).0);
+        }
+        Ok(reqs)
+    })?;
+    for s in reqs {
+        rt.finish(s)?;
+    }
+    Ok(())
+}
+
+/// Wait for this rank's operations on the window to complete locally (gets arrived).
+pub fn flush_local(rt: &mut Runtime, id: usize) -> Result<()> {
+    wait_until(rt, id, |w, pml| w.quiet(pml))
+}
+
+/// MPI_Win_lock: ask the target for the lock and wait until it grants it.
+pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, rank: i32) -> Result<()> {
+    with_win(id, |w| {
+        check_rank(w, rank)?;
+        if w.held[rank as usize] != 0 || w.lock_all {
+            return err(
+                ErrorClass::RmaSync,
+                format!("rank {rank} of the window is already locked by this process"),
+            );
+        }
+        Ok(())
+    })?;
+    round_trip(rt, id, wire::LOCK, exclusive as u64, &[rank])?;
+    with_win(id, |w| {
+        w.held[rank as usize] = 1 + exclusive as u8;
+        Ok(())
+    })
+}
+
+/// MPI_Win_unlock: the target acknowledges once all our operations there are applied.
+pub fn unlock(rt: &mut Runtime, id: usize, rank: i32) -> Result<()> {
+    with_win(id, |w| {
+        check_rank(w, rank)?;
+        if w.held[rank as usize] == 0 || w.lock_all {
+            return err(
+                ErrorClass::RmaSync,
+                format!("rank {rank} of the window is not locked by MPI_Win_lock"),
+            );
+        }
+        Ok(())
+    })?;
+    round_trip(rt, id, wire::UNLOCK, 0, &[rank])?;
+    flush_local(rt, id)?;
+    with_win(id, |w| {
+        w.held[rank as usize] = 0;
+        w.unacked[rank as usize] = 0;
+        Ok(())
+    })
+}
+
+fn all_ranks(rt: &mut Runtime, id: usize) -> Result<Vec<i32>> {
+    let _ = rt;
+    with_win(id, |w| Ok((0..w.size()).collect()))
+}
+
+/// MPI_Win_lock_all: a shared lock at every rank.
+pub fn lock_all(rt: &mut Runtime, id: usize) -> Result<()> {
+    let ranks = all_ranks(rt, id)?;
+    with_win(id, |w| {
+        if w.lock_all || w.held.iter().any(|&h| h != 0) {
+            return err(
+                ErrorClass::RmaSync,
+                "MPI_Win_lock_all while this process holds a lock on the window",
+            );
+        }
+        Ok(())
+    })?;
+    round_trip(rt, id, wire::LOCK, 0, &ranks)?;
+    with_win(id, |w| {
+        w.lock_all = true;
+        Ok(())
+    })
+}
+
+/// MPI_Win_unlock_all.
+pub fn unlock_all(rt: &mut Runtime, id: usize) -> Result<()> {
+    let ranks = all_ranks(rt, id)?;
+    with_win(id, |w| {
+        if !w.lock_all {
+            return err(
+                ErrorClass::RmaSync,
+                "MPI_Win_unlock_all without MPI_Win_lock_all",
+            );
+        }
+        Ok(())
+    })?;
+    round_trip(rt, id, wire::UNLOCK, 0, &ranks)?;
+    flush_local(rt, id)?;
+    with_win(id, |w| {
+        w.lock_all = false;
+        w.unacked.iter_mut().for_each(|u| *u = 0);
+        Ok(())
+    })
+}
+
+/// MPI_Win_flush (`Some(rank)`) or MPI_Win_flush_all: operations applied at the target(s).
+pub fn flush(rt: &mut Runtime, id: usize, rank: Option<i32>) -> Result<()> {
+    let ranks = match rank {
+        Some(r) => vec![r],
+        None => all_ranks(rt, id)?,
+    };
+    // Only targets with requests that have no reply of their own need the round trip.
+    let ranks = with_win(id, |w| {
+        let mut v = Vec::new();
+        for r in ranks {
+            check_rank(w, r)?;
+            if std::mem::take(&mut w.unacked[r as usize]) > 0 {
+                v.push(r);
+            }
+        }
+        Ok(v)
+    })?;
+    round_trip(rt, id, wire::FLUSH, 0, &ranks)?;
+    flush_local(rt, id)
+}
