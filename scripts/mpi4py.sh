@@ -45,12 +45,6 @@ test_cco_buf test_cco_nb_buf test_cco_vec test_cco_nb_vec test_comm test_group t
 test_request test_status test_msgzero test_msgspec test_errorcode test_errhandler test_environ \
 test_handle test_address test_toplevel test_ctypes test_pickle test_package"
 QUICK_EXCLUDE=(
-    "test_comm.*.testBuffering"              # MPI_Comm_attach/detach_buffer
-    "test_p2p_buf.*ISendrecv*"               # MPI_Isendrecv(_replace)
-    "test_cco_*buf.*.testBcastTypeIndexed"   # collectives: non-contiguous datatypes
-    "test_cco_*vec.*.testAlltoallwBottom"    # collectives: non-contiguous datatypes
-    "test_msgspec.TestMessageRMA.*"          # one-sided (issue 14)
-    "test_msgspec.*.testMessageBottom"       # collectives: non-contiguous datatypes
     "test_errhandler.TestErrhandlerFile.*"   # I/O (issue 14)
     "test_errhandler.TestErrhandlerSession.*" # sessions (issue 14)
 )

@@ -96,6 +96,13 @@ unsafe fn store_status(out: *mut MpiStatus, st: &pml::Status) {
     if out.is_null() {
         return;
     }
+    // An empty status (MPI_REQUEST_NULL, MPI_PROC_NULL: no message has source MPI_ANY_SOURCE)
+    // is set whole, MPI_ERROR = MPI_SUCCESS included, as MPICH and Open MPI do (mpi4py checks).
+    if st.source == MPI_ANY_SOURCE && st.tag == MPI_ANY_TAG {
+        // SAFETY: forwarded contract.
+        unsafe { store_status_all(out, st) };
+        return;
+    }
     // SAFETY: the caller's contract: a writable (hence readable) MPI_Status.
     let error = unsafe { (*out).error };
     // SAFETY: forwarded contract.
