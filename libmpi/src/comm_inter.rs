@@ -66,7 +66,7 @@ impl Runtime {
 
     /// Broadcast `data` (at most `cap` integers) from local rank `root` of `comm`'s local group
     /// to its other members, on the local collective context. Linear: a few integers.
-    fn local_bcast(
+    pub(crate) fn local_bcast(
         &mut self,
         comm: usize,
         root: i32,
@@ -155,11 +155,11 @@ impl Runtime {
     }
 
     /// An intercommunicator takes `ctx..ctx + 4`.
-    fn reserve_inter_ctx(&mut self, ctx: u32) {
+    pub(crate) fn reserve_inter_ctx(&mut self, ctx: u32) {
         self.objs.used_ctx(ctx + 2);
     }
 
-    fn add_inter(
+    pub(crate) fn add_inter(
         &mut self,
         parent: usize,
         ctx: u32,

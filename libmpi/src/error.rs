@@ -46,6 +46,10 @@ pub enum ErrorClass {
     Size = 52,
     Win = 56,
     RmaFlavor = 57,
+    Name = 38,
+    Port = 43,
+    Service = 51,
+    Spawn = 53,
 }
 
 impl ErrorClass {
@@ -93,6 +97,10 @@ impl ErrorClass {
             Size => "MPI_ERR_SIZE",
             Win => "MPI_ERR_WIN",
             RmaFlavor => "MPI_ERR_RMA_FLAVOR",
+            Name => "MPI_ERR_NAME",
+            Port => "MPI_ERR_PORT",
+            Service => "MPI_ERR_SERVICE",
+            Spawn => "MPI_ERR_SPAWN",
         }
     }
 
@@ -140,12 +148,20 @@ impl ErrorClass {
             Size => "invalid size argument",
             Win => "invalid window",
             RmaFlavor => "wrong window flavor for this call",
+            Name => "no service published under this name",
+            Port => "invalid port name",
+            Service => "invalid service name (not published)",
+            Spawn => "the processes could not be spawned",
         }
     }
 
     pub fn from_code(code: i32) -> Option<ErrorClass> {
         use ErrorClass::*;
-        const ALL: [ErrorClass; 40] = [
+        const ALL: [ErrorClass; 44] = [
+            Name,
+            Port,
+            Service,
+            Spawn,
             Buffer,
             Count,
             Type,

@@ -9,6 +9,7 @@ pub mod api;
 mod btl;
 pub mod capi;
 mod coll;
+pub(crate) mod dpm;
 mod comm;
 mod comm_agree;
 mod comm_idup;

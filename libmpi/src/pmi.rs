@@ -79,13 +79,13 @@ impl Pmi {
         Ok(Some(pmi))
     }
 
-    fn send(&mut self, line: &str) -> Result<()> {
+    pub(crate) fn send(&mut self, line: &str) -> Result<()> {
         self.writer.write_all(line.as_bytes()).map_err(|e| {
             crate::error::Error::new(ErrorClass::Other, format!("PMI write failed: {e}"))
         })
     }
 
-    fn recv(&mut self) -> Result<String> {
+    pub(crate) fn recv(&mut self) -> Result<String> {
         let mut line = String::new();
         match self.reader.read_line(&mut line) {
             Ok(0) => err(ErrorClass::Other, "PMI server closed the connection"),
@@ -95,7 +95,7 @@ impl Pmi {
     }
 
     /// Send a command and wait for the reply whose `cmd` is `expect`.
-    fn call(&mut self, line: &str, expect: &str) -> Result<String> {
+    pub(crate) fn call(&mut self, line: &str, expect: &str) -> Result<String> {
         self.send(line)?;
         let reply = self.recv()?;
         let cmd = parse_line(&reply)
@@ -112,7 +112,7 @@ impl Pmi {
         Ok(reply)
     }
 
-    fn check_rc(reply: &str, what: &str) -> Result<()> {
+    pub(crate) fn check_rc(reply: &str, what: &str) -> Result<()> {
         let kv = parse_line(reply);
         match kv.get("rc") {
             None | Some(&"0") => Ok(()),

@@ -194,7 +194,8 @@ pub fn init() -> Result<()> {
             // per process), so nothing else accesses `rt`.
             unsafe { *SLOT.rt.get() = Some(rt) };
             SLOT.owner.store(this_thread(), Ordering::Release);
-            Ok(())
+            // A spawned process joins its parents before MPI_Init returns.
+            with(crate::dpm::connect_parent)
         }
         Err(e) => {
             STATE.store(NOT_STARTED, Ordering::Release);
@@ -323,6 +324,11 @@ impl Runtime {
             bsend: Default::default(),
             idups: Default::default(),
         })
+    }
+
+    /// The launcher connection (None for a singleton), for dynamic processes (`dpm`).
+    pub(crate) fn pmi_mut(&mut self) -> Option<&mut Pmi> {
+        self.pmi.as_mut()
     }
 
     pub fn wtime(&self) -> f64 {

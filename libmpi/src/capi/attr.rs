@@ -28,7 +28,7 @@ fn predefined(rt: &Runtime, k: c_int) -> Option<*mut c_void> {
         IO => MPI_ANY_SOURCE,
         HOST => PROC_NULL,
         WTIME_IS_GLOBAL => 0,
-        APPNUM => 0,
+        APPNUM => crate::dpm::appnum(),
         LASTUSEDCODE => super::errh::last_used_code(),
         UNIVERSE_SIZE => rt.comm(crate::comm::WORLD).map_or(1, |c| c.size()),
         _ => return None,

@@ -175,18 +175,6 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Comm_get_parent / PMPI_Comm_get_parent(parent: *mut Handle) -> c_int {
-        call("MPI_Comm_get_parent", crate::comm::WORLD, |_| {
-            null_check(parent, "parent")?;
-            // No process is started by MPI_Comm_spawn (not implemented), so none has a parent.
-            // SAFETY: checked non-NULL.
-            unsafe { store_comm(parent, None) };
-            Ok(())
-        })
-    }
-}
-
-mpi_fn! {
     fn MPI_Comm_compare / PMPI_Comm_compare(comm1: Handle, comm2: Handle, result: *mut c_int) -> c_int {
         call("MPI_Comm_compare", crate::comm::WORLD, |rt| {
             let (a, b) = (comm_index(comm1)?, comm_index(comm2)?);

@@ -13,6 +13,7 @@ mod coll_v;
 mod comm;
 mod comm_inter;
 mod datatype;
+mod dpm;
 mod dtype_attr;
 mod dtype_intro;
 pub(crate) mod env;

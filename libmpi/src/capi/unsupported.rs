@@ -34,6 +34,7 @@ fn code(i: usize) -> c_int {
 /// The stub of `NAMES[i]`, a call with a communicator argument: that communicator's error
 /// handler (MPI_COMM_WORLD's if it is not a valid one).
 #[cold]
+#[allow(dead_code)] // for generated stubs; none takes a communicator now
 pub(super) fn on_comm(i: usize, comm: Handle) -> c_int {
     let comm = comm_index(comm).unwrap_or(crate::comm::WORLD);
     fail_code(NAMES[i], comm, code(i), &message(NAMES[i]))

@@ -1,0 +1,333 @@
+//! Dynamic process management (Open MPI's framework name): MPI_Comm_spawn(_multiple),
+//! MPI_Comm_get_parent, ports with MPI_Comm_accept/connect, and the name service.
+//!
+//! Two groups meet through a port: an abstract Unix socket the accepting root listens on
+//! (`rmpi-port-<pid>-<n>`). The roots swap, over one connection, their group's pids and the
+//! largest free context id of the group; each root broadcasts the other side's to its group;
+//! every member then reaches the remote pids through the `sock` transport, added to the pml as
+//! endpoints past this job's world (`pml/dynamic.rs`), and builds an ordinary
+//! intercommunicator. MPI_Comm_spawn is open a port, ask mpirun (PMI `mcmd=spawn`) to start the
+//! children with the port in their environment (`RMPI_PARENT_PORT`), accept; a child's
+//! MPI_Init connects to it and keeps the result as its parent.
+
+pub mod pmi_dpm;
+pub mod sock;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::rc::Rc;
+use std::time::Duration;
+
+use crate::error::{err, Error, ErrorClass, Result};
+use crate::runtime::Runtime;
+
+pub use pmi_dpm::SpawnCmd;
+
+/// Largest group that can join through a port (integers the root broadcasts).
+const MAX_GROUP: usize = 1 << 16;
+
+#[derive(Default)]
+struct Dpm {
+    /// The pml index of the socket transport, once opened.
+    btl: Option<usize>,
+    peers: Rc<RefCell<sock::Peers>>,
+    /// Extended world rank of each remote pid.
+    world_of: HashMap<u32, usize>,
+    ports: HashMap<String, UnixListener>,
+    next_port: u32,
+    /// The parent intercommunicator (slot, context id), for a spawned process.
+    parent: Option<(usize, u32)>,
+}
+
+thread_local! {
+    // MPI state belongs to the thread that initialised MPI (runtime.rs).
+    static DPM: RefCell<Dpm> = RefCell::new(Dpm::default());
+}
+
+fn port_err(msg: impl Into<String>) -> Error {
+    Error::new(ErrorClass::Port, msg)
+}
+
+/// Opens the socket transport (and its listener) the first time.
+fn ensure_btl(rt: &mut Runtime) -> Result<usize> {
+    DPM.with(|d| {
+        let mut d = d.borrow_mut();
+        if let Some(b) = d.btl {
+            return Ok(b);
+        }
+        let t = sock::DynBtl::open(d.peers.clone()).map_err(|e| {
+            Error::new(
+                ErrorClass::Other,
+                format!("cannot listen for dynamic peers: {e}"),
+            )
+        })?;
+        let b = rt.pml.add_btl(Box::new(t));
+        d.btl = Some(b);
+        Ok(b)
+    })
+}
+
+/// The extended world rank that reaches `pid` (added the first time).
+fn world_of_pid(rt: &mut Runtime, btl: usize, pid: u32) -> usize {
+    DPM.with(|d| {
+        let mut d = d.borrow_mut();
+        if let Some(&w) = d.world_of.get(&pid) {
+            return w;
+        }
+        let peer = {
+            let mut p = d.peers.borrow_mut();
+            let i = p.pids.len();
+            p.pids.push(pid);
+            p.by_pid.insert(pid, i);
+            i
+        };
+        let w = rt.pml.add_endpoint(btl, peer, 0);
+        d.world_of.insert(pid, w);
+        w
+    })
+}
+
+/// MPI_Open_port: a new port name, listened on by this process.
+pub fn open_port() -> Result<String> {
+    DPM.with(|d| {
+        let mut d = d.borrow_mut();
+        let name = format!("rmpi-port-{}-{}", std::process::id(), d.next_port);
+        d.next_port += 1;
+        let addr = sock::abstract_addr(&name).map_err(|e| port_err(e.to_string()))?;
+        let l = UnixListener::bind_addr(&addr)
+            .map_err(|e| port_err(format!("cannot open port {name}: {e}")))?;
+        l.set_nonblocking(true)
+            .map_err(|e| port_err(e.to_string()))?;
+        d.ports.insert(name.clone(), l);
+        Ok(name)
+    })
+}
+
+/// MPI_Close_port.
+pub fn close_port(name: &str) -> Result<()> {
+    DPM.with(|d| match d.borrow_mut().ports.remove(name) {
+        Some(_) => Ok(()),
+        None => Err(port_err(format!(
+            "port \"{name}\" was not opened by this process (or is closed already)"
+        ))),
+    })
+}
+
+fn check_root(rt: &Runtime, comm: usize, root: i32) -> Result<()> {
+    let c = rt.comm(comm)?;
+    if c.is_inter() {
+        return err(
+            ErrorClass::Comm,
+            "the communicator must be an intracommunicator",
+        );
+    }
+    if root < 0 || root >= c.size() {
+        return err(
+            ErrorClass::Root,
+            format!("root {root} is out of range (size {})", c.size()),
+        );
+    }
+    Ok(())
+}
+
+/// Waits for a connection on `port` (progressing MPI meanwhile).
+fn accept_on(rt: &mut Runtime, port: &str) -> Result<UnixStream> {
+    let l = DPM.with(|d| {
+        d.borrow()
+            .ports
+            .get(port)
+            .map(|l| l.try_clone())
+            .transpose()
+            .map_err(|e| port_err(e.to_string()))
+    })?;
+    let Some(l) = l else {
+        return Err(port_err(format!(
+            "port \"{port}\" is not open in this process (MPI_Open_port)"
+        )));
+    };
+    loop {
+        match l.accept() {
+            Ok((s, _)) => return Ok(s),
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                if rt.pml.progress() == 0 {
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            }
+            Err(e) => return Err(port_err(format!("accept on {port}: {e}"))),
+        }
+    }
+}
+
+fn connect_to(port: &str) -> Result<UnixStream> {
+    let addr = sock::abstract_addr(port).map_err(|e| port_err(e.to_string()))?;
+    UnixStream::connect_addr(&addr)
+        .map_err(|e| port_err(format!("cannot connect to port \"{port}\": {e}")))
+}
+
+fn write_ints(s: &mut UnixStream, v: &[i32]) -> std::io::Result<()> {
+    let mut b = (v.len() as u32).to_le_bytes().to_vec();
+    for x in v {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    s.write_all(&b)
+}
+
+fn read_ints(s: &mut UnixStream) -> std::io::Result<Vec<i32>> {
+    let mut n = [0u8; 4];
+    s.read_exact(&mut n)?;
+    let n = u32::from_le_bytes(n) as usize;
+    if n > MAX_GROUP + 2 {
+        return Err(std::io::Error::new(ErrorKind::InvalidData, "group too large"));
+    }
+    let mut b = vec![0u8; n * 4];
+    s.read_exact(&mut b)?;
+    Ok(b.chunks_exact(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+/// How the root reaches the other group's root.
+pub enum Meet<'a> {
+    Accept(&'a str),
+    Connect(&'a str),
+}
+
+/// MPI_Comm_accept / MPI_Comm_connect: collective over `comm`; `meet` matters at `root` only.
+pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usize> {
+    check_root(rt, comm, root)?;
+    let btl = ensure_btl(rt)?;
+    let mine = [rt.objs.next_ctx() as i32, std::process::id() as i32];
+    let all = rt.agree_allgather(comm, &mine)?;
+    let c = rt.comm(comm)?;
+    let (me, group) = (c.rank, c.group.clone());
+    let data = if me == root {
+        let my_max = all.chunks_exact(2).map(|p| p[0]).max().unwrap_or(0);
+        let pids: Vec<i32> = all.chunks_exact(2).map(|p| p[1]).collect();
+        // [max context id, remote pids...], or [-1, error class] for the others to fail too.
+        let swapped = (|| -> Result<Vec<i32>> {
+            let mut s = match meet {
+                Meet::Accept(p) => accept_on(rt, p)?,
+                Meet::Connect(p) => connect_to(p)?,
+            };
+            let mut out = vec![my_max];
+            out.extend_from_slice(&pids);
+            let io = |e: std::io::Error| port_err(format!("the other group's root: {e}"));
+            write_ints(&mut s, &out).map_err(io)?;
+            let theirs = read_ints(&mut s).map_err(io)?;
+            if theirs.is_empty() {
+                return Err(port_err("the other group's root sent nothing"));
+            }
+            let mut d = vec![theirs[0].max(my_max)];
+            d.extend_from_slice(&theirs[1..]);
+            Ok(d)
+        })();
+        let d = match &swapped {
+            Ok(d) => d.clone(),
+            Err(e) => vec![-1, e.class as i32],
+        };
+        let d = rt.local_bcast(comm, root, d, MAX_GROUP + 1)?;
+        swapped?;
+        d
+    } else {
+        let d = rt.local_bcast(comm, root, Vec::new(), MAX_GROUP + 1)?;
+        if d.first() == Some(&-1) {
+            return err(
+                ErrorClass::Port,
+                "the root could not reach the other group",
+            );
+        }
+        d
+    };
+    if data.len() < 2 {
+        return err(ErrorClass::Intern, "accept/connect: short agreement");
+    }
+    let ctx = data[0] as u32;
+    let remote: Vec<i32> = data[1..]
+        .iter()
+        .map(|&pid| world_of_pid(rt, btl, pid as u32) as i32)
+        .collect();
+    rt.reserve_inter_ctx(ctx);
+    rt.add_inter(comm, ctx, group, me, remote)
+}
+
+/// What one MPI_Comm_spawn(_multiple) call gives: the intercommunicator, or why not.
+pub fn spawn(rt: &mut Runtime, comm: usize, root: i32, cmds: &[SpawnCmd]) -> Result<usize> {
+    check_root(rt, comm, root)?;
+    let me = rt.comm(comm)?.rank;
+    // The root starts them; the others learn whether that worked.
+    let (port, started) = if me == root {
+        let r = (|| -> Result<String> {
+            let port = open_port()?;
+            let pmi = rt.pmi_mut().ok_or_else(|| {
+                Error::new(
+                    ErrorClass::Spawn,
+                    "MPI_Comm_spawn needs a launcher (run the program under mpirun)",
+                )
+            })?;
+            if let Err(e) = pmi.spawn(cmds, &port) {
+                let _ = close_port(&port);
+                return Err(e);
+            }
+            Ok(port)
+        })();
+        let flag = match &r {
+            Ok(_) => vec![0],
+            Err(e) => vec![e.class as i32],
+        };
+        rt.local_bcast(comm, root, flag, 1)?;
+        match r {
+            Ok(p) => (p, true),
+            Err(e) => return Err(e),
+        }
+    } else {
+        let flag = rt.local_bcast(comm, root, Vec::new(), 1)?;
+        if flag.first().copied().unwrap_or(1) != 0 {
+            return err(
+                ErrorClass::Spawn,
+                "the root could not start the processes",
+            );
+        }
+        (String::new(), false)
+    };
+    let meet = Meet::Accept(&port);
+    let r = join(rt, comm, root, meet);
+    if started {
+        let _ = close_port(&port);
+    }
+    r
+}
+
+/// A spawned process's MPI_Init: join the parents through the port in the environment.
+pub fn connect_parent(rt: &mut Runtime) -> Result<()> {
+    let Ok(port) = std::env::var("RMPI_PARENT_PORT") else {
+        return Ok(());
+    };
+    let id = join(rt, crate::comm::WORLD, 0, Meet::Connect(&port)).map_err(|e| {
+        Error::new(
+            e.class,
+            format!("cannot join the parents that spawned this process: {e}"),
+        )
+    })?;
+    let ctx = rt.comm(id)?.ctx;
+    DPM.with(|d| d.borrow_mut().parent = Some((id, ctx)));
+    Ok(())
+}
+
+/// MPI_Comm_get_parent: the slot of the parent intercommunicator while it exists.
+pub fn parent(rt: &Runtime) -> Option<usize> {
+    let (id, ctx) = DPM.with(|d| d.borrow().parent)?;
+    match rt.comm(id) {
+        Ok(c) if c.ctx == ctx && c.is_inter() => Some(id),
+        _ => None,
+    }
+}
+
+/// MPI_APPNUM: which command of the spawn call started this process (0 under mpirun).
+pub fn appnum() -> i32 {
+    std::env::var("RMPI_APPNUM")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
