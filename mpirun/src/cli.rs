@@ -182,7 +182,7 @@ pub enum Bind {
 }
 
 /// A validated job description.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct JobSpec {
     pub n: usize,
     /// Resolved path of the program.

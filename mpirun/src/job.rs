@@ -1,6 +1,8 @@
 //! The running job: one single-threaded poll loop over the ranks' PMI sockets, their output pipes
 //! and a signalfd; the first failure tears the job down.
 
+mod dpm;
+
 use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, ExitStatus};
@@ -17,6 +19,7 @@ use crate::foreign::schedule::Schedule;
 use crate::pmi_conn::{PmiConn, Request};
 use crate::pmi_server::{Action, Complaint, PmiServer};
 use crate::report::{judge, say, Ended, Failure};
+use crate::cli::JobSpec;
 use crate::spawn::Started;
 use crate::stdio::{Forwarder, OutPipe, Stream};
 
@@ -44,6 +47,11 @@ struct Rank {
     pmi_closed_at: Option<Instant>,
     /// The complaints already reported for it (one line each, the first time).
     complained: [bool; Complaint::ALL],
+    /// Its job (0: the one mpirun started; then one per MPI_Comm_spawn) and rank in that job.
+    job: usize,
+    jrank: usize,
+    /// A spawn request being received (`spawn_req.rs`).
+    spawn: crate::spawn_req::Pending,
 }
 
 #[derive(Clone, Copy)]
@@ -55,7 +63,14 @@ enum Source {
 
 pub struct Job {
     ranks: Vec<Rank>,
-    server: PmiServer,
+    /// One PMI server (KVS, barrier, kvsname) per job: mpirun's, then each spawned one.
+    servers: Vec<PmiServer>,
+    /// What spawned jobs inherit (options, MCA parameters, exports).
+    spec: JobSpec,
+    /// The spawned jobs' shared-memory segments, held until mpirun exits.
+    segments: Vec<std::os::fd::OwnedFd>,
+    /// MPI_Publish_name's services: name -> port, shared by all jobs.
+    names: std::collections::HashMap<String, String>,
     sigfd: SignalFd,
     fwd: Forwarder,
     /// When the job times out, and the limit as given.
@@ -72,14 +87,15 @@ impl Job {
     pub fn new(
         started: Vec<Started>,
         sigfd: SignalFd,
-        tag_output: bool,
-        timeout: Option<(f64, Duration)>,
+        spec: &JobSpec,
         start: Instant,
     ) -> Job {
+        let (tag_output, timeout) = (spec.tag_output, spec.timeout);
         let n = started.len();
         let ranks = started
             .into_iter()
-            .map(|s| Rank {
+            .enumerate()
+            .map(|(i, s)| Rank {
                 pid: s.child.id() as i32,
                 child: s.child,
                 status: None,
@@ -90,11 +106,17 @@ impl Job {
                 ],
                 pmi_closed_at: None,
                 complained: [false; Complaint::ALL],
+                job: 0,
+                jrank: i,
+                spawn: Default::default(),
             })
             .collect();
         Job {
             ranks,
-            server: PmiServer::new(n, format!("rmpi_{}", std::process::id())),
+            servers: vec![PmiServer::new(n, format!("rmpi_{}", std::process::id()))],
+            spec: spec.clone(),
+            segments: Vec::new(),
+            names: Default::default(),
             sigfd,
             fwd: Forwarder::new(tag_output),
             deadline: timeout.map(|(secs, d)| (start + d, secs)),
@@ -280,9 +302,10 @@ impl Job {
             (None, Some(s)) => Ended::Signal(s),
             (None, None) => Ended::Code(255),
         };
-        let init = self.server.initialized(i);
-        let fin = self.server.finalized(i);
-        if let Some(f) = judge(i, rank.pid, ended, init, fin) {
+        let pid = rank.pid;
+        let init = self.server_of(i).initialized(self.ranks[i].jrank);
+        let fin = self.server_of(i).finalized(self.ranks[i].jrank);
+        if let Some(f) = judge(i, pid, ended, init, fin) {
             self.fail(f, Signal::SIGTERM);
         }
     }
@@ -305,7 +328,7 @@ impl Job {
             let line = match req {
                 Request::Line(l) => l,
                 Request::TooLong => {
-                    if let Action::Reply(reply) = self.server.too_long() {
+                    if let Action::Reply(reply) = self.servers[self.ranks[r].job].too_long() {
                         self.ranks[r].pmi.queue(&reply);
                     }
                     self.complain(r);
@@ -314,18 +337,25 @@ impl Job {
             };
             // MPICH's PMI client speaks PMI-1 too: before answering a rank's first init, look at
             // what it runs (it waits for the answer, so it is still there to be looked at).
-            if !self.server.initialized(r) && is_init(&line) {
+            if !self.server_of(r).initialized(self.ranks[r].jrank) && is_init(&line) {
                 if let Some(found) = self.inspect(r, &ProcTree::read()) {
                     self.fail_foreign(r, found);
                     return;
                 }
             }
-            let action = self.server.handle(r, &line);
+            if let Some(reply) = self.dpm_request(r, &line) {
+                if !reply.is_empty() {
+                    self.ranks[r].pmi.queue(&reply);
+                }
+                continue;
+            }
+            let (job, jrank) = (self.ranks[r].job, self.ranks[r].jrank);
+            let action = self.servers[job].handle(jrank, &line);
             self.complain(r);
             match action {
                 Action::Reply(reply) => self.ranks[r].pmi.queue(&reply),
                 Action::ReplyAll(reply) => {
-                    for rank in &mut self.ranks {
+                    for rank in self.ranks.iter_mut().filter(|k| k.job == job) {
                         rank.pmi.queue(&reply);
                     }
                 }
@@ -342,12 +372,13 @@ impl Job {
                 rank.pmi.flush();
             }
         }
+        let between = self.server_of(r).initialized(self.ranks[r].jrank)
+            && !self.server_of(r).finalized(self.ranks[r].jrank);
         let rank = &mut self.ranks[r];
         if rank.pmi.fd().is_none()
             && rank.pmi_closed_at.is_none()
             && rank.status.is_none()
-            && self.server.initialized(r)
-            && !self.server.finalized(r)
+            && between
         {
             rank.pmi_closed_at = Some(Instant::now());
         }
@@ -356,7 +387,7 @@ impl Job {
     /// Reports on stderr why the server refused rank `r`'s last request, the first time each
     /// kind happens: the rank got an error reply, and its user should learn why.
     fn complain(&mut self, r: usize) {
-        let Some(c) = self.server.take_complaint() else {
+        let Some(c) = self.servers[self.ranks[r].job].take_complaint() else {
             return;
         };
         let rank = &mut self.ranks[r];
@@ -384,7 +415,7 @@ impl Job {
     fn scan_wanted(&self) -> bool {
         self.failure.is_none()
             && (0..self.ranks.len())
-                .any(|i| self.ranks[i].status.is_none() && !self.server.initialized(i))
+                .any(|i| self.ranks[i].status.is_none() && !self.server_of(i).initialized(self.ranks[i].jrank))
     }
 
     /// Looks for another MPI's library in the ranks that have not spoken PMI: a program that
@@ -395,7 +426,7 @@ impl Job {
         }
         let tree = ProcTree::read();
         for r in 0..self.ranks.len() {
-            if self.ranks[r].status.is_some() || self.server.initialized(r) {
+            if self.ranks[r].status.is_some() || self.server_of(r).initialized(self.ranks[r].jrank) {
                 continue;
             }
             if let Some(found) = self.inspect(r, &tree) {

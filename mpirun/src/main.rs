@@ -15,6 +15,7 @@ mod report;
 mod shm_report;
 mod signals;
 mod spawn;
+mod spawn_req;
 mod stdio;
 
 use std::os::fd::AsFd;
@@ -103,7 +104,7 @@ fn main() -> ExitCode {
         Ok(s) => s,
         Err(msg) => return fail(EXIT_LAUNCH, &msg),
     };
-    let code = job::Job::new(started, sigfd, spec.tag_output, spec.timeout, start).run();
+    let code = job::Job::new(started, sigfd, &spec, start).run();
     drop(memfd);
     ExitCode::from(code as u8)
 }

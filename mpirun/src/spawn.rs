@@ -44,7 +44,7 @@ pub fn spawn_all(spec: &JobSpec, seg: Segment) -> Result<Vec<Started>, String> {
     let mut started: Vec<Started> = Vec::with_capacity(spec.n);
     for rank in 0..spec.n {
         let cpu = cpus.as_ref().map(|c| c[rank % c.len()]);
-        match spawn_one(spec, seg, rank, cpu) {
+        match spawn_one(spec, seg, rank, cpu, &Extra::default()) {
             Ok(s) => started.push(s),
             Err(e) => {
                 for s in &mut started {
@@ -84,7 +84,27 @@ fn own_cpus() -> nix::Result<Vec<usize>> {
     Ok(cpus)
 }
 
-fn spawn_one(spec: &JobSpec, seg: Segment, rank: usize, cpu: Option<usize>) -> io::Result<Started> {
+/// What a spawned job's ranks get beyond the job's own settings (`cmd=spawn`).
+#[derive(Default)]
+pub struct Extra {
+    /// Their world size (the spec's `n` when None).
+    pub size: Option<usize>,
+    pub env: Vec<(String, String)>,
+    pub wdir: Option<std::path::PathBuf>,
+}
+
+/// Starts rank `rank` of a spawned job (`Job::spawn_job`).
+pub fn spawn_child(spec: &JobSpec, seg: Segment, rank: usize, extra: &Extra) -> io::Result<Started> {
+    spawn_one(spec, seg, rank, None, extra)
+}
+
+fn spawn_one(
+    spec: &JobSpec,
+    seg: Segment,
+    rank: usize,
+    cpu: Option<usize>,
+    extra: &Extra,
+) -> io::Result<Started> {
     // CLOEXEC on both ends, so no other rank inherits them; the child clears it on its own end.
     let (ours, theirs) = socketpair(
         AddressFamily::Unix,
@@ -119,10 +139,16 @@ fn spawn_one(spec: &JobSpec, seg: Segment, rank: usize, cpu: Option<usize>) -> i
     }
     cmd.env("PMI_FD", pmi_fd.to_string())
         .env("PMI_RANK", rank.to_string())
-        .env("PMI_SIZE", spec.n.to_string())
+        .env("PMI_SIZE", extra.size.unwrap_or(spec.n).to_string())
         .env("RMPI_SM_FD", sm_fd.to_string())
         .env("RMPI_SM_SIZE", seg.size.to_string());
-    cmd.stdin(if rank == 0 {
+    for (k, v) in &extra.env {
+        cmd.env(k, v);
+    }
+    if let Some(d) = &extra.wdir {
+        cmd.current_dir(d);
+    }
+    cmd.stdin(if rank == 0 && extra.size.is_none() {
         Stdio::inherit()
     } else {
         Stdio::null()
