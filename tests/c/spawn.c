@@ -4,11 +4,12 @@
  * Intercomm_merge), then a second spawn with MPI_Comm_spawn_multiple of two commands (appnum),
  * publish/lookup and accept/connect between the two spawned groups, and disconnect.
  * Prints " No Errors" at parent rank 0. `spawn bad` spawns a missing program and checks the
- * error class. */
+ * error class; `spawn die` spawns two children of which one is SIGKILLed. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 
 static int errs = 0;
 #define CHECK(c, ...) do { if (!(c)) { errs++; fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
@@ -84,7 +85,11 @@ static int child(int argc, char **argv, MPI_Comm parent)
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
-    if (argc >= 2 && strcmp(argv[1], "child") == 0) {
+    if (argc >= 2 && strcmp(argv[1], "die") == 0) {
+        if (wrank == 1) raise(SIGKILL); /* mpirun must end the whole job */
+        int v;
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE);
+    } else if (argc >= 2 && strcmp(argv[1], "child") == 0) {
         CHECK(argc == 4 && strcmp(argv[2], "x y") == 0 && strcmp(argv[3], "3") == 0, "child argv wrong (argc %d)", argc);
         CHECK(flag && *appnum == 0, "appnum");
         check_intercomm(parent, 0);
@@ -153,6 +158,11 @@ int main(int argc, char **argv)
         int len;
         MPI_Error_string(code, msg, &len);
         if (rank == 0) printf("bad spawn: %s\n", msg);
+    } else if (argc >= 2 && strcmp(argv[1], "die") == 0) {
+        char *args[] = {"die", argc > 2 ? argv[2] : NULL, NULL}; /* a marker for the test */
+        int v;
+        MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE); /* never sent */
     } else {
         int nchild = argc >= 2 ? atoi(argv[1]) : 2;
         char *args[] = {"child", "x y", "3", NULL};
