@@ -146,6 +146,11 @@ pub struct Cli {
     )]
     pub mca: Vec<String>,
 
+    /// MPI_UNIVERSE_SIZE: how many processes the job may grow to with MPI_Comm_spawn (default:
+    /// the larger of the rank count and the cores)
+    #[arg(long, value_name = "N")]
+    pub universe_size: Option<usize>,
+
     /// Prefix each output line with `[rank] `
     #[arg(long)]
     pub tag_output: bool,
@@ -197,6 +202,8 @@ pub struct JobSpec {
     /// MCA parameters from the command line; one entry per key, the last value given wins.
     pub mca: Vec<(String, String)>,
     pub tag_output: bool,
+    /// MPI_UNIVERSE_SIZE (PMI `get_universe_size`).
+    pub universe: usize,
     /// The limit in seconds as given (for the message) and as a Duration.
     pub timeout: Option<(f64, Duration)>,
 }
@@ -322,6 +329,7 @@ pub fn validate(
         exports,
         mca,
         tag_output: cli.tag_output,
+        universe: cli.universe_size.unwrap_or(n.max(ncores)).max(n),
         timeout,
     })
 }

@@ -113,7 +113,11 @@ impl Job {
             .collect();
         Job {
             ranks,
-            servers: vec![PmiServer::new(n, format!("rmpi_{}", std::process::id()))],
+            servers: vec![{
+                let mut s = PmiServer::new(n, format!("rmpi_{}", std::process::id()));
+                s.set_universe(spec.universe);
+                s
+            }],
             spec: spec.clone(),
             segments: Vec::new(),
             names: Default::default(),

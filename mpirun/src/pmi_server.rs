@@ -58,6 +58,8 @@ pub enum Action {
 
 pub struct PmiServer {
     size: usize,
+    /// MPI_UNIVERSE_SIZE (`get_universe_size`); the job's size unless set.
+    universe: usize,
     kvsname: String,
     /// Key -> (the rank that put it, or None for mpirun's own, value).
     kvs: HashMap<String, (Option<usize>, String)>,
@@ -80,6 +82,7 @@ impl PmiServer {
         );
         PmiServer {
             size,
+            universe: size,
             kvsname,
             kvs,
             held: vec![(0, 0); size],
@@ -89,6 +92,10 @@ impl PmiServer {
             initialized: vec![false; size],
             finalized: vec![false; size],
         }
+    }
+
+    pub fn set_universe(&mut self, n: usize) {
+        self.universe = n.max(self.size);
     }
 
     pub fn initialized(&self, rank: usize) -> bool {
@@ -128,7 +135,6 @@ impl PmiServer {
                 ("msg", "missing_cmd"),
             ]));
         };
-        let size = self.size.to_string();
         let reply = match cmd {
             "init" => {
                 // The simple wire protocol is version 1; anything else is refused.
@@ -159,7 +165,11 @@ impl PmiServer {
                 ("rc", "0"),
             ]),
             "get_universe_size" => {
-                format(&[("cmd", "universe_size"), ("size", &size), ("rc", "0")])
+                format(&[
+                    ("cmd", "universe_size"),
+                    ("size", &self.universe.to_string()),
+                    ("rc", "0"),
+                ])
             }
             "put" => self.put(rank, &msg),
             "get" => self.get(&msg),

@@ -30,7 +30,8 @@ fn predefined(rt: &Runtime, k: c_int) -> Option<*mut c_void> {
         WTIME_IS_GLOBAL => 0,
         APPNUM => crate::dpm::appnum(),
         LASTUSEDCODE => super::errh::last_used_code(),
-        UNIVERSE_SIZE => rt.comm(crate::comm::WORLD).map_or(1, |c| c.size()),
+        UNIVERSE_SIZE => crate::dpm::universe()
+            .unwrap_or_else(|| rt.comm(crate::comm::WORLD).map_or(1, |c| c.size())),
         _ => return None,
     };
     let cell = &PREDEFINED[(k - TAG_UB) as usize];

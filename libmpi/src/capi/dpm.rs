@@ -281,3 +281,15 @@ mpi_fn! {
         })
     }
 }
+
+mpi_fn! {
+    fn MPI_Comm_join / PMPI_Comm_join(fd: c_int, intercomm: *mut Handle) -> c_int {
+        call("MPI_Comm_join", crate::comm::WORLD, |rt| {
+            nonnull(intercomm, "intercomm")?;
+            let id = dpm::comm_join(rt, fd)?;
+            // SAFETY: checked non-NULL.
+            unsafe { intercomm.write(comm_handle(id)) };
+            Ok(())
+        })
+    }
+}

@@ -15,8 +15,7 @@ use super::unsupported::{on_world, returned};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 136] = [
-    "MPI_Comm_join",
+pub(super) const NAMES: [&str; 135] = [
     "MPI_File_call_errhandler",
     "MPI_File_close",
     "MPI_File_create_errhandler",
@@ -155,650 +154,644 @@ pub(super) const NAMES: [&str; 136] = [
 ];
 
 mpi_fn! {
-    fn MPI_Comm_join / PMPI_Comm_join(_fd: c_int, _intercomm: *mut c_void) -> c_int {
-        on_world(0)
-    }
-}
-
-mpi_fn! {
     fn MPI_File_call_errhandler / PMPI_File_call_errhandler(_fh: Handle, _errorcode: c_int) -> c_int {
-        returned(1)
+        returned(0)
     }
 }
 
 mpi_fn! {
     fn MPI_File_close / PMPI_File_close(_fh: *mut c_void) -> c_int {
-        returned(2)
+        returned(1)
     }
 }
 
 mpi_fn! {
     fn MPI_File_create_errhandler / PMPI_File_create_errhandler(_file_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        returned(3)
+        returned(2)
     }
 }
 
 mpi_fn! {
     fn MPI_File_delete / PMPI_File_delete(_filename: *const c_void, _info: Handle) -> c_int {
-        returned(4)
+        returned(3)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_amode / PMPI_File_get_amode(_fh: Handle, _amode: *mut c_void) -> c_int {
-        returned(5)
+        returned(4)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_atomicity / PMPI_File_get_atomicity(_fh: Handle, _flag: *mut c_void) -> c_int {
-        returned(6)
+        returned(5)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_byte_offset / PMPI_File_get_byte_offset(_fh: Handle, _offset: i64, _disp: *mut c_void) -> c_int {
-        returned(7)
+        returned(6)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_errhandler / PMPI_File_get_errhandler(_file: Handle, _errhandler: *mut c_void) -> c_int {
-        returned(8)
+        returned(7)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_group / PMPI_File_get_group(_fh: Handle, _group: *mut c_void) -> c_int {
-        returned(9)
+        returned(8)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_info / PMPI_File_get_info(_fh: Handle, _info_used: *mut c_void) -> c_int {
-        returned(10)
+        returned(9)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_position / PMPI_File_get_position(_fh: Handle, _offset: *mut c_void) -> c_int {
-        returned(11)
+        returned(10)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_position_shared / PMPI_File_get_position_shared(_fh: Handle, _offset: *mut c_void) -> c_int {
-        returned(12)
+        returned(11)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_size / PMPI_File_get_size(_fh: Handle, _size: *mut c_void) -> c_int {
-        returned(13)
+        returned(12)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_type_extent / PMPI_File_get_type_extent(_fh: Handle, _datatype: Handle, _extent: *mut c_void) -> c_int {
-        returned(14)
+        returned(13)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_type_extent_c / PMPI_File_get_type_extent_c(_fh: Handle, _datatype: Handle, _extent: *mut c_void) -> c_int {
-        returned(15)
+        returned(14)
     }
 }
 
 mpi_fn! {
     fn MPI_File_get_view / PMPI_File_get_view(_fh: Handle, _disp: *mut c_void, _etype: *mut c_void, _filetype: *mut c_void, _datarep: *mut c_void) -> c_int {
-        returned(16)
+        returned(15)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread / PMPI_File_iread(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(17)
+        returned(16)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_c / PMPI_File_iread_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(18)
+        returned(17)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_all / PMPI_File_iread_all(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(19)
+        returned(18)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_all_c / PMPI_File_iread_all_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(20)
+        returned(19)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at / PMPI_File_iread_at(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(21)
+        returned(20)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at_c / PMPI_File_iread_at_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(22)
+        returned(21)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at_all / PMPI_File_iread_at_all(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(23)
+        returned(22)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_at_all_c / PMPI_File_iread_at_all_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(24)
+        returned(23)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_shared / PMPI_File_iread_shared(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(25)
+        returned(24)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iread_shared_c / PMPI_File_iread_shared_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(26)
+        returned(25)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite / PMPI_File_iwrite(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(27)
+        returned(26)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_c / PMPI_File_iwrite_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(28)
+        returned(27)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_all / PMPI_File_iwrite_all(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(29)
+        returned(28)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_all_c / PMPI_File_iwrite_all_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(30)
+        returned(29)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at / PMPI_File_iwrite_at(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(31)
+        returned(30)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at_c / PMPI_File_iwrite_at_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(32)
+        returned(31)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at_all / PMPI_File_iwrite_at_all(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(33)
+        returned(32)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_at_all_c / PMPI_File_iwrite_at_all_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(34)
+        returned(33)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_shared / PMPI_File_iwrite_shared(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(35)
+        returned(34)
     }
 }
 
 mpi_fn! {
     fn MPI_File_iwrite_shared_c / PMPI_File_iwrite_shared_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(36)
+        returned(35)
     }
 }
 
 mpi_fn! {
     fn MPI_File_open / PMPI_File_open(_comm: Handle, _filename: *const c_void, _amode: c_int, _info: Handle, _fh: *mut c_void) -> c_int {
-        returned(37)
+        returned(36)
     }
 }
 
 mpi_fn! {
     fn MPI_File_preallocate / PMPI_File_preallocate(_fh: Handle, _size: i64) -> c_int {
-        returned(38)
+        returned(37)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read / PMPI_File_read(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(39)
+        returned(38)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_c / PMPI_File_read_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(40)
+        returned(39)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all / PMPI_File_read_all(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(41)
+        returned(40)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_c / PMPI_File_read_all_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(42)
+        returned(41)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_begin / PMPI_File_read_all_begin(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(43)
+        returned(42)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_begin_c / PMPI_File_read_all_begin_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(44)
+        returned(43)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_all_end / PMPI_File_read_all_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(45)
+        returned(44)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at / PMPI_File_read_at(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(46)
+        returned(45)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_c / PMPI_File_read_at_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(47)
+        returned(46)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all / PMPI_File_read_at_all(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(48)
+        returned(47)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_c / PMPI_File_read_at_all_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(49)
+        returned(48)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_begin / PMPI_File_read_at_all_begin(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(50)
+        returned(49)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_begin_c / PMPI_File_read_at_all_begin_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(51)
+        returned(50)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_at_all_end / PMPI_File_read_at_all_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(52)
+        returned(51)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered / PMPI_File_read_ordered(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(53)
+        returned(52)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_c / PMPI_File_read_ordered_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(54)
+        returned(53)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_begin / PMPI_File_read_ordered_begin(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(55)
+        returned(54)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_begin_c / PMPI_File_read_ordered_begin_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(56)
+        returned(55)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_ordered_end / PMPI_File_read_ordered_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(57)
+        returned(56)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_shared / PMPI_File_read_shared(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(58)
+        returned(57)
     }
 }
 
 mpi_fn! {
     fn MPI_File_read_shared_c / PMPI_File_read_shared_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(59)
+        returned(58)
     }
 }
 
 mpi_fn! {
     fn MPI_File_seek / PMPI_File_seek(_fh: Handle, _offset: i64, _whence: c_int) -> c_int {
-        returned(60)
+        returned(59)
     }
 }
 
 mpi_fn! {
     fn MPI_File_seek_shared / PMPI_File_seek_shared(_fh: Handle, _offset: i64, _whence: c_int) -> c_int {
-        returned(61)
+        returned(60)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_atomicity / PMPI_File_set_atomicity(_fh: Handle, _flag: c_int) -> c_int {
-        returned(62)
+        returned(61)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_errhandler / PMPI_File_set_errhandler(_file: Handle, _errhandler: Handle) -> c_int {
-        returned(63)
+        returned(62)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_info / PMPI_File_set_info(_fh: Handle, _info: Handle) -> c_int {
-        returned(64)
+        returned(63)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_size / PMPI_File_set_size(_fh: Handle, _size: i64) -> c_int {
-        returned(65)
+        returned(64)
     }
 }
 
 mpi_fn! {
     fn MPI_File_set_view / PMPI_File_set_view(_fh: Handle, _disp: i64, _etype: Handle, _filetype: Handle, _datarep: *const c_void, _info: Handle) -> c_int {
-        returned(66)
+        returned(65)
     }
 }
 
 mpi_fn! {
     fn MPI_File_sync / PMPI_File_sync(_fh: Handle) -> c_int {
-        returned(67)
+        returned(66)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write / PMPI_File_write(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(68)
+        returned(67)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_c / PMPI_File_write_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(69)
+        returned(68)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all / PMPI_File_write_all(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(70)
+        returned(69)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_c / PMPI_File_write_all_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(71)
+        returned(70)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_begin / PMPI_File_write_all_begin(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(72)
+        returned(71)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_begin_c / PMPI_File_write_all_begin_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(73)
+        returned(72)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_all_end / PMPI_File_write_all_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(74)
+        returned(73)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at / PMPI_File_write_at(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(75)
+        returned(74)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_c / PMPI_File_write_at_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(76)
+        returned(75)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all / PMPI_File_write_at_all(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(77)
+        returned(76)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_c / PMPI_File_write_at_all_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(78)
+        returned(77)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_begin / PMPI_File_write_at_all_begin(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(79)
+        returned(78)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_begin_c / PMPI_File_write_at_all_begin_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(80)
+        returned(79)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_at_all_end / PMPI_File_write_at_all_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(81)
+        returned(80)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered / PMPI_File_write_ordered(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(82)
+        returned(81)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_c / PMPI_File_write_ordered_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(83)
+        returned(82)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_begin / PMPI_File_write_ordered_begin(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(84)
+        returned(83)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_begin_c / PMPI_File_write_ordered_begin_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(85)
+        returned(84)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_ordered_end / PMPI_File_write_ordered_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(86)
+        returned(85)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_shared / PMPI_File_write_shared(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(87)
+        returned(86)
     }
 }
 
 mpi_fn! {
     fn MPI_File_write_shared_c / PMPI_File_write_shared_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(88)
+        returned(87)
     }
 }
 
 mpi_fn! {
     fn MPI_Group_from_session_pset / PMPI_Group_from_session_pset(_session: Handle, _pset_name: *const c_void, _newgroup: *mut c_void) -> c_int {
-        on_world(89)
+        on_world(88)
     }
 }
 
 mpi_fn! {
     fn MPI_Register_datarep / PMPI_Register_datarep(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(90)
+        returned(89)
     }
 }
 
 mpi_fn! {
     fn MPI_Register_datarep_c / PMPI_Register_datarep_c(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(91)
+        returned(90)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer / PMPI_Session_attach_buffer(_session: Handle, _buffer: *mut c_void, _size: c_int) -> c_int {
-        on_world(92)
+        on_world(91)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer_c / PMPI_Session_attach_buffer_c(_session: Handle, _buffer: *mut c_void, _size: i64) -> c_int {
-        on_world(93)
+        on_world(92)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_call_errhandler / PMPI_Session_call_errhandler(_session: Handle, _errorcode: c_int) -> c_int {
-        on_world(94)
+        on_world(93)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_create_errhandler / PMPI_Session_create_errhandler(_session_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        on_world(95)
+        on_world(94)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer / PMPI_Session_detach_buffer(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(96)
+        on_world(95)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer_c / PMPI_Session_detach_buffer_c(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(97)
+        on_world(96)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_finalize / PMPI_Session_finalize(_session: *mut c_void) -> c_int {
-        on_world(98)
+        on_world(97)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(_session: Handle) -> c_int {
-        on_world(99)
+        on_world(98)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_errhandler / PMPI_Session_get_errhandler(_session: Handle, _errhandler: *mut c_void) -> c_int {
-        on_world(100)
+        on_world(99)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_info / PMPI_Session_get_info(_session: Handle, _info_used: *mut c_void) -> c_int {
-        on_world(101)
+        on_world(100)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_nth_pset / PMPI_Session_get_nth_pset(_session: Handle, _info: Handle, _n: c_int, _pset_len: *mut c_void, _pset_name: *mut c_void) -> c_int {
-        on_world(102)
+        on_world(101)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_num_psets / PMPI_Session_get_num_psets(_session: Handle, _info: Handle, _npset_names: *mut c_void) -> c_int {
-        on_world(103)
+        on_world(102)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_pset_info / PMPI_Session_get_pset_info(_session: Handle, _pset_name: *const c_void, _info: *mut c_void) -> c_int {
-        on_world(104)
+        on_world(103)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(_session: Handle, _request: *mut c_void) -> c_int {
-        on_world(105)
+        on_world(104)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_init / PMPI_Session_init(_info: Handle, _errhandler: Handle, _session: *mut c_void) -> c_int {
-        on_world(106)
+        on_world(105)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_set_errhandler / PMPI_Session_set_errhandler(_session: Handle, _errhandler: Handle) -> c_int {
-        on_world(107)
+        on_world(106)
     }
 }
 

@@ -39,6 +39,8 @@ struct Dpm {
     next_port: u32,
     /// The parent intercommunicator (slot, context id), for a spawned process.
     parent: Option<(usize, u32)>,
+    /// MPI_UNIVERSE_SIZE from the launcher, read at MPI_Init.
+    universe: Option<i32>,
 }
 
 thread_local! {
@@ -301,6 +303,8 @@ pub fn spawn(rt: &mut Runtime, comm: usize, root: i32, cmds: &[SpawnCmd]) -> Res
 
 /// A spawned process's MPI_Init: join the parents through the port in the environment.
 pub fn connect_parent(rt: &mut Runtime) -> Result<()> {
+    let universe = rt.pmi_mut().and_then(|p| p.universe_size());
+    DPM.with(|d| d.borrow_mut().universe = universe);
     let Ok(port) = std::env::var("RMPI_PARENT_PORT") else {
         return Ok(());
     };
@@ -324,10 +328,50 @@ pub fn parent(rt: &Runtime) -> Option<usize> {
     }
 }
 
+/// MPI_UNIVERSE_SIZE, when the launcher said.
+pub fn universe() -> Option<i32> {
+    DPM.with(|d| d.borrow().universe)
+}
+
 /// MPI_APPNUM: which command of the spawn call started this process (0 under mpirun).
 pub fn appnum() -> i32 {
     std::env::var("RMPI_APPNUM")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// MPI_Comm_join: both ends open a port and swap names over `fd`; the smaller name accepts.
+pub fn comm_join(rt: &mut Runtime, fd: std::os::fd::RawFd) -> Result<usize> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: F_GETFD only reads the descriptor table.
+    if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return err(ErrorClass::Arg, format!("fd {fd} is not an open descriptor"));
+    }
+    // SAFETY: open (checked above) and the caller's for the whole call; ManuallyDrop leaves it
+    // open afterwards, as MPI_Comm_join must.
+    let mut sock = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+    let port = open_port()?;
+    let io = |e: std::io::Error| Error::new(ErrorClass::Arg, format!("MPI_Comm_join over fd {fd}: {e}"));
+    let swap = (|| -> std::io::Result<String> {
+        let mut b = (port.len() as u32).to_le_bytes().to_vec();
+        b.extend_from_slice(port.as_bytes());
+        sock.write_all(&b)?;
+        let mut n = [0u8; 4];
+        sock.read_exact(&mut n)?;
+        let n = u32::from_le_bytes(n) as usize;
+        if n > 1024 {
+            return Err(std::io::Error::new(ErrorKind::InvalidData, "not a port name"));
+        }
+        let mut other = vec![0u8; n];
+        sock.read_exact(&mut other)?;
+        String::from_utf8(other).map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "not a port name"))
+    })();
+    let r = match swap {
+        Ok(other) if port < other => join(rt, crate::comm::SELF, 0, Meet::Accept(&port)),
+        Ok(other) => join(rt, crate::comm::SELF, 0, Meet::Connect(&other)),
+        Err(e) => Err(io(e)),
+    };
+    let _ = close_port(&port);
+    r
 }

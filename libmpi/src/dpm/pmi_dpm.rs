@@ -79,6 +79,12 @@ impl Pmi {
         }
     }
 
+    /// MPI_UNIVERSE_SIZE as the launcher gives it (None if it does not).
+    pub fn universe_size(&mut self) -> Option<i32> {
+        let r = self.call("cmd=get_universe_size\n", "universe_size").ok()?;
+        parse_line(&r).get("size")?.parse().ok()
+    }
+
     pub fn publish_name(&mut self, service: &str, port: &str) -> Result<()> {
         let r = self.call(
             &format!("cmd=publish_name service={service} port={port}\n"),

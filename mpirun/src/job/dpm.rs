@@ -126,7 +126,9 @@ impl Job {
                 rank += 1;
             }
         }
-        self.servers.push(PmiServer::new(n, format!("rmpi_{}_{job}", std::process::id())));
+        let mut server = PmiServer::new(n, format!("rmpi_{}_{job}", std::process::id()));
+        server.set_universe(self.spec.universe);
+        self.servers.push(server);
         self.segments.push(memfd);
         for (jrank, s) in started.into_iter().enumerate() {
             self.ranks.push(Rank {
