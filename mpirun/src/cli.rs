@@ -147,7 +147,7 @@ pub struct Cli {
     pub mca: Vec<String>,
 
     /// MPI_UNIVERSE_SIZE: how many processes the job may grow to with MPI_Comm_spawn (default:
-    /// the larger of the rank count and the cores)
+    /// $RMPI_UNIVERSE_SIZE, else the larger of the rank count and the cores)
     #[arg(long, value_name = "N")]
     pub universe_size: Option<usize>,
 
@@ -313,6 +313,17 @@ pub fn validate(
             "{n} ranks requested but only {cores} available; use --oversubscribe to run more ranks than cores"
         ));
     }
+    let universe = match cli.universe_size {
+        Some(u) => u,
+        None => match env("RMPI_UNIVERSE_SIZE") {
+            Some(v) => v
+                .to_str()
+                .and_then(|v| v.trim().parse().ok())
+                .ok_or_else(|| format!("RMPI_UNIVERSE_SIZE={v:?} is not a number"))?,
+            None => n.max(ncores),
+        },
+    }
+    .max(n);
     let bind = bind.unwrap_or(if oversubscribed {
         Bind::None
     } else {
@@ -329,7 +340,7 @@ pub fn validate(
         exports,
         mca,
         tag_output: cli.tag_output,
-        universe: cli.universe_size.unwrap_or(n.max(ncores)).max(n),
+        universe,
         timeout,
     })
 }

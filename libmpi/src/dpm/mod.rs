@@ -314,6 +314,8 @@ pub fn connect_parent(rt: &mut Runtime) -> Result<()> {
             format!("cannot join the parents that spawned this process: {e}"),
         )
     })?;
+    // MPI-4.0 11.8.2: its default name.
+    rt.comm_mut(id)?.name = "MPI_COMM_PARENT".into();
     let ctx = rt.comm(id)?.ctx;
     DPM.with(|d| d.borrow_mut().parent = Some((id, ctx)));
     Ok(())
