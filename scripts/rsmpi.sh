@@ -42,8 +42,6 @@ done
 # rsmpi's examples that fail with rmpi, each for a feature rmpi lacks (they pass with Open MPI:
 # --baseline checks). NAME:reason.
 KNOWN_FAILING=(
-    "spawn:MPI_Comm_spawn not implemented (dynamic processes, issue 14)"
-    "spawn_multiple:MPI_Comm_spawn_multiple not implemented (dynamic processes, issue 14)"
 )
 
 # libclang for bindgen (mpi-sys), gcc for its C shim, make for libffi-sys (the examples' build).

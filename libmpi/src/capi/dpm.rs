@@ -69,15 +69,15 @@ fn spawn_common(
     // The arguments count at the root only.
     let is_root = rt.comm(comm)?.rank == root;
     let cmds = if is_root { cmds()? } else { Vec::new() };
-    let total: i32 = cmds.iter().map(|c| c.maxprocs).sum();
-    let r = dpm::spawn(rt, comm, root, &cmds);
+    let (total, r) = dpm::spawn(rt, comm, root, &cmds);
     let code = match &r {
         Ok(_) => MPI_SUCCESS,
         Err(e) => e.code(),
     };
-    if !errcodes.is_null() && is_root {
-        for i in 0..total as usize {
-            // SAFETY: array_of_errcodes has maxprocs (summed) entries at the root.
+    // Filled at every member, as MPICH and Open MPI do (mpi4py checks).
+    if !errcodes.is_null() {
+        for i in 0..total {
+            // SAFETY: array_of_errcodes has maxprocs (summed, the root's) entries.
             unsafe { errcodes.add(i).write(code) };
         }
     }

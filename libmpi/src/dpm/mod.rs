@@ -254,12 +254,20 @@ pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usiz
     rt.add_inter(comm, ctx, group, me, remote)
 }
 
-/// What one MPI_Comm_spawn(_multiple) call gives: the intercommunicator, or why not.
-pub fn spawn(rt: &mut Runtime, comm: usize, root: i32, cmds: &[SpawnCmd]) -> Result<usize> {
-    check_root(rt, comm, root)?;
-    let me = rt.comm(comm)?.rank;
-    // The root starts them; the others learn whether that worked.
-    let (port, started) = if me == root {
+/// What one MPI_Comm_spawn(_multiple) call gives: how many processes were asked for (the
+/// root's count, which every member learns, for its array_of_errcodes), and the
+/// intercommunicator or why not.
+pub fn spawn(rt: &mut Runtime, comm: usize, root: i32, cmds: &[SpawnCmd]) -> (usize, Result<usize>) {
+    if let Err(e) = check_root(rt, comm, root) {
+        return (0, Err(e));
+    }
+    let me = match rt.comm(comm) {
+        Ok(c) => c.rank,
+        Err(e) => return (0, Err(e)),
+    };
+    let total: i32 = cmds.iter().map(|c| c.maxprocs).sum();
+    // The root starts them; the others learn whether that worked: [0 or error class, total].
+    let port = if me == root {
         let r = (|| -> Result<String> {
             let port = open_port()?;
             let pmi = rt.pmi_mut().ok_or_else(|| {
@@ -275,30 +283,40 @@ pub fn spawn(rt: &mut Runtime, comm: usize, root: i32, cmds: &[SpawnCmd]) -> Res
             Ok(port)
         })();
         let flag = match &r {
-            Ok(_) => vec![0],
-            Err(e) => vec![e.class as i32],
+            Ok(_) => 0,
+            Err(e) => e.class as i32,
         };
-        rt.local_bcast(comm, root, flag, 1)?;
+        if let Err(e) = rt.local_bcast(comm, root, vec![flag, total], 2) {
+            return (total as usize, Err(e));
+        }
         match r {
-            Ok(p) => (p, true),
-            Err(e) => return Err(e),
+            Ok(p) => Some(p),
+            Err(e) => return (total as usize, Err(e)),
         }
     } else {
-        let flag = rt.local_bcast(comm, root, Vec::new(), 1)?;
-        if flag.first().copied().unwrap_or(1) != 0 {
-            return err(
-                ErrorClass::Spawn,
-                "the root could not start the processes",
+        let v = match rt.local_bcast(comm, root, Vec::new(), 2) {
+            Ok(v) => v,
+            Err(e) => return (0, Err(e)),
+        };
+        let total = v.get(1).copied().unwrap_or(0).max(0) as usize;
+        if v.first().copied().unwrap_or(1) != 0 {
+            return (
+                total,
+                err(ErrorClass::Spawn, "the root could not start the processes"),
             );
         }
-        (String::new(), false)
+        None
     };
-    let meet = Meet::Accept(&port);
-    let r = join(rt, comm, root, meet);
-    if started {
-        let _ = close_port(&port);
+    let r = join(
+        rt,
+        comm,
+        root,
+        Meet::Accept(port.as_deref().unwrap_or("")),
+    );
+    if let Some(p) = &port {
+        let _ = close_port(p);
     }
-    r
+    (total as usize, r)
 }
 
 /// A spawned process's MPI_Init: join the parents through the port in the environment.
