@@ -265,7 +265,7 @@ pub fn spawn(rt: &mut Runtime, comm: usize, root: i32, cmds: &[SpawnCmd]) -> (us
         Ok(c) => c.rank,
         Err(e) => return (0, Err(e)),
     };
-    let total: i32 = cmds.iter().map(|c| c.maxprocs).sum();
+    let mut total: i32 = cmds.iter().map(|c| c.maxprocs).sum();
     // The root starts them; the others learn whether that worked: [0 or error class, total].
     let port = if me == root {
         let r = (|| -> Result<String> {
@@ -298,10 +298,10 @@ pub fn spawn(rt: &mut Runtime, comm: usize, root: i32, cmds: &[SpawnCmd]) -> (us
             Ok(v) => v,
             Err(e) => return (0, Err(e)),
         };
-        let total = v.get(1).copied().unwrap_or(0).max(0) as usize;
+        total = v.get(1).copied().unwrap_or(0).max(0);
         if v.first().copied().unwrap_or(1) != 0 {
             return (
-                total,
+                total as usize,
                 err(ErrorClass::Spawn, "the root could not start the processes"),
             );
         }
