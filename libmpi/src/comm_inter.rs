@@ -227,17 +227,21 @@ impl Runtime {
 
     /// The common part of the two creations: agree within `local`, exchange at the leader.
     fn intercomm_build(&mut self, local: usize, leader: i32, link: Option<Link>) -> Result<usize> {
+        // Members are named across jobs as (job, rank, pid) triples (`dpm::to_global`): the
+        // other group may hold spawned processes, whose world ranks here mean nothing there.
         let world_size = self.comm(crate::comm::WORLD)?.size() as usize;
-        let cap = world_size + 1;
-        let all = self.agree_allgather(local, &[self.objs.next_ctx() as i32])?;
-        let my_max = all.iter().copied().max().unwrap_or(0);
+        let cap = 3 * world_size.max(crate::dpm::MAX_GROUP) + 1;
+        let mine = [self.objs.next_ctx() as i32, std::process::id() as i32];
+        let all = self.agree_allgather(local, &mine)?;
+        let my_max = all.chunks_exact(2).map(|p| p[0]).max().unwrap_or(0);
+        let pids: Vec<i32> = all.chunks_exact(2).map(|p| p[1]).collect();
         let lc = self.comm(local)?;
         let (group, rank) = (lc.group.clone(), lc.rank);
         // [max context id, remote group's world ranks...]
         let data = match link {
             Some(l) => {
                 let mut mine = vec![my_max];
-                mine.extend_from_slice(&group);
+                mine.extend(crate::dpm::to_global(self, &group, &pids));
                 let theirs = self.leader_exchange(&l, &mine, cap)?;
                 let max = theirs.first().copied().unwrap_or(0).max(my_max);
                 let mut d = vec![max];
@@ -247,7 +251,7 @@ impl Runtime {
             None => self.local_bcast(local, leader, Vec::new(), cap)?,
         };
         let ctx = data[0] as u32;
-        let remote = data[1..].to_vec();
+        let remote = crate::dpm::from_global(self, &data[1..])?;
         if let Some(w) = remote.iter().find(|w| group.contains(w)) {
             return err(
                 ErrorClass::Arg,

@@ -26,7 +26,7 @@ use crate::runtime::Runtime;
 pub use pmi_dpm::SpawnCmd;
 
 /// Largest group that can join through a port (integers the root broadcasts).
-const MAX_GROUP: usize = 1 << 16;
+pub const MAX_GROUP: usize = 1 << 16;
 
 #[derive(Default)]
 struct Dpm {
@@ -35,6 +35,9 @@ struct Dpm {
     peers: Rc<RefCell<sock::Peers>>,
     /// Extended world rank of each remote pid.
     world_of: HashMap<u32, usize>,
+    /// Extended world rank of each remote (job, rank), and back.
+    by_key: HashMap<(i32, i32), usize>,
+    key_of: HashMap<usize, (i32, i32, u32)>,
     ports: HashMap<String, UnixListener>,
     next_port: u32,
     /// The parent intercommunicator (slot, context id), for a spawned process.
@@ -180,7 +183,7 @@ fn read_ints(s: &mut UnixStream) -> std::io::Result<Vec<i32>> {
     let mut n = [0u8; 4];
     s.read_exact(&mut n)?;
     let n = u32::from_le_bytes(n) as usize;
-    if n > MAX_GROUP + 2 {
+    if n > 3 * MAX_GROUP + 1 {
         return Err(std::io::Error::new(ErrorKind::InvalidData, "group too large"));
     }
     let mut b = vec![0u8; n * 4];
@@ -200,13 +203,20 @@ pub enum Meet<'a> {
 pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usize> {
     check_root(rt, comm, root)?;
     let btl = ensure_btl(rt)?;
-    let mine = [rt.objs.next_ctx() as i32, std::process::id() as i32];
+    let wrank = rt.comm(crate::comm::WORLD)?.rank;
+    let mine = [
+        rt.objs.next_ctx() as i32,
+        std::process::id() as i32,
+        job_key(rt),
+        wrank,
+    ];
     let all = rt.agree_allgather(comm, &mine)?;
     let c = rt.comm(comm)?;
     let (me, group) = (c.rank, c.group.clone());
     let data = if me == root {
-        let my_max = all.chunks_exact(2).map(|p| p[0]).max().unwrap_or(0);
-        let pids: Vec<i32> = all.chunks_exact(2).map(|p| p[1]).collect();
+        let my_max = all.chunks_exact(4).map(|p| p[0]).max().unwrap_or(0);
+        // (pid, job, rank) of each member.
+        let pids: Vec<i32> = all.chunks_exact(4).flat_map(|p| p[1..].to_vec()).collect();
         // [max context id, remote pids...], or [-1, error class] for the others to fail too.
         let swapped = (|| -> Result<Vec<i32>> {
             let mut s = match meet {
@@ -216,6 +226,7 @@ pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usiz
             let mut out = vec![my_max];
             out.extend_from_slice(&pids);
             let io = |e: std::io::Error| port_err(format!("the other group's root: {e}"));
+            // [max context id, (pid, job, rank) per member]
             write_ints(&mut s, &out).map_err(io)?;
             let theirs = read_ints(&mut s).map_err(io)?;
             if theirs.is_empty() {
@@ -229,11 +240,11 @@ pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usiz
             Ok(d) => d.clone(),
             Err(e) => vec![-1, e.class as i32],
         };
-        let d = rt.local_bcast(comm, root, d, MAX_GROUP + 1)?;
+        let d = rt.local_bcast(comm, root, d, 3 * MAX_GROUP + 1)?;
         swapped?;
         d
     } else {
-        let d = rt.local_bcast(comm, root, Vec::new(), MAX_GROUP + 1)?;
+        let d = rt.local_bcast(comm, root, Vec::new(), 3 * MAX_GROUP + 1)?;
         if d.first() == Some(&-1) {
             return err(
                 ErrorClass::Port,
@@ -242,13 +253,22 @@ pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usiz
         }
         d
     };
-    if data.len() < 2 {
+    if data.len() < 4 || (data.len() - 1) % 3 != 0 {
         return err(ErrorClass::Intern, "accept/connect: short agreement");
     }
     let ctx = data[0] as u32;
+    let mine = job_key(rt);
     let remote: Vec<i32> = data[1..]
-        .iter()
-        .map(|&pid| world_of_pid(rt, btl, pid as u32) as i32)
+        .chunks_exact(3)
+        .map(|p| {
+            if p[1] == mine {
+                p[2] // of this job: its own transport reaches it
+            } else {
+                let w = world_of_pid(rt, btl, p[0] as u32);
+                remember(w, (p[1], p[2], p[0] as u32));
+                w as i32
+            }
+        })
         .collect();
     rt.reserve_inter_ctx(ctx);
     rt.add_inter(comm, ctx, group, me, remote)
@@ -394,4 +414,75 @@ pub fn comm_join(rt: &mut Runtime, fd: std::os::fd::RawFd) -> Result<usize> {
     };
     let _ = close_port(&port);
     r
+}
+
+/// This job's name among jobs: a hash of the PMI kvsname (a singleton: its pid).
+fn job_key(rt: &mut Runtime) -> i32 {
+    match rt.pmi_mut() {
+        Some(p) => {
+            let mut h: u32 = 0x811c_9dc5;
+            for b in p.kvsname.bytes() {
+                h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+            }
+            (h & 0x7fff_ffff) as i32
+        }
+        None => std::process::id() as i32 | i32::MIN,
+    }
+}
+
+/// World ranks (with the pids of those processes) as (job, rank, pid) triples that mean the
+/// same in every job.
+pub fn to_global(rt: &mut Runtime, worlds: &[i32], pids: &[i32]) -> Vec<i32> {
+    let mine = job_key(rt);
+    let n = rt.comm(crate::comm::WORLD).map_or(1, |c| c.size());
+    DPM.with(|d| {
+        let d = d.borrow();
+        worlds
+            .iter()
+            .zip(pids)
+            .flat_map(|(&w, &pid)| match d.key_of.get(&(w as usize)) {
+                Some(&(j, r, _)) if w >= n => [j, r, pid],
+                _ => [mine, w, pid],
+            })
+            .collect()
+    })
+}
+
+/// The world ranks (here) of (job, rank, pid) triples: a process of another job met for the
+/// first time is reached through the socket transport.
+pub fn from_global(rt: &mut Runtime, triples: &[i32]) -> Result<Vec<i32>> {
+    let mine = job_key(rt);
+    let mut out = Vec::with_capacity(triples.len() / 3);
+    for t in triples.chunks_exact(3) {
+        if t[0] == mine {
+            out.push(t[1]);
+            continue;
+        }
+        let known = DPM.with(|d| d.borrow().by_key.get(&(t[0], t[1])).copied());
+        let w = match known {
+            Some(w) => w,
+            None => {
+                if t[2] == 0 {
+                    return err(
+                        ErrorClass::Comm,
+                        format!("rank {} of another job cannot be reached", t[1]),
+                    );
+                }
+                let btl = ensure_btl(rt)?;
+                let w = world_of_pid(rt, btl, t[2] as u32);
+                remember(w, (t[0], t[1], t[2] as u32));
+                w
+            }
+        };
+        out.push(w as i32);
+    }
+    Ok(out)
+}
+
+fn remember(w: usize, key: (i32, i32, u32)) {
+    DPM.with(|d| {
+        let mut d = d.borrow_mut();
+        d.by_key.insert((key.0, key.1), w);
+        d.key_of.insert(w, key);
+    });
 }

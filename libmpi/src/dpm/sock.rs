@@ -11,6 +11,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use crate::btl::{Btl, GetError};
 
@@ -37,7 +38,13 @@ struct Outbound {
     sock: Option<UnixStream>,
     pid: u32,
     pending: Vec<u8>,
+    /// Since when its listener refuses: a peer met through a third process may not have
+    /// opened it yet (it does as it learns of us), so it is retried for a while.
+    refused_since: Option<Instant>,
 }
+
+/// How long a peer's listener may refuse before the peer is taken for gone.
+const REFUSED_GRACE: Duration = Duration::from_secs(10);
 
 /// What the transport and `dpm` share: peers by index, their pids.
 #[derive(Default)]
@@ -74,6 +81,7 @@ impl DynBtl {
                 sock: None,
                 pid,
                 pending: Vec::new(),
+                refused_since: None,
             });
         }
         &mut self.out[peer]
@@ -94,10 +102,13 @@ impl DynBtl {
                 }
                 // Its backlog is full: retried at the next progress.
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                // Nobody listens under its name (a peer's listener exists before its pid is
-                // known here): it has left the job, and its data goes nowhere.
+                // Nobody listens under its name: not yet, or it has left the job (then its
+                // data goes nowhere).
                 Err(_) => {
-                    o.pending.clear();
+                    let since = *o.refused_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > REFUSED_GRACE {
+                        o.pending.clear();
+                    }
                     return;
                 }
             }
