@@ -14,12 +14,12 @@ use nix::sys::signal::{kill, Signal};
 use nix::sys::signalfd::SignalFd;
 use nix::unistd::Pid;
 
+use crate::cli::JobSpec;
 use crate::foreign::running::{self, Found, ProcTree};
 use crate::foreign::schedule::Schedule;
 use crate::pmi_conn::{PmiConn, Request};
 use crate::pmi_server::{Action, Complaint, PmiServer};
 use crate::report::{judge, say, Ended, Failure};
-use crate::cli::JobSpec;
 use crate::spawn::Started;
 use crate::stdio::{Forwarder, OutPipe, Stream};
 
@@ -84,12 +84,7 @@ pub struct Job {
 }
 
 impl Job {
-    pub fn new(
-        started: Vec<Started>,
-        sigfd: SignalFd,
-        spec: &JobSpec,
-        start: Instant,
-    ) -> Job {
+    pub fn new(started: Vec<Started>, sigfd: SignalFd, spec: &JobSpec, start: Instant) -> Job {
         let (tag_output, timeout) = (spec.tag_output, spec.timeout);
         let n = started.len();
         let ranks = started
@@ -418,8 +413,10 @@ impl Job {
     /// and has not spoken PMI (those that have were looked at then).
     fn scan_wanted(&self) -> bool {
         self.failure.is_none()
-            && (0..self.ranks.len())
-                .any(|i| self.ranks[i].status.is_none() && !self.server_of(i).initialized(self.ranks[i].jrank))
+            && (0..self.ranks.len()).any(|i| {
+                self.ranks[i].status.is_none()
+                    && !self.server_of(i).initialized(self.ranks[i].jrank)
+            })
     }
 
     /// Looks for another MPI's library in the ranks that have not spoken PMI: a program that
@@ -430,7 +427,8 @@ impl Job {
         }
         let tree = ProcTree::read();
         for r in 0..self.ranks.len() {
-            if self.ranks[r].status.is_some() || self.server_of(r).initialized(self.ranks[r].jrank) {
+            if self.ranks[r].status.is_some() || self.server_of(r).initialized(self.ranks[r].jrank)
+            {
                 continue;
             }
             if let Some(found) = self.inspect(r, &tree) {

@@ -164,13 +164,11 @@ impl PmiServer {
                 ("kvsname", &self.kvsname),
                 ("rc", "0"),
             ]),
-            "get_universe_size" => {
-                format(&[
-                    ("cmd", "universe_size"),
-                    ("size", &self.universe.to_string()),
-                    ("rc", "0"),
-                ])
-            }
+            "get_universe_size" => format(&[
+                ("cmd", "universe_size"),
+                ("size", &self.universe.to_string()),
+                ("rc", "0"),
+            ]),
             "put" => self.put(rank, &msg),
             "get" => self.get(&msg),
             "barrier_in" => return self.barrier_in(rank),

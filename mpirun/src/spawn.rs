@@ -94,7 +94,12 @@ pub struct Extra {
 }
 
 /// Starts rank `rank` of a spawned job (`Job::spawn_job`).
-pub fn spawn_child(spec: &JobSpec, seg: Segment, rank: usize, extra: &Extra) -> io::Result<Started> {
+pub fn spawn_child(
+    spec: &JobSpec,
+    seg: Segment,
+    rank: usize,
+    extra: &Extra,
+) -> io::Result<Started> {
     spawn_one(spec, seg, rank, None, extra)
 }
 

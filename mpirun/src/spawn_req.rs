@@ -64,7 +64,9 @@ impl Pending {
             num("spawnssofar"),
         ) else {
             self.done.clear();
-            return Fed::Bad("spawn request without nprocs, execname, totspawns or spawnssofar".into());
+            return Fed::Bad(
+                "spawn request without nprocs, execname, totspawns or spawnssofar".into(),
+            );
         };
         let pairs = |kp: &str, vp: &str, n: usize| -> Vec<(String, String)> {
             (0..n)

@@ -40,12 +40,13 @@ fn c_spawn_killed_child_ends_the_job() {
     let m = marker("spawn-die");
     let r = run_in(p.parent().expect("dir"), 3, &["die", &m]);
     assert!(!r.ok(), "the job must fail: {}", r.stdout);
-    let lines: Vec<&str> = r.stderr.lines().filter(|l| l.starts_with("mpirun:")).collect();
+    let lines: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("mpirun:"))
+        .collect();
     assert_eq!(lines.len(), 1, "one line from mpirun: {}", r.stderr);
     assert!(lines[0].contains("SIGKILL"), "{}", r.stderr);
-    assert!(
-        processes_with(&m).is_empty(),
-        "no orphans"
-    );
+    assert!(processes_with(&m).is_empty(), "no orphans");
     assert!(shm_leftovers().is_empty(), "nothing in /dev/shm");
 }

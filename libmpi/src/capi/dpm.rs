@@ -196,7 +196,15 @@ mpi_fn! {
     }
 }
 
-fn join_common(name: &str, port_name: *const c_char, info: Handle, root: c_int, comm: Handle, newcomm: *mut Handle, accept: bool) -> c_int {
+fn join_common(
+    name: &str,
+    port_name: *const c_char,
+    info: Handle,
+    root: c_int,
+    comm: Handle,
+    newcomm: *mut Handle,
+    accept: bool,
+) -> c_int {
     call(name, comm_index(comm).unwrap_or(crate::comm::WORLD), |rt| {
         let c = comm_index(comm)?;
         nonnull(newcomm, "newcomm")?;
@@ -208,7 +216,11 @@ fn join_common(name: &str, port_name: *const c_char, info: Handle, root: c_int, 
         } else {
             String::new()
         };
-        let meet = if accept { Meet::Accept(&port) } else { Meet::Connect(&port) };
+        let meet = if accept {
+            Meet::Accept(&port)
+        } else {
+            Meet::Connect(&port)
+        };
         let id = dpm::join(rt, c, root, meet)?;
         // SAFETY: checked non-NULL.
         unsafe { newcomm.write(comm_handle(id)) };
@@ -231,13 +243,21 @@ mpi_fn! {
 /// A service or port name that fits on a PMI line.
 fn plain(s: &str, what: &str, class: ErrorClass) -> Result<()> {
     if s.is_empty() || s.chars().any(|c| c.is_whitespace() || c == '=') {
-        return Err(Error::new(class, format!("{what} \"{s}\" is empty or holds spaces or '='")));
+        return Err(Error::new(
+            class,
+            format!("{what} \"{s}\" is empty or holds spaces or '='"),
+        ));
     }
     Ok(())
 }
 
 fn launcher(rt: &mut Runtime) -> Result<&mut crate::pmi::Pmi> {
-    rt.pmi_mut().ok_or_else(|| Error::new(ErrorClass::Service, "the name service needs a launcher (run under mpirun)"))
+    rt.pmi_mut().ok_or_else(|| {
+        Error::new(
+            ErrorClass::Service,
+            "the name service needs a launcher (run under mpirun)",
+        )
+    })
 }
 
 mpi_fn! {

@@ -184,7 +184,10 @@ fn read_ints(s: &mut UnixStream) -> std::io::Result<Vec<i32>> {
     s.read_exact(&mut n)?;
     let n = u32::from_le_bytes(n) as usize;
     if n > 3 * MAX_GROUP + 1 {
-        return Err(std::io::Error::new(ErrorKind::InvalidData, "group too large"));
+        return Err(std::io::Error::new(
+            ErrorKind::InvalidData,
+            "group too large",
+        ));
     }
     let mut b = vec![0u8; n * 4];
     s.read_exact(&mut b)?;
@@ -246,10 +249,7 @@ pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usiz
     } else {
         let d = rt.local_bcast(comm, root, Vec::new(), 3 * MAX_GROUP + 1)?;
         if d.first() == Some(&-1) {
-            return err(
-                ErrorClass::Port,
-                "the root could not reach the other group",
-            );
+            return err(ErrorClass::Port, "the root could not reach the other group");
         }
         d
     };
@@ -277,7 +277,12 @@ pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usiz
 /// What one MPI_Comm_spawn(_multiple) call gives: how many processes were asked for (the
 /// root's count, which every member learns, for its array_of_errcodes), and the
 /// intercommunicator or why not.
-pub fn spawn(rt: &mut Runtime, comm: usize, root: i32, cmds: &[SpawnCmd]) -> (usize, Result<usize>) {
+pub fn spawn(
+    rt: &mut Runtime,
+    comm: usize,
+    root: i32,
+    cmds: &[SpawnCmd],
+) -> (usize, Result<usize>) {
     if let Err(e) = check_root(rt, comm, root) {
         return (0, Err(e));
     }
@@ -327,12 +332,7 @@ pub fn spawn(rt: &mut Runtime, comm: usize, root: i32, cmds: &[SpawnCmd]) -> (us
         }
         None
     };
-    let r = join(
-        rt,
-        comm,
-        root,
-        Meet::Accept(port.as_deref().unwrap_or("")),
-    );
+    let r = join(rt, comm, root, Meet::Accept(port.as_deref().unwrap_or("")));
     if let Some(p) = &port {
         let _ = close_port(p);
     }
@@ -386,13 +386,17 @@ pub fn comm_join(rt: &mut Runtime, fd: std::os::fd::RawFd) -> Result<usize> {
     use std::os::fd::FromRawFd;
     // SAFETY: F_GETFD only reads the descriptor table.
     if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-        return err(ErrorClass::Arg, format!("fd {fd} is not an open descriptor"));
+        return err(
+            ErrorClass::Arg,
+            format!("fd {fd} is not an open descriptor"),
+        );
     }
     // SAFETY: open (checked above) and the caller's for the whole call; ManuallyDrop leaves it
     // open afterwards, as MPI_Comm_join must.
     let mut sock = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
     let port = open_port()?;
-    let io = |e: std::io::Error| Error::new(ErrorClass::Arg, format!("MPI_Comm_join over fd {fd}: {e}"));
+    let io =
+        |e: std::io::Error| Error::new(ErrorClass::Arg, format!("MPI_Comm_join over fd {fd}: {e}"));
     let swap = (|| -> std::io::Result<String> {
         let mut b = (port.len() as u32).to_le_bytes().to_vec();
         b.extend_from_slice(port.as_bytes());
@@ -401,11 +405,15 @@ pub fn comm_join(rt: &mut Runtime, fd: std::os::fd::RawFd) -> Result<usize> {
         sock.read_exact(&mut n)?;
         let n = u32::from_le_bytes(n) as usize;
         if n > 1024 {
-            return Err(std::io::Error::new(ErrorKind::InvalidData, "not a port name"));
+            return Err(std::io::Error::new(
+                ErrorKind::InvalidData,
+                "not a port name",
+            ));
         }
         let mut other = vec![0u8; n];
         sock.read_exact(&mut other)?;
-        String::from_utf8(other).map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "not a port name"))
+        String::from_utf8(other)
+            .map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "not a port name"))
     })();
     let r = match swap {
         Ok(other) if port < other => join(rt, crate::comm::SELF, 0, Meet::Accept(&port)),

@@ -45,9 +45,8 @@ impl Pmi {
                 one_line("an argument", a)?;
                 req += &format!("arg{}={a}\n", j + 1);
             }
-            req += &format!(
-                "preput_num=1\npreput_key_0=PARENT_ROOT_PORT_NAME\npreput_val_0={port}\n"
-            );
+            req +=
+                &format!("preput_num=1\npreput_key_0=PARENT_ROOT_PORT_NAME\npreput_val_0={port}\n");
             req += &format!("info_num={}\n", c.info.len());
             for (j, (k, v)) in c.info.iter().enumerate() {
                 one_line("an info value", v)?;

@@ -214,7 +214,9 @@ impl Btl for DynBtl {
     }
 
     fn get(&mut self, _: usize, _: usize, _: u64, _: &mut [u8]) -> Result<(), GetError> {
-        Err(GetError::Unsupported("the dpm transport has no single copy".into()))
+        Err(GetError::Unsupported(
+            "the dpm transport has no single copy".into(),
+        ))
     }
 
     fn expose(&mut self, _peer: usize, _addr: usize, _len: usize) -> Option<u64> {

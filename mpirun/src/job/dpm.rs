@@ -34,15 +34,22 @@ impl Job {
         let reply = match msg.cmd()? {
             "publish_name" => {
                 let port = msg.get("port").unwrap_or("");
-                let ok = !service.is_empty() && !port.is_empty() && !self.names.contains_key(&service);
+                let ok =
+                    !service.is_empty() && !port.is_empty() && !self.names.contains_key(&service);
                 if ok {
                     self.names.insert(service, port.to_string());
                 }
-                format(&[("cmd", "publish_result"), ("rc", if ok { "0" } else { "-1" })])
+                format(&[
+                    ("cmd", "publish_result"),
+                    ("rc", if ok { "0" } else { "-1" }),
+                ])
             }
             "unpublish_name" => {
                 let ok = self.names.remove(&service).is_some();
-                format(&[("cmd", "unpublish_result"), ("rc", if ok { "0" } else { "-1" })])
+                format(&[
+                    ("cmd", "unpublish_result"),
+                    ("rc", if ok { "0" } else { "-1" }),
+                ])
             }
             "lookup_name" => match self.names.get(&service) {
                 Some(p) => format(&[("cmd", "lookup_result"), ("rc", "0"), ("port", p)]),
@@ -66,7 +73,12 @@ impl Job {
         // Resolve every program first, so that a bad name starts nothing.
         let mut progs = Vec::new();
         for c in &cmds {
-            let info = |k: &str| c.info.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+            let info = |k: &str| {
+                c.info
+                    .iter()
+                    .find(|(key, _)| key == k)
+                    .map(|(_, v)| v.clone())
+            };
             let wdir = info("wdir").map(std::path::PathBuf::from);
             // The info key `path` first, then PATH, then the working directory.
             let mut path = OsString::new();
@@ -110,8 +122,15 @@ impl Job {
             if let Some((_, port)) = c.preput.iter().find(|(k, _)| k == "PARENT_ROOT_PORT_NAME") {
                 env.push(("RMPI_PARENT_PORT".into(), port.clone()));
             }
-            let extra = Extra { size: Some(n), env, wdir };
-            let seg = Segment { fd: memfd.as_fd(), size: btl_sm::segment_size(&params) };
+            let extra = Extra {
+                size: Some(n),
+                env,
+                wdir,
+            };
+            let seg = Segment {
+                fd: memfd.as_fd(),
+                size: btl_sm::segment_size(&params),
+            };
             for _ in 0..c.nprocs {
                 match spawn_child(&spec, seg, rank, &extra) {
                     Ok(s) => started.push(s),
