@@ -106,7 +106,7 @@ fn c_stub_under_errors_are_fatal_aborts_naming_the_function() {
     assert!(
         r.code.is_some_and(|c| c != 0)
             && !r.stdout.contains("not reached")
-            && r.stderr.contains("MPI_Comm_accept")
+            && r.stderr.contains("MPI_Group_from_session_pset")
             && r.stderr.contains("MPI_ERR_UNSUPPORTED_OPERATION"),
         "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
         r.code,
