@@ -42,6 +42,7 @@ pub use api::comm::{Communicator, Source, Tag, PROC_NULL};
 pub use api::comm_mgmt::{Comparison, ErrorHandler, Group, UserCommunicator};
 pub use api::completion::{test_all, wait_any, wait_some};
 pub use api::datatype::Equivalence;
+pub use api::dpm::{close_port, open_port};
 pub use api::env::{abi_version, is_thread_main, version, wtick};
 pub use api::info::{env_info, Info};
 pub use api::message::Message;

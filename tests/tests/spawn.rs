@@ -50,3 +50,15 @@ fn c_spawn_killed_child_ends_the_job() {
     assert!(processes_with(&m).is_empty(), "no orphans");
     assert!(shm_leftovers().is_empty(), "nothing in /dev/shm");
 }
+
+/// The Rust API (tests/src/bin/spawn.rs): spawn, parent, p2p, merge, disconnect.
+#[test]
+fn rust_spawn() {
+    let p = bin("spawn");
+    for np in [1, 3] {
+        let r = mpirun_np(np, &p, &[]);
+        r.assert_ok();
+        assert!(r.stdout.contains("spawn: OK"), "np {np}: {}", r.stdout);
+        assert_eq!(r.stdout.matches("spawn child").count(), 2, "{}", r.stdout);
+    }
+}

@@ -18,6 +18,7 @@ pub mod comm;
 pub mod comm_mgmt;
 pub mod completion;
 pub mod datatype;
+pub mod dpm;
 pub mod env;
 pub mod info;
 pub mod inter;
