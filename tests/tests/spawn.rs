@@ -32,6 +32,16 @@ fn c_spawn_missing_program_fails_cleanly() {
     let r = run_in(p.parent().expect("dir"), 3, &["bad"]);
     r.assert_no_errors("spawn of a missing program");
     assert!(r.stdout.contains("MPI_ERR_SPAWN"), "{}", r.stdout);
+    // Under MPI_ERRORS_ARE_FATAL: the job ends with the class and the reason.
+    let r = run_in(p.parent().expect("dir"), 3, &["badfatal"]);
+    assert!(!r.ok());
+    assert!(
+        r.stderr.contains("MPI_ERR_SPAWN")
+            && r.stderr
+                .contains("program './no-such-program-rmpi' not found"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
