@@ -31,6 +31,12 @@ pub const GENERAL: &[(&str, &str, &str)] = &[
         "1",
         "ptmalloc provider: large blocks come from a memfd the node's ranks map (0: private)",
     ),
+    (
+        "hwloc_base_topo_file",
+        "",
+        "mpirun: map and bind on the topology in this hwloc XML file (a machine this one is not: \
+         reported, not applied), as HWLOC_XMLFILE does",
+    ),
 ];
 
 /// Every parameter name rmpi reads.
