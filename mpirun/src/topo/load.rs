@@ -32,7 +32,13 @@ pub fn load(topo_file: Option<&str>) -> Result<Topology, String> {
     };
     let this_system =
         source == "this machine" || std::env::var("HWLOC_THISSYSTEM").as_deref() == Ok("1");
-    let hw = Hwloc::new().ok_or_else(|| format!("hwloc cannot read the topology of {source}"))?;
+    let Some(hw) = Hwloc::new() else {
+        if this_system {
+            // A container hwloc cannot read still runs jobs: one package of the CPUs we may use.
+            return flat();
+        }
+        return Err(format!("hwloc cannot read the topology of {source}"));
+    };
     let mut walk = Walk::default();
     walk.visit(hw.object_at_root(), [usize::MAX; LEVELS]);
     if walk.pus.is_empty() {
@@ -41,6 +47,29 @@ pub fn load(topo_file: Option<&str>) -> Result<Topology, String> {
         ));
     }
     Ok(finish(walk, this_system, source))
+}
+
+/// Every CPU in mpirun's affinity mask as a core of one package (no hwloc).
+fn flat() -> Result<Topology, String> {
+    use nix::sched::{sched_getaffinity, CpuSet};
+    let set = sched_getaffinity(nix::unistd::Pid::from_raw(0))
+        .map_err(|e| format!("cannot read the CPU affinity mask: {e}"))?;
+    let pus: Vec<Pu> = (0..CpuSet::count())
+        .filter(|&c| set.is_set(c).unwrap_or(false))
+        .enumerate()
+        .map(|(i, os)| Pu {
+            os,
+            at: [0, 0, 0, 0, i, i, i, i],
+        })
+        .collect();
+    let n = pus.len();
+    Ok(Topology {
+        pus,
+        counts: [1, 1, 1, 1, n, n, n, n],
+        present: [true, true, false, false, false, false, true, true],
+        this_system: true,
+        source: "this machine (hwloc could not read it: one package of the allowed CPUs)".into(),
+    })
 }
 
 #[derive(Default)]
@@ -159,6 +188,14 @@ mod tests {
         present[Level::L3 as usize] = false;
         fill_absent(&mut pus, &present);
         assert_eq!(pus[1].at, [0, 1, 1, 1, 1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn without_hwloc_every_allowed_cpu_is_a_core() {
+        let t = flat().unwrap();
+        assert!(!t.pus.is_empty());
+        assert_eq!(t.count(Level::Core), t.pus.len());
+        assert_eq!(t.count(Level::Package), 1);
     }
 
     #[test]
