@@ -20,6 +20,7 @@ mod foreign_launcher;
 mod group;
 mod info;
 mod launcher_watch;
+mod locality;
 mod memhook;
 mod op;
 mod osc;

@@ -234,6 +234,9 @@ pub struct JobSpec {
     /// The OS CPUs each rank is bound to, in rank order; empty: not bound. Filled by `main`
     /// from the plan; empty for every rank until then.
     pub bindings: Vec<Vec<usize>>,
+    /// Each rank's place in the machine for `RMPI_LOCALITY` (`topo::locality`), empty when the
+    /// topology is not this machine's.
+    pub localities: Vec<String>,
     pub report_bindings: bool,
     pub display_map: bool,
     pub display_topology: bool,
@@ -380,6 +383,7 @@ pub fn validate(
         oversubscribed,
         policy,
         bindings: vec![Vec::new(); n],
+        localities: vec![String::new(); n],
         report_bindings: cli.report_bindings,
         display_map: cli.display_map,
         display_topology: cli.display_topology,

@@ -122,6 +122,9 @@ fn spawn_one(spec: &JobSpec, seg: Segment, rank: usize, cpus: &[usize]) -> io::R
         Some(set)
     };
     cmd.env("RMPI_BINDING", crate::topo::report::ranges(cpus));
+    if !spec.localities[rank].is_empty() {
+        cmd.env("RMPI_LOCALITY", &spec.localities[rank]);
+    }
     let launcher = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
     // system calls (fcntl, sigaction, sigprocmask, sched_setaffinity, prctl, getppid, kill); it

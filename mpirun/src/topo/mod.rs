@@ -51,6 +51,20 @@ impl Level {
         }
     }
 
+    /// hwloc's type name, as MPI_COMM_TYPE_HW_GUIDED's `mpi_hw_resource_type` takes it.
+    pub fn hw_resource_name(self) -> &'static str {
+        match self {
+            Level::Machine => "Machine",
+            Level::Package => "Package",
+            Level::Numa => "NUMANode",
+            Level::L3 => "L3Cache",
+            Level::L2 => "L2Cache",
+            Level::L1 => "L1Cache",
+            Level::Core => "Core",
+            Level::Pu => "PU",
+        }
+    }
+
     /// lstopo's name (`--display-topology`).
     pub fn lstopo_name(self) -> &'static str {
         match self {
@@ -201,6 +215,7 @@ pub fn place(topo: &Topology, spec: &mut crate::cli::JobSpec) -> Result<(), Stri
         crate::report::say(out.trim_end());
     }
     if topo.this_system {
+        spec.localities = plan.ranks.iter().map(|p| locality(topo, &p.pus)).collect();
         spec.bindings = plan
             .ranks
             .iter()
@@ -208,4 +223,51 @@ pub fn place(topo: &Topology, spec: &mut crate::cli::JobSpec) -> Result<(), Stri
             .collect();
     }
     Ok(())
+}
+
+/// `Package:0,NUMANode:1,L3Cache:2,L2Cache:-,...`: for each level, the one object the PUs lie in, or `-` when
+/// they span several. Unbound ranks (no PUs) may run on any PU of the job. libmpi reads it for
+/// `MPI_Comm_split_type(MPI_COMM_TYPE_HW_GUIDED)`.
+pub fn locality(topo: &Topology, bound: &[usize]) -> String {
+    let all: Vec<usize>;
+    let pus = if bound.is_empty() {
+        all = (0..topo.pus.len()).collect();
+        &all
+    } else {
+        bound
+    };
+    Level::ALL[1..]
+        .iter()
+        .map(|&l| {
+            let first = topo.pus[pus[0]].at[l as usize];
+            let one = topo.present[l as usize]
+                && pus.iter().all(|&p| topo.pus[p].at[l as usize] == first);
+            format!(
+                "{}:{}",
+                l.hw_resource_name(),
+                if one { first.to_string() } else { "-".into() }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locality_names_the_objects_a_binding_lies_in() {
+        let t = Topology::synthetic(2, 2, 2, 2, 2);
+        assert_eq!(
+            locality(&t, &[2, 3]),
+            "Package:0,NUMANode:0,L3Cache:0,L2Cache:1,L1Cache:1,Core:1,PU:-"
+        );
+        assert_eq!(
+            locality(&t, &[]),
+            "Package:-,NUMANode:-,L3Cache:-,L2Cache:-,L1Cache:-,Core:-,PU:-"
+        );
+        let one = Topology::synthetic(1, 1, 1, 2, 1);
+        assert!(locality(&one, &[]).starts_with("Package:0,NUMANode:0,L3Cache:0,L2Cache:-"));
+    }
 }
