@@ -1,6 +1,10 @@
 //! Where this process runs in the node, as mpirun placed it: `RMPI_LOCALITY` names, for each
 //! hardware level, the one object the rank's CPUs lie in (`Package:0,NUMANode:1,L3Cache:2,...`,
 //! `-` where they span several). Read for MPI_Comm_split_type(MPI_COMM_TYPE_HW_GUIDED).
+//! `RMPI_LOCALITY_ALL` has every rank's package, NUMA node and L3 (`P.N.L,P.N.L,...` by world
+//! rank): the hierarchical collectives group ranks by it (`coll/hier.rs`).
+
+use std::sync::OnceLock;
 
 /// The levels by their `mpi_hw_resource_type` names (hwloc's), with Open MPI's spellings too.
 const ALIASES: &[(&str, &str)] = &[
@@ -48,6 +52,21 @@ pub fn own(resource: &str) -> Within {
     within(std::env::var("RMPI_LOCALITY").ok().as_deref(), resource)
 }
 
+/// Each world rank's L3 domain, when every rank of the job is held within one; parsed once.
+pub fn l3_domains() -> Option<&'static [u32]> {
+    static TABLE: OnceLock<Option<Vec<u32>>> = OnceLock::new();
+    TABLE
+        .get_or_init(|| parse_l3(&std::env::var("RMPI_LOCALITY_ALL").ok()?))
+        .as_deref()
+}
+
+/// The L3 index of each `P.N.L` entry; None if any is unknown or malformed.
+fn parse_l3(all: &str) -> Option<Vec<u32>> {
+    all.split(',')
+        .map(|e| e.split('.').nth(2)?.parse().ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +82,12 @@ mod tests {
         assert_eq!(within(loc, "L2Cache"), Within::Several);
         assert_eq!(within(loc, "Board"), Within::Unknown);
         assert_eq!(within(None, "Core"), Within::Several);
+    }
+
+    #[test]
+    fn job_table() {
+        assert_eq!(parse_l3("0.0.0,0.0.1,1.1.2"), Some(vec![0, 1, 2]));
+        assert_eq!(parse_l3("0.0.0,-.-.-"), None);
+        assert_eq!(parse_l3("0.0"), None);
     }
 }

@@ -237,6 +237,8 @@ pub struct JobSpec {
     /// Each rank's place in the machine for `RMPI_LOCALITY` (`topo::locality`), empty when the
     /// topology is not this machine's.
     pub localities: Vec<String>,
+    /// Every rank's package, NUMA node and L3 (`topo::job_locality`), for `RMPI_LOCALITY_ALL`.
+    pub job_locality: Option<String>,
     pub report_bindings: bool,
     pub display_map: bool,
     pub display_topology: bool,
@@ -384,6 +386,7 @@ pub fn validate(
         policy,
         bindings: vec![Vec::new(); n],
         localities: vec![String::new(); n],
+        job_locality: None,
         report_bindings: cli.report_bindings,
         display_map: cli.display_map,
         display_topology: cli.display_topology,

@@ -85,6 +85,12 @@ fn spawn_one(spec: &JobSpec, seg: Segment, rank: usize, cpus: &[usize]) -> io::R
         }
     }
     cmd.env_remove("RMPI_TAG_OUTPUT");
+    // Before the exports, so that `-x RMPI_LOCALITY_ALL=...` (tests of the hierarchy on a
+    // machine that has none) wins.
+    match &spec.job_locality {
+        Some(all) => cmd.env("RMPI_LOCALITY_ALL", all),
+        None => cmd.env_remove("RMPI_LOCALITY_ALL"),
+    };
     for (k, v) in &spec.exports {
         cmd.env(k, v);
     }

@@ -216,6 +216,7 @@ pub fn place(topo: &Topology, spec: &mut crate::cli::JobSpec) -> Result<(), Stri
     }
     if topo.this_system {
         spec.localities = plan.ranks.iter().map(|p| locality(topo, &p.pus)).collect();
+        spec.job_locality = job_locality(topo, &plan);
         spec.bindings = plan
             .ranks
             .iter()
@@ -252,9 +253,60 @@ pub fn locality(topo: &Topology, bound: &[usize]) -> String {
         .join(",")
 }
 
+/// Every rank's package, NUMA node and L3 (`P.N.L`, `-` where it may run in several), joined by
+/// commas, for libmpi's hierarchical collectives (`RMPI_LOCALITY_ALL`). None past 64 KiB: an
+/// environment string has limits, and a job that large gets the flat algorithms.
+pub fn job_locality(topo: &Topology, plan: &map::Plan) -> Option<String> {
+    let all: Vec<usize> = (0..topo.pus.len()).collect();
+    let mut s = String::new();
+    for (rank, p) in plan.ranks.iter().enumerate() {
+        let pus = if p.pus.is_empty() { &all } else { &p.pus };
+        if rank > 0 {
+            s.push(',');
+        }
+        for (k, l) in [Level::Package, Level::Numa, Level::L3]
+            .into_iter()
+            .enumerate()
+        {
+            let first = topo.pus[pus[0]].at[l as usize];
+            if k > 0 {
+                s.push('.');
+            }
+            if pus.iter().all(|&q| topo.pus[q].at[l as usize] == first) {
+                s += &first.to_string();
+            } else {
+                s.push('-');
+            }
+        }
+        if s.len() > 64 * 1024 {
+            return None;
+        }
+    }
+    Some(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn job_locality_lists_every_rank() {
+        let t = Topology::synthetic(2, 1, 2, 2, 1);
+        let plan = map::Plan {
+            ranks: vec![
+                map::Placement { pus: vec![0] },
+                map::Placement { pus: vec![2] },
+                map::Placement { pus: vec![4, 5] },
+                map::Placement { pus: vec![] },
+            ],
+            mapping: policy::Mapping::Core,
+            binding: policy::BindPolicy {
+                level: Some(Level::Core),
+                overload_allowed: false,
+            },
+        };
+        assert_eq!(job_locality(&t, &plan).unwrap(), "0.0.0,0.0.1,1.1.2,-.-.-");
+    }
 
     #[test]
     fn locality_names_the_objects_a_binding_lies_in() {
