@@ -34,7 +34,7 @@ root=$PWD
 
 if [ $build = 1 ]; then
     # gcc: the wrappers' default compiler; the rest for btl-ib's verbs provider (rdma-sys).
-    scripts/deps.sh gcc pkg-config libibverbs-dev librdmacm-dev libclang-dev
+    scripts/deps.sh gcc pkg-config libibverbs-dev librdmacm-dev libclang-dev libhwloc-dev
     flags=()
     [ $profile = release ] && flags+=(--release)
     cargo build "${flags[@]}" -p mpirun -p libmpi -p libmpi-abi -p memhook-preload --lib --bins \

@@ -53,7 +53,7 @@ VERSION=${MPI4PY_VERSION:-4.1.2}
 DIR=${RMPI_MPI4PY_DIR:-$ROOT/target/mpi4py}
 mkdir -p "$DIR"
 
-deps=(python3 python3-venv python3-dev gcc)
+deps=(python3 python3-venv python3-dev gcc libhwloc-dev)
 [ $BASELINE = 1 ] && deps+=(openmpi-bin libopenmpi-dev)
 scripts/deps.sh "${deps[@]}"
 PYTHON=/usr/bin/python3

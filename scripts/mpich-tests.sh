@@ -51,7 +51,7 @@ for f in test/mpi/configure.ac test/mpi/runtests confdb maint/version.m4; do
     [ -e "$CHECKOUT/$f" ] || { echo "mpich-tests.sh: $CHECKOUT/$f missing: not an MPICH checkout" >&2; exit 2; }
 done
 
-deps=(autoconf automake libtool perl python3 make gcc)
+deps=(autoconf automake libtool perl python3 make gcc libhwloc-dev)
 case "$MPI" in
     openmpi) deps+=(openmpi-bin libopenmpi-dev) ;;
     mpich) deps+=(mpich libmpich-dev) ;;

@@ -23,7 +23,7 @@ if [ -z "$OSU_DIR" ] || [ ! -x "$OSU_DIR/configure" ]; then
 fi
 OSU_DIR=$(cd "$OSU_DIR" && pwd)
 cd "$(dirname "$0")/.."
-scripts/deps.sh gcc make pkg-config libibverbs-dev librdmacm-dev libclang-dev
+scripts/deps.sh gcc make pkg-config libibverbs-dev librdmacm-dev libclang-dev libhwloc-dev
 cargo build --release -p benchmarks -p mpirun -p libmpi -p libmpi-abi --quiet
 OUT=target/osu-compare
 mkdir -p "$OUT"

@@ -45,7 +45,7 @@ KNOWN_FAILING=(
 )
 
 # libclang for bindgen (mpi-sys), gcc for its C shim, make for libffi-sys (the examples' build).
-deps=(gcc make libclang-dev)
+deps=(gcc make libclang-dev libhwloc-dev)
 [ $BASELINE = 1 ] && deps+=(openmpi-bin libopenmpi-dev)
 scripts/deps.sh "${deps[@]}"
 

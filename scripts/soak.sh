@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
         *) echo "soak.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
-scripts/deps.sh gcc pkg-config libibverbs-dev librdmacm-dev libclang-dev
+scripts/deps.sh gcc pkg-config libibverbs-dev librdmacm-dev libclang-dev libhwloc-dev
 cargo build --release -p mpirun -p benchmarks --bin mpirun --bin soak
 M=target/release/mpirun
 label="rmpi-soak-$$"

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # defines all of mpi.h; python3-venv and python3-dev for the mpi4py test (tests/tests/mpi4py.rs);
 # cmake, make and g++ for CMake's FindMPI (tests/tests/cmake.rs; make also for rsmpi's libffi).
 scripts/deps.sh gcc pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev \
-    libibverbs-dev librdmacm-dev libclang-dev python3 binutils \
+    libibverbs-dev librdmacm-dev libclang-dev libhwloc-dev python3 binutils \
     python3-venv python3-dev cmake make g++
 cargo build --workspace --all-targets
 cargo test --workspace

@@ -21,6 +21,7 @@ mod foreign_launcher;
 mod group;
 mod info;
 mod launcher_watch;
+mod locality;
 mod memhook;
 mod op;
 mod osc;

@@ -262,6 +262,7 @@ impl Runtime {
                     &params,
                     yield_when_idle,
                     rank,
+                    &local,
                     verbose,
                 );
                 let mut sm = SmBtl::new(transport, cma, coop);

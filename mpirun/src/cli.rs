@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{ArgAction, Parser};
 
 use crate::program;
+use crate::topo::policy::{self, MapPolicy, Mapping, Policy};
 
 /// Open MPI long options users type with one dash (`-np 4`), and how many values each takes.
 const SINGLE_DASH_LONG: &[(&str, usize)] = &[
@@ -17,6 +18,13 @@ const SINGLE_DASH_LONG: &[(&str, usize)] = &[
     ("tag-output", 0),
     ("bind-to", 1),
     ("map-by", 1),
+    ("rank-by", 1),
+    ("cpu-set", 1),
+    ("report-bindings", 0),
+    ("display-map", 0),
+    ("display-topology", 0),
+    ("do-not-launch", 0),
+    ("use-hwthread-cpus", 0),
     ("version", 0),
     ("help", 0),
     ("shm-report", 0),
@@ -33,6 +41,8 @@ const OTHER_WITH_VALUES: &[(&str, usize)] = &[
     ("--timeout", 1),
     ("--bind-to", 1),
     ("--map-by", 1),
+    ("--rank-by", 1),
+    ("--cpu-set", 1),
 ];
 
 /// Rewrites single-dash long options (`-np`, `-mca`, ...) to their `--` form, up to the program
@@ -124,13 +134,46 @@ pub struct Cli {
     #[arg(long)]
     pub oversubscribe: bool,
 
-    /// Bind each rank to one core (default unless oversubscribed) or not at all
-    #[arg(long, value_name = "none|core")]
+    /// Bind each rank to an object (default: core for up to 2 ranks, else NUMA node; none when
+    /// oversubscribed); qualifier :overload-allowed
+    #[arg(
+        long,
+        value_name = "none|hwthread|core|l1cache|l2cache|l3cache|numa|package"
+    )]
     pub bind_to: Option<String>,
 
-    /// Placement of ranks on cores (rank i goes to core i mod ncores either way)
-    #[arg(long, value_name = "core|slot")]
+    /// Place ranks by slot, node, hwthread, core, l1cache..l3cache, numa, package or ppr:N:OBJECT;
+    /// modifiers :PE=n, :span, :oversubscribe
+    #[arg(long, value_name = "OBJECT[:PE=n]")]
     pub map_by: Option<String>,
+
+    /// Number the placed ranks round robin over the objects of this level (default: mapping order)
+    #[arg(long, value_name = "slot|hwthread|core|...|package")]
+    pub rank_by: Option<String>,
+
+    /// Restrict the job to these CPUs (OS numbers, e.g. 0-3,8)
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub cpu_set: Option<String>,
+
+    /// Count hardware threads, not cores, as slots
+    #[arg(long)]
+    pub use_hwthread_cpus: bool,
+
+    /// Print each rank's binding, in Open MPI's format, on stderr
+    #[arg(long)]
+    pub report_bindings: bool,
+
+    /// Print the mapping and binding policies and every rank's CPUs before starting
+    #[arg(long)]
+    pub display_map: bool,
+
+    /// Print the node's topology (hwloc) before starting
+    #[arg(long)]
+    pub display_topology: bool,
+
+    /// Do everything up to starting the ranks (mapping, binding, reports), then stop
+    #[arg(long)]
+    pub do_not_launch: bool,
 
     /// Export an environment variable to the ranks (repeatable)
     #[arg(short = 'x', value_name = "VAR[=VALUE]", action = ArgAction::Append)]
@@ -180,12 +223,6 @@ pub struct Cli {
     pub command: Vec<OsString>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bind {
-    None,
-    Core,
-}
-
 /// A validated job description.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
@@ -197,7 +234,20 @@ pub struct JobSpec {
     pub args: Vec<OsString>,
     /// More ranks than cores.
     pub oversubscribed: bool,
-    pub bind: Bind,
+    /// Mapping, ranking and binding as asked for (`topo::map::plan` applies them).
+    pub policy: Policy,
+    /// The OS CPUs each rank is bound to, in rank order; empty: not bound. Filled by `main`
+    /// from the plan; empty for every rank until then.
+    pub bindings: Vec<Vec<usize>>,
+    /// Each rank's place in the machine for `RMPI_LOCALITY` (`topo::locality`), empty when the
+    /// topology is not this machine's.
+    pub localities: Vec<String>,
+    /// Every rank's package, NUMA node and L3 (`topo::job_locality`), for `RMPI_LOCALITY_ALL`.
+    pub job_locality: Option<String>,
+    pub report_bindings: bool,
+    pub display_map: bool,
+    pub display_topology: bool,
+    pub do_not_launch: bool,
     pub exports: Vec<(String, OsString)>,
     /// MCA parameters from the command line; one entry per key, the last value given wins.
     pub mca: Vec<(String, String)>,
@@ -218,6 +268,41 @@ impl JobSpec {
     }
 }
 
+/// The placement options, parsed (before the topology is read: `--cpu-set` restricts it).
+pub fn placement(cli: &Cli) -> Result<Policy, String> {
+    let mut map = match cli.map_by.as_deref() {
+        Some(s) => policy::parse_map_by(s)?,
+        None => MapPolicy {
+            mapping: Mapping::Slots,
+            given: false,
+            pe: 1,
+            oversubscribe: None,
+        },
+    };
+    if map.pe > 1 && matches!(map.mapping, Mapping::Hwthread) {
+        return Err("invalid --map-by: PE=n counts cores; it cannot go with hwthread".into());
+    }
+    map.given = cli.map_by.is_some();
+    Ok(Policy {
+        map,
+        bind: cli
+            .bind_to
+            .as_deref()
+            .map(policy::parse_bind_to)
+            .transpose()?,
+        rank_by: match cli.rank_by.as_deref() {
+            Some(s) => policy::parse_rank_by(s)?,
+            None => None,
+        },
+        cpu_set: cli
+            .cpu_set
+            .as_deref()
+            .map(policy::parse_cpu_set)
+            .transpose()?,
+        hwthread_cpus: cli.use_hwthread_cpus,
+    })
+}
+
 /// Checks the parsed command line. `ncores` is how many cores the job may use; `env` reads
 /// mpirun's environment. The error is one user-facing line without the `mpirun: ` prefix.
 pub fn validate(
@@ -225,6 +310,7 @@ pub fn validate(
     ncores: usize,
     env: &dyn Fn(&str) -> Option<OsString>,
 ) -> Result<JobSpec, String> {
+    let policy = placement(&cli)?;
     let mut command = cli.command.into_iter();
     let Some(argv0) = command.next() else {
         return Err("no program given (usage: mpirun [options] <program> [args...])".into());
@@ -255,21 +341,6 @@ pub fn validate(
             Some((secs, Duration::try_from_secs_f64(secs).map_err(|_| bad())?))
         }
     };
-
-    let bind = match cli.bind_to.as_deref() {
-        None => None,
-        Some("none") => Some(Bind::None),
-        Some("core") => Some(Bind::Core),
-        Some(other) => {
-            return Err(format!(
-                "invalid --bind-to '{other}': expected none or core"
-            ))
-        }
-    };
-    match cli.map_by.as_deref() {
-        None | Some("core") | Some("slot") => {}
-        Some(other) => return Err(format!("invalid --map-by '{other}': expected core or slot")),
-    }
 
     let mut exports = Vec::new();
     for x in &cli.export {
@@ -303,7 +374,7 @@ pub fn validate(
     let program = program::resolve(&argv0, env("PATH").as_deref())?;
 
     let oversubscribed = n > ncores;
-    if oversubscribed && !cli.oversubscribe {
+    if oversubscribed && !cli.oversubscribe && policy.map.oversubscribe != Some(true) {
         let cores = if ncores == 1 {
             "1 core is".to_string()
         } else {
@@ -324,19 +395,20 @@ pub fn validate(
         },
     }
     .max(n);
-    let bind = bind.unwrap_or(if oversubscribed {
-        Bind::None
-    } else {
-        Bind::Core
-    });
-
     Ok(JobSpec {
         n,
         program,
         argv0,
         args,
         oversubscribed,
-        bind,
+        policy,
+        bindings: vec![Vec::new(); n],
+        localities: vec![String::new(); n],
+        job_locality: None,
+        report_bindings: cli.report_bindings,
+        display_map: cli.display_map,
+        display_topology: cli.display_topology,
+        do_not_launch: cli.do_not_launch,
         exports,
         mca,
         tag_output: cli.tag_output,
@@ -480,7 +552,8 @@ mod tests {
         .unwrap();
         assert_eq!(s.n, 3);
         assert!(!s.oversubscribed);
-        assert_eq!(s.bind, Bind::Core);
+        assert_eq!(s.policy.map.mapping, Mapping::Core);
+        assert!(s.policy.map.given && s.policy.bind.is_none());
         assert_eq!(
             s.exports,
             [
@@ -518,7 +591,7 @@ mod tests {
         );
         let s = spec(&["mpirun", "-np", "4", "-oversubscribe", "sh"], 2).unwrap();
         assert!(s.oversubscribed);
-        assert_eq!(s.bind, Bind::None);
+        assert_eq!(s.policy.bind, None);
         let s = spec(
             &[
                 "mpirun",
@@ -532,11 +605,20 @@ mod tests {
             2,
         )
         .unwrap();
-        assert_eq!(s.bind, Bind::Core);
+        assert_eq!(
+            s.policy.bind.and_then(|b| b.level),
+            Some(crate::topo::Level::Core)
+        );
         // --oversubscribe without actually oversubscribing changes nothing.
         let s = spec(&["mpirun", "-np", "2", "--oversubscribe", "sh"], 2).unwrap();
         assert!(!s.oversubscribed);
-        assert_eq!(s.bind, Bind::Core);
+        // The modifier of --map-by says the same as --oversubscribe.
+        let s = spec(
+            &["mpirun", "-np", "4", "--map-by", "core:oversubscribe", "sh"],
+            2,
+        )
+        .unwrap();
+        assert!(s.oversubscribed);
     }
 
     #[test]
@@ -558,14 +640,13 @@ mod tests {
         assert!(err(&["mpirun", "--timeout=-1", "sh"]).starts_with("invalid --timeout"));
         assert!(err(&["mpirun", "--timeout", "nan", "sh"]).starts_with("invalid --timeout"));
         assert!(err(&["mpirun", "--timeout", "1e300", "sh"]).starts_with("invalid --timeout"));
-        assert_eq!(
-            err(&["mpirun", "--bind-to", "socket", "sh"]),
-            "invalid --bind-to 'socket': expected none or core"
-        );
-        assert_eq!(
-            err(&["mpirun", "--map-by", "node", "sh"]),
-            "invalid --map-by 'node': expected core or slot"
-        );
+        assert!(err(&["mpirun", "--bind-to", "board", "sh"])
+            .starts_with("invalid --bind-to 'board': expected none or one of hwthread, core"));
+        assert!(err(&["mpirun", "--map-by", "chiplet", "sh"])
+            .starts_with("invalid --map-by 'chiplet': expected slot, node, ppr:N:OBJECT"));
+        assert!(err(&["mpirun", "--rank-by", "x", "sh"]).starts_with("invalid --rank-by 'x'"));
+        assert!(err(&["mpirun", "--cpu-set", "3-1", "sh"]).starts_with("invalid --cpu-set '3-1'"));
+        assert!(err(&["mpirun", "--map-by", "hwthread:PE=2", "sh"]).contains("PE=n counts cores"));
         assert_eq!(
             err(&["mpirun", "-x", "=v", "sh"]),
             "invalid -x '=v': expected VAR or VAR=VALUE"

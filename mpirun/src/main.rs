@@ -17,6 +17,7 @@ mod signals;
 mod spawn;
 mod spawn_req;
 mod stdio;
+mod topo;
 
 use std::os::fd::AsFd;
 use std::process::ExitCode;
@@ -44,14 +45,24 @@ fn main() -> ExitCode {
         report::say(&format!("mpirun: {}", cli::usage_error_line(&e)));
         std::process::exit(EXIT_USAGE.into())
     });
-    let ncores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cli.shm_report || cli.mca_list {
+        let ncores = std::thread::available_parallelism().map_or(1, |n| n.get());
         return shm_report::run(&cli, ncores);
     }
-    let spec = match cli::validate(cli, ncores, &|k| std::env::var_os(k)) {
+    let (topo, ncores) = match topo::for_job(&cli) {
+        Ok(t) => t,
+        Err(msg) => return fail(EXIT_USAGE, &msg),
+    };
+    let mut spec = match cli::validate(cli, ncores, &|k| std::env::var_os(k)) {
         Ok(s) => s,
         Err(msg) => return fail(EXIT_USAGE, &msg),
     };
+    if let Err(msg) = topo::place(&topo, &mut spec) {
+        return fail(EXIT_USAGE, &msg);
+    }
+    if spec.do_not_launch {
+        return ExitCode::SUCCESS;
+    }
     // Ranks of another MPI's program would not speak our PMI (or not reliably): N singletons.
     let needed = foreign::needed::needed(&spec.program).unwrap_or_default();
     if let Some(f) = foreign::classify(needed.iter().map(String::as_str), false) {

@@ -2,36 +2,7 @@
 //! when `--mca` names one nothing reads: a typo would otherwise silently change nothing.
 //! The transports list their own (`btl_sm::PARAMS`, `btl_ib::PARAMS`); the rest are here.
 
-/// (name, default, meaning) of the parameters libmpi and memhook read themselves.
-pub const GENERAL: &[(&str, &str, &str)] = &[
-    (
-        "btl_base_verbose",
-        "0",
-        "1: each rank names its transports (and why ib is not used), the line probe's \
-         figures, and rendezvous counts at finalize",
-    ),
-    (
-        "mpi_yield_when_idle",
-        "auto",
-        "1: waiting ranks yield the CPU at once (on by default when oversubscribed)",
-    ),
-    (
-        "memhook_verbose",
-        "0",
-        "1: each rank reports the memory-release provider at init and its event counters at \
-         finalize",
-    ),
-    (
-        "memhook_ptmalloc_policy",
-        "release",
-        "ptmalloc provider: retain never returns memory to the OS",
-    ),
-    (
-        "memhook_ptmalloc_shared",
-        "1",
-        "ptmalloc provider: large blocks come from a memfd the node's ranks map (0: private)",
-    ),
-];
+include!("../../libmpi/src/mca_general.rs");
 
 /// Every parameter name rmpi reads.
 pub fn names() -> impl Iterator<Item = &'static str> {
@@ -64,6 +35,7 @@ const GENERAL_VALUES: &[(&str, &[&str])] = &[
     ("mpi_yield_when_idle", &["0", "1", "true", "false", "auto"]),
     ("memhook_ptmalloc_policy", &["release", "retain"]),
     ("memhook_ptmalloc_shared", &["0", "1"]),
+    ("coll_hier", &["0", "auto"]),
 ];
 
 /// Checks what mpirun can judge before anything starts, past btl_sm's own resolution: the `btl`

@@ -8,12 +8,12 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
-use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+use nix::sched::{sched_setaffinity, CpuSet};
 use nix::sys::resource::{getrlimit, setrlimit, Resource};
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 use nix::unistd::Pid;
 
-use crate::cli::{Bind, JobSpec};
+use crate::cli::JobSpec;
 use crate::signals;
 
 /// One started rank, with mpirun's ends of its PMI socket and output pipes (all non-blocking).
@@ -34,17 +34,10 @@ pub struct Segment<'a> {
 /// Starts all ranks. If one cannot be started, those already running are killed and reaped,
 /// and the error is the user-facing line (without `mpirun: `).
 pub fn spawn_all(spec: &JobSpec, seg: Segment) -> Result<Vec<Started>, String> {
-    let cpus = match spec.bind {
-        Bind::Core => {
-            Some(own_cpus().map_err(|e| format!("cannot read the CPU affinity mask: {e}"))?)
-        }
-        Bind::None => None,
-    };
     raise_fd_limit(spec.n);
     let mut started: Vec<Started> = Vec::with_capacity(spec.n);
     for rank in 0..spec.n {
-        let cpu = cpus.as_ref().map(|c| c[rank % c.len()]);
-        match spawn_one(spec, seg, rank, cpu, &Extra::default()) {
+        match spawn_one(spec, seg, rank, &spec.bindings[rank], &Extra::default()) {
             Ok(s) => started.push(s),
             Err(e) => {
                 for s in &mut started {
@@ -72,18 +65,6 @@ fn raise_fd_limit(n: usize) {
     }
 }
 
-/// The CPUs in mpirun's own affinity mask, in order.
-fn own_cpus() -> nix::Result<Vec<usize>> {
-    let set = sched_getaffinity(Pid::from_raw(0))?;
-    let cpus: Vec<usize> = (0..CpuSet::count())
-        .filter(|&i| set.is_set(i).unwrap_or(false))
-        .collect();
-    if cpus.is_empty() {
-        return Err(nix::errno::Errno::EINVAL);
-    }
-    Ok(cpus)
-}
-
 /// What a spawned job's ranks get beyond the job's own settings (`cmd=spawn`).
 #[derive(Default)]
 pub struct Extra {
@@ -100,14 +81,15 @@ pub fn spawn_child(
     rank: usize,
     extra: &Extra,
 ) -> io::Result<Started> {
-    spawn_one(spec, seg, rank, None, extra)
+    // Not bound: the plan placed the first job only.
+    spawn_one(spec, seg, rank, &[], extra)
 }
 
 fn spawn_one(
     spec: &JobSpec,
     seg: Segment,
     rank: usize,
-    cpu: Option<usize>,
+    cpus: &[usize],
     extra: &Extra,
 ) -> io::Result<Started> {
     // CLOEXEC on both ends, so no other rank inherits them; the child clears it on its own end.
@@ -129,6 +111,12 @@ fn spawn_one(
         }
     }
     cmd.env_remove("RMPI_TAG_OUTPUT");
+    // Before the exports, so that `-x RMPI_LOCALITY_ALL=...` (tests of the hierarchy on a
+    // machine that has none) wins.
+    match &spec.job_locality {
+        Some(all) => cmd.env("RMPI_LOCALITY_ALL", all),
+        None => cmd.env_remove("RMPI_LOCALITY_ALL"),
+    };
     for (k, v) in &spec.exports {
         cmd.env(k, v);
     }
@@ -161,14 +149,23 @@ fn spawn_one(
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
 
-    let cpuset = match cpu {
-        Some(c) => {
-            let mut set = CpuSet::new();
+    // The plan's OS CPUs (none: not bound, the rank inherits mpirun's mask).
+    let cpuset = if cpus.is_empty() {
+        None
+    } else {
+        let mut set = CpuSet::new();
+        for &c in cpus {
             set.set(c)?;
-            Some(set)
         }
-        None => None,
+        Some(set)
     };
+    cmd.env("RMPI_BINDING", crate::topo::report::ranges(cpus));
+    match spec.localities.get(rank).filter(|_| extra.size.is_none()) {
+        Some(l) if !l.is_empty() => {
+            cmd.env("RMPI_LOCALITY", l);
+        }
+        _ => {}
+    }
     let launcher = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
     // system calls (fcntl, sigaction, sigprocmask, sched_setaffinity, prctl, getppid, kill); it

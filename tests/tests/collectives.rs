@@ -72,3 +72,50 @@ fn rust_collectives_api() {
         );
     }
 }
+
+/// The hierarchical bcast, reduce, allreduce and barrier (coll/hier.rs): the collective programs
+/// and the Rust API program again, with the ranks told they sit in several L3 domains
+/// (`RMPI_LOCALITY_ALL`, as mpirun sets it from its placement on a machine that has them):
+/// round-robin domains (no domain contiguous in rank order), blocks, and one rank alone.
+#[test]
+fn hierarchical_collectives_by_l3_domain() {
+    let layouts: &[(usize, &[u32])] = &[
+        (5, &[0, 1, 0, 1, 0]),
+        (6, &[0, 0, 0, 1, 1, 1]),
+        (7, &[2, 0, 1, 2, 0, 1, 2]),
+        (8, &[0, 0, 0, 0, 0, 0, 0, 1]),
+        (13, &[0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0]),
+    ];
+    let progs: Vec<_> = [
+        "coll_bcast",
+        "coll_reduce",
+        "coll_allreduce",
+        "coll_userop",
+        "coll_nonblocking",
+    ]
+    .iter()
+    .map(|n| (n.to_string(), c_program(&format!("tests/c/{n}.c"))))
+    .collect();
+    for (np, domains) in layouts {
+        let all: Vec<String> = domains.iter().map(|d| format!("0.0.{d}")).collect();
+        let env = format!("RMPI_LOCALITY_ALL={}", all.join(","));
+        let np_s = np.to_string();
+        for (name, p) in progs
+            .iter()
+            .map(|(n, p)| (n.as_str(), p.to_str().unwrap()))
+            .chain([(
+                "collectives",
+                bin("collectives").to_str().unwrap().to_string().leak() as &str,
+            )])
+        {
+            let r = mpirun(&["-np", &np_s, "--oversubscribe", "-x", &env, p]);
+            r.assert_ok();
+            assert!(
+                r.stdout.contains(" No Errors") || r.stdout.contains("collectives: OK"),
+                "{name} at np {np} with {env}:\n{}\n{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}

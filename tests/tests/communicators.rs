@@ -115,3 +115,37 @@ fn rust_communicators() {
         assert!(r.stdout.contains("comms: OK"), "np {np}: {}", r.stdout);
     }
 }
+
+/// MPI_COMM_TYPE_HW_GUIDED by hardware level (Package, NUMANode, L3Cache, L2Cache, Core, PU), the
+/// expected groups worked out from where mpirun held each rank: bound to cores (np 2 where the
+/// machine has 2 cores), unbound, and oversubscribed.
+#[test]
+fn c_hw_guided_split_follows_the_binding() {
+    let p = c_program("tests/c/hw_guided.c");
+    let p = p.to_str().unwrap();
+    for args in [
+        vec!["-np", "2", "--oversubscribe", p],
+        vec!["-np", "2", "--oversubscribe", "--bind-to", "none", p],
+        vec!["-np", "1", "--bind-to", "hwthread", p],
+        vec!["-np", "3", "--oversubscribe", p],
+    ] {
+        let r = mpirun(&args);
+        r.assert_ok();
+        assert!(
+            r.stdout.contains("hw_guided ok"),
+            "{args:?}:\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+    // Bound to a core, a rank is held within one object of every level (PU too, unless the
+    // core has several hardware threads).
+    let r = mpirun(&["-np", "1", "--bind-to", "core", p]);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("hw_guided ok 6") || r.stdout.contains("hw_guided ok 5"),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+}

@@ -207,6 +207,38 @@ fn c_line_probe_chooses_eager_limit_per_pair() {
     if cores < 3 {
         assert!(!r.stderr.contains("line probe"), "{}", r.stderr);
     }
+    // The FIFO layout has no probe; mpirun's placement decides instead (another L3 is far),
+    // with every byte still checked. RMPI_LOCALITY_ALL as mpirun sets it on a machine with
+    // several L3 caches; yielding off so that np 3 on a small machine counts as placed.
+    if suite_btl().is_none() {
+        let r = mpirun(&[
+            "-np",
+            "3",
+            "--oversubscribe",
+            "-x",
+            "RMPI_LOCALITY_ALL=0.0.0,0.0.1,0.0.0",
+            "--mca",
+            "mpi_yield_when_idle",
+            "0",
+            "--mca",
+            "btl_sm_fastbox_max_procs",
+            "2",
+            verbose[0],
+            verbose[1],
+            verbose[2],
+            far[0],
+            far[1],
+            far[2],
+            prog,
+        ]);
+        r.assert_no_errors("FIFO layout by L3");
+        for (rank, far_peers) in [(0, 1), (1, 2), (2, 1)] {
+            let line = format!(
+                "rank {rank}: btl sm: eager limits by L3 domain (no line probe in this layout): {far_peers} of 2 local peers in another L3, eager 4096"
+            );
+            assert!(r.stderr.contains(&line), "{line}:\n{}", r.stderr);
+        }
+    }
     // A bad value is named.
     let r = mpirun(&["-np", "2", "--mca", "btl_sm_near_ns", "soon", prog]);
     assert!(!r.ok(), "bad btl_sm_near_ns accepted");

@@ -96,15 +96,45 @@ impl SmBtl {
 /// local rank calls this at the same point of MPI_Init. None when there is nothing to choose,
 /// or when the ranks outnumber the cores (a preempted partner would make the figure a
 /// scheduling delay, not a distance).
+///
+/// Where the probe does not run (the FIFO layout past `btl_sm_fastbox_max_procs` ranks: n-1
+/// rounds would cost too much) the placement says it instead, when mpirun bound every rank
+/// within an L3 (`local_world`: each local rank's world rank): another L3 is far.
 pub fn probe_eager_limits(
     transport: &btl_sm::SmTransport,
     params: &btl_sm::Params,
     oversubscribed: bool,
     rank: i32,
+    local_world: &[i32],
     verbose: bool,
 ) -> Option<Vec<usize>> {
-    if !params.probes_peers() || oversubscribed {
+    if oversubscribed || params.eager_limit_far >= params.eager_limit || local_world.len() < 2 {
         return None;
+    }
+    if !params.probes_peers() {
+        let table = crate::locality::l3_domains()?;
+        let l3 = |w: i32| table.get(usize::try_from(w).ok()?).copied();
+        let mine = l3(local_world[transport.me()])?;
+        let eager: Vec<usize> = local_world
+            .iter()
+            .map(|&w| match l3(w) {
+                Some(d) if d != mine => params.eager_limit_far,
+                _ => params.eager_limit,
+            })
+            .collect();
+        if verbose {
+            let far = eager
+                .iter()
+                .filter(|&&e| e == params.eager_limit_far)
+                .count();
+            eprintln!(
+                "rmpi: rank {rank}: btl sm: eager limits by L3 domain (no line probe in this layout): \
+                 {far} of {} local peers in another L3, eager {} to them",
+                local_world.len() - 1,
+                params.eager_limit_far
+            );
+        }
+        return Some(eager);
     }
     let ns = transport.probe_peers(std::time::Duration::from_secs(2));
     let eager: Vec<usize> = ns.iter().map(|&t| params.eager_limit_for(t)).collect();

@@ -7,7 +7,6 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::datatype::byte_len;
 use super::*;
 use crate::coll::stage::{self, Blocks, Dir, Shape};
 use crate::coll::{self, algos, At, Buf, Builder, Red};
@@ -84,23 +83,10 @@ pub(super) fn shape(h: Handle) -> Result<Shape> {
     Ok(Shape::of(&crate::datatype::table::committed(h as usize)?))
 }
 
-/// The bytes `count` elements of `dt` carry (their packed size). MPI_ERR_COUNT past the
-/// largest message rmpi supports. (Kept for code that moves contiguous types only.)
-#[allow(dead_code)]
-pub(super) fn span(count: usize, dt: Datatype) -> Result<usize> {
-    byte_len(count, dt.size)
-}
-
 /// A count as a usize: MPI_ERR_COUNT when it is negative.
 pub(super) fn count_of(count: impl Wide, what: &str) -> Result<usize> {
     usize::try_from(count.wide())
         .map_err(|_| Error::new(ErrorClass::Count, format!("{what} {count} is negative")))
-}
-
-/// Bytes of `count` elements of a contiguous `dt` (`dtype` refuses the others).
-#[allow(dead_code)]
-pub(super) fn bytes(count: impl Wide, dt: Handle) -> Result<usize> {
-    span(count_of(count, "count")?, dtype(dt)?)
 }
 
 /// A buffer of `len` bytes must be a real one: not NULL, not MPI_IN_PLACE where that is not

@@ -109,15 +109,31 @@ mpi_fn! {
             let hints = super::info::hints(info)?;
             // Every member takes part in the exchange, whatever its split type, so none waits.
             let node = rt.objs.local_ranks.iter().copied().min().unwrap_or(0);
-            // The guided kinds name their resource in the info; shared memory (the node) is
-            // the one rmpi knows. Any other request, or none, gives MPI_COMM_NULL.
-            let guided_shm = hints.get(HW_RESOURCE_TYPE)? == Some(SHARED_MEMORY);
-            let color = match split_type {
-                COMM_TYPE_SHARED => node,
-                COMM_TYPE_HW_GUIDED | COMM_TYPE_RESOURCE_GUIDED if guided_shm => node,
-                _ => UNDEFINED,
+            // The guided kinds name their resource in the info: shared memory is the node;
+            // a hardware level (hwloc's names: Package, NUMANode, L3Cache, Core, PU, ...)
+            // splits the node by the object mpirun bound each rank within. A rank not held
+            // to one such object, or any other request, gets MPI_COMM_NULL.
+            let resource = match split_type {
+                COMM_TYPE_HW_GUIDED | COMM_TYPE_RESOURCE_GUIDED => hints.get(HW_RESOURCE_TYPE)?,
+                _ => None,
             };
-            let id = rt.comm_split(c, color, key)?;
+            let (color, sub) = match (split_type, resource) {
+                (COMM_TYPE_SHARED, _) => (node, None),
+                (COMM_TYPE_HW_GUIDED | COMM_TYPE_RESOURCE_GUIDED, Some(SHARED_MEMORY)) => (node, None),
+                (COMM_TYPE_HW_GUIDED, Some(r)) => match crate::locality::own(r) {
+                    crate::locality::Within::One(i) => (node, Some(i as c_int)),
+                    _ => (UNDEFINED, None),
+                },
+                _ => (UNDEFINED, None),
+            };
+            let mut id = rt.comm_split(c, color, key)?;
+            if let Some(node_comm) = id {
+                // Within the node, by object: a second split over the node's ranks only.
+                if split_type == COMM_TYPE_HW_GUIDED && resource != Some(SHARED_MEMORY) {
+                    id = rt.comm_split(node_comm, sub.unwrap_or(UNDEFINED), key)?;
+                    rt.comms[node_comm] = None; // new, so no attributes to delete
+                }
+            }
             if let Some(id) = id {
                 rt.comm_mut(id)?.info = hints;
             }

@@ -9,17 +9,6 @@ pub(super) fn err_comm(comm: Handle) -> usize {
     comm_index(comm).unwrap_or(crate::comm::WORLD)
 }
 
-#[allow(dead_code)]
-pub(super) fn check_buf(buf: *const c_void, bytes: usize) -> Result<()> {
-    if buf.is_null() && bytes > 0 {
-        return Err(Error::new(
-            ErrorClass::Buffer,
-            "buffer is NULL but the count is not zero",
-        ));
-    }
-    Ok(())
-}
-
 /// MPI_Send(_c): one code path for both count widths.
 #[inline(always)]
 fn send(

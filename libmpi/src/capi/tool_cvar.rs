@@ -25,37 +25,7 @@ const CHAR: usize = 0x243;
 /// Room a string variable's handle asks for (its count).
 const STRING_MAX: usize = 256;
 
-/// (name, default, meaning) of the parameters libmpi and memhook read themselves (the same
-/// list as mpirun's `mca::GENERAL`; tests/tests/mpi4.rs checks the two agree).
-const GENERAL: &[(&str, &str, &str)] = &[
-    (
-        "btl_base_verbose",
-        "0",
-        "1: each rank names its transports (and why ib is not used), the line probe's \
-         figures, and rendezvous counts at finalize",
-    ),
-    (
-        "mpi_yield_when_idle",
-        "auto",
-        "1: waiting ranks yield the CPU at once (on by default when oversubscribed)",
-    ),
-    (
-        "memhook_verbose",
-        "0",
-        "1: each rank reports the memory-release provider at init and its event counters at \
-         finalize",
-    ),
-    (
-        "memhook_ptmalloc_policy",
-        "release",
-        "ptmalloc provider: retain never returns memory to the OS",
-    ),
-    (
-        "memhook_ptmalloc_shared",
-        "1",
-        "ptmalloc provider: large blocks come from a memfd the node's ranks map (0: private)",
-    ),
-];
+include!("../mca_general.rs");
 
 struct Var {
     name: &'static str,

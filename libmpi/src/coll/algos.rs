@@ -11,6 +11,7 @@
 
 use std::ptr::null_mut;
 
+use super::hier;
 use super::schedule::{At, Buf, Builder};
 
 /// At or above these many bytes the large-message algorithms are used.
@@ -33,6 +34,9 @@ fn block(count: usize, n: usize, i: usize) -> (usize, usize) {
 
 /// Dissemination barrier: ceil(log2 n) rounds of empty messages.
 pub fn barrier(b: &mut Builder) {
+    if let Some(g) = hier::groups(b) {
+        return hier::barrier(b, &g);
+    }
     let (n, me) = (b.size(), b.rank());
     let z = At(Buf::User(null_mut()), 0);
     let mut d = 1;
@@ -48,6 +52,11 @@ pub fn bcast(b: &mut Builder, buf: At, len: usize, root: i32) {
     let (n, me) = (b.size(), b.rank());
     if len == 0 || n == 1 {
         return;
+    }
+    if len < BCAST_LARGE {
+        if let Some(g) = hier::groups(b) {
+            return hier::bcast(b, &g, buf, len, root);
+        }
     }
     let vr = md(me - root, n);
     // Below 8 ranks the tree's log2(n) rounds beat the 1 + (n-1) of scatter + allgather
@@ -153,6 +162,11 @@ pub fn reduce(b: &mut Builder, send: Option<At>, recv: At, count: usize, root: i
     if count == 0 {
         return;
     }
+    if b.commutative() && len < REDUCE_LARGE {
+        if let Some(g) = hier::groups(b) {
+            return hier::reduce(b, &g, send, recv, count, root);
+        }
+    }
     if b.commutative() && len >= REDUCE_LARGE && count >= n as usize {
         // Ring reduce-scatter, then every block to the root.
         let acc = b.tmp(len);
@@ -213,6 +227,12 @@ pub fn allreduce(b: &mut Builder, send: Option<At>, recv: At, count: usize) {
     }
     if n == 1 || count == 0 {
         return;
+    }
+    if b.commutative() && len < REDUCE_LARGE {
+        if let Some(g) = hier::groups(b) {
+            // recv already holds this rank's input.
+            return hier::allreduce(b, &g, None, recv, count);
+        }
     }
     let large = b.commutative() && len >= REDUCE_LARGE && count >= n as usize;
     // Both move the same data; Rabenseifner takes 2 log2(n) rounds to the ring's 2(n-1), but

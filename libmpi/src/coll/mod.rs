@@ -8,6 +8,7 @@
 //! on every member, without any hook in communicator creation.
 
 pub mod algos;
+mod hier;
 pub mod inter;
 pub mod schedule;
 pub mod stage;

@@ -9,14 +9,14 @@ use crate::op::{self, Op};
 use crate::pml::{Pml, ReqId, Started};
 
 /// Where a step's bytes live: a caller's buffer or one of the schedule's temporaries.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Buf {
     User(*mut u8),
     Tmp(usize),
 }
 
 /// A position in a buffer.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct At(pub Buf, pub usize);
 
 impl At {

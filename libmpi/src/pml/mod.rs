@@ -335,24 +335,6 @@ impl Pml {
         unsafe { self.isend_msg_sync(Msg::bytes(buf, len), dest, ctx, src, tag, false) }
     }
 
-    /// `isend`, or with `sync` a synchronous send (see `isend_msg_sync`).
-    ///
-    /// # Safety
-    /// As `isend`.
-    #[allow(clippy::too_many_arguments, dead_code)]
-    pub unsafe fn isend_sync(
-        &mut self,
-        buf: *const u8,
-        len: usize,
-        dest: usize,
-        ctx: u32,
-        src: i32,
-        tag: i32,
-        sync: bool,
-    ) -> Started {
-        // SAFETY: forwarded contract.
-        unsafe { self.isend_msg_sync(Msg::bytes(buf, len), dest, ctx, src, tag, sync) }
-    }
 
     /// Start a send of message `m` (contiguous or through a datatype layout) to world rank `dest`.
     ///

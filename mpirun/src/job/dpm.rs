@@ -110,6 +110,10 @@ impl Job {
             .map_err(|e| format!("cannot create the shared-memory segment: {e}"))?;
         let ncores = std::thread::available_parallelism().map_or(1, |c| c.get());
         spec.oversubscribed = self.running() + n > ncores;
+        // The placement plan is the first job's: the children are not bound.
+        spec.bindings.clear();
+        spec.localities.clear();
+        spec.job_locality = None;
         spec.n = n;
         let job = self.servers.len();
         let mut started = Vec::new();
