@@ -16,6 +16,12 @@ pub const GENERAL: &[(&str, &str, &str)] = &[
         "1: waiting ranks yield the CPU at once (on by default when oversubscribed)",
     ),
     (
+        "osc_direct",
+        "auto",
+        "one-sided: off sends every RMA operation as a message to the target; auto loads and \
+         stores windows the node's ranks map, and uses CMA for MPI_Win_create memory",
+    ),
+    (
         "memhook_verbose",
         "0",
         "1: each rank reports the memory-release provider at init and its event counters at \
@@ -62,6 +68,7 @@ pub fn unknown(name: &str) -> Option<String> {
 /// own byte for byte, so a near miss such as `Retain` would silently mean the default).
 const GENERAL_VALUES: &[(&str, &[&str])] = &[
     ("mpi_yield_when_idle", &["0", "1", "true", "false", "auto"]),
+    ("osc_direct", &["auto", "off"]),
     ("memhook_ptmalloc_policy", &["release", "retain"]),
     ("memhook_ptmalloc_shared", &["0", "1"]),
 ];

@@ -1,0 +1,507 @@
+//! Direct access (`osc_direct=auto`): RMA without the target's help, for windows whose every
+//! member is on this node and reached by the sm transport.
+//!
+//! - Memory the library allocates (`MPI_Win_allocate`, `MPI_Win_allocate_shared`) lies in one
+//!   memfd every member maps (`Access::Mapped`): put and get are a memcpy into or out of the
+//!   target's part, packed or unpacked through the origin datatype.
+//! - User memory (`MPI_Win_create`) is reached with CMA (`Access::Cma`: process_vm_readv/writev),
+//!   when every member could read every other's window at creation; else the window keeps the
+//!   message path.
+//!
+//! The decision is the window's, taken at creation by all members alike: every operation of a
+//! direct window takes this path, so direct and message-based accumulates never meet.
+//!
+//! Atomicity: on mapped memory an accumulate of elements of 1, 2, 4 or 8 bytes, aligned, is a
+//! compare-and-swap loop per element (any predefined op, applied to a copy of the element), and
+//! compare-and-swap is the processor's; everything else (other sizes, the MINLOC/MAXLOC pairs,
+//! misaligned elements, every CMA window) holds the target's accumulate lock, a spin lock in the
+//! window's control region. A location and basic type always take the same route, so
+//! concurrent accumulates with the same basic type are atomic per element, as MPI requires.
+//!
+//! Synchronisation: every operation is complete when its call returns, so flush is a memory
+//! barrier, fence is a barrier plus memory barriers, and passive-target locks are a
+//! reader-writer word per rank in the control region (a target computing outside MPI delays
+//! nobody). PSCW keeps its POST/COMPLETE markers (sync.rs).
+
+use std::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+use super::shm::Segment;
+use super::{allgather, Window};
+use crate::datatype::{Datatype, Msg};
+use crate::error::{ErrorClass, Result};
+use crate::op::Op;
+use crate::runtime::Runtime;
+
+/// Bytes of the control region per member: the lock word (u64) then the accumulate lock (u32),
+/// on a line pair of their own (adjacent-line prefetch never pairs two ranks' words).
+pub const CTL_LINE: usize = 128;
+const EXCL: u64 = 1 << 63;
+
+/// How this process reaches the members' window memory.
+pub enum Access {
+    /// Each member's part at this address in this process.
+    Mapped(Vec<usize>),
+    /// Each member's (pid, window base) for CMA; this process's own part by memcpy.
+    Cma {
+        pids: Vec<i32>,
+        bases: Vec<usize>,
+        me: usize,
+    },
+}
+
+pub struct Direct {
+    pub access: Access,
+    /// The control region: `CTL_LINE` bytes per member, in a mapping the window keeps.
+    ctl: usize,
+    /// The control region's own segment (Win_create); with allocated memory it follows the
+    /// data in the window's segment.
+    _ctl_seg: Option<Segment>,
+}
+
+/// Whether `osc_direct` allows the direct path (`auto`, the default) or not (`off`).
+pub fn wanted() -> bool {
+    !matches!(
+        std::env::var("RMPI_MCA_osc_direct").ok().as_deref().map(str::trim),
+        Some("off" | "0" | "false")
+    )
+}
+
+/// Whether every member of `comm` is on this node and reached through sm (or is this rank).
+/// The same answer at every member: btl selection is job-wide uniform.
+pub fn eligible(rt: &Runtime, comm: usize) -> bool {
+    let Ok(c) = rt.comm(comm) else {
+        return false;
+    };
+    wanted()
+        && c.group.iter().all(|&w| {
+            rt.objs.local_ranks.contains(&w)
+                && matches!(rt.pml.btl_name_of(w as usize), Some("sm" | "self"))
+        })
+}
+
+/// A zeroed memfd segment of `len` bytes that every member of `comm` maps (created by rank 0,
+/// opened by the others through /proc or pidfd_getfd), or None at every member if any member
+/// says `!ok` or cannot map it.
+pub fn segment(rt: &mut Runtime, comm: usize, len: usize, ok: bool) -> Result<Option<Segment>> {
+    let first = rt.comm(comm)?.rank == 0;
+    let created = if first && ok {
+        Segment::create(len).ok()
+    } else {
+        None
+    };
+    let fd = created
+        .as_ref()
+        .map_or(u64::MAX, |s| std::os::fd::AsRawFd::as_raw_fd(&s.fd) as u64);
+    let words = allgather(rt, comm, &[std::process::id() as u64, fd, ok as u64])?;
+    if words[0][1] == u64::MAX || words.iter().any(|w| w[2] == 0) {
+        return Ok(None);
+    }
+    let seg = match created {
+        Some(s) => Some(s),
+        None => Segment::attach(words[0][0] as i32, words[0][1] as i32, len).ok(),
+    };
+    // Everyone mapped it before rank 0 may drop its descriptor (or anyone gives up).
+    let oks = allgather(rt, comm, &[seg.is_some() as u64])?;
+    if oks.iter().any(|w| w[0] == 0) {
+        return Ok(None);
+    }
+    Ok(seg)
+}
+
+impl Direct {
+    /// Direct access to mapped parts, the control region at `ctl` (in a mapping the window
+    /// keeps alive).
+    pub fn mapped(bases: Vec<usize>, ctl: usize) -> Direct {
+        Direct {
+            access: Access::Mapped(bases),
+            ctl,
+            _ctl_seg: None,
+        }
+    }
+
+    fn acc_word(&self, rank: i32) -> &AtomicU32 {
+        // SAFETY: the control region has CTL_LINE bytes per member, 128-aligned (page-aligned
+        // segment, line-multiple offset), mapped while the window (and so `self`) lives.
+        unsafe { &*((self.ctl + rank as usize * CTL_LINE + 8) as *const AtomicU32) }
+    }
+}
+
+/// Direct access to user memory by CMA, if every member can read every other's window here
+/// (tried now) and CMA is not turned off; None at every member otherwise.
+pub fn cma(
+    rt: &mut Runtime,
+    comm: usize,
+    me: usize,
+    pids: Vec<i32>,
+    bases: Vec<usize>,
+    sizes: &[usize],
+) -> Result<Option<Direct>> {
+    let single_copy_off = std::env::var("RMPI_MCA_btl_sm_single_copy")
+        .is_ok_and(|v| v.trim() == "none" || v.trim() == "0");
+    let mut ok = !single_copy_off;
+    for r in 0..pids.len() {
+        if !ok || r == me || sizes[r] == 0 {
+            continue;
+        }
+        let mut b = [0u8; 1];
+        ok = btl_sm::cma::read(pids[r], bases[r], &mut b).is_ok();
+    }
+    let n = pids.len();
+    let Some(seg) = segment(rt, comm, n * CTL_LINE, ok)? else {
+        return Ok(None);
+    };
+    Ok(Some(Direct {
+        access: Access::Cma { pids, bases, me },
+        ctl: seg.base as usize,
+        _ctl_seg: Some(seg),
+    }))
+}
+
+fn cma_err(e: std::io::Error, what: &str, rank: i32) -> crate::error::Error {
+    crate::error::Error::new(
+        ErrorClass::Other,
+        format!("one-sided {what} of rank {rank}'s window by CMA failed: {e}"),
+    )
+}
+
+/// Where target offset `off` of `rank` is: an address in this process, or (pid, address) in
+/// the target's.
+enum At {
+    Here(usize),
+    There(i32, usize),
+}
+
+fn at(d: &Direct, rank: i32, off: i64) -> At {
+    let r = rank as usize;
+    match &d.access {
+        Access::Mapped(b) => At::Here((b[r] as i64).wrapping_add(off) as usize),
+        Access::Cma { pids, bases, me } => {
+            let a = (bases[r] as i64).wrapping_add(off) as usize;
+            if r == *me {
+                At::Here(a)
+            } else {
+                At::There(pids[r], a)
+            }
+        }
+    }
+}
+
+/// The target blocks' bytes, packed.
+fn gather(d: &Direct, rank: i32, blocks: &[(i64, u64)], total: usize) -> Result<Vec<u8>> {
+    let mut v = vec![0u8; total];
+    let mut pos = 0;
+    for &(off, len) in blocks {
+        let len = len as usize;
+        let dst = &mut v[pos..pos + len];
+        match at(d, rank, off) {
+            // SAFETY: the origin checked the block inside the target's window, which its
+            // owner keeps mapped (and valid) while the window lives.
+            At::Here(a) => unsafe { std::ptr::copy_nonoverlapping(a as *const u8, dst.as_mut_ptr(), len) },
+            At::There(pid, a) => {
+                btl_sm::cma::read(pid, a, dst).map_err(|e| cma_err(e, "read", rank))?
+            }
+        }
+        pos += len;
+    }
+    Ok(v)
+}
+
+/// Packed bytes over the target blocks.
+fn scatter(d: &Direct, rank: i32, blocks: &[(i64, u64)], data: &[u8]) -> Result<()> {
+    let mut pos = 0;
+    for &(off, len) in blocks {
+        let len = len as usize;
+        let src = &data[pos..pos + len];
+        match at(d, rank, off) {
+            // SAFETY: as in `gather`; MPI makes conflicting accesses in one epoch erroneous.
+            At::Here(a) => unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), a as *mut u8, len) },
+            At::There(pid, a) => {
+                btl_sm::cma::write(pid, a, src).map_err(|e| cma_err(e, "write", rank))?
+            }
+        }
+        pos += len;
+    }
+    Ok(())
+}
+
+/// MPI_Put: the origin's packed bytes into the target blocks.
+pub fn put(d: &Direct, origin: &Msg, rank: i32, blocks: &[(i64, u64)]) -> Result<()> {
+    if let Access::Mapped(_) = d.access {
+        // Straight from the origin's layout into the target's: no packing buffer.
+        let mut pos = 0;
+        for &(off, len) in blocks {
+            let At::Here(a) = at(d, rank, off) else {
+                unreachable!("mapped")
+            };
+            // SAFETY: the block lies in the target's mapped part (checked by the origin);
+            // the origin buffer holds `origin.len` bytes (the MPI call's contract).
+            unsafe {
+                origin.read(pos, std::slice::from_raw_parts_mut(a as *mut u8, len as usize))
+            };
+            pos += len as usize;
+        }
+        return Ok(());
+    }
+    let mut scratch = Vec::new();
+    // SAFETY: the origin buffer holds the message (the MPI call's contract).
+    let data = unsafe { origin.slice(0, origin.len, &mut scratch) };
+    scatter(d, rank, blocks, data)
+}
+
+/// MPI_Get: the target blocks into the origin buffer.
+pub fn get(d: &Direct, origin: &Msg, rank: i32, blocks: &[(i64, u64)]) -> Result<()> {
+    if let Access::Mapped(_) = d.access {
+        let mut pos = 0;
+        for &(off, len) in blocks {
+            let At::Here(a) = at(d, rank, off) else {
+                unreachable!("mapped")
+            };
+            // SAFETY: as in `put`, the other direction.
+            unsafe { origin.write(pos, std::slice::from_raw_parts(a as *const u8, len as usize)) };
+            pos += len as usize;
+        }
+        return Ok(());
+    }
+    let v = gather(d, rank, blocks, origin.len)?;
+    // SAFETY: the origin buffer has room for the message (the MPI call's contract).
+    unsafe { origin.write(0, &v) };
+    Ok(())
+}
+
+/// Atomic read-modify-write of the `size`-byte element at `addr`: `f` turns a copy of the old
+/// bytes into the new ones; returns the old bytes.
+///
+/// # Safety
+/// `addr` is aligned to `size` (1, 2, 4 or 8) and lies in memory mapped while the call runs.
+unsafe fn rmw(addr: usize, size: usize, f: &mut dyn FnMut(&mut [u8])) -> [u8; 8] {
+    macro_rules! cas_loop {
+        ($at:ty, $t:ty, $n:expr) => {{
+            // SAFETY: the caller's contract: aligned, mapped.
+            let a = unsafe { &*(addr as *const $at) };
+            let mut cur = a.load(Ordering::Acquire);
+            loop {
+                let mut b = cur.to_ne_bytes();
+                f(&mut b);
+                let new = <$t>::from_ne_bytes(b);
+                if new == cur {
+                    break;
+                }
+                match a.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(_) => break,
+                    Err(x) => cur = x,
+                }
+            }
+            let mut out = [0u8; 8];
+            out[..$n].copy_from_slice(&cur.to_ne_bytes());
+            out
+        }};
+    }
+    match size {
+        1 => cas_loop!(AtomicU8, u8, 1),
+        2 => cas_loop!(AtomicU16, u16, 2),
+        4 => cas_loop!(AtomicU32, u32, 4),
+        _ => cas_loop!(AtomicU64, u64, 8),
+    }
+}
+
+/// Whether the blocks are whole, aligned elements of `size` bytes in mapped memory: the
+/// element-wise atomic route.
+fn atomic_route(d: &Direct, rank: i32, blocks: &[(i64, u64)], size: usize) -> bool {
+    matches!(d.access, Access::Mapped(_))
+        && matches!(size, 1 | 2 | 4 | 8)
+        && blocks.iter().all(|&(off, len)| {
+            matches!(at(d, rank, off), At::Here(a) if a % size == 0) && len % size as u64 == 0
+        })
+}
+
+/// Hold `rank`'s accumulate lock while `f` runs.
+fn with_acc_lock<R>(d: &Direct, rank: i32, f: impl FnOnce() -> R) -> R {
+    let w = d.acc_word(rank);
+    let mut spins = 0u32;
+    while w
+        .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        // The holder runs a short copy; yield if it was descheduled.
+        spins += 1;
+        if spins % 256 == 0 {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+    let r = f();
+    w.store(0, Ordering::Release);
+    r
+}
+
+/// MPI_Accumulate / MPI_Get_accumulate (`result`: the old bytes, packed) with predefined
+/// `op` over basic type `dt`; `origin` is None for MPI_NO_OP.
+pub fn accumulate(
+    d: &Direct,
+    origin: Option<&Msg>,
+    result: Option<&Msg>,
+    rank: i32,
+    blocks: &[(i64, u64)],
+    total: usize,
+    op: usize,
+    dt: Datatype,
+) -> Result<()> {
+    let op: Op = crate::op::lookup(op)?;
+    let mut scratch = Vec::new();
+    let data: &[u8] = match origin {
+        // SAFETY: the origin buffer holds the message (the MPI call's contract).
+        Some(m) => unsafe { m.slice(0, m.len, &mut scratch) },
+        None => &[],
+    };
+    let size = dt.size;
+    if size > 0 && super::target::pair_shape(dt.handle).is_none() && atomic_route(d, rank, blocks, size) {
+        let mut old = Vec::with_capacity(if result.is_some() { total } else { 0 });
+        let mut pos = 0;
+        for &(off, len) in blocks {
+            let At::Here(base) = at(d, rank, off) else {
+                unreachable!("mapped")
+            };
+            for i in 0..len as usize / size {
+                let elem = data.get(pos..pos + size);
+                let mut f = |b: &mut [u8]| {
+                    if let Some(e) = elem {
+                        crate::op::apply(&op, dt, 1, e, &mut b[..size]);
+                    }
+                };
+                // SAFETY: `atomic_route` checked alignment; the element lies in the target's
+                // mapped part (checked by the origin).
+                let o = unsafe { rmw(base + i * size, size, &mut f) };
+                if result.is_some() {
+                    old.extend_from_slice(&o[..size]);
+                }
+                pos += size;
+            }
+        }
+        if let Some(r) = result {
+            // SAFETY: the result buffer has room for the message (the MPI call's contract).
+            unsafe { r.write(0, &old) };
+        }
+        return Ok(());
+    }
+    let old = with_acc_lock(d, rank, || -> Result<Vec<u8>> {
+        let mut cur = gather(d, rank, blocks, total)?;
+        let old = if result.is_some() { cur.clone() } else { Vec::new() };
+        if origin.is_some() {
+            super::target::combine(&op, dt, data, &mut cur);
+            scatter(d, rank, blocks, &cur)?;
+        }
+        Ok(old)
+    })?;
+    if let Some(r) = result {
+        // SAFETY: as above.
+        unsafe { r.write(0, &old) };
+    }
+    Ok(())
+}
+
+/// MPI_Compare_and_swap of one element (`total` bytes): the old value into `result`.
+pub fn compare_and_swap(
+    d: &Direct,
+    origin: &Msg,
+    compare: &Msg,
+    result: &Msg,
+    rank: i32,
+    blocks: &[(i64, u64)],
+    total: usize,
+) -> Result<()> {
+    let mut new = vec![0u8; total];
+    let mut cmp = vec![0u8; total];
+    // SAFETY: both buffers hold one element (the MPI call's contract).
+    unsafe {
+        origin.read(0, &mut new);
+        compare.read(0, &mut cmp);
+    }
+    let old = if blocks.len() == 1 && atomic_route(d, rank, blocks, total) {
+        let At::Here(a) = at(d, rank, blocks[0].0) else {
+            unreachable!("mapped")
+        };
+        let mut f = |b: &mut [u8]| {
+            if b[..total] == cmp[..] {
+                b[..total].copy_from_slice(&new);
+            }
+        };
+        // SAFETY: aligned and mapped (`atomic_route`).
+        let o = unsafe { rmw(a, total, &mut f) };
+        o[..total].to_vec()
+    } else {
+        with_acc_lock(d, rank, || -> Result<Vec<u8>> {
+            let cur = gather(d, rank, blocks, total)?;
+            if cur == cmp {
+                scatter(d, rank, blocks, &new)?;
+            }
+            Ok(cur)
+        })?
+    };
+    // SAFETY: the result buffer holds one element.
+    unsafe { result.write(0, &old) };
+    Ok(())
+}
+
+/// The control words of window `id`'s direct access (None: the message path).
+fn ctl_of(id: usize) -> Result<Option<(usize, usize)>> {
+    super::with_win(id, |w: &mut Window| {
+        Ok(w.direct.as_ref().map(|d| (d.ctl, w.world.len())))
+    })
+}
+
+fn lock_at(ctl: usize, rank: i32) -> &'static AtomicU64 {
+    // SAFETY: the control region's line of `rank` (see `Direct::acc_word`); the caller holds no reference past the window's life
+    // (used only inside one synchronisation call on a live window).
+    unsafe { &*((ctl + rank as usize * CTL_LINE) as *const AtomicU64) }
+}
+
+fn try_lock(word: &AtomicU64, exclusive: bool) -> bool {
+    if exclusive {
+        return word
+            .compare_exchange(0, EXCL, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok();
+    }
+    let v = word.load(Ordering::Relaxed);
+    v & EXCL == 0
+        && word
+            .compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+}
+
+/// Passive-target lock of `ranks` in the control region (progressing while it waits, so
+/// this rank's own PSCW and message traffic go on). Ok(false): not a direct window.
+pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, ranks: &[i32]) -> Result<bool> {
+    let Some((ctl, _)) = ctl_of(id)? else {
+        return Ok(false);
+    };
+    for &r in ranks {
+        let word = lock_at(ctl, r);
+        rt.progress_until(|_| try_lock(word, exclusive));
+    }
+    fence(Ordering::SeqCst);
+    Ok(true)
+}
+
+/// Release locks taken by `lock`; `held` says how each was taken. Ok(false): not direct.
+pub fn unlock(id: usize, ranks: &[(i32, bool)]) -> Result<bool> {
+    let Some((ctl, _)) = ctl_of(id)? else {
+        return Ok(false);
+    };
+    // Our stores and copies reach the target before anyone else can take the lock.
+    fence(Ordering::SeqCst);
+    for &(r, exclusive) in ranks {
+        let word = lock_at(ctl, r);
+        if exclusive {
+            word.fetch_and(!EXCL, Ordering::Release);
+        } else {
+            word.fetch_sub(1, Ordering::Release);
+        }
+    }
+    Ok(true)
+}
+
+/// Whether window `id` uses direct access.
+pub fn is_direct(id: usize) -> Result<bool> {
+    Ok(ctl_of(id)?.is_some())
+}
