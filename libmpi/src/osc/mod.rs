@@ -16,6 +16,7 @@
 
 pub mod direct;
 pub mod ops;
+pub mod rdma;
 pub mod shm;
 pub mod sync;
 mod target;
@@ -97,6 +98,8 @@ pub struct Window {
     pub attached: Vec<(usize, usize)>,
     /// Direct access (load/store or CMA) for every operation, or None: messages.
     pub direct: Option<direct::Direct>,
+    /// Puts and gets by RDMA (over ib), or None.
+    pub rdma: Option<rdma::Rdma>,
     pub name: String,
     pub errhandler: ErrHandler,
     pub attrs: Vec<(i32, usize)>,
@@ -387,6 +390,11 @@ fn build(
         .collect::<Result<Vec<_>>>()?;
     let (rank, ctx, rctx, errhandler) = (c.rank, c.ctx, c.coll_ctx(), c.errhandler);
     let me = s.peers[rank as usize];
+    let rdma = if flavor != FLAVOR_DYNAMIC && !direct::eligible(rt, s.comm) {
+        rdma::setup(rt, s.comm, &world, rank as usize, base, me.size)?
+    } else {
+        None
+    };
     let win = Window {
         comm: s.comm,
         ctx,
@@ -401,6 +409,7 @@ fn build(
         shared_bases: Vec::new(),
         attached: Vec::new(),
         direct: None,
+        rdma,
         name: String::new(),
         errhandler,
         attrs: Vec::new(),
@@ -663,7 +672,10 @@ pub fn create_dynamic(rt: &mut Runtime, comm: usize, info: crate::info::Info) ->
 /// are applied (a fence's marker exchange), then the memory and the communicator go.
 pub fn free(rt: &mut Runtime, id: usize) -> Result<()> {
     sync::fence(rt, id)?;
-    let w = remove(id).expect("fence checked the window");
+    let mut w = remove(id).expect("fence checked the window");
+    if let Some(r) = w.rdma.take() {
+        r.release(rt);
+    }
     rt.comms[w.comm] = None;
     if WINS.with(|w| w.borrow().iter().all(Option::is_none)) {
         // No window left: progress no longer calls in.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::wire::{self, Hdr};
-use super::{direct, with_win, Window, FLAVOR_DYNAMIC};
+use super::{direct, rdma, with_win, Window, FLAVOR_DYNAMIC};
 use crate::datatype::{Datatype, Layout, Msg};
 use crate::error::{err, ErrorClass, Result};
 use crate::pml::{ReqId, Started};
@@ -135,6 +135,11 @@ pub fn put(
             direct::put(d, &origin, t.rank, &b)?;
             return Ok(None);
         }
+        if let Some(r) = w.rdma.as_ref().filter(|r| r.takes(t.rank, w.rank, &b)) {
+            if rdma::put(rt, r, w.world[t.rank as usize], &origin, t.rank, &b)? {
+                return Ok(None);
+            }
+        }
         w.unacked[t.rank as usize] += 1;
         if total >= DIRECT_MIN && b.len() == 1 {
             let h = Hdr {
@@ -227,6 +232,11 @@ pub fn get(
         if let Some(d) = &w.direct {
             direct::get(d, &origin, t.rank, &b)?;
             return Ok(None);
+        }
+        if let Some(r) = w.rdma.as_ref().filter(|r| r.takes(t.rank, w.rank, &b)) {
+            if rdma::get(rt, r, w.world[t.rank as usize], &origin, t.rank, &b)? {
+                return Ok(None);
+            }
         }
         let r = with_reply(rt, w, wire::GET, Hdr::default(), &b, &[], origin, t.rank);
         Ok(finish(rt, w, r, user))

@@ -4,6 +4,7 @@
 //! single-copy get by the receiver and FIN; or CTS and streamed DATA when no single copy).
 
 mod group;
+mod onesided;
 mod pair;
 mod posted;
 mod probe;
