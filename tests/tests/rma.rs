@@ -67,7 +67,12 @@ fn c_rma_basic_messages() {
         p.to_str().expect("utf-8 path"),
     ]);
     r.assert_ok();
-    assert!(r.stdout.contains(" No Errors"), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(" No Errors"),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
 }
 
 /// Derived types, 8 B to 1 MiB, concurrent accumulates from every rank on one element (the

@@ -127,9 +127,15 @@ impl IbTransport {
         let wr_id = WrId::Rdma(self.rdma_seq).encode();
         let qpn = self.peers[peer].qpn;
         let what = if write {
-            format!("RDMA WRITE of {} bytes to rank {}", local.len, self.names[peer])
+            format!(
+                "RDMA WRITE of {} bytes to rank {}",
+                local.len, self.names[peer]
+            )
         } else {
-            format!("RDMA READ of {} bytes from rank {}", local.len, self.names[peer])
+            format!(
+                "RDMA READ of {} bytes from rank {}",
+                local.len, self.names[peer]
+            )
         };
         let len = local.len;
         let wr = if write {

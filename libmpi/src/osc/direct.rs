@@ -61,7 +61,10 @@ pub struct Direct {
 /// Whether `osc_direct` allows the direct path (`auto`, the default) or not (`off`).
 pub fn wanted() -> bool {
     !matches!(
-        std::env::var("RMPI_MCA_osc_direct").ok().as_deref().map(str::trim),
+        std::env::var("RMPI_MCA_osc_direct")
+            .ok()
+            .as_deref()
+            .map(str::trim),
         Some("off" | "0" | "false")
     )
 }
@@ -196,7 +199,9 @@ fn gather(d: &Direct, rank: i32, blocks: &[(i64, u64)], total: usize) -> Result<
         match at(d, rank, off) {
             // SAFETY: the origin checked the block inside the target's window, which its
             // owner keeps mapped (and valid) while the window lives.
-            At::Here(a) => unsafe { std::ptr::copy_nonoverlapping(a as *const u8, dst.as_mut_ptr(), len) },
+            At::Here(a) => unsafe {
+                std::ptr::copy_nonoverlapping(a as *const u8, dst.as_mut_ptr(), len)
+            },
             At::There(pid, a) => {
                 btl_sm::cma::read(pid, a, dst).map_err(|e| cma_err(e, "read", rank))?
             }
@@ -214,7 +219,9 @@ fn scatter(d: &Direct, rank: i32, blocks: &[(i64, u64)], data: &[u8]) -> Result<
         let src = &data[pos..pos + len];
         match at(d, rank, off) {
             // SAFETY: as in `gather`; MPI makes conflicting accesses in one epoch erroneous.
-            At::Here(a) => unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), a as *mut u8, len) },
+            At::Here(a) => unsafe {
+                std::ptr::copy_nonoverlapping(src.as_ptr(), a as *mut u8, len)
+            },
             At::There(pid, a) => {
                 btl_sm::cma::write(pid, a, src).map_err(|e| cma_err(e, "write", rank))?
             }
@@ -236,7 +243,10 @@ pub fn put(d: &Direct, origin: &Msg, rank: i32, blocks: &[(i64, u64)]) -> Result
             // SAFETY: the block lies in the target's mapped part (checked by the origin);
             // the origin buffer holds `origin.len` bytes (the MPI call's contract).
             unsafe {
-                origin.read(pos, std::slice::from_raw_parts_mut(a as *mut u8, len as usize))
+                origin.read(
+                    pos,
+                    std::slice::from_raw_parts_mut(a as *mut u8, len as usize),
+                )
             };
             pos += len as usize;
         }
@@ -257,7 +267,12 @@ pub fn get(d: &Direct, origin: &Msg, rank: i32, blocks: &[(i64, u64)]) -> Result
                 unreachable!("mapped")
             };
             // SAFETY: as in `put`, the other direction.
-            unsafe { origin.write(pos, std::slice::from_raw_parts(a as *const u8, len as usize)) };
+            unsafe {
+                origin.write(
+                    pos,
+                    std::slice::from_raw_parts(a as *const u8, len as usize),
+                )
+            };
             pos += len as usize;
         }
         return Ok(());
@@ -324,7 +339,7 @@ fn with_acc_lock<R>(d: &Direct, rank: i32, f: impl FnOnce() -> R) -> R {
     {
         // The holder runs a short copy; yield if it was descheduled.
         spins += 1;
-        if spins % 256 == 0 {
+        if spins.is_multiple_of(256) {
             std::thread::yield_now();
         } else {
             std::hint::spin_loop();
@@ -337,6 +352,7 @@ fn with_acc_lock<R>(d: &Direct, rank: i32, f: impl FnOnce() -> R) -> R {
 
 /// MPI_Accumulate / MPI_Get_accumulate (`result`: the old bytes, packed) with predefined
 /// `op` over basic type `dt`; `origin` is None for MPI_NO_OP.
+#[allow(clippy::too_many_arguments)]
 pub fn accumulate(
     d: &Direct,
     origin: Option<&Msg>,
@@ -355,7 +371,10 @@ pub fn accumulate(
         None => &[],
     };
     let size = dt.size;
-    if size > 0 && super::target::pair_shape(dt.handle).is_none() && atomic_route(d, rank, blocks, size) {
+    if size > 0
+        && super::target::pair_shape(dt.handle).is_none()
+        && atomic_route(d, rank, blocks, size)
+    {
         let mut old = Vec::with_capacity(if result.is_some() { total } else { 0 });
         let mut pos = 0;
         for &(off, len) in blocks {
@@ -386,7 +405,11 @@ pub fn accumulate(
     }
     let old = with_acc_lock(d, rank, || -> Result<Vec<u8>> {
         let mut cur = gather(d, rank, blocks, total)?;
-        let old = if result.is_some() { cur.clone() } else { Vec::new() };
+        let old = if result.is_some() {
+            cur.clone()
+        } else {
+            Vec::new()
+        };
         if origin.is_some() {
             super::target::combine(&op, dt, data, &mut cur);
             scatter(d, rank, blocks, &cur)?;

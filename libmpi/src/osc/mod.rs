@@ -463,7 +463,13 @@ pub fn create(
     if base == 0 && size > 0 {
         return err(ErrorClass::Base, "base is NULL but the size is not zero");
     }
-    let s = setup(rt, comm, size, du, &[std::process::id() as u64, base as u64])?;
+    let s = setup(
+        rt,
+        comm,
+        size,
+        du,
+        &[std::process::id() as u64, base as u64],
+    )?;
     let d = if direct::eligible(rt, s.comm) {
         let me = rt.comm(s.comm)?.rank as usize;
         let pids = s.words.iter().map(|w| w[2] as i32).collect();

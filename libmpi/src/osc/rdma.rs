@@ -7,8 +7,8 @@
 //! path, and so do all of a window's accumulates: the two never mix on one location.
 
 use super::allgather;
-use crate::datatype::Msg;
 use crate::btl::GetError;
+use crate::datatype::Msg;
 use crate::error::{err, Result};
 use crate::runtime::Runtime;
 
@@ -99,12 +99,22 @@ fn failed(e: GetError, what: &str, rank: i32) -> Result<bool> {
     match e {
         // Not registrable here (pinned-memory limit): the caller sends a message instead.
         GetError::Unsupported(_) => Ok(false),
-        GetError::Failed { class } => err(class, format!("one-sided {what} of rank {rank} by RDMA failed")),
+        GetError::Failed { class } => err(
+            class,
+            format!("one-sided {what} of rank {rank} by RDMA failed"),
+        ),
     }
 }
 
 /// MPI_Put by RDMA WRITE; Ok(false): use the message path for this one.
-pub fn put(rt: &mut Runtime, d: &Rdma, world: usize, origin: &Msg, rank: i32, blocks: &[(i64, u64)]) -> Result<bool> {
+pub fn put(
+    rt: &mut Runtime,
+    d: &Rdma,
+    world: usize,
+    origin: &Msg,
+    rank: i32,
+    blocks: &[(i64, u64)],
+) -> Result<bool> {
     let mut scratch = Vec::new();
     // SAFETY: the origin buffer holds the message (the MPI call's contract).
     let data = unsafe { origin.slice(0, origin.len, &mut scratch) };
@@ -113,7 +123,10 @@ pub fn put(rt: &mut Runtime, d: &Rdma, world: usize, origin: &Msg, rank: i32, bl
     for &(off, len) in blocks {
         let len = len as usize;
         let remote = (base as i64).wrapping_add(off) as usize;
-        if let Err(e) = rt.pml.write_exposed(world, remote, key, &data[pos..pos + len]) {
+        if let Err(e) = rt
+            .pml
+            .write_exposed(world, remote, key, &data[pos..pos + len])
+        {
             return failed(e, "put", rank);
         }
         pos += len;
@@ -122,7 +135,14 @@ pub fn put(rt: &mut Runtime, d: &Rdma, world: usize, origin: &Msg, rank: i32, bl
 }
 
 /// MPI_Get by RDMA READ; Ok(false): use the message path for this one.
-pub fn get(rt: &mut Runtime, d: &Rdma, world: usize, origin: &Msg, rank: i32, blocks: &[(i64, u64)]) -> Result<bool> {
+pub fn get(
+    rt: &mut Runtime,
+    d: &Rdma,
+    world: usize,
+    origin: &Msg,
+    rank: i32,
+    blocks: &[(i64, u64)],
+) -> Result<bool> {
     let (base, key) = (d.bases[rank as usize], d.keys[rank as usize]);
     let mut v;
     let buf: &mut [u8] = if origin.is_contiguous() {
@@ -137,7 +157,10 @@ pub fn get(rt: &mut Runtime, d: &Rdma, world: usize, origin: &Msg, rank: i32, bl
     for &(off, len) in blocks {
         let len = len as usize;
         let remote = (base as i64).wrapping_add(off) as usize;
-        if let Err(e) = rt.pml.read_exposed(world, remote, key, &mut buf[pos..pos + len]) {
+        if let Err(e) = rt
+            .pml
+            .read_exposed(world, remote, key, &mut buf[pos..pos + len])
+        {
             return failed(e, "get", rank);
         }
         pos += len;

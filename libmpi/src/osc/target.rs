@@ -140,7 +140,12 @@ fn accumulate(win: &Window, h: &Hdr, blocks: &[(i64, u64)], data: &[u8]) {
 
 /// `cur = data op cur` over packed elements of `dt` (the MINLOC/MAXLOC pairs travel packed
 /// but the op works on their C struct, padding included).
-pub(super) fn combine(op: &crate::op::Op, dt: crate::datatype::Datatype, data: &[u8], cur: &mut Vec<u8>) {
+pub(super) fn combine(
+    op: &crate::op::Op,
+    dt: crate::datatype::Datatype,
+    data: &[u8],
+    cur: &mut Vec<u8>,
+) {
     if data.len() != cur.len() || dt.size == 0 {
         return;
     }
