@@ -104,9 +104,21 @@ static void run(MPI_Win win, unsigned char *mem) {
      * an int at byte 33 (misaligned) and a MPI_DOUBLE_INT at 40: the locked route; a long at 56
  * counted by compare-and-swap. Displacement units are 8 bytes. */
     MPI_Win_fence(0, win);
-    if (rank == 0) memset(mem, 0, 64);
+    if (rank == 0) memset(mem, 0, 64 + 400);
     MPI_Win_fence(0, win);
     MPI_Win_lock_all(0, win);
+    /* Large accumulates (applied in bulk) meeting single-element ones on the same ints. */
+    {
+        int ones[100], oldi;
+        for (int i = 0; i < 100; i++) ones[i] = 1;
+        for (int k = 0; k < 40; k++) {
+            if (k % 2 == 0)
+                MPI_Accumulate(ones, 100, MPI_INT, 0, 8, 100, MPI_INT, MPI_SUM, win);
+            else
+                MPI_Fetch_and_op(&ones[0], &oldi, MPI_INT, 0, 8, MPI_SUM, win);
+            MPI_Win_flush(0, win);
+        }
+    }
     {
         MPI_Datatype at33;
         int one = 1, oldi;
@@ -162,6 +174,11 @@ static void run(MPI_Win win, unsigned char *mem) {
         CHECK(i33 == size * K, "misaligned int sum %d", i33);
         CHECK(l48 == (long)size * K, "CAS counter %ld", l48);
         CHECK(v == size - 1 && ix == size - 1, "maxloc (%g, %d)", v, ix);
+        int *bulk = (int *)(mem + 64), bad = 0;
+        for (int i = 0; i < 100; i++)
+            if (bulk[i] != (i == 0 ? size * 40 : size * 20)) bad++;
+        CHECK(bad == 0, "bulk and single accumulates: %d wrong (first %d, second %d)", bad,
+              bulk[0], bulk[1]);
     }
 
     /* 4. Exclusive locks as a mutex: get, add one, put, under MPI_LOCK_EXCLUSIVE. */

@@ -11,12 +11,14 @@
 //! The decision is the window's, taken at creation by all members alike: every operation of a
 //! direct window takes this path, so direct and message-based accumulates never meet.
 //!
-//! Atomicity: on mapped memory an accumulate of elements of 1, 2, 4 or 8 bytes, aligned, is a
-//! compare-and-swap loop per element (any predefined op, applied to a copy of the element), and
-//! compare-and-swap is the processor's; everything else (other sizes, the MINLOC/MAXLOC pairs,
-//! misaligned elements, every CMA window) holds the target's accumulate lock, a spin lock in the
-//! window's control region. A location and basic type always take the same route, so
-//! concurrent accumulates with the same basic type are atomic per element, as MPI requires.
+//! Atomicity: each target has an accumulate lock (a reader-writer word in the control region).
+//! On mapped memory an accumulate of at most 64 elements of 1, 2, 4 or 8 bytes, aligned, holds
+//! it shared and updates each element with a compare-and-swap loop (any predefined op, applied
+//! to a copy of the element); compare-and-swap is the processor's, also held shared. Everything
+//! else (larger accumulates, other sizes, the MINLOC/MAXLOC pairs, misaligned elements, every
+//! CMA window) holds it exclusively and applies the op in bulk (in place where it can). So
+//! element-atomic updates run concurrently with each other and never with a bulk one: every
+//! accumulate is atomic per element, as MPI requires.
 //!
 //! Synchronisation: every operation is complete when its call returns, so flush is a memory
 //! barrier, fence is a barrier plus memory barriers, and passive-target locks are a
@@ -329,25 +331,72 @@ fn atomic_route(d: &Direct, rank: i32, blocks: &[(i64, u64)], size: usize) -> bo
         })
 }
 
-/// Hold `rank`'s accumulate lock while `f` runs.
-fn with_acc_lock<R>(d: &Direct, rank: i32, f: impl FnOnce() -> R) -> R {
+/// Accumulate lock word: exclusive holder, a writer waiting (new shared holders back off so a
+/// stream of them cannot starve it), and the count of shared holders below.
+const ACC_EXCL: u32 = 1 << 31;
+const ACC_WAIT: u32 = 1 << 30;
+
+/// Accumulates of at most this many elements on the atomic route update element by element
+/// (holding the lock shared); larger ones apply the op in bulk holding it exclusively.
+const ATOMIC_MAX_ELEMS: usize = 64;
+
+fn spin(spins: &mut u32) {
+    // The holder runs a short copy; yield if it was descheduled.
+    *spins += 1;
+    if spins.is_multiple_of(256) {
+        std::thread::yield_now();
+    } else {
+        std::hint::spin_loop();
+    }
+}
+
+/// Hold `rank`'s accumulate lock while `f` runs: exclusively for a bulk update, or shared by
+/// updates that are atomic per element anyway (they exclude only the bulk ones).
+fn with_acc_lock<R>(d: &Direct, rank: i32, exclusive: bool, f: impl FnOnce() -> R) -> R {
     let w = d.acc_word(rank);
     let mut spins = 0u32;
-    while w
-        .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        // The holder runs a short copy; yield if it was descheduled.
-        spins += 1;
-        if spins.is_multiple_of(256) {
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
+    loop {
+        let v = w.load(Ordering::Relaxed);
+        if exclusive {
+            if v & !ACC_WAIT == 0 {
+                if w
+                    .compare_exchange_weak(v, ACC_EXCL, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    break;
+                }
+                continue;
+            }
+            if v & ACC_WAIT == 0 {
+                w.fetch_or(ACC_WAIT, Ordering::Relaxed);
+            }
+        } else if v & (ACC_EXCL | ACC_WAIT) == 0 {
+            if w
+                .compare_exchange_weak(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                break;
+            }
+            continue;
         }
+        spin(&mut spins);
     }
     let r = f();
-    w.store(0, Ordering::Release);
+    if exclusive {
+        // Clears a waiting writer's bit too: it sets it again if it still has to wait.
+        w.store(0, Ordering::Release);
+    } else {
+        w.fetch_sub(1, Ordering::Release);
+    }
     r
+}
+
+/// Whether the blocks are whole elements of `dt` in mapped memory: the op can be applied in
+/// place, without a gather and scatter.
+fn in_place(d: &Direct, blocks: &[(i64, u64)], dt: Datatype) -> bool {
+    matches!(d.access, Access::Mapped(_))
+        && super::target::pair_shape(dt.handle).is_none()
+        && blocks.iter().all(|b| b.1 % dt.size as u64 == 0)
 }
 
 /// MPI_Accumulate / MPI_Get_accumulate (`result`: the old bytes, packed) with predefined
@@ -371,39 +420,60 @@ pub fn accumulate(
         None => &[],
     };
     let size = dt.size;
-    if size > 0
-        && super::target::pair_shape(dt.handle).is_none()
-        && atomic_route(d, rank, blocks, size)
-    {
+    if size == 0 {
+        return Ok(());
+    }
+    let atomic = super::target::pair_shape(dt.handle).is_none()
+        && total / size <= ATOMIC_MAX_ELEMS
+        && atomic_route(d, rank, blocks, size);
+    if atomic {
         let mut old = Vec::with_capacity(if result.is_some() { total } else { 0 });
-        let mut pos = 0;
-        for &(off, len) in blocks {
-            let At::Here(base) = at(d, rank, off) else {
-                unreachable!("mapped")
-            };
-            for i in 0..len as usize / size {
-                let elem = data.get(pos..pos + size);
-                let mut f = |b: &mut [u8]| {
-                    if let Some(e) = elem {
-                        crate::op::apply(&op, dt, 1, e, &mut b[..size]);
-                    }
+        with_acc_lock(d, rank, false, || {
+            let mut pos = 0;
+            for &(off, len) in blocks {
+                let At::Here(base) = at(d, rank, off) else {
+                    unreachable!("mapped")
                 };
-                // SAFETY: `atomic_route` checked alignment; the element lies in the target's
-                // mapped part (checked by the origin).
-                let o = unsafe { rmw(base + i * size, size, &mut f) };
-                if result.is_some() {
-                    old.extend_from_slice(&o[..size]);
+                for i in 0..len as usize / size {
+                    let elem = data.get(pos..pos + size);
+                    let mut f = |b: &mut [u8]| {
+                        if let Some(e) = elem {
+                            crate::op::apply(&op, dt, 1, e, &mut b[..size]);
+                        }
+                    };
+                    // SAFETY: `atomic_route` checked alignment; the element lies in the
+                    // target's mapped part (checked by the origin).
+                    let o = unsafe { rmw(base + i * size, size, &mut f) };
+                    if result.is_some() {
+                        old.extend_from_slice(&o[..size]);
+                    }
+                    pos += size;
                 }
-                pos += size;
             }
-        }
+        });
         if let Some(r) = result {
             // SAFETY: the result buffer has room for the message (the MPI call's contract).
             unsafe { r.write(0, &old) };
         }
         return Ok(());
     }
-    let old = with_acc_lock(d, rank, || -> Result<Vec<u8>> {
+    let old = with_acc_lock(d, rank, true, || -> Result<Vec<u8>> {
+        if result.is_none() && origin.is_some() && in_place(d, blocks, dt) {
+            // Straight on the target's memory: no copy.
+            let mut pos = 0;
+            for &(off, len) in blocks {
+                let At::Here(a) = at(d, rank, off) else {
+                    unreachable!("mapped")
+                };
+                let len = len as usize;
+                // SAFETY: the block lies in the target's mapped part (checked by the origin);
+                // the exclusive accumulate lock keeps other accumulates off it.
+                let t = unsafe { std::slice::from_raw_parts_mut(a as *mut u8, len) };
+                crate::op::apply(&op, dt, len / size, &data[pos..pos + len], t);
+                pos += len;
+            }
+            return Ok(Vec::new());
+        }
         let mut cur = gather(d, rank, blocks, total)?;
         let old = if result.is_some() {
             cur.clone()
@@ -450,10 +520,10 @@ pub fn compare_and_swap(
             }
         };
         // SAFETY: aligned and mapped (`atomic_route`).
-        let o = unsafe { rmw(a, total, &mut f) };
+        let o = with_acc_lock(d, rank, false, || unsafe { rmw(a, total, &mut f) });
         o[..total].to_vec()
     } else {
-        with_acc_lock(d, rank, || -> Result<Vec<u8>> {
+        with_acc_lock(d, rank, true, || -> Result<Vec<u8>> {
             let cur = gather(d, rank, blocks, total)?;
             if cur == cmp {
                 scatter(d, rank, blocks, &new)?;
