@@ -169,45 +169,126 @@ fn cma_err(e: std::io::Error, what: &str, rank: i32) -> crate::error::Error {
     )
 }
 
-/// Where target offset `off` of `rank` is: an address in this process, or (pid, address) in
-/// the target's.
+/// Where target offset `off` of `rank` is: an address in this process, or in the target's
+/// (reached by CMA: `cma_blocks`).
 enum At {
     Here(usize),
-    There(i32, usize),
+    There,
 }
 
 fn at(d: &Direct, rank: i32, off: i64) -> At {
     let r = rank as usize;
     match &d.access {
         Access::Mapped(b) => At::Here((b[r] as i64).wrapping_add(off) as usize),
-        Access::Cma { pids, bases, me } => {
-            let a = (bases[r] as i64).wrapping_add(off) as usize;
-            if r == *me {
-                At::Here(a)
+        Access::Cma { bases, me, .. } if r == *me => {
+            At::Here((bases[r] as i64).wrapping_add(off) as usize)
+        }
+        Access::Cma { .. } => At::There,
+    }
+}
+
+/// Remote iovecs per process_vm_readv/writev call (the kernel's UIO_MAXIOV).
+const IOV_MAX: usize = 1024;
+
+/// Move the packed bytes `local` to or from the blocks at `base + off` in process `pid`
+/// (`write`: process_vm_writev), up to IOV_MAX blocks per system call; a partial transfer
+/// (a fault) goes on from where it stopped, and none at all is an error.
+fn cma_blocks(
+    pid: i32,
+    base: usize,
+    blocks: &[(i64, u64)],
+    local: *mut u8,
+    write: bool,
+) -> std::io::Result<()> {
+    let (mut bi, mut boff, mut pos) = (0usize, 0usize, 0usize);
+    let mut remote: Vec<libc::iovec> = Vec::with_capacity(IOV_MAX.min(blocks.len()));
+    while bi < blocks.len() {
+        remote.clear();
+        let mut want = 0usize;
+        let (mut i, mut o) = (bi, boff);
+        while i < blocks.len() && remote.len() < IOV_MAX {
+            let (off, len) = blocks[i];
+            let a = (base as i64).wrapping_add(off) as usize + o;
+            let n = len as usize - o;
+            if n > 0 {
+                remote.push(libc::iovec {
+                    iov_base: a as *mut libc::c_void,
+                    iov_len: n,
+                });
+                want += n;
+            }
+            i += 1;
+            o = 0;
+        }
+        if want == 0 {
+            return Ok(());
+        }
+        let l = libc::iovec {
+            iov_base: local.wrapping_add(pos).cast(),
+            iov_len: want,
+        };
+        // SAFETY: `local` has room for (or holds) every packed byte of the blocks, of which
+        // this call moves `want` from `pos`; the remote addresses are only touched by the
+        // kernel, which checks them against the target's mappings.
+        let r = unsafe {
+            if write {
+                libc::process_vm_writev(pid, &l, 1, remote.as_ptr(), remote.len() as _, 0)
             } else {
-                At::There(pids[r], a)
+                libc::process_vm_readv(pid, &l, 1, remote.as_ptr(), remote.len() as _, 0)
+            }
+        };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if r == 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::EFAULT));
+        }
+        // Advance over the `r` bytes moved.
+        let mut left = r as usize;
+        pos += left;
+        while left > 0 {
+            let rest = blocks[bi].1 as usize - boff;
+            if left >= rest {
+                left -= rest;
+                bi += 1;
+                boff = 0;
+            } else {
+                boff += left;
+                left = 0;
             }
         }
+        while bi < blocks.len() && blocks[bi].1 as usize == boff {
+            bi += 1;
+            boff = 0;
+        }
     }
+    Ok(())
 }
 
 /// The target blocks' bytes, packed.
 fn gather(d: &Direct, rank: i32, blocks: &[(i64, u64)], total: usize) -> Result<Vec<u8>> {
     let mut v = vec![0u8; total];
+    if let Access::Cma { pids, bases, me } = &d.access {
+        if rank as usize != *me {
+            let r = rank as usize;
+            cma_blocks(pids[r], bases[r], blocks, v.as_mut_ptr(), false)
+                .map_err(|e| cma_err(e, "read", rank))?;
+            return Ok(v);
+        }
+    }
     let mut pos = 0;
     for &(off, len) in blocks {
         let len = len as usize;
-        let dst = &mut v[pos..pos + len];
-        match at(d, rank, off) {
-            // SAFETY: the origin checked the block inside the target's window, which its
-            // owner keeps mapped (and valid) while the window lives.
-            At::Here(a) => unsafe {
-                std::ptr::copy_nonoverlapping(a as *const u8, dst.as_mut_ptr(), len)
-            },
-            At::There(pid, a) => {
-                btl_sm::cma::read(pid, a, dst).map_err(|e| cma_err(e, "read", rank))?
-            }
-        }
+        let At::Here(a) = at(d, rank, off) else {
+            unreachable!("this process's memory")
+        };
+        // SAFETY: the origin checked the block inside the target's window, which its owner
+        // keeps mapped (and valid) while the window lives.
+        unsafe { std::ptr::copy_nonoverlapping(a as *const u8, v[pos..].as_mut_ptr(), len) };
         pos += len;
     }
     Ok(v)
@@ -215,22 +296,41 @@ fn gather(d: &Direct, rank: i32, blocks: &[(i64, u64)], total: usize) -> Result<
 
 /// Packed bytes over the target blocks.
 fn scatter(d: &Direct, rank: i32, blocks: &[(i64, u64)], data: &[u8]) -> Result<()> {
+    if let Access::Cma { pids, bases, me } = &d.access {
+        if rank as usize != *me {
+            let r = rank as usize;
+            // The kernel only reads `data` for a write.
+            return cma_blocks(pids[r], bases[r], blocks, data.as_ptr().cast_mut(), true)
+                .map_err(|e| cma_err(e, "write", rank));
+        }
+    }
     let mut pos = 0;
     for &(off, len) in blocks {
         let len = len as usize;
-        let src = &data[pos..pos + len];
-        match at(d, rank, off) {
-            // SAFETY: as in `gather`; MPI makes conflicting accesses in one epoch erroneous.
-            At::Here(a) => unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr(), a as *mut u8, len)
-            },
-            At::There(pid, a) => {
-                btl_sm::cma::write(pid, a, src).map_err(|e| cma_err(e, "write", rank))?
-            }
-        }
+        let At::Here(a) = at(d, rank, off) else {
+            unreachable!("this process's memory")
+        };
+        // SAFETY: as in `gather`; MPI makes conflicting accesses in one epoch erroneous.
+        unsafe { std::ptr::copy_nonoverlapping(data[pos..].as_ptr(), a as *mut u8, len) };
         pos += len;
     }
     Ok(())
+}
+
+/// The message's bytes: in place when contiguous, else packed into `scratch` (allocated
+/// zeroed at once: `Msg::slice`'s resize fills byte by byte, which costs in a debug build).
+///
+/// # Safety
+/// As `Msg::read`: the message's buffer is readable.
+pub(super) unsafe fn packed<'a>(m: &'a Msg, scratch: &'a mut Vec<u8>) -> &'a [u8] {
+    if m.is_contiguous() {
+        // SAFETY: forwarded contract.
+        return unsafe { m.slice(0, m.len, scratch) };
+    }
+    *scratch = vec![0u8; m.len];
+    // SAFETY: forwarded contract.
+    unsafe { m.read(0, scratch) };
+    scratch
 }
 
 /// MPI_Put: the origin's packed bytes into the target blocks.
@@ -256,7 +356,7 @@ pub fn put(d: &Direct, origin: &Msg, rank: i32, blocks: &[(i64, u64)]) -> Result
     }
     let mut scratch = Vec::new();
     // SAFETY: the origin buffer holds the message (the MPI call's contract).
-    let data = unsafe { origin.slice(0, origin.len, &mut scratch) };
+    let data = unsafe { packed(origin, &mut scratch) };
     scatter(d, rank, blocks, data)
 }
 
@@ -359,8 +459,7 @@ fn with_acc_lock<R>(d: &Direct, rank: i32, exclusive: bool, f: impl FnOnce() -> 
         let v = w.load(Ordering::Relaxed);
         if exclusive {
             if v & !ACC_WAIT == 0 {
-                if w
-                    .compare_exchange_weak(v, ACC_EXCL, Ordering::Acquire, Ordering::Relaxed)
+                if w.compare_exchange_weak(v, ACC_EXCL, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
                 {
                     break;
@@ -371,8 +470,7 @@ fn with_acc_lock<R>(d: &Direct, rank: i32, exclusive: bool, f: impl FnOnce() -> 
                 w.fetch_or(ACC_WAIT, Ordering::Relaxed);
             }
         } else if v & (ACC_EXCL | ACC_WAIT) == 0 {
-            if w
-                .compare_exchange_weak(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+            if w.compare_exchange_weak(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
             {
                 break;
@@ -416,7 +514,7 @@ pub fn accumulate(
     let mut scratch = Vec::new();
     let data: &[u8] = match origin {
         // SAFETY: the origin buffer holds the message (the MPI call's contract).
-        Some(m) => unsafe { m.slice(0, m.len, &mut scratch) },
+        Some(m) => unsafe { packed(m, &mut scratch) },
         None => &[],
     };
     let size = dt.size;

@@ -117,7 +117,7 @@ pub fn put(
 ) -> Result<bool> {
     let mut scratch = Vec::new();
     // SAFETY: the origin buffer holds the message (the MPI call's contract).
-    let data = unsafe { origin.slice(0, origin.len, &mut scratch) };
+    let data = unsafe { super::direct::packed(origin, &mut scratch) };
     let (base, key) = (d.bases[rank as usize], d.keys[rank as usize]);
     let mut pos = 0;
     for &(off, len) in blocks {
