@@ -50,7 +50,9 @@ fn check_rank(w: &Window, r: i32) -> Result<()> {
 /// last one.
 pub fn fence(rt: &mut Runtime, id: usize) -> Result<()> {
     if direct::is_direct(id)? {
-        // Every operation completed in its call: order our copies, meet, order theirs.
+        // Every operation completed in its call: order our copies, meet, order theirs. PSCW
+        // markers still in flight are waited for (MPI_Win_free drops their buffers next).
+        wait_until(rt, id, |w, pml| w.quiet(pml))?;
         std::sync::atomic::fence(Ordering::SeqCst);
         let comm = with_win(id, |w| Ok(w.comm))?;
         rt.barrier(comm)?;
