@@ -344,16 +344,24 @@ pub(crate) fn set_attr(comm: usize, key: i32, val: usize) -> Result<()> {
 /// MPI_Comm_get_attr for a user keyval.
 pub(crate) fn get_attr(comm: usize, key: i32) -> Result<Option<usize>> {
     runtime::with(|rt| {
-        rt.objs.keyval(key)?;
+        let kv = rt.objs.keyval_known(key)?;
         let c = rt.comm(comm)?;
-        Ok(c.attrs.iter().find(|a| a.0 == key).map(|a| a.1))
+        let v = c.attrs.iter().find(|a| a.0 == key).map(|a| a.1);
+        // A freed keyval reaches only the attributes set before its free.
+        if kv.freed && v.is_none() {
+            return err(
+                ErrorClass::Keyval,
+                format!("{key} is not a valid keyval (freed)"),
+            );
+        }
+        Ok(v)
     })
 }
 
 /// MPI_Comm_delete_attr: the delete callback runs; the attribute must exist.
 pub(crate) fn delete_attr(comm: usize, key: i32) -> Result<()> {
     let (v, kv) = runtime::with(|rt| {
-        let kv = rt.objs.keyval(key)?;
+        let kv = rt.objs.keyval_known(key)?;
         let c = rt.comm(comm)?;
         match c.attrs.iter().find(|a| a.0 == key) {
             Some(a) => Ok((a.1, kv)),

@@ -17,6 +17,12 @@ pub const GENERAL: &[(&str, &str, &str)] = &[
         "1: waiting ranks yield the CPU at once (on by default when oversubscribed)",
     ),
     (
+        "osc_direct",
+        "auto",
+        "one-sided: off sends every RMA operation as a message to the target; auto loads and \
+         stores windows the node's ranks map, and uses CMA for MPI_Win_create memory",
+    ),
+    (
         "memhook_verbose",
         "0",
         "1: each rank reports the memory-release provider at init and its event counters at \

@@ -127,8 +127,19 @@ impl Objects {
         }
     }
 
+    /// A keyval that exists, freed or not: attributes set before the free can still be read
+    /// and deleted through it (MPI-1 5.7.1: freeing does not remove a keyval in use).
+    pub fn keyval_known(&self, k: i32) -> Result<Keyval> {
+        match self.keyval_any(k) {
+            Some(kv) => Ok(kv),
+            None => err(ErrorClass::Keyval, format!("{k} is not a valid keyval")),
+        }
+    }
+
+    /// Free a keyval; freeing it again (e.g. a copy of the handle, or from a delete callback
+    /// while its attribute is still set) does nothing, as in MPICH.
     pub fn free_keyval(&mut self, k: i32) -> Result<()> {
-        self.keyval(k)?;
+        self.keyval_known(k)?;
         self.keyvals[(k - FIRST_KEYVAL) as usize].freed = true;
         Ok(())
     }
@@ -167,11 +178,14 @@ mod tests {
         assert_eq!(o.keyval(k).unwrap().extra, 7);
         o.free_keyval(k).unwrap();
         assert_eq!(o.keyval(k).unwrap_err().class, ErrorClass::Keyval);
+        // Still known (attributes set before the free), and a second free does nothing.
+        assert_eq!(o.keyval_known(k).unwrap().extra, 7);
+        o.free_keyval(k).unwrap();
+        assert_eq!(o.keyval_known(k + 1).unwrap_err().class, ErrorClass::Keyval);
         assert!(
             o.keyval_any(k).is_some(),
             "a freed keyval keeps its callbacks"
         );
-        assert_eq!(o.free_keyval(k).unwrap_err().class, ErrorClass::Keyval);
         assert!(o.keyval_any(0).is_none() && o.keyval_any(501).is_none());
 
         let a = o.add_group(Group::new(vec![1, 2]));

@@ -33,6 +33,7 @@ pub fn unknown(name: &str) -> Option<String> {
 /// own byte for byte, so a near miss such as `Retain` would silently mean the default).
 const GENERAL_VALUES: &[(&str, &[&str])] = &[
     ("mpi_yield_when_idle", &["0", "1", "true", "false", "auto"]),
+    ("osc_direct", &["auto", "off"]),
     ("memhook_ptmalloc_policy", &["release", "retain"]),
     ("memhook_ptmalloc_shared", &["0", "1"]),
     ("coll_hier", &["0", "auto"]),

@@ -73,6 +73,8 @@ pub struct Counters {
     pub recvs: u64,
     pub credit_frags: u64,
     pub rdma_reads: u64,
+    /// One-sided puts (RDMA WRITE).
+    pub rdma_writes: u64,
     pub rdma_bytes: u64,
     /// Rendezvous that fell back to bounce buffers because a buffer could not be registered.
     pub unpinnable: u64,

@@ -80,24 +80,83 @@ impl IbTransport {
             }
         };
         let lkey = self.rcache.mr(h).lkey;
-        let r = self.read(peer, remote, key as u32, Sge { addr, len, lkey });
+        let r = self.rdma(peer, remote, key as u32, Sge { addr, len, lkey }, false);
         self.rcache.release(self.dev.as_mut(), h);
         r.map_err(GetFailure::Failed)
     }
 
-    fn read(&mut self, peer: usize, remote: u64, rkey: u32, local: Sge) -> Result<(), IbError> {
+    /// RDMA WRITE of `local` to `remote` (region `key`) in `peer`, waiting for its completion
+    /// (one-sided puts: the peer registered its window memory and sent the key).
+    pub fn write(
+        &mut self,
+        peer: usize,
+        remote: u64,
+        key: u64,
+        local: &[u8],
+    ) -> Result<(), GetFailure> {
+        let len = local.len();
+        if len == 0 {
+            return Ok(());
+        }
+        let addr = local.as_ptr() as usize;
+        let h = match self
+            .rcache
+            .acquire(self.dev.as_mut(), addr, len, Access::ALL)
+        {
+            Ok(h) => h,
+            Err(e) => {
+                self.unpinnable(len, &e.message);
+                return Err(GetFailure::Unsupported(e.message));
+            }
+        };
+        let lkey = self.rcache.mr(h).lkey;
+        let r = self.rdma(peer, remote, key as u32, Sge { addr, len, lkey }, true);
+        self.rcache.release(self.dev.as_mut(), h);
+        r.map_err(GetFailure::Failed)
+    }
+
+    fn rdma(
+        &mut self,
+        peer: usize,
+        remote: u64,
+        rkey: u32,
+        local: Sge,
+        write: bool,
+    ) -> Result<(), IbError> {
         self.rdma_seq += 1;
         let wr_id = WrId::Rdma(self.rdma_seq).encode();
         let qpn = self.peers[peer].qpn;
-        let what = format!(
-            "RDMA READ of {} bytes from rank {}",
-            local.len, self.names[peer]
-        );
-        let wr = SendWr::RdmaRead {
-            wr_id,
-            local,
-            remote_addr: remote,
-            rkey,
+        let what = if write {
+            format!(
+                "RDMA WRITE of {} bytes to rank {}",
+                local.len, self.names[peer]
+            )
+        } else {
+            format!(
+                "RDMA READ of {} bytes from rank {}",
+                local.len, self.names[peer]
+            )
+        };
+        let len = local.len;
+        let wr = if write {
+            SendWr::RdmaWrite {
+                wr_id,
+                local,
+                remote_addr: remote,
+                rkey,
+            }
+        } else {
+            SendWr::RdmaRead {
+                wr_id,
+                local,
+                remote_addr: remote,
+                rkey,
+            }
+        };
+        let want = if write {
+            WcOpcode::RdmaWrite
+        } else {
+            WcOpcode::RdmaRead
         };
         self.dev
             .post_send(qpn, wr)
@@ -118,11 +177,15 @@ impl IbTransport {
                 }
             }
             if let Some(wc) = done {
-                if wc.status != WcStatus::Success || wc.opcode != WcOpcode::RdmaRead {
+                if wc.status != WcStatus::Success || wc.opcode != want {
                     return Err(IbError::from_wc(&wc, &what));
                 }
-                self.counters.rdma_reads += 1;
-                self.counters.rdma_bytes += local.len as u64;
+                if write {
+                    self.counters.rdma_writes += 1;
+                } else {
+                    self.counters.rdma_reads += 1;
+                }
+                self.counters.rdma_bytes += len as u64;
                 return Ok(());
             }
         }

@@ -93,6 +93,25 @@ impl Btl for IbBtl {
         }
     }
 
+    fn write(
+        &mut self,
+        peer: usize,
+        remote: usize,
+        key: u64,
+        local: &[u8],
+    ) -> Result<(), GetError> {
+        match self.transport.write(peer, remote as u64, key, local) {
+            Ok(()) => Ok(()),
+            Err(GetFailure::Unsupported(why)) => Err(GetError::Unsupported(why)),
+            Err(GetFailure::Failed(e)) => {
+                say(&format!("rmpi: rank {}: {}\n", self.rank, e.message));
+                Err(GetError::Failed {
+                    class: class_of(e.class),
+                })
+            }
+        }
+    }
+
     fn expose(&mut self, peer: usize, addr: usize, len: usize) -> Option<u64> {
         self.transport.expose(peer, addr, len)
     }
@@ -112,13 +131,14 @@ impl Drop for IbBtl {
             let c = self.transport.counters();
             eprintln!(
                 "rmpi: rank {}: btl ib ({}): {} fragments sent, {} received ({} credit-only), \
-                 {} RDMA reads ({} bytes), {} unregistrable buffers",
+                 {} RDMA reads, {} RDMA writes ({} bytes), {} unregistrable buffers",
                 self.rank,
                 self.transport.device_name(),
                 c.sends,
                 c.recvs,
                 c.credit_frags,
                 c.rdma_reads,
+                c.rdma_writes,
                 c.rdma_bytes,
                 c.unpinnable
             );

@@ -77,6 +77,17 @@ pub trait Btl {
             self.name()
         )))
     }
+    /// One-sided write: `local` to `remote` in the peer's memory, which the peer exposed under
+    /// `key` (ib: RDMA WRITE into a registered window); complete when it returns.
+    fn write(
+        &mut self,
+        _peer: usize,
+        _remote: usize,
+        _key: u64,
+        _local: &[u8],
+    ) -> Result<(), GetError> {
+        Err(GetError::Unsupported("no keyed single-copy write".into()))
+    }
     /// This process's "waiting in MPI" word that peers read (see `can_put_to_waiting`), if the
     /// transport has one; valid as long as the transport lives.
     fn waiting_word(&self) -> Option<*const std::sync::atomic::AtomicU32> {

@@ -578,8 +578,13 @@ mpi_fn! {
                     WIN_CREATE_FLAVOR => Some(&vals.2 as *const i32 as usize),
                     WIN_MODEL => Some(&vals.3 as *const i32 as usize),
                     k => {
-                        rt.objs.keyval(k)?;
-                        w.attrs.iter().find(|a| a.0 == k).map(|a| a.1)
+                        let kv = rt.objs.keyval_known(k)?;
+                        let v = w.attrs.iter().find(|a| a.0 == k).map(|a| a.1);
+                        // A freed keyval reaches only the attributes set before its free.
+                        if kv.freed && v.is_none() {
+                            return Err(Error::new(ErrorClass::Keyval, format!("{k} is not a valid keyval (freed)")));
+                        }
+                        v
                     }
                 })
             })?;
@@ -599,7 +604,7 @@ mpi_fn! {
     fn MPI_Win_delete_attr / PMPI_Win_delete_attr(win: Handle, win_keyval: c_int) -> c_int {
         let r = (|| {
             let id = win_index(win)?;
-            runtime::with(|rt| rt.objs.keyval(win_keyval).map(|_| ()))?;
+            runtime::with(|rt| rt.objs.keyval_known(win_keyval).map(|_| ()))?;
             let v = osc::with_win(id, |w| match w.attrs.iter().find(|a| a.0 == win_keyval) {
                 Some(a) => Ok(a.1),
                 None => Err(Error::new(ErrorClass::Keyval, format!("keyval {win_keyval} has no attribute on this window"))),

@@ -14,7 +14,9 @@
 //! came before. Origin data is packed into the request, so puts and accumulates are locally
 //! complete at once.
 
+pub mod direct;
 pub mod ops;
+pub mod rdma;
 pub mod shm;
 pub mod sync;
 mod target;
@@ -94,6 +96,10 @@ pub struct Window {
     pub shared_bases: Vec<usize>,
     /// Dynamic windows: attached (address, length) ranges.
     pub attached: Vec<(usize, usize)>,
+    /// Direct access (load/store or CMA) for every operation, or None: messages.
+    pub direct: Option<direct::Direct>,
+    /// Puts and gets by RDMA (over ib), or None.
+    pub rdma: Option<rdma::Rdma>,
     pub name: String,
     pub errhandler: ErrHandler,
     pub attrs: Vec<(i32, usize)>,
@@ -384,6 +390,11 @@ fn build(
         .collect::<Result<Vec<_>>>()?;
     let (rank, ctx, rctx, errhandler) = (c.rank, c.ctx, c.coll_ctx(), c.errhandler);
     let me = s.peers[rank as usize];
+    let rdma = if flavor != FLAVOR_DYNAMIC && !direct::eligible(rt, s.comm) {
+        rdma::setup(rt, s.comm, &world, rank as usize, base, me.size)?
+    } else {
+        None
+    };
     let win = Window {
         comm: s.comm,
         ctx,
@@ -397,6 +408,8 @@ fn build(
         memory,
         shared_bases: Vec::new(),
         attached: Vec::new(),
+        direct: None,
+        rdma,
         name: String::new(),
         errhandler,
         attrs: Vec::new(),
@@ -450,8 +463,68 @@ pub fn create(
     if base == 0 && size > 0 {
         return err(ErrorClass::Base, "base is NULL but the size is not zero");
     }
+    let s = setup(
+        rt,
+        comm,
+        size,
+        du,
+        &[std::process::id() as u64, base as u64],
+    )?;
+    let d = if direct::eligible(rt, s.comm) {
+        let me = rt.comm(s.comm)?.rank as usize;
+        let pids = s.words.iter().map(|w| w[2] as i32).collect();
+        let bases = s.words.iter().map(|w| w[3] as usize).collect();
+        let sizes: Vec<usize> = s.peers.iter().map(|p| p.size).collect();
+        direct::cma(rt, s.comm, me, pids, bases, &sizes)?
+    } else {
+        None
+    };
+    let id = build(rt, s, base, FLAVOR_CREATE, Memory::User, info)?;
+    with_win(id, |w| {
+        w.direct = d;
+        Ok(())
+    })?;
+    Ok(id)
+}
+
+/// Parts of `sizes` laid out in rank order, each on a 64-byte boundary: (offsets, the control
+/// region's offset, 128-aligned, and the segment's length with it).
+fn direct_layout(sizes: &[usize]) -> (Vec<usize>, usize, usize) {
+    let mut offs = Vec::with_capacity(sizes.len());
+    let mut at = 0usize;
+    for &sz in sizes {
+        offs.push(at);
+        at = (at + sz).next_multiple_of(64);
+    }
+    let ctl = at.next_multiple_of(direct::CTL_LINE);
+    (offs, ctl, ctl + sizes.len() * direct::CTL_LINE)
+}
+
+/// MPI_Win_allocate with direct access: every member's part in one segment all map.
+fn allocate_direct(
+    rt: &mut Runtime,
+    comm: usize,
+    size: usize,
+    du: usize,
+    info: crate::info::Info,
+) -> Result<Option<(usize, usize)>> {
     let s = setup(rt, comm, size, du, &[])?;
-    build(rt, s, base, FLAVOR_CREATE, Memory::User, info)
+    let sizes: Vec<usize> = s.peers.iter().map(|p| p.size).collect();
+    let (offs, ctl, len) = direct_layout(&sizes);
+    let Some(seg) = direct::segment(rt, s.comm, len, true)? else {
+        rt.comms[s.comm] = None;
+        return Ok(None);
+    };
+    let bases: Vec<usize> = offs.iter().map(|o| seg.base as usize + o).collect();
+    let ctl = seg.base as usize + ctl;
+    let me = rt.comm(s.comm)?.rank as usize;
+    let base = bases[me];
+    let id = build(rt, s, base, FLAVOR_ALLOCATE, Memory::Shared(seg), info)?;
+    with_win(id, |w| {
+        w.direct = Some(direct::Direct::mapped(bases, ctl));
+        Ok(())
+    })?;
+    Ok(Some((id, base)))
 }
 
 /// MPI_Win_allocate: fresh anonymous pages (page-aligned, zero, touched only when used: a
@@ -464,6 +537,11 @@ pub fn allocate(
     info: crate::info::Info,
 ) -> Result<(usize, usize)> {
     let (size, du) = check_sizes(size, disp_unit)?;
+    if direct::eligible(rt, comm) {
+        if let Some(r) = allocate_direct(rt, comm, size, du, info.clone())? {
+            return Ok(r);
+        }
+    }
     let len = size.max(1);
     // SAFETY: a new private anonymous mapping at an address the kernel picks.
     let p = unsafe {
@@ -529,9 +607,17 @@ pub fn allocate_shared(
     let pid = std::process::id() as u64;
     let s = setup(rt, comm, size, du, &[pid])?;
     let total: usize = s.peers.iter().map(|p| p.size).sum();
+    // Direct access: the control region follows the parts.
+    let direct = direct::eligible(rt, s.comm);
+    let ctl_off = total.next_multiple_of(direct::CTL_LINE);
+    let seg_len = if direct {
+        ctl_off + s.peers.len() * direct::CTL_LINE
+    } else {
+        total
+    };
     let first = rt.comm(s.comm)?.rank == 0;
     let created = if first {
-        Some(shm::Segment::create(total))
+        Some(shm::Segment::create(seg_len))
     } else {
         None
     };
@@ -553,7 +639,7 @@ pub fn allocate_shared(
     }
     let seg = match created {
         Some(Ok(seg)) => seg,
-        _ => shm::Segment::attach(pid0, fd0 as i32, total).map_err(|e| {
+        _ => shm::Segment::attach(pid0, fd0 as i32, seg_len).map_err(|e| {
             crate::error::Error::new(
                 ErrorClass::RmaShared,
                 format!("cannot map the shared window segment: {e}"),
@@ -570,8 +656,12 @@ pub fn allocate_shared(
     }
     let me = rt.comm(s.comm)?.rank as usize;
     let base = bases[me];
+    let ctl = seg.base as usize + ctl_off;
     let id = build(rt, s, base, FLAVOR_SHARED, Memory::Shared(seg), info)?;
     with_win(id, |w| {
+        if direct {
+            w.direct = Some(direct::Direct::mapped(bases.clone(), ctl));
+        }
         w.shared_bases = bases;
         Ok(())
     })?;
@@ -588,7 +678,10 @@ pub fn create_dynamic(rt: &mut Runtime, comm: usize, info: crate::info::Info) ->
 /// are applied (a fence's marker exchange), then the memory and the communicator go.
 pub fn free(rt: &mut Runtime, id: usize) -> Result<()> {
     sync::fence(rt, id)?;
-    let w = remove(id).expect("fence checked the window");
+    let mut w = remove(id).expect("fence checked the window");
+    if let Some(r) = w.rdma.take() {
+        r.release(rt);
+    }
     rt.comms[w.comm] = None;
     if WINS.with(|w| w.borrow().iter().all(Option::is_none)) {
         // No window left: progress no longer calls in.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::wire::{self, Hdr};
-use super::{with_win, Window, FLAVOR_DYNAMIC};
+use super::{direct, rdma, with_win, Window, FLAVOR_DYNAMIC};
 use crate::datatype::{Datatype, Layout, Msg};
 use crate::error::{err, ErrorClass, Result};
 use crate::pml::{ReqId, Started};
@@ -131,6 +131,15 @@ pub fn put(
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
         same_size(origin.len, total)?;
+        if let Some(d) = &w.direct {
+            direct::put(d, &origin, t.rank, &b)?;
+            return Ok(None);
+        }
+        if let Some(r) = w.rdma.as_ref().filter(|r| r.takes(t.rank, w.rank, &b)) {
+            if rdma::put(rt, r, w.world[t.rank as usize], &origin, t.rank, &b)? {
+                return Ok(None);
+            }
+        }
         w.unacked[t.rank as usize] += 1;
         if total >= DIRECT_MIN && b.len() == 1 {
             let h = Hdr {
@@ -162,6 +171,9 @@ pub fn accumulate(
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
         same_size(origin.len, total)?;
+        if let Some(d) = &w.direct {
+            return direct::accumulate(d, Some(&origin), None, t.rank, &b, total, op, dt);
+        }
         let h = Hdr {
             arg: op as u64,
             dt: dt.handle as u64,
@@ -217,6 +229,15 @@ pub fn get(
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
         same_size(origin.len, total)?;
+        if let Some(d) = &w.direct {
+            direct::get(d, &origin, t.rank, &b)?;
+            return Ok(None);
+        }
+        if let Some(r) = w.rdma.as_ref().filter(|r| r.takes(t.rank, w.rank, &b)) {
+            if rdma::get(rt, r, w.world[t.rank as usize], &origin, t.rank, &b)? {
+                return Ok(None);
+            }
+        }
         let r = with_reply(rt, w, wire::GET, Hdr::default(), &b, &[], origin, t.rank);
         Ok(finish(rt, w, r, user))
     })
@@ -241,6 +262,11 @@ pub fn get_accumulate(
         if !no_op {
             same_size(origin.len, total)?;
         }
+        if let Some(d) = &w.direct {
+            let o = (!no_op).then_some(&origin);
+            direct::accumulate(d, o, Some(&result), t.rank, &b, total, op, dt)?;
+            return Ok(None);
+        }
         let h = Hdr {
             arg: op as u64,
             dt: dt.handle as u64,
@@ -264,6 +290,9 @@ pub fn compare_and_swap(
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
         same_size(result.len, total)?;
+        if let Some(d) = &w.direct {
+            return direct::compare_and_swap(d, &origin, &compare, &result, t.rank, &b, total);
+        }
         let r = with_reply(
             rt,
             w,

@@ -2,7 +2,9 @@
 //! Each rests on the target applying one origin's requests in order (see mod.rs).
 
 use super::wire::{self, Hdr};
-use super::{with_win, Window};
+use std::sync::atomic::Ordering;
+
+use super::{direct, with_win, Window};
 use crate::error::{err, ErrorClass, Result};
 use crate::pml::Pml;
 use crate::runtime::Runtime;
@@ -47,6 +49,16 @@ fn check_rank(w: &Window, r: i32) -> Result<()> {
 /// barrier, so no rank starts the next epoch (a get, say) at a target still applying the
 /// last one.
 pub fn fence(rt: &mut Runtime, id: usize) -> Result<()> {
+    if direct::is_direct(id)? {
+        // Every operation completed in its call: order our copies, meet, order theirs. PSCW
+        // markers still in flight are waited for (MPI_Win_free drops their buffers next).
+        wait_until(rt, id, |w, pml| w.quiet(pml))?;
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let comm = with_win(id, |w| Ok(w.comm))?;
+        rt.barrier(comm)?;
+        std::sync::atomic::fence(Ordering::SeqCst);
+        return Ok(());
+    }
     let goal = with_win(id, |w| {
         w.fences += 1;
         w.unacked.iter_mut().for_each(|u| *u = 0);
@@ -108,6 +120,8 @@ pub fn start(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
 
 /// MPI_Win_complete: tell the group's ranks this access epoch is over.
 pub fn complete(rt: &mut Runtime, id: usize) -> Result<()> {
+    // Direct copies are done; they reach the targets before the markers do.
+    std::sync::atomic::fence(Ordering::SeqCst);
     with_win(id, |w| {
         let group = std::mem::take(&mut w.start_group);
         for r in group {
@@ -194,7 +208,9 @@ pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, rank: i32) -> Result<(
         }
         Ok(())
     })?;
-    round_trip(rt, id, wire::LOCK, exclusive as u64, &[rank])?;
+    if !direct::lock(rt, id, exclusive, &[rank])? {
+        round_trip(rt, id, wire::LOCK, exclusive as u64, &[rank])?;
+    }
     with_win(id, |w| {
         w.held[rank as usize] = 1 + exclusive as u8;
         Ok(())
@@ -203,7 +219,7 @@ pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, rank: i32) -> Result<(
 
 /// MPI_Win_unlock: the target acknowledges once all our operations there are applied.
 pub fn unlock(rt: &mut Runtime, id: usize, rank: i32) -> Result<()> {
-    with_win(id, |w| {
+    let excl = with_win(id, |w| {
         check_rank(w, rank)?;
         if w.held[rank as usize] == 0 || w.lock_all {
             return err(
@@ -211,10 +227,12 @@ pub fn unlock(rt: &mut Runtime, id: usize, rank: i32) -> Result<()> {
                 format!("rank {rank} of the window is not locked by MPI_Win_lock"),
             );
         }
-        Ok(())
+        Ok(w.held[rank as usize] == 2)
     })?;
-    round_trip(rt, id, wire::UNLOCK, 0, &[rank])?;
-    flush_local(rt, id)?;
+    if !direct::unlock(id, &[(rank, excl)])? {
+        round_trip(rt, id, wire::UNLOCK, 0, &[rank])?;
+        flush_local(rt, id)?;
+    }
     with_win(id, |w| {
         w.held[rank as usize] = 0;
         w.unacked[rank as usize] = 0;
@@ -239,7 +257,9 @@ pub fn lock_all(rt: &mut Runtime, id: usize) -> Result<()> {
         }
         Ok(())
     })?;
-    round_trip(rt, id, wire::LOCK, 0, &ranks)?;
+    if !direct::lock(rt, id, false, &ranks)? {
+        round_trip(rt, id, wire::LOCK, 0, &ranks)?;
+    }
     with_win(id, |w| {
         w.lock_all = true;
         Ok(())
@@ -258,8 +278,11 @@ pub fn unlock_all(rt: &mut Runtime, id: usize) -> Result<()> {
         }
         Ok(())
     })?;
-    round_trip(rt, id, wire::UNLOCK, 0, &ranks)?;
-    flush_local(rt, id)?;
+    let shared: Vec<(i32, bool)> = ranks.iter().map(|&r| (r, false)).collect();
+    if !direct::unlock(id, &shared)? {
+        round_trip(rt, id, wire::UNLOCK, 0, &ranks)?;
+        flush_local(rt, id)?;
+    }
     with_win(id, |w| {
         w.lock_all = false;
         w.unacked.iter_mut().for_each(|u| *u = 0);
@@ -273,6 +296,11 @@ pub fn flush(rt: &mut Runtime, id: usize, rank: Option<i32>) -> Result<()> {
         Some(r) => vec![r],
         None => all_ranks(rt, id)?,
     };
+    if direct::is_direct(id)? {
+        // Complete already: make our copies visible before whatever follows.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        return Ok(());
+    }
     // Only targets with requests that have no reply of their own need the round trip.
     let ranks = with_win(id, |w| {
         let mut v = Vec::new();

@@ -133,35 +133,47 @@ fn accumulate(win: &Window, h: &Hdr, blocks: &[(i64, u64)], data: &[u8]) {
         }
         return;
     }
-    let cur = pack(win, blocks);
+    let mut cur = pack(win, blocks);
+    combine(&op, dt, data, &mut cur);
+    unpack(win, blocks, &cur);
+}
+
+/// `cur = data op cur` over packed elements of `dt` (the MINLOC/MAXLOC pairs travel packed
+/// but the op works on their C struct, padding included).
+pub(super) fn combine(
+    op: &crate::op::Op,
+    dt: crate::datatype::Datatype,
+    data: &[u8],
+    cur: &mut Vec<u8>,
+) {
+    if data.len() != cur.len() || dt.size == 0 {
+        return;
+    }
     match pair_shape(dt.handle) {
-        // The op works on the C struct (padding included); the data travels packed.
         Some((vlen, ioff)) => {
             let elem = vlen + 4;
             let count = cur.len() / elem;
             let (a, mut b) = (
                 widen(data, vlen, ioff, dt.size),
-                widen(&cur, vlen, ioff, dt.size),
+                widen(cur, vlen, ioff, dt.size),
             );
-            crate::op::apply(&op, dt, count, &a, &mut b);
+            crate::op::apply(op, dt, count, &a, &mut b);
             let mut out = Vec::with_capacity(cur.len());
             for e in b.chunks_exact(dt.size) {
                 out.extend_from_slice(&e[..vlen]);
                 out.extend_from_slice(&e[ioff..ioff + 4]);
             }
-            unpack(win, blocks, &out);
+            *cur = out;
         }
         None => {
-            let mut cur = cur;
             let count = cur.len() / dt.size;
-            crate::op::apply(&op, dt, count, data, &mut cur);
-            unpack(win, blocks, &cur);
+            crate::op::apply(op, dt, count, data, cur);
         }
     }
 }
 
 /// The MINLOC/MAXLOC pair types with padding: (value bytes, offset of the int).
-fn pair_shape(h: usize) -> Option<(usize, usize)> {
+pub(super) fn pair_shape(h: usize) -> Option<(usize, usize)> {
     match h {
         0x229 | 0x22a => Some((8, 8)),
         0x22c => Some((2, 4)),

@@ -5,6 +5,7 @@
 
 mod dynamic;
 mod group;
+mod onesided;
 mod pair;
 mod posted;
 mod probe;
@@ -290,6 +291,12 @@ impl Pml {
 
     pub fn btl_names(&self) -> Vec<&'static str> {
         self.btls.iter().map(|b| b.name()).collect()
+    }
+
+    /// The name of the transport that reaches world rank `world` (osc's direct path asks).
+    pub fn btl_name_of(&self, world: usize) -> Option<&'static str> {
+        let ep = self.st.endpoints.get(world)?;
+        Some(self.btls[ep.btl].name())
     }
 
     /// Say to the node's ranks that this one is (or is no longer) spinning in a blocking wait,
