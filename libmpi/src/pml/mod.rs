@@ -342,7 +342,6 @@ impl Pml {
         unsafe { self.isend_msg_sync(Msg::bytes(buf, len), dest, ctx, src, tag, false) }
     }
 
-
     /// Start a send of message `m` (contiguous or through a datatype layout) to world rank `dest`.
     ///
     /// # Safety
