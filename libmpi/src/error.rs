@@ -46,6 +46,22 @@ pub enum ErrorClass {
     Size = 52,
     Win = 56,
     RmaFlavor = 57,
+    Access = 20,
+    Amode = 21,
+    BadFile = 23,
+    Conversion = 25,
+    DupDatarep = 27,
+    FileExists = 28,
+    FileInUse = 29,
+    File = 30,
+    Io = 35,
+    NotSame = 40,
+    NoSpace = 41,
+    NoSuchFile = 42,
+    Quota = 44,
+    ReadOnly = 45,
+    UnsupportedDatarep = 54,
+    Session = 60,
 }
 
 impl ErrorClass {
@@ -93,6 +109,22 @@ impl ErrorClass {
             Size => "MPI_ERR_SIZE",
             Win => "MPI_ERR_WIN",
             RmaFlavor => "MPI_ERR_RMA_FLAVOR",
+            Access => "MPI_ERR_ACCESS",
+            Amode => "MPI_ERR_AMODE",
+            BadFile => "MPI_ERR_BAD_FILE",
+            Conversion => "MPI_ERR_CONVERSION",
+            DupDatarep => "MPI_ERR_DUP_DATAREP",
+            FileExists => "MPI_ERR_FILE_EXISTS",
+            FileInUse => "MPI_ERR_FILE_IN_USE",
+            File => "MPI_ERR_FILE",
+            Io => "MPI_ERR_IO",
+            NotSame => "MPI_ERR_NOT_SAME",
+            NoSpace => "MPI_ERR_NO_SPACE",
+            NoSuchFile => "MPI_ERR_NO_SUCH_FILE",
+            Quota => "MPI_ERR_QUOTA",
+            ReadOnly => "MPI_ERR_READ_ONLY",
+            UnsupportedDatarep => "MPI_ERR_UNSUPPORTED_DATAREP",
+            Session => "MPI_ERR_SESSION",
         }
     }
 
@@ -140,12 +172,28 @@ impl ErrorClass {
             Size => "invalid size argument",
             Win => "invalid window",
             RmaFlavor => "wrong window flavor for this call",
+            Access => "permission denied",
+            Amode => "invalid file access mode",
+            BadFile => "invalid file name",
+            Conversion => "data conversion failed",
+            DupDatarep => "data representation already registered",
+            FileExists => "file exists",
+            FileInUse => "file in use",
+            File => "invalid file handle",
+            Io => "input/output error",
+            NotSame => "arguments differ between the processes of a collective call",
+            NoSpace => "no space left on the device",
+            NoSuchFile => "no such file or directory",
+            Quota => "quota exceeded",
+            ReadOnly => "read-only file or file system",
+            UnsupportedDatarep => "unsupported data representation",
+            Session => "invalid session",
         }
     }
 
     pub fn from_code(code: i32) -> Option<ErrorClass> {
         use ErrorClass::*;
-        const ALL: [ErrorClass; 40] = [
+        const ALL: [ErrorClass; 56] = [
             Buffer,
             Count,
             Type,
@@ -186,6 +234,22 @@ impl ErrorClass {
             Size,
             Win,
             RmaFlavor,
+            Access,
+            Amode,
+            BadFile,
+            Conversion,
+            DupDatarep,
+            FileExists,
+            FileInUse,
+            File,
+            Io,
+            NotSame,
+            NoSpace,
+            NoSuchFile,
+            Quota,
+            ReadOnly,
+            UnsupportedDatarep,
+            Session,
         ];
         ALL.into_iter().find(|c| *c as i32 == code)
     }

@@ -1,0 +1,177 @@
+//! A file view (MPI_File_set_view): displacement, etype and filetype. The data a process sees
+//! is a stream of bytes (the filetype's data, tiled from the displacement); `segments` maps a
+//! range of that stream to file byte ranges, skipping the filetype's holes.
+
+use std::sync::Arc;
+
+use crate::datatype::{table, Layout};
+use crate::error::{err, ErrorClass, Result};
+
+/// MPI_BYTE, the etype and filetype of a file opened without a view.
+pub const BYTE: usize = 0x201;
+
+#[derive(Debug)]
+pub struct View {
+    pub disp: u64,
+    /// Handles as the user gave them; derived ones are our own duplicates (freed with the view).
+    pub etype: usize,
+    pub filetype: usize,
+    pub etype_size: u64,
+    pub datarep: String,
+    ft_size: u64,
+    ft_extent: i64,
+    /// One filetype element's data blocks in type-map order: (offset, length, packed start).
+    blocks: Vec<(i64, u64, u64)>,
+}
+
+fn is_derived(h: usize) -> bool {
+    crate::datatype::lookup(h).is_none()
+}
+
+impl View {
+    /// The view of a newly opened file: bytes, from byte 0.
+    pub fn bytes() -> View {
+        View::build(0, BYTE, BYTE, "native".into(), &Layout::predefined(BYTE, 1), 1)
+            .expect("MPI_BYTE view")
+    }
+
+    /// Check and build the view; derived types must be committed and are duplicated.
+    pub fn new(disp: u64, etype: usize, filetype: usize, datarep: &str) -> Result<View> {
+        match datarep {
+            "native" | "internal" => {}
+            "external32" => {
+                return err(
+                    ErrorClass::UnsupportedDatarep,
+                    "data representation external32 is not supported for files (only native and internal)",
+                )
+            }
+            other => {
+                return err(
+                    ErrorClass::UnsupportedDatarep,
+                    format!("unknown data representation {other:?} (native and internal are supported)"),
+                )
+            }
+        }
+        let e = usable(etype, "etype")?;
+        let f = usable(filetype, "filetype")?;
+        if e.size() == 0 || f.size() == 0 || f.size() % e.size() != 0 {
+            return err(
+                ErrorClass::Type,
+                format!(
+                    "the filetype's size ({}) is not a multiple of the etype's ({})",
+                    f.size(),
+                    e.size()
+                ),
+            );
+        }
+        if e.lb() < 0 || f.true_lb() < 0 {
+            return err(
+                ErrorClass::Type,
+                "etype and filetype displacements must not be negative",
+            );
+        }
+        let et = if is_derived(etype) {
+            table::dup(etype)?
+        } else {
+            etype
+        };
+        let ft = if is_derived(filetype) {
+            table::dup(filetype)?
+        } else {
+            filetype
+        };
+        View::build(disp, et, ft, datarep.into(), &f, e.size() as u64)
+    }
+
+    fn build(
+        disp: u64,
+        etype: usize,
+        filetype: usize,
+        datarep: String,
+        f: &Layout,
+        etype_size: u64,
+    ) -> Result<View> {
+        let mut blocks: Vec<(i64, u64, u64)> = Vec::new();
+        let mut start = 0u64;
+        f.for_each_block(|off, len| {
+            match blocks.last_mut() {
+                Some(b) if b.0 + b.1 as i64 == off as i64 => b.1 += len as u64,
+                _ => blocks.push((off as i64, len as u64, start)),
+            }
+            start += len as u64;
+        });
+        Ok(View {
+            disp,
+            etype,
+            filetype,
+            etype_size,
+            datarep,
+            ft_size: f.size() as u64,
+            ft_extent: f.extent() as i64,
+            blocks,
+        })
+    }
+
+    /// The file byte ranges of stream bytes [s, s + n), in stream order.
+    pub fn segments(&self, mut s: u64, mut n: u64, mut f: impl FnMut(u64, u64) -> Result<()>) -> Result<()> {
+        while n > 0 {
+            let (k, r) = (s / self.ft_size, s % self.ft_size);
+            let i = self.blocks.partition_point(|b| b.2 <= r) - 1;
+            let (off, len, start) = self.blocks[i];
+            let within = r - start;
+            let take = (len - within).min(n);
+            let at = self.disp as i128 + k as i128 * self.ft_extent as i128 + off as i128 + within as i128;
+            if at < 0 || at > i64::MAX as i128 {
+                return err(ErrorClass::Io, format!("the view maps data to file offset {at}"));
+            }
+            f(at as u64, take)?;
+            s += take;
+            n -= take;
+        }
+        Ok(())
+    }
+
+    /// The absolute byte position of view offset `offset` (in etypes).
+    pub fn byte_offset(&self, offset: u64) -> Result<u64> {
+        let mut at = None;
+        self.segments(offset * self.etype_size, 1, |o, _| {
+            at = Some(o);
+            Ok(())
+        })?;
+        Ok(at.unwrap_or(self.disp))
+    }
+
+    /// The view offset (in etypes) of the end of a file of `size` bytes: the first etype whose
+    /// data lies at or past it.
+    pub fn offset_of_end(&self, size: u64) -> u64 {
+        if size <= self.disp || self.ft_extent <= 0 {
+            return 0;
+        }
+        let rel = (size - self.disp) as i128;
+        let k = (rel / self.ft_extent as i128) as u64;
+        let base = k as i128 * self.ft_extent as i128;
+        let mut data = k * self.ft_size;
+        for &(off, len, _) in &self.blocks {
+            let before = rel - (base + off as i128);
+            data += before.clamp(0, len as i128) as u64;
+        }
+        data.div_ceil(self.etype_size)
+    }
+
+    /// Free the duplicated derived types.
+    pub fn release(&self) {
+        for h in [self.etype, self.filetype] {
+            if is_derived(h) {
+                let _ = table::free(h);
+            }
+        }
+    }
+}
+
+/// A type usable in a view: predefined, or derived and committed.
+fn usable(h: usize, what: &str) -> Result<Arc<Layout>> {
+    if crate::datatype::lookup(h).is_some() {
+        return table::layout(h);
+    }
+    table::committed(h).map_err(|e| crate::error::Error::new(e.class, format!("{what}: {}", e.message)))
+}
