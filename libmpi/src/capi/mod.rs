@@ -18,6 +18,8 @@ mod dtype_intro;
 pub(crate) mod env;
 mod errh;
 mod external32;
+mod file;
+mod file_data;
 mod grequest;
 mod group;
 mod handle_int;

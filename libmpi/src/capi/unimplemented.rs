@@ -15,101 +15,13 @@ use super::unsupported::{on_comm, on_world, returned};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 145] = [
+pub(super) const NAMES: [&str; 57] = [
     "MPI_Close_port",
     "MPI_Comm_accept",
     "MPI_Comm_connect",
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
-    "MPI_File_call_errhandler",
-    "MPI_File_close",
-    "MPI_File_create_errhandler",
-    "MPI_File_delete",
-    "MPI_File_get_amode",
-    "MPI_File_get_atomicity",
-    "MPI_File_get_byte_offset",
-    "MPI_File_get_errhandler",
-    "MPI_File_get_group",
-    "MPI_File_get_info",
-    "MPI_File_get_position",
-    "MPI_File_get_position_shared",
-    "MPI_File_get_size",
-    "MPI_File_get_type_extent",
-    "MPI_File_get_type_extent_c",
-    "MPI_File_get_view",
-    "MPI_File_iread",
-    "MPI_File_iread_c",
-    "MPI_File_iread_all",
-    "MPI_File_iread_all_c",
-    "MPI_File_iread_at",
-    "MPI_File_iread_at_c",
-    "MPI_File_iread_at_all",
-    "MPI_File_iread_at_all_c",
-    "MPI_File_iread_shared",
-    "MPI_File_iread_shared_c",
-    "MPI_File_iwrite",
-    "MPI_File_iwrite_c",
-    "MPI_File_iwrite_all",
-    "MPI_File_iwrite_all_c",
-    "MPI_File_iwrite_at",
-    "MPI_File_iwrite_at_c",
-    "MPI_File_iwrite_at_all",
-    "MPI_File_iwrite_at_all_c",
-    "MPI_File_iwrite_shared",
-    "MPI_File_iwrite_shared_c",
-    "MPI_File_open",
-    "MPI_File_preallocate",
-    "MPI_File_read",
-    "MPI_File_read_c",
-    "MPI_File_read_all",
-    "MPI_File_read_all_c",
-    "MPI_File_read_all_begin",
-    "MPI_File_read_all_begin_c",
-    "MPI_File_read_all_end",
-    "MPI_File_read_at",
-    "MPI_File_read_at_c",
-    "MPI_File_read_at_all",
-    "MPI_File_read_at_all_c",
-    "MPI_File_read_at_all_begin",
-    "MPI_File_read_at_all_begin_c",
-    "MPI_File_read_at_all_end",
-    "MPI_File_read_ordered",
-    "MPI_File_read_ordered_c",
-    "MPI_File_read_ordered_begin",
-    "MPI_File_read_ordered_begin_c",
-    "MPI_File_read_ordered_end",
-    "MPI_File_read_shared",
-    "MPI_File_read_shared_c",
-    "MPI_File_seek",
-    "MPI_File_seek_shared",
-    "MPI_File_set_atomicity",
-    "MPI_File_set_errhandler",
-    "MPI_File_set_info",
-    "MPI_File_set_size",
-    "MPI_File_set_view",
-    "MPI_File_sync",
-    "MPI_File_write",
-    "MPI_File_write_c",
-    "MPI_File_write_all",
-    "MPI_File_write_all_c",
-    "MPI_File_write_all_begin",
-    "MPI_File_write_all_begin_c",
-    "MPI_File_write_all_end",
-    "MPI_File_write_at",
-    "MPI_File_write_at_c",
-    "MPI_File_write_at_all",
-    "MPI_File_write_at_all_c",
-    "MPI_File_write_at_all_begin",
-    "MPI_File_write_at_all_begin_c",
-    "MPI_File_write_at_all_end",
-    "MPI_File_write_ordered",
-    "MPI_File_write_ordered_c",
-    "MPI_File_write_ordered_begin",
-    "MPI_File_write_ordered_begin_c",
-    "MPI_File_write_ordered_end",
-    "MPI_File_write_shared",
-    "MPI_File_write_shared_c",
     "MPI_Group_from_session_pset",
     "MPI_Lookup_name",
     "MPI_Open_port",
@@ -200,668 +112,140 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_File_call_errhandler / PMPI_File_call_errhandler(_fh: Handle, _errorcode: c_int) -> c_int {
-        returned(6)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_close / PMPI_File_close(_fh: *mut c_void) -> c_int {
-        returned(7)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_create_errhandler / PMPI_File_create_errhandler(_file_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        returned(8)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_delete / PMPI_File_delete(_filename: *const c_void, _info: Handle) -> c_int {
-        returned(9)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_amode / PMPI_File_get_amode(_fh: Handle, _amode: *mut c_void) -> c_int {
-        returned(10)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_atomicity / PMPI_File_get_atomicity(_fh: Handle, _flag: *mut c_void) -> c_int {
-        returned(11)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_byte_offset / PMPI_File_get_byte_offset(_fh: Handle, _offset: i64, _disp: *mut c_void) -> c_int {
-        returned(12)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_errhandler / PMPI_File_get_errhandler(_file: Handle, _errhandler: *mut c_void) -> c_int {
-        returned(13)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_group / PMPI_File_get_group(_fh: Handle, _group: *mut c_void) -> c_int {
-        returned(14)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_info / PMPI_File_get_info(_fh: Handle, _info_used: *mut c_void) -> c_int {
-        returned(15)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_position / PMPI_File_get_position(_fh: Handle, _offset: *mut c_void) -> c_int {
-        returned(16)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_position_shared / PMPI_File_get_position_shared(_fh: Handle, _offset: *mut c_void) -> c_int {
-        returned(17)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_size / PMPI_File_get_size(_fh: Handle, _size: *mut c_void) -> c_int {
-        returned(18)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_type_extent / PMPI_File_get_type_extent(_fh: Handle, _datatype: Handle, _extent: *mut c_void) -> c_int {
-        returned(19)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_type_extent_c / PMPI_File_get_type_extent_c(_fh: Handle, _datatype: Handle, _extent: *mut c_void) -> c_int {
-        returned(20)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_get_view / PMPI_File_get_view(_fh: Handle, _disp: *mut c_void, _etype: *mut c_void, _filetype: *mut c_void, _datarep: *mut c_void) -> c_int {
-        returned(21)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iread / PMPI_File_iread(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(22)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iread_c / PMPI_File_iread_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(23)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iread_all / PMPI_File_iread_all(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(24)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iread_all_c / PMPI_File_iread_all_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(25)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iread_at / PMPI_File_iread_at(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(26)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iread_at_c / PMPI_File_iread_at_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(27)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iread_at_all / PMPI_File_iread_at_all(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(28)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iread_at_all_c / PMPI_File_iread_at_all_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(29)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iread_shared / PMPI_File_iread_shared(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(30)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iread_shared_c / PMPI_File_iread_shared_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(31)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iwrite / PMPI_File_iwrite(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(32)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iwrite_c / PMPI_File_iwrite_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(33)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iwrite_all / PMPI_File_iwrite_all(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(34)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iwrite_all_c / PMPI_File_iwrite_all_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(35)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iwrite_at / PMPI_File_iwrite_at(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(36)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iwrite_at_c / PMPI_File_iwrite_at_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(37)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iwrite_at_all / PMPI_File_iwrite_at_all(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(38)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iwrite_at_all_c / PMPI_File_iwrite_at_all_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(39)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iwrite_shared / PMPI_File_iwrite_shared(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(40)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_iwrite_shared_c / PMPI_File_iwrite_shared_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _request: *mut c_void) -> c_int {
-        returned(41)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_open / PMPI_File_open(_comm: Handle, _filename: *const c_void, _amode: c_int, _info: Handle, _fh: *mut c_void) -> c_int {
-        returned(42)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_preallocate / PMPI_File_preallocate(_fh: Handle, _size: i64) -> c_int {
-        returned(43)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read / PMPI_File_read(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(44)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_c / PMPI_File_read_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(45)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_all / PMPI_File_read_all(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(46)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_all_c / PMPI_File_read_all_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(47)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_all_begin / PMPI_File_read_all_begin(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(48)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_all_begin_c / PMPI_File_read_all_begin_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(49)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_all_end / PMPI_File_read_all_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(50)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_at / PMPI_File_read_at(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(51)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_at_c / PMPI_File_read_at_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(52)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_at_all / PMPI_File_read_at_all(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(53)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_at_all_c / PMPI_File_read_at_all_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(54)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_at_all_begin / PMPI_File_read_at_all_begin(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(55)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_at_all_begin_c / PMPI_File_read_at_all_begin_c(_fh: Handle, _offset: i64, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(56)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_at_all_end / PMPI_File_read_at_all_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(57)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_ordered / PMPI_File_read_ordered(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(58)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_ordered_c / PMPI_File_read_ordered_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(59)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_ordered_begin / PMPI_File_read_ordered_begin(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(60)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_ordered_begin_c / PMPI_File_read_ordered_begin_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(61)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_ordered_end / PMPI_File_read_ordered_end(_fh: Handle, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-        returned(62)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_shared / PMPI_File_read_shared(_fh: Handle, _buf: *mut c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(63)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_read_shared_c / PMPI_File_read_shared_c(_fh: Handle, _buf: *mut c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(64)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_seek / PMPI_File_seek(_fh: Handle, _offset: i64, _whence: c_int) -> c_int {
-        returned(65)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_seek_shared / PMPI_File_seek_shared(_fh: Handle, _offset: i64, _whence: c_int) -> c_int {
-        returned(66)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_set_atomicity / PMPI_File_set_atomicity(_fh: Handle, _flag: c_int) -> c_int {
-        returned(67)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_set_errhandler / PMPI_File_set_errhandler(_file: Handle, _errhandler: Handle) -> c_int {
-        returned(68)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_set_info / PMPI_File_set_info(_fh: Handle, _info: Handle) -> c_int {
-        returned(69)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_set_size / PMPI_File_set_size(_fh: Handle, _size: i64) -> c_int {
-        returned(70)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_set_view / PMPI_File_set_view(_fh: Handle, _disp: i64, _etype: Handle, _filetype: Handle, _datarep: *const c_void, _info: Handle) -> c_int {
-        returned(71)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_sync / PMPI_File_sync(_fh: Handle) -> c_int {
-        returned(72)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write / PMPI_File_write(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(73)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_c / PMPI_File_write_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(74)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_all / PMPI_File_write_all(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(75)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_all_c / PMPI_File_write_all_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(76)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_all_begin / PMPI_File_write_all_begin(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(77)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_all_begin_c / PMPI_File_write_all_begin_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(78)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_all_end / PMPI_File_write_all_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(79)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_at / PMPI_File_write_at(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(80)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_at_c / PMPI_File_write_at_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(81)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_at_all / PMPI_File_write_at_all(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(82)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_at_all_c / PMPI_File_write_at_all_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(83)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_at_all_begin / PMPI_File_write_at_all_begin(_fh: Handle, _offset: i64, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(84)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_at_all_begin_c / PMPI_File_write_at_all_begin_c(_fh: Handle, _offset: i64, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(85)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_at_all_end / PMPI_File_write_at_all_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(86)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_ordered / PMPI_File_write_ordered(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(87)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_ordered_c / PMPI_File_write_ordered_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(88)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_ordered_begin / PMPI_File_write_ordered_begin(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle) -> c_int {
-        returned(89)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_ordered_begin_c / PMPI_File_write_ordered_begin_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle) -> c_int {
-        returned(90)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_ordered_end / PMPI_File_write_ordered_end(_fh: Handle, _buf: *const c_void, _status: *mut c_void) -> c_int {
-        returned(91)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_shared / PMPI_File_write_shared(_fh: Handle, _buf: *const c_void, _count: c_int, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(92)
-    }
-}
-
-mpi_fn! {
-    fn MPI_File_write_shared_c / PMPI_File_write_shared_c(_fh: Handle, _buf: *const c_void, _count: i64, _datatype: Handle, _status: *mut c_void) -> c_int {
-        returned(93)
-    }
-}
-
-mpi_fn! {
     fn MPI_Group_from_session_pset / PMPI_Group_from_session_pset(_session: Handle, _pset_name: *const c_void, _newgroup: *mut c_void) -> c_int {
-        on_world(94)
+        on_world(6)
     }
 }
 
 mpi_fn! {
     fn MPI_Lookup_name / PMPI_Lookup_name(_service_name: *const c_void, _info: Handle, _port_name: *mut c_void) -> c_int {
-        on_world(95)
+        on_world(7)
     }
 }
 
 mpi_fn! {
     fn MPI_Open_port / PMPI_Open_port(_info: Handle, _port_name: *mut c_void) -> c_int {
-        on_world(96)
+        on_world(8)
     }
 }
 
 mpi_fn! {
     fn MPI_Publish_name / PMPI_Publish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(97)
+        on_world(9)
     }
 }
 
 mpi_fn! {
     fn MPI_Register_datarep / PMPI_Register_datarep(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(98)
+        returned(10)
     }
 }
 
 mpi_fn! {
     fn MPI_Register_datarep_c / PMPI_Register_datarep_c(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(99)
+        returned(11)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer / PMPI_Session_attach_buffer(_session: Handle, _buffer: *mut c_void, _size: c_int) -> c_int {
-        on_world(100)
+        on_world(12)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer_c / PMPI_Session_attach_buffer_c(_session: Handle, _buffer: *mut c_void, _size: i64) -> c_int {
-        on_world(101)
+        on_world(13)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_call_errhandler / PMPI_Session_call_errhandler(_session: Handle, _errorcode: c_int) -> c_int {
-        on_world(102)
+        on_world(14)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_create_errhandler / PMPI_Session_create_errhandler(_session_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        on_world(103)
+        on_world(15)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer / PMPI_Session_detach_buffer(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(104)
+        on_world(16)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer_c / PMPI_Session_detach_buffer_c(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(105)
+        on_world(17)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_finalize / PMPI_Session_finalize(_session: *mut c_void) -> c_int {
-        on_world(106)
+        on_world(18)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(_session: Handle) -> c_int {
-        on_world(107)
+        on_world(19)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_errhandler / PMPI_Session_get_errhandler(_session: Handle, _errhandler: *mut c_void) -> c_int {
-        on_world(108)
+        on_world(20)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_info / PMPI_Session_get_info(_session: Handle, _info_used: *mut c_void) -> c_int {
-        on_world(109)
+        on_world(21)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_nth_pset / PMPI_Session_get_nth_pset(_session: Handle, _info: Handle, _n: c_int, _pset_len: *mut c_void, _pset_name: *mut c_void) -> c_int {
-        on_world(110)
+        on_world(22)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_num_psets / PMPI_Session_get_num_psets(_session: Handle, _info: Handle, _npset_names: *mut c_void) -> c_int {
-        on_world(111)
+        on_world(23)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_get_pset_info / PMPI_Session_get_pset_info(_session: Handle, _pset_name: *const c_void, _info: *mut c_void) -> c_int {
-        on_world(112)
+        on_world(24)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(_session: Handle, _request: *mut c_void) -> c_int {
-        on_world(113)
+        on_world(25)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_init / PMPI_Session_init(_info: Handle, _errhandler: Handle, _session: *mut c_void) -> c_int {
-        on_world(114)
+        on_world(26)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_set_errhandler / PMPI_Session_set_errhandler(_session: Handle, _errhandler: Handle) -> c_int {
-        on_world(115)
+        on_world(27)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpublish_name / PMPI_Unpublish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(116)
+        on_world(28)
     }
 }
 
