@@ -32,6 +32,7 @@ mod p2p_modes;
 mod p2p_probe;
 mod partitioned;
 mod rma;
+mod session;
 mod status;
 mod tool;
 mod tool_cvar;

@@ -15,14 +15,13 @@ use super::unsupported::{on_comm, on_world, returned};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 57] = [
+pub(super) const NAMES: [&str; 46] = [
     "MPI_Close_port",
     "MPI_Comm_accept",
     "MPI_Comm_connect",
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
-    "MPI_Group_from_session_pset",
     "MPI_Lookup_name",
     "MPI_Open_port",
     "MPI_Publish_name",
@@ -30,20 +29,10 @@ pub(super) const NAMES: [&str; 57] = [
     "MPI_Register_datarep_c",
     "MPI_Session_attach_buffer",
     "MPI_Session_attach_buffer_c",
-    "MPI_Session_call_errhandler",
-    "MPI_Session_create_errhandler",
     "MPI_Session_detach_buffer",
     "MPI_Session_detach_buffer_c",
-    "MPI_Session_finalize",
     "MPI_Session_flush_buffer",
-    "MPI_Session_get_errhandler",
-    "MPI_Session_get_info",
-    "MPI_Session_get_nth_pset",
-    "MPI_Session_get_num_psets",
-    "MPI_Session_get_pset_info",
     "MPI_Session_iflush_buffer",
-    "MPI_Session_init",
-    "MPI_Session_set_errhandler",
     "MPI_Unpublish_name",
     "MPI_T_event_callback_get_info",
     "MPI_T_event_callback_set_info",
@@ -112,140 +101,74 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Group_from_session_pset / PMPI_Group_from_session_pset(_session: Handle, _pset_name: *const c_void, _newgroup: *mut c_void) -> c_int {
+    fn MPI_Lookup_name / PMPI_Lookup_name(_service_name: *const c_void, _info: Handle, _port_name: *mut c_void) -> c_int {
         on_world(6)
     }
 }
 
 mpi_fn! {
-    fn MPI_Lookup_name / PMPI_Lookup_name(_service_name: *const c_void, _info: Handle, _port_name: *mut c_void) -> c_int {
+    fn MPI_Open_port / PMPI_Open_port(_info: Handle, _port_name: *mut c_void) -> c_int {
         on_world(7)
     }
 }
 
 mpi_fn! {
-    fn MPI_Open_port / PMPI_Open_port(_info: Handle, _port_name: *mut c_void) -> c_int {
+    fn MPI_Publish_name / PMPI_Publish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
         on_world(8)
     }
 }
 
 mpi_fn! {
-    fn MPI_Publish_name / PMPI_Publish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(9)
-    }
-}
-
-mpi_fn! {
     fn MPI_Register_datarep / PMPI_Register_datarep(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(10)
+        returned(9)
     }
 }
 
 mpi_fn! {
     fn MPI_Register_datarep_c / PMPI_Register_datarep_c(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(11)
+        returned(10)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer / PMPI_Session_attach_buffer(_session: Handle, _buffer: *mut c_void, _size: c_int) -> c_int {
-        on_world(12)
+        on_world(11)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_attach_buffer_c / PMPI_Session_attach_buffer_c(_session: Handle, _buffer: *mut c_void, _size: i64) -> c_int {
-        on_world(13)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_call_errhandler / PMPI_Session_call_errhandler(_session: Handle, _errorcode: c_int) -> c_int {
-        on_world(14)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_create_errhandler / PMPI_Session_create_errhandler(_session_errhandler_fn: *mut c_void, _errhandler: *mut c_void) -> c_int {
-        on_world(15)
+        on_world(12)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer / PMPI_Session_detach_buffer(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(16)
+        on_world(13)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_detach_buffer_c / PMPI_Session_detach_buffer_c(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(17)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_finalize / PMPI_Session_finalize(_session: *mut c_void) -> c_int {
-        on_world(18)
+        on_world(14)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(_session: Handle) -> c_int {
-        on_world(19)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_get_errhandler / PMPI_Session_get_errhandler(_session: Handle, _errhandler: *mut c_void) -> c_int {
-        on_world(20)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_get_info / PMPI_Session_get_info(_session: Handle, _info_used: *mut c_void) -> c_int {
-        on_world(21)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_get_nth_pset / PMPI_Session_get_nth_pset(_session: Handle, _info: Handle, _n: c_int, _pset_len: *mut c_void, _pset_name: *mut c_void) -> c_int {
-        on_world(22)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_get_num_psets / PMPI_Session_get_num_psets(_session: Handle, _info: Handle, _npset_names: *mut c_void) -> c_int {
-        on_world(23)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_get_pset_info / PMPI_Session_get_pset_info(_session: Handle, _pset_name: *const c_void, _info: *mut c_void) -> c_int {
-        on_world(24)
+        on_world(15)
     }
 }
 
 mpi_fn! {
     fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(_session: Handle, _request: *mut c_void) -> c_int {
-        on_world(25)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_init / PMPI_Session_init(_info: Handle, _errhandler: Handle, _session: *mut c_void) -> c_int {
-        on_world(26)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_set_errhandler / PMPI_Session_set_errhandler(_session: Handle, _errhandler: Handle) -> c_int {
-        on_world(27)
+        on_world(16)
     }
 }
 
 mpi_fn! {
     fn MPI_Unpublish_name / PMPI_Unpublish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(28)
+        on_world(17)
     }
 }
 
