@@ -112,6 +112,24 @@ int main(int argc, char **argv) {
     MPI_Session_finalize(&a);
     MPI_Finalized(&flag);
     CHECK(flag == world, "MPI_Finalized %d", flag);
+    /* A session's buffer is handed back at detach; flushes complete. */
+    {
+        static char buf[1 << 12];
+        void *back;
+        int n, rc;
+        MPI_Request req;
+        MPI_Session_attach_buffer(b, buf, sizeof buf);
+        rc = MPI_Session_attach_buffer(b, buf, sizeof buf);
+        CHECK(eclass(rc) == MPI_ERR_BUFFER, "second attach: %d", eclass(rc));
+        MPI_Session_flush_buffer(b);
+        MPI_Session_iflush_buffer(b, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Session_detach_buffer(b, &back, &n);
+        CHECK(back == buf && n == (int)sizeof buf, "detach gave %p %d", back, n);
+        MPI_Session_attach_buffer(b, MPI_BUFFER_AUTOMATIC, 0);
+        MPI_Session_detach_buffer(b, &back, &n);
+        CHECK(back == MPI_BUFFER_AUTOMATIC, "automatic buffer");
+    }
     /* Gather the verdict over the last session's communicator. */
     MPI_Group g;
     MPI_Comm comm;

@@ -77,12 +77,7 @@ int main(int argc, char **argv) {
         unsupported(MPI_Comm_accept("no-port", MPI_INFO_NULL, 0, dup, &nc), "MPI_Comm_accept", __LINE__);
     }
     /* I/O stubs return the code: files' default handler is MPI_ERRORS_RETURN. */
-    {
-        MPI_File fh;
-        unsupported(MPI_File_open(MPI_COMM_WORLD, "unimplemented.tmp", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
-                    "MPI_File_open", __LINE__);
-        unsupported(MPI_File_close(&fh), "MPI_File_close", __LINE__);
-    }
+    unsupported(MPI_Register_datarep("rmpi-test", NULL, NULL, NULL, NULL), "MPI_Register_datarep", __LINE__);
     /* One without a communicator: MPI_COMM_WORLD's handler. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     {

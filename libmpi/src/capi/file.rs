@@ -20,7 +20,10 @@ const MAX_DATAREP_STRING: usize = 128;
 
 fn file_index(h: Handle) -> Result<usize> {
     match h as usize {
-        FILE_NULL => Err(Error::new(ErrorClass::File, "MPI_FILE_NULL is not a valid file here")),
+        FILE_NULL => Err(Error::new(
+            ErrorClass::File,
+            "MPI_FILE_NULL is not a valid file here",
+        )),
         v if (FILE_BASE..FILE_BASE + KIND_SPAN).contains(&v) && io::exists(v - FILE_BASE) => {
             Ok(v - FILE_BASE)
         }
@@ -39,7 +42,9 @@ fn file_handle(id: usize) -> Handle {
 #[cold]
 fn file_fail(name: &str, id: Option<usize>, code: c_int, e: &dyn std::fmt::Display) -> c_int {
     let handler = match id {
-        Some(id) => io::with_file(id, |f| Ok(f.errhandler)).unwrap_or_else(|_| io::default_errhandler()),
+        Some(id) => {
+            io::with_file(id, |f| Ok(f.errhandler)).unwrap_or_else(|_| io::default_errhandler())
+        }
         None => io::default_errhandler(),
     };
     match handler {
@@ -79,7 +84,10 @@ fn fcall(name: &str, fh: Handle, f: impl FnOnce(&mut Runtime, &mut File) -> Resu
 
 fn out<T>(p: *mut T, what: &str) -> Result<()> {
     if p.is_null() {
-        return Err(Error::new(ErrorClass::Arg, format!("{what} pointer is NULL")));
+        return Err(Error::new(
+            ErrorClass::Arg,
+            format!("{what} pointer is NULL"),
+        ));
     }
     Ok(())
 }
@@ -168,12 +176,18 @@ mpi_fn! {
 fn grow_or_set(name: &str, fh: Handle, size: i64, grow_only: bool) -> c_int {
     fcall(name, fh, |rt, f| {
         if size < 0 {
-            return Err(Error::new(ErrorClass::Arg, format!("size {size} is negative")));
+            return Err(Error::new(
+                ErrorClass::Arg,
+                format!("size {size} is negative"),
+            ));
         }
         io::check_same(rt, f.comm, &[size as u64], "the size")?;
         let mut class = 0;
         let res = if f.amode & io::MODE_RDONLY != 0 {
-            Err(Error::new(ErrorClass::ReadOnly, "the file was opened read-only"))
+            Err(Error::new(
+                ErrorClass::ReadOnly,
+                "the file was opened read-only",
+            ))
         } else if f.rank(rt)? == 0 {
             let cur = f.size()?;
             let want = size as u64;
@@ -343,11 +357,19 @@ fn seek_to(cur: u64, end: u64, offset: i64, whence: c_int) -> Result<u64> {
         SEEK_SET => 0,
         SEEK_CUR => cur as i64,
         SEEK_END => end as i64,
-        w => return Err(Error::new(ErrorClass::Arg, format!("whence {w} is not MPI_SEEK_SET, _CUR or _END"))),
+        w => {
+            return Err(Error::new(
+                ErrorClass::Arg,
+                format!("whence {w} is not MPI_SEEK_SET, _CUR or _END"),
+            ))
+        }
     };
     match base.checked_add(offset) {
         Some(p) if p >= 0 => Ok(p as u64),
-        _ => Err(Error::new(ErrorClass::Arg, format!("seeking to a negative offset ({base} + {offset})"))),
+        _ => Err(Error::new(
+            ErrorClass::Arg,
+            format!("seeking to a negative offset ({base} + {offset})"),
+        )),
     }
 }
 
@@ -574,7 +596,15 @@ fn file_status(bytes: u64) -> pml::Status {
 
 /// Do one data access; `collective` needs no extra step (each process moves its own data,
 /// POSIX keeps the file consistent).
-fn access(rt: &mut Runtime, f: &mut File, pos: Pos, buf: *mut c_void, count: Count, datatype: Handle, write: bool) -> Result<pml::Status> {
+fn access(
+    rt: &mut Runtime,
+    f: &mut File,
+    pos: Pos,
+    buf: *mut c_void,
+    count: Count,
+    datatype: Handle,
+    write: bool,
+) -> Result<pml::Status> {
     let msg = message_c(buf, count, datatype)?;
     let tsize = type_size(datatype)?;
     let n_et = msg.len as u64 / f.view.etype_size;
@@ -582,7 +612,10 @@ fn access(rt: &mut Runtime, f: &mut File, pos: Pos, buf: *mut c_void, count: Cou
         Pos::At(o) => {
             f.check_not_sequential()?;
             if o < 0 {
-                return Err(Error::new(ErrorClass::Arg, format!("offset {o} is negative")));
+                return Err(Error::new(
+                    ErrorClass::Arg,
+                    format!("offset {o} is negative"),
+                ));
             }
             o as u64
         }
@@ -605,7 +638,10 @@ fn access(rt: &mut Runtime, f: &mut File, pos: Pos, buf: *mut c_void, count: Cou
             }
             let b = io::allgather(rt, f.comm, &base)?;
             if b[0][1] != 0 {
-                return Err(Error::new(ErrorClass::Io, "the shared file pointer failed at rank 0"));
+                return Err(Error::new(
+                    ErrorClass::Io,
+                    "the shared file pointer failed at rank 0",
+                ));
             }
             b[0][0] + before
         }
@@ -621,7 +657,17 @@ fn access(rt: &mut Runtime, f: &mut File, pos: Pos, buf: *mut c_void, count: Cou
     Ok(file_status(bytes))
 }
 
-pub(super) fn blocking(name: &str, fh: Handle, pos: Pos, buf: *mut c_void, count: Count, datatype: Handle, write: bool, _collective: bool, status: *mut MpiStatus) -> c_int {
+pub(super) fn blocking(
+    name: &str,
+    fh: Handle,
+    pos: Pos,
+    buf: *mut c_void,
+    count: Count,
+    datatype: Handle,
+    write: bool,
+    _collective: bool,
+    status: *mut MpiStatus,
+) -> c_int {
     fcall(name, fh, |rt, f| {
         let st = access(rt, f, pos, buf, count, datatype, write)?;
         // SAFETY: NULL (MPI_STATUS_IGNORE) or the caller's writable status.
@@ -631,7 +677,17 @@ pub(super) fn blocking(name: &str, fh: Handle, pos: Pos, buf: *mut c_void, count
 }
 
 /// Non-blocking forms complete at once: the request returned is already complete.
-pub(super) fn nonblocking(name: &str, fh: Handle, pos: Pos, buf: *mut c_void, count: Count, datatype: Handle, write: bool, _collective: bool, request: *mut Handle) -> c_int {
+pub(super) fn nonblocking(
+    name: &str,
+    fh: Handle,
+    pos: Pos,
+    buf: *mut c_void,
+    count: Count,
+    datatype: Handle,
+    write: bool,
+    _collective: bool,
+    request: *mut Handle,
+) -> c_int {
     fcall(name, fh, |rt, f| {
         out(request, "request")?;
         let st = access(rt, f, pos, buf, count, datatype, write)?;
@@ -644,10 +700,21 @@ pub(super) fn nonblocking(name: &str, fh: Handle, pos: Pos, buf: *mut c_void, co
 }
 
 /// A split collective's first half does the access; `end` hands back its status.
-pub(super) fn begin(name: &str, fh: Handle, pos: Pos, buf: *mut c_void, count: Count, datatype: Handle, write: bool) -> c_int {
+pub(super) fn begin(
+    name: &str,
+    fh: Handle,
+    pos: Pos,
+    buf: *mut c_void,
+    count: Count,
+    datatype: Handle,
+    write: bool,
+) -> c_int {
     fcall(name, fh, |rt, f| {
         if f.split.is_some() {
-            return Err(Error::new(ErrorClass::Other, "a split collective is already active on this file"));
+            return Err(Error::new(
+                ErrorClass::Other,
+                "a split collective is already active on this file",
+            ));
         }
         let st = access(rt, f, pos, buf, count, datatype, write)?;
         f.split = Some(st);
@@ -657,7 +724,12 @@ pub(super) fn begin(name: &str, fh: Handle, pos: Pos, buf: *mut c_void, count: C
 
 pub(super) fn end(name: &str, fh: Handle, status: *mut MpiStatus) -> c_int {
     fcall(name, fh, |_, f| {
-        let st = f.split.take().ok_or_else(|| Error::new(ErrorClass::Other, "no split collective is active on this file"))?;
+        let st = f.split.take().ok_or_else(|| {
+            Error::new(
+                ErrorClass::Other,
+                "no split collective is active on this file",
+            )
+        })?;
         // SAFETY: NULL (MPI_STATUS_IGNORE) or the caller's writable status.
         unsafe { store_status(status, &st) };
         Ok(())

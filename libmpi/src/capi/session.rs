@@ -24,6 +24,8 @@ static WORLD: AtomicU8 = AtomicU8::new(0);
 struct Session {
     errhandler: ErrHandler,
     info: crate::info::Info,
+    /// MPI_Session_attach_buffer's (address, size), handed back at detach.
+    buffer: Option<(usize, usize)>,
 }
 
 /// Live sessions by slot (process-wide: a session may outlive the world model).
@@ -75,7 +77,10 @@ pub(super) fn world_init() -> Result<()> {
 /// MPI_Finalize: the world model ends; the runtime too unless a session still holds it.
 pub(super) fn world_finalize() -> Result<()> {
     if WORLD.load(Ordering::Acquire) != 1 {
-        return Err(Error::new(ErrorClass::Other, "MPI_Finalize without MPI_Init, or twice"));
+        return Err(Error::new(
+            ErrorClass::Other,
+            "MPI_Finalize without MPI_Init, or twice",
+        ));
     }
     crate::comm_ops::delete_self_attrs_at_finalize();
     if live_sessions() > 0 {
@@ -92,11 +97,17 @@ pub(super) fn world_finalize() -> Result<()> {
 fn session_index(h: Handle) -> Result<usize> {
     let v = h as usize;
     if v == SESSION_NULL {
-        return Err(Error::new(ErrorClass::Session, "MPI_SESSION_NULL is not a valid session here"));
+        return Err(Error::new(
+            ErrorClass::Session,
+            "MPI_SESSION_NULL is not a valid session here",
+        ));
     }
     match v.checked_sub(SESSION_BASE) {
         Some(i) if i < KIND_SPAN && matches!(sessions().get(i), Some(Some(_))) => Ok(i),
-        _ => Err(Error::new(ErrorClass::Session, format!("{v:#x} is not a session handle (or it was finalized)"))),
+        _ => Err(Error::new(
+            ErrorClass::Session,
+            format!("{v:#x} is not a session handle (or it was finalized)"),
+        )),
     }
 }
 
@@ -145,7 +156,10 @@ fn scall(name: &str, h: Handle, f: impl FnOnce(&mut Runtime, usize) -> Result<()
 
 fn out<T>(p: *mut T, what: &str) -> Result<()> {
     if p.is_null() {
-        return Err(Error::new(ErrorClass::Arg, format!("{what} pointer is NULL")));
+        return Err(Error::new(
+            ErrorClass::Arg,
+            format!("{what} pointer is NULL"),
+        ));
     }
     Ok(())
 }
@@ -163,7 +177,12 @@ unsafe fn pset_name<'a>(p: *const c_char) -> Result<&'a str> {
         .iter()
         .find(|n| n.eq_ignore_ascii_case(s))
         .copied()
-        .ok_or_else(|| Error::new(ErrorClass::Arg, format!("no process set named {s:?} (there are mpi://WORLD and mpi://SELF)")))
+        .ok_or_else(|| {
+            Error::new(
+                ErrorClass::Arg,
+                format!("no process set named {s:?} (there are mpi://WORLD and mpi://SELF)"),
+            )
+        })
 }
 
 fn pset_group(rt: &Runtime, name: &str) -> Result<Group> {
@@ -192,7 +211,7 @@ mpi_fn! {
                 }
             };
             let mut t = sessions();
-            let s = Session { errhandler: eh, info: hints };
+            let s = Session { errhandler: eh, info: hints, buffer: None };
             let i = match t.iter().position(Option::is_none) {
                 Some(i) => { t[i] = Some(s); i }
                 None => { t.push(Some(s)); t.len() - 1 }
@@ -364,5 +383,101 @@ mpi_fn! {
         let msg = format!("error code {errorcode} raised by the program");
         session_fail("MPI_Session_call_errhandler", Some(id), errorcode, &msg);
         MPI_SUCCESS
+    }
+}
+
+// --- session buffers ---
+//
+// A session's buffer is kept and handed back; buffered sends on communicators made from a
+// session use the process's buffer (MPI_Buffer_attach), so flushing a session flushes that.
+
+fn attach(name: &str, session: Handle, buffer: *mut std::ffi::c_void, size: Count) -> c_int {
+    scall(name, session, |_, id| {
+        if size < 0 {
+            return Err(Error::new(ErrorClass::Arg, format!("buffer size {size} is negative")));
+        }
+        let mut t = sessions();
+        let s = t[id].as_mut().expect("live session");
+        if s.buffer.is_some() {
+            return Err(Error::new(ErrorClass::Buffer, "the session has a buffer attached already"));
+        }
+        s.buffer = Some((buffer as usize, size as usize));
+        Ok(())
+    })
+}
+
+fn detach(name: &str, session: Handle, buffer_addr: *mut std::ffi::c_void, size_max: usize, store: impl FnOnce(usize)) -> c_int {
+    scall(name, session, |rt, id| {
+        out(buffer_addr, "buffer_addr")?;
+        let (base, n) = sessions()[id]
+            .as_ref()
+            .and_then(|s| s.buffer)
+            .ok_or_else(|| Error::new(ErrorClass::Buffer, "the session has no buffer attached"))?;
+        if n > size_max {
+            return Err(Error::new(ErrorClass::Count, format!("the buffer's {n} bytes do not fit the size argument; use {name}_c")));
+        }
+        rt.bsend_flush_one(None);
+        if let Some(s) = sessions()[id].as_mut() {
+            s.buffer = None;
+        }
+        // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
+        unsafe { buffer_addr.cast::<*mut std::ffi::c_void>().write(base as *mut std::ffi::c_void) };
+        store(n);
+        Ok(())
+    })
+}
+
+mpi_fn! {
+    fn MPI_Session_attach_buffer / PMPI_Session_attach_buffer(session: Handle, buffer: *mut std::ffi::c_void, size: c_int) -> c_int {
+        attach("MPI_Session_attach_buffer", session, buffer, size as Count)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Session_attach_buffer_c / PMPI_Session_attach_buffer_c(session: Handle, buffer: *mut std::ffi::c_void, size: Count) -> c_int {
+        attach("MPI_Session_attach_buffer_c", session, buffer, size)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Session_detach_buffer / PMPI_Session_detach_buffer(session: Handle, buffer_addr: *mut std::ffi::c_void, size: *mut c_int) -> c_int {
+        if size.is_null() {
+            return detach("MPI_Session_detach_buffer", session, std::ptr::null_mut(), 0, |_| ());
+        }
+        // SAFETY: checked non-NULL: the caller's int.
+        detach("MPI_Session_detach_buffer", session, buffer_addr, c_int::MAX as usize, |n| unsafe { size.write(n as c_int) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Session_detach_buffer_c / PMPI_Session_detach_buffer_c(session: Handle, buffer_addr: *mut std::ffi::c_void, size: *mut Count) -> c_int {
+        if size.is_null() {
+            return detach("MPI_Session_detach_buffer_c", session, std::ptr::null_mut(), 0, |_| ());
+        }
+        // SAFETY: checked non-NULL: the caller's MPI_Count.
+        detach("MPI_Session_detach_buffer_c", session, buffer_addr, Count::MAX as usize, |n| unsafe { size.write(n as Count) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(session: Handle) -> c_int {
+        scall("MPI_Session_flush_buffer", session, |rt, _| {
+            rt.bsend_flush_one(None);
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(session: Handle, request: *mut Handle) -> c_int {
+        scall("MPI_Session_iflush_buffer", session, |rt, _| {
+            if request.is_null() {
+                return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
+            }
+            let id = rt.bsend.iflush(&mut rt.pml);
+            // SAFETY: checked non-NULL; the caller's MPI_Request.
+            unsafe { request.write(request_handle(id)) };
+            Ok(())
+        })
     }
 }

@@ -15,7 +15,7 @@ use super::unsupported::{on_comm, on_world, returned};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 46] = [
+pub(super) const NAMES: [&str; 40] = [
     "MPI_Close_port",
     "MPI_Comm_accept",
     "MPI_Comm_connect",
@@ -27,12 +27,6 @@ pub(super) const NAMES: [&str; 46] = [
     "MPI_Publish_name",
     "MPI_Register_datarep",
     "MPI_Register_datarep_c",
-    "MPI_Session_attach_buffer",
-    "MPI_Session_attach_buffer_c",
-    "MPI_Session_detach_buffer",
-    "MPI_Session_detach_buffer_c",
-    "MPI_Session_flush_buffer",
-    "MPI_Session_iflush_buffer",
     "MPI_Unpublish_name",
     "MPI_T_event_callback_get_info",
     "MPI_T_event_callback_set_info",
@@ -131,44 +125,8 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Session_attach_buffer / PMPI_Session_attach_buffer(_session: Handle, _buffer: *mut c_void, _size: c_int) -> c_int {
-        on_world(11)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_attach_buffer_c / PMPI_Session_attach_buffer_c(_session: Handle, _buffer: *mut c_void, _size: i64) -> c_int {
-        on_world(12)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_detach_buffer / PMPI_Session_detach_buffer(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(13)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_detach_buffer_c / PMPI_Session_detach_buffer_c(_session: Handle, _buffer_addr: *mut c_void, _size: *mut c_void) -> c_int {
-        on_world(14)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(_session: Handle) -> c_int {
-        on_world(15)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(_session: Handle, _request: *mut c_void) -> c_int {
-        on_world(16)
-    }
-}
-
-mpi_fn! {
     fn MPI_Unpublish_name / PMPI_Unpublish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(17)
+        on_world(11)
     }
 }
 

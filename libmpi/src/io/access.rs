@@ -37,14 +37,15 @@ pub fn write(f: &File, offset: u64, msg: &Msg, type_size: usize) -> Result<u64> 
     // SAFETY: the caller's buffer holds `msg` (the C call's contract), alive for this call.
     let data = unsafe { msg.slice(0, msg.len, &mut scratch) };
     let mut at = 0usize;
-    f.view.segments(offset * f.view.etype_size, msg.len as u64, |pos, n| {
-        let n = n as usize;
-        f.file
-            .write_all_at(&data[at..at + n], pos)
-            .map_err(|e| io_err("write", e))?;
-        at += n;
-        Ok(())
-    })?;
+    f.view
+        .segments(offset * f.view.etype_size, msg.len as u64, |pos, n| {
+            let n = n as usize;
+            f.file
+                .write_all_at(&data[at..at + n], pos)
+                .map_err(|e| io_err("write", e))?;
+            at += n;
+            Ok(())
+        })?;
     Ok(msg.len as u64)
 }
 
@@ -59,26 +60,27 @@ pub fn read(f: &File, offset: u64, msg: &Msg, type_size: usize) -> Result<u64> {
     let mut buf = vec![0u8; msg.len];
     let mut got = 0usize;
     let mut eof = false;
-    f.view.segments(offset * f.view.etype_size, msg.len as u64, |pos, n| {
-        if eof {
-            return Ok(());
-        }
-        let want = &mut buf[got..got + n as usize];
-        let mut done = 0;
-        while done < want.len() {
-            match f.file.read_at(&mut want[done..], pos + done as u64) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(k) => done += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_err("read", e)),
+    f.view
+        .segments(offset * f.view.etype_size, msg.len as u64, |pos, n| {
+            if eof {
+                return Ok(());
             }
-        }
-        got += done;
-        Ok(())
-    })?;
+            let want = &mut buf[got..got + n as usize];
+            let mut done = 0;
+            while done < want.len() {
+                match f.file.read_at(&mut want[done..], pos + done as u64) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(k) => done += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io_err("read", e)),
+                }
+            }
+            got += done;
+            Ok(())
+        })?;
     // SAFETY: the caller's receive buffer holds `msg` (the C call's contract); got <= len.
     unsafe { msg.write(0, &buf[..got]) };
     Ok(got as u64)

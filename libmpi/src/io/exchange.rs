@@ -11,7 +11,9 @@ const TAG: i32 = 7;
 pub fn allgather(rt: &mut Runtime, comm: usize, mine: &[u64]) -> Result<Vec<Vec<u64>>> {
     let c = rt.comm(comm)?;
     let (n, me, ctx) = (c.size() as usize, c.rank, c.ctx);
-    let worlds: Vec<usize> = (0..n as i32).map(|r| c.world_of(r)).collect::<Result<_>>()?;
+    let worlds: Vec<usize> = (0..n as i32)
+        .map(|r| c.world_of(r))
+        .collect::<Result<_>>()?;
     let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut out = vec![vec![0u8; bytes.len()]; n];
     let mut reqs = Vec::new();
@@ -21,7 +23,10 @@ pub fn allgather(rt: &mut Runtime, comm: usize, mine: &[u64]) -> Result<Vec<Vec<
             continue;
         }
         // SAFETY: `out` outlives the receives: we wait for all of them below.
-        reqs.push(unsafe { rt.pml.irecv(buf.as_mut_ptr(), buf.len(), ctx, r as i32, TAG) });
+        reqs.push(unsafe {
+            rt.pml
+                .irecv(buf.as_mut_ptr(), buf.len(), ctx, r as i32, TAG)
+        });
     }
     for (r, &w) in worlds.iter().enumerate() {
         if r as i32 != me {
@@ -46,5 +51,9 @@ pub fn allgather(rt: &mut Runtime, comm: usize, mine: &[u64]) -> Result<Vec<Vec<
 /// of them passes (0 when none failed).
 pub fn agree_error(rt: &mut Runtime, comm: usize, class: i32) -> Result<i32> {
     let all = allgather(rt, comm, &[class as u64])?;
-    Ok(all.iter().map(|w| w[0] as i32).find(|&c| c != 0).unwrap_or(0))
+    Ok(all
+        .iter()
+        .map(|w| w[0] as i32)
+        .find(|&c| c != 0)
+        .unwrap_or(0))
 }

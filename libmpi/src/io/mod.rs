@@ -56,14 +56,20 @@ impl File {
 
     pub fn check_read(&self) -> Result<()> {
         if self.amode & MODE_WRONLY != 0 {
-            return err(ErrorClass::Access, "the file was opened write-only (MPI_MODE_WRONLY)");
+            return err(
+                ErrorClass::Access,
+                "the file was opened write-only (MPI_MODE_WRONLY)",
+            );
         }
         Ok(())
     }
 
     pub fn check_write(&self) -> Result<()> {
         if self.amode & MODE_RDONLY != 0 {
-            return err(ErrorClass::ReadOnly, "the file was opened read-only (MPI_MODE_RDONLY)");
+            return err(
+                ErrorClass::ReadOnly,
+                "the file was opened read-only (MPI_MODE_RDONLY)",
+            );
         }
         Ok(())
     }
@@ -106,7 +112,10 @@ pub fn set_default_errhandler(h: ErrHandler) {
 pub fn with_file<R>(id: usize, f: impl FnOnce(&mut File) -> Result<R>) -> Result<R> {
     FILES.with(|t| match t.borrow_mut().get_mut(id) {
         Some(Some(file)) => f(file),
-        _ => err(ErrorClass::File, "invalid file handle (closed, or not a file)"),
+        _ => err(
+            ErrorClass::File,
+            "invalid file handle (closed, or not a file)",
+        ),
     })
 }
 

@@ -85,7 +85,13 @@ fn os_open(path: &Path, amode: i32, create: bool) -> std::io::Result<std::fs::Fi
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// MPI_File_open on communicator `comm` (collective). Errors reach every process.
-pub fn open(rt: &mut Runtime, comm: usize, name: &str, amode: i32, info: crate::info::Info) -> Result<File> {
+pub fn open(
+    rt: &mut Runtime,
+    comm: usize,
+    name: &str,
+    amode: i32,
+    info: crate::info::Info,
+) -> Result<File> {
     if rt.comm(comm)?.is_inter() {
         return err(ErrorClass::Comm, "MPI_File_open needs an intracommunicator");
     }
@@ -99,12 +105,25 @@ pub fn open(rt: &mut Runtime, comm: usize, name: &str, amode: i32, info: crate::
     }
 }
 
-fn open_on(rt: &mut Runtime, comm: usize, name: &str, amode: i32, info: crate::info::Info) -> Result<File> {
+fn open_on(
+    rt: &mut Runtime,
+    comm: usize,
+    name: &str,
+    amode: i32,
+    info: crate::info::Info,
+) -> Result<File> {
     let path = PathBuf::from(strip_prefix(name));
     let rank = rt.comm(comm)?.rank;
     // Round 1: the same amode everywhere, and a valid one.
     let local = check_amode(amode).err();
-    let all = allgather(rt, comm, &[amode as u32 as u64, local.as_ref().map_or(0, |e| e.code()) as u64])?;
+    let all = allgather(
+        rt,
+        comm,
+        &[
+            amode as u32 as u64,
+            local.as_ref().map_or(0, |e| e.code()) as u64,
+        ],
+    )?;
     if let Some(e) = local {
         return Err(e);
     }
@@ -115,7 +134,10 @@ fn open_on(rt: &mut Runtime, comm: usize, name: &str, amode: i32, info: crate::i
         );
     }
     if all.iter().any(|w| w[0] != all[0][0]) {
-        return err(ErrorClass::NotSame, "amode differs between the processes opening the file");
+        return err(
+            ErrorClass::NotSame,
+            "amode differs between the processes opening the file",
+        );
     }
     if path.as_os_str().is_empty() {
         return err(ErrorClass::BadFile, "the file name is empty");

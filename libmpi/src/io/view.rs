@@ -31,8 +31,15 @@ fn is_derived(h: usize) -> bool {
 impl View {
     /// The view of a newly opened file: bytes, from byte 0.
     pub fn bytes() -> View {
-        View::build(0, BYTE, BYTE, "native".into(), &Layout::predefined(BYTE, 1), 1)
-            .expect("MPI_BYTE view")
+        View::build(
+            0,
+            BYTE,
+            BYTE,
+            "native".into(),
+            &Layout::predefined(BYTE, 1),
+            1,
+        )
+        .expect("MPI_BYTE view")
     }
 
     /// Check and build the view; derived types must be committed and are duplicated.
@@ -113,16 +120,27 @@ impl View {
     }
 
     /// The file byte ranges of stream bytes [s, s + n), in stream order.
-    pub fn segments(&self, mut s: u64, mut n: u64, mut f: impl FnMut(u64, u64) -> Result<()>) -> Result<()> {
+    pub fn segments(
+        &self,
+        mut s: u64,
+        mut n: u64,
+        mut f: impl FnMut(u64, u64) -> Result<()>,
+    ) -> Result<()> {
         while n > 0 {
             let (k, r) = (s / self.ft_size, s % self.ft_size);
             let i = self.blocks.partition_point(|b| b.2 <= r) - 1;
             let (off, len, start) = self.blocks[i];
             let within = r - start;
             let take = (len - within).min(n);
-            let at = self.disp as i128 + k as i128 * self.ft_extent as i128 + off as i128 + within as i128;
+            let at = self.disp as i128
+                + k as i128 * self.ft_extent as i128
+                + off as i128
+                + within as i128;
             if at < 0 || at > i64::MAX as i128 {
-                return err(ErrorClass::Io, format!("the view maps data to file offset {at}"));
+                return err(
+                    ErrorClass::Io,
+                    format!("the view maps data to file offset {at}"),
+                );
             }
             f(at as u64, take)?;
             s += take;
@@ -173,5 +191,6 @@ fn usable(h: usize, what: &str) -> Result<Arc<Layout>> {
     if crate::datatype::lookup(h).is_some() {
         return table::layout(h);
     }
-    table::committed(h).map_err(|e| crate::error::Error::new(e.class, format!("{what}: {}", e.message)))
+    table::committed(h)
+        .map_err(|e| crate::error::Error::new(e.class, format!("{what}: {}", e.message)))
 }
