@@ -27,6 +27,17 @@ static int entries(const char *d) {
     return n;
 }
 
+static int extent_fn(MPI_Datatype t, MPI_Aint *extent, void *extra) {
+    MPI_Aint lb;
+    (void)extra;
+    return MPI_Type_get_extent(t, &lb, extent);
+}
+
+static int conv_fn(void *buf, MPI_Datatype t, int count, void *fbuf, MPI_Offset pos, void *extra) {
+    (void)buf, (void)t, (void)count, (void)fbuf, (void)pos, (void)extra;
+    return MPI_SUCCESS;
+}
+
 static void explicit_offsets(void) {
     MPI_File fh;
     int buf[10], in[10], rc, i, count;
@@ -120,6 +131,21 @@ static void explicit_offsets(void) {
     CHECK(eclass(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "external32: %d", eclass(rc));
     rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "nonsense", MPI_INFO_NULL);
     CHECK(eclass(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "bad datarep: %d", eclass(rc));
+    /* Registered representations: without conversion functions they move bytes as native. */
+    rc = MPI_Register_datarep("rmpi-raw", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, extent_fn, NULL);
+    CHECK(rc == MPI_SUCCESS, "register %d", rc);
+    rc = MPI_Register_datarep("rmpi-raw", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, extent_fn, NULL);
+    CHECK(eclass(rc) == MPI_ERR_DUP_DATAREP, "register twice: %d", eclass(rc));
+    rc = MPI_Register_datarep("native", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, extent_fn, NULL);
+    CHECK(eclass(rc) == MPI_ERR_DUP_DATAREP, "register native: %d", eclass(rc));
+    rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "rmpi-raw", MPI_INFO_NULL);
+    CHECK(rc == MPI_SUCCESS, "view with rmpi-raw: %d", rc);
+    rc = MPI_File_read_at(fh, peer * 10, in, 1, MPI_INT, &st);
+    CHECK(rc == MPI_SUCCESS && in[0] == peer * 100, "read through rmpi-raw: %d", in[0]);
+    rc = MPI_Register_datarep("rmpi-conv", conv_fn, conv_fn, extent_fn, NULL);
+    rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "rmpi-conv", MPI_INFO_NULL);
+    CHECK(eclass(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "view with conversions: %d", eclass(rc));
+    MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
     MPI_Errhandler eh;
     MPI_File_get_errhandler(fh, &eh);
     CHECK(eh == MPI_ERRORS_RETURN, "file default handler");

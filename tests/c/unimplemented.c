@@ -76,8 +76,6 @@ int main(int argc, char **argv) {
         MPI_Comm nc;
         unsupported(MPI_Comm_accept("no-port", MPI_INFO_NULL, 0, dup, &nc), "MPI_Comm_accept", __LINE__);
     }
-    /* I/O stubs return the code: files' default handler is MPI_ERRORS_RETURN. */
-    unsupported(MPI_Register_datarep("rmpi-test", NULL, NULL, NULL, NULL), "MPI_Register_datarep", __LINE__);
     /* One without a communicator: MPI_COMM_WORLD's handler. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     {

@@ -501,6 +501,34 @@ mpi_fn! {
     }
 }
 
+/// MPI_Register_datarep(_c): the name is kept; see `io::datarep` for what a view does with it.
+///
+/// # Safety
+/// `datarep` is NULL (an error) or a NUL-terminated string.
+unsafe fn register(name: &str, datarep: *const c_char, read_fn: *mut c_void, write_fn: *mut c_void) -> c_int {
+    // SAFETY: the caller's contract.
+    let r = unsafe { c_str(datarep, "datarep") }
+        .and_then(|d| io::datarep::register(d, !read_fn.is_null() || !write_fn.is_null()));
+    match r {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => file_fail(name, None, e.code(), &e),
+    }
+}
+
+mpi_fn! {
+    fn MPI_Register_datarep / PMPI_Register_datarep(datarep: *const c_char, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
+        // SAFETY: forwarded contract.
+        unsafe { register("MPI_Register_datarep", datarep, read_conversion_fn, write_conversion_fn) }
+    }
+}
+
+mpi_fn! {
+    fn MPI_Register_datarep_c / PMPI_Register_datarep_c(datarep: *const c_char, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
+        // SAFETY: forwarded contract.
+        unsafe { register("MPI_Register_datarep_c", datarep, read_conversion_fn, write_conversion_fn) }
+    }
+}
+
 // --- error handlers ---
 
 mpi_fn! {

@@ -11,11 +11,11 @@
 use std::ffi::{c_int, c_void};
 
 use super::tool::T_ERR_NOT_SUPPORTED;
-use super::unsupported::{on_comm, on_world, returned};
+use super::unsupported::{on_comm, on_world};
 use super::*;
 
 /// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.
-pub(super) const NAMES: [&str; 40] = [
+pub(super) const NAMES: [&str; 38] = [
     "MPI_Close_port",
     "MPI_Comm_accept",
     "MPI_Comm_connect",
@@ -25,8 +25,6 @@ pub(super) const NAMES: [&str; 40] = [
     "MPI_Lookup_name",
     "MPI_Open_port",
     "MPI_Publish_name",
-    "MPI_Register_datarep",
-    "MPI_Register_datarep_c",
     "MPI_Unpublish_name",
     "MPI_T_event_callback_get_info",
     "MPI_T_event_callback_set_info",
@@ -113,20 +111,8 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Register_datarep / PMPI_Register_datarep(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(9)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Register_datarep_c / PMPI_Register_datarep_c(_datarep: *const c_void, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-        returned(10)
-    }
-}
-
-mpi_fn! {
     fn MPI_Unpublish_name / PMPI_Unpublish_name(_service_name: *const c_void, _info: Handle, _port_name: *const c_void) -> c_int {
-        on_world(11)
+        on_world(9)
     }
 }
 

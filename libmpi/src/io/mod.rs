@@ -6,6 +6,7 @@
 //! windows; MPI state belongs to one thread (MPI_THREAD_FUNNELED).
 
 pub mod access;
+pub mod datarep;
 mod exchange;
 mod open;
 pub mod shared;

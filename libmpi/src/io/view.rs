@@ -44,21 +44,7 @@ impl View {
 
     /// Check and build the view; derived types must be committed and are duplicated.
     pub fn new(disp: u64, etype: usize, filetype: usize, datarep: &str) -> Result<View> {
-        match datarep {
-            "native" | "internal" => {}
-            "external32" => {
-                return err(
-                    ErrorClass::UnsupportedDatarep,
-                    "data representation external32 is not supported for files (only native and internal)",
-                )
-            }
-            other => {
-                return err(
-                    ErrorClass::UnsupportedDatarep,
-                    format!("unknown data representation {other:?} (native and internal are supported)"),
-                )
-            }
-        }
+        super::datarep::check(datarep)?;
         let e = usable(etype, "etype")?;
         let f = usable(filetype, "filetype")?;
         if e.size() == 0 || f.size() == 0 || f.size() % e.size() != 0 {
