@@ -505,7 +505,12 @@ mpi_fn! {
 ///
 /// # Safety
 /// `datarep` is NULL (an error) or a NUL-terminated string.
-unsafe fn register(name: &str, datarep: *const c_char, read_fn: *mut c_void, write_fn: *mut c_void) -> c_int {
+unsafe fn register(
+    name: &str,
+    datarep: *const c_char,
+    read_fn: *mut c_void,
+    write_fn: *mut c_void,
+) -> c_int {
     // SAFETY: the caller's contract.
     let r = unsafe { c_str(datarep, "datarep") }
         .and_then(|d| io::datarep::register(d, !read_fn.is_null() || !write_fn.is_null()));
@@ -622,20 +627,72 @@ fn file_status(bytes: u64) -> pml::Status {
     }
 }
 
-/// Do one data access; `collective` needs no extra step (each process moves its own data,
-/// POSIX keeps the file consistent).
-fn access(
-    rt: &mut Runtime,
-    f: &mut File,
-    pos: Pos,
-    buf: *mut c_void,
-    count: Count,
-    datatype: Handle,
-    write: bool,
-) -> Result<pml::Status> {
-    let msg = message_c(buf, count, datatype)?;
-    let tsize = type_size(datatype)?;
-    let n_et = msg.len as u64 / f.view.etype_size;
+/// The user's side of a data access.
+#[derive(Clone, Copy)]
+pub(super) struct Data {
+    pub buf: *mut c_void,
+    pub count: Count,
+    pub datatype: Handle,
+    pub write: bool,
+}
+
+/// The message and the checks that need no other process.
+fn prepare(f: &File, d: Data) -> Result<(crate::datatype::Msg, usize)> {
+    let msg = message_c(d.buf, d.count, d.datatype)?;
+    let tsize = type_size(d.datatype)?;
+    if d.write {
+        f.check_write()?;
+    } else {
+        f.check_read()?;
+    }
+    Ok((msg, tsize))
+}
+
+/// The start (etypes) of an ordered access of `n_et` etypes: every process's count, rank 0
+/// advances the shared pointer by the total, each starts after the lower ranks. A process
+/// whose own arguments failed (`local`) still takes part, so no one waits for it.
+fn ordered_start(rt: &mut Runtime, f: &File, n_et: u64, local: i32) -> Result<u64> {
+    let all = io::allgather(rt, f.comm, &[n_et, local as u64])?;
+    if let Some(w) = all.iter().find(|w| w[1] != 0) {
+        return Err(Error::new(
+            ErrorClass::from_code(w[1] as i32).unwrap_or(ErrorClass::Other),
+            "an ordered access failed at another process",
+        ));
+    }
+    let me = f.rank(rt)? as usize;
+    let before: u64 = all[..me].iter().map(|w| w[0]).sum();
+    let total: u64 = all.iter().map(|w| w[0]).sum();
+    let mut base = [0u64; 2];
+    if me == 0 {
+        match f.shared.fetch_add(total) {
+            Ok(b) => base[0] = b,
+            Err(e) => base[1] = e.code() as u64,
+        }
+    }
+    let b = io::allgather(rt, f.comm, &base)?;
+    if b[0][1] != 0 {
+        return Err(Error::new(
+            ErrorClass::Io,
+            "the shared file pointer failed at rank 0",
+        ));
+    }
+    Ok(b[0][0] + before)
+}
+
+/// Do one data access. The collective forms need no step beyond the independent ones (each
+/// process moves its own data; POSIX keeps the file consistent) but for the ordered ones.
+fn access(rt: &mut Runtime, f: &mut File, pos: Pos, d: Data) -> Result<pml::Status> {
+    let prepared = prepare(f, d);
+    if let Pos::Ordered = pos {
+        let (n_et, local) = match &prepared {
+            Ok((m, _)) => (m.len as u64 / f.view.etype_size, 0),
+            Err(e) => (0, e.code()),
+        };
+        let start = ordered_start(rt, f, n_et, local);
+        let (msg, tsize) = prepared?;
+        return transfer(f, start?, &msg, tsize, d.write);
+    }
+    let (msg, tsize) = prepared?;
     let offset = match pos {
         Pos::At(o) => {
             f.check_not_sequential()?;
@@ -651,53 +708,33 @@ fn access(
             f.check_not_sequential()?;
             f.pos
         }
-        Pos::Shared => f.shared.fetch_add(n_et)?,
-        Pos::Ordered => {
-            let all = io::allgather(rt, f.comm, &[n_et])?;
-            let me = f.rank(rt)? as usize;
-            let before: u64 = all[..me].iter().map(|w| w[0]).sum();
-            let total: u64 = all.iter().map(|w| w[0]).sum();
-            let mut base = [0u64; 2];
-            if me == 0 {
-                match f.shared.fetch_add(total) {
-                    Ok(b) => base[0] = b,
-                    Err(e) => base[1] = e.code() as u64,
-                }
-            }
-            let b = io::allgather(rt, f.comm, &base)?;
-            if b[0][1] != 0 {
-                return Err(Error::new(
-                    ErrorClass::Io,
-                    "the shared file pointer failed at rank 0",
-                ));
-            }
-            b[0][0] + before
-        }
+        Pos::Shared | Pos::Ordered => f.shared.fetch_add(msg.len as u64 / f.view.etype_size)?,
     };
-    let bytes = if write {
-        io::access::write(f, offset, &msg, tsize)?
-    } else {
-        io::access::read(f, offset, &msg, tsize)?
-    };
+    let st = transfer(f, offset, &msg, tsize, d.write)?;
     if let Pos::Individual = pos {
-        f.pos += io::access::etypes(f, bytes);
+        f.pos += io::access::etypes(f, st.count as u64);
     }
+    Ok(st)
+}
+
+fn transfer(
+    f: &File,
+    offset: u64,
+    msg: &crate::datatype::Msg,
+    tsize: usize,
+    write: bool,
+) -> Result<pml::Status> {
+    let bytes = if write {
+        io::access::write(f, offset, msg, tsize)?
+    } else {
+        io::access::read(f, offset, msg, tsize)?
+    };
     Ok(file_status(bytes))
 }
 
-pub(super) fn blocking(
-    name: &str,
-    fh: Handle,
-    pos: Pos,
-    buf: *mut c_void,
-    count: Count,
-    datatype: Handle,
-    write: bool,
-    _collective: bool,
-    status: *mut MpiStatus,
-) -> c_int {
+pub(super) fn blocking(name: &str, fh: Handle, pos: Pos, d: Data, status: *mut MpiStatus) -> c_int {
     fcall(name, fh, |rt, f| {
-        let st = access(rt, f, pos, buf, count, datatype, write)?;
+        let st = access(rt, f, pos, d)?;
         // SAFETY: NULL (MPI_STATUS_IGNORE) or the caller's writable status.
         unsafe { store_status(status, &st) };
         Ok(())
@@ -709,16 +746,12 @@ pub(super) fn nonblocking(
     name: &str,
     fh: Handle,
     pos: Pos,
-    buf: *mut c_void,
-    count: Count,
-    datatype: Handle,
-    write: bool,
-    _collective: bool,
+    d: Data,
     request: *mut Handle,
 ) -> c_int {
     fcall(name, fh, |rt, f| {
         out(request, "request")?;
-        let st = access(rt, f, pos, buf, count, datatype, write)?;
+        let st = access(rt, f, pos, d)?;
         let id = rt.pml.pending_request();
         rt.pml.complete_request(id, st);
         // SAFETY: checked non-NULL.
@@ -728,15 +761,7 @@ pub(super) fn nonblocking(
 }
 
 /// A split collective's first half does the access; `end` hands back its status.
-pub(super) fn begin(
-    name: &str,
-    fh: Handle,
-    pos: Pos,
-    buf: *mut c_void,
-    count: Count,
-    datatype: Handle,
-    write: bool,
-) -> c_int {
+pub(super) fn begin(name: &str, fh: Handle, pos: Pos, d: Data) -> c_int {
     fcall(name, fh, |rt, f| {
         if f.split.is_some() {
             return Err(Error::new(
@@ -744,7 +769,7 @@ pub(super) fn begin(
                 "a split collective is already active on this file",
             ));
         }
-        let st = access(rt, f, pos, buf, count, datatype, write)?;
+        let st = access(rt, f, pos, d)?;
         f.split = Some(st);
         Ok(())
     })

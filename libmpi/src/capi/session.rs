@@ -394,19 +394,31 @@ mpi_fn! {
 fn attach(name: &str, session: Handle, buffer: *mut std::ffi::c_void, size: Count) -> c_int {
     scall(name, session, |_, id| {
         if size < 0 {
-            return Err(Error::new(ErrorClass::Arg, format!("buffer size {size} is negative")));
+            return Err(Error::new(
+                ErrorClass::Arg,
+                format!("buffer size {size} is negative"),
+            ));
         }
         let mut t = sessions();
         let s = t[id].as_mut().expect("live session");
         if s.buffer.is_some() {
-            return Err(Error::new(ErrorClass::Buffer, "the session has a buffer attached already"));
+            return Err(Error::new(
+                ErrorClass::Buffer,
+                "the session has a buffer attached already",
+            ));
         }
         s.buffer = Some((buffer as usize, size as usize));
         Ok(())
     })
 }
 
-fn detach(name: &str, session: Handle, buffer_addr: *mut std::ffi::c_void, size_max: usize, store: impl FnOnce(usize)) -> c_int {
+fn detach(
+    name: &str,
+    session: Handle,
+    buffer_addr: *mut std::ffi::c_void,
+    size_max: usize,
+    store: impl FnOnce(usize),
+) -> c_int {
     scall(name, session, |rt, id| {
         out(buffer_addr, "buffer_addr")?;
         let (base, n) = sessions()[id]
@@ -414,14 +426,21 @@ fn detach(name: &str, session: Handle, buffer_addr: *mut std::ffi::c_void, size_
             .and_then(|s| s.buffer)
             .ok_or_else(|| Error::new(ErrorClass::Buffer, "the session has no buffer attached"))?;
         if n > size_max {
-            return Err(Error::new(ErrorClass::Count, format!("the buffer's {n} bytes do not fit the size argument; use {name}_c")));
+            return Err(Error::new(
+                ErrorClass::Count,
+                format!("the buffer's {n} bytes do not fit the size argument; use {name}_c"),
+            ));
         }
         rt.bsend_flush_one(None);
         if let Some(s) = sessions()[id].as_mut() {
             s.buffer = None;
         }
         // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
-        unsafe { buffer_addr.cast::<*mut std::ffi::c_void>().write(base as *mut std::ffi::c_void) };
+        unsafe {
+            buffer_addr
+                .cast::<*mut std::ffi::c_void>()
+                .write(base as *mut std::ffi::c_void)
+        };
         store(n);
         Ok(())
     })

@@ -14,7 +14,7 @@ fn io_err(what: &str, e: std::io::Error) -> Error {
 
 /// Whether the message is whole etypes (MPI: the datatype's type map is etypes).
 fn check_etypes(f: &File, type_size: usize) -> Result<()> {
-    if type_size as u64 % f.view.etype_size != 0 {
+    if !(type_size as u64).is_multiple_of(f.view.etype_size) {
         return Err(Error::new(
             ErrorClass::Type,
             format!(
