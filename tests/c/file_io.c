@@ -296,6 +296,22 @@ static void errors(void) {
     rc = MPI_File_write_ordered(fh, &v, 1, MPI_INT, &st);
     CHECK(rc == MPI_SUCCESS, "write_ordered on sequential: %d", rc);
     MPI_File_close(&fh);
+    /* A bad argument at one process fails a collective call everywhere, without a hang. */
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
+                  MPI_INFO_NULL, &fh);
+    rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, rank == size - 1 ? "external32" : "native", MPI_INFO_NULL);
+    CHECK(eclass(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "one bad datarep: %d", eclass(rc));
+    if (size > 1) {
+        rc = MPI_File_set_size(fh, rank);
+        CHECK(eclass(rc) == MPI_ERR_NOT_SAME, "different sizes: %d", eclass(rc));
+        rc = MPI_File_set_view(fh, 0, rank ? MPI_INT : MPI_SHORT, rank ? MPI_INT : MPI_SHORT, "native", MPI_INFO_NULL);
+        CHECK(eclass(rc) == MPI_ERR_NOT_SAME, "different etype sizes: %d", eclass(rc));
+    }
+    rc = MPI_File_set_size(fh, rank == 0 ? -1 : 10);
+    CHECK(rc != MPI_SUCCESS, "a negative size at rank 0 passed");
+    rc = MPI_File_write_ordered(fh, &v, rank == 0 ? -1 : 1, MPI_INT, &st);
+    CHECK(rc != MPI_SUCCESS, "an ordered write with a negative count at rank 0 passed");
+    MPI_File_close(&fh);
     /* MPI_FILE_NULL's handler is what open errors go through. */
     MPI_Errhandler eh;
     MPI_File_get_errhandler(MPI_FILE_NULL, &eh);

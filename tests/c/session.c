@@ -1,7 +1,8 @@
 /* MPI Sessions: two sessions at once and one after another, the process sets mpi://WORLD and
  * mpi://SELF (names, info, groups), a communicator from a session's group, errors through
  * the session's handler, MPI_Initialized/Finalized following the world model only, and a
- * session living on past MPI_Finalize (argv[1] == "world": the world model is used too). */
+ * session living on past MPI_Finalize (argv[1] == "world": the world model is used too), and
+ * sessions started again after all have ended (the runtime goes down at exit then). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,16 +131,26 @@ int main(int argc, char **argv) {
         MPI_Session_detach_buffer(b, &back, &n);
         CHECK(back == MPI_BUFFER_AUTOMATIC, "automatic buffer");
     }
-    /* Gather the verdict over the last session's communicator. */
+    MPI_Session_finalize(&b);
+    /* Every session ended: sessions start again, one after another (MPICH's session_re_init). */
+    for (int i = 0; i < 3; i++) {
+        MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &a);
+        use_session(a, &rank, &size);
+        MPI_Session_finalize(&a);
+    }
+    /* Gather the verdict over a last session's communicator. */
     MPI_Group g;
     MPI_Comm comm;
     int total = 0;
+    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &b);
     MPI_Group_from_session_pset(b, "mpi://WORLD", &g);
     MPI_Comm_create_from_group(g, "rmpi.test.verdict", MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm);
     MPI_Group_free(&g);
     MPI_Reduce(&errs, &total, 1, MPI_INT, MPI_SUM, 0, comm);
     MPI_Comm_free(&comm);
     MPI_Session_finalize(&b);
+    MPI_Finalized(&flag);
+    CHECK(flag == world, "MPI_Finalized %d at the end", flag);
     if (rank == 0) {
         if (total == 0)
             printf(" No Errors\n");

@@ -175,44 +175,35 @@ mpi_fn! {
 
 fn grow_or_set(name: &str, fh: Handle, size: i64, grow_only: bool) -> c_int {
     fcall(name, fh, |rt, f| {
-        if size < 0 {
-            return Err(Error::new(
+        let local = if size < 0 {
+            Err(Error::new(
                 ErrorClass::Arg,
                 format!("size {size} is negative"),
-            ));
-        }
-        io::check_same(rt, f.comm, &[size as u64], "the size")?;
-        let mut class = 0;
-        let res = if f.amode & io::MODE_RDONLY != 0 {
+            ))
+        } else if f.amode & io::MODE_RDONLY != 0 {
             Err(Error::new(
                 ErrorClass::ReadOnly,
                 "the file was opened read-only",
             ))
-        } else if f.rank(rt)? == 0 {
-            let cur = f.size()?;
-            let want = size as u64;
-            if grow_only && cur >= want {
-                Ok(())
-            } else {
-                f.file
-                    .set_len(want)
-                    .map_err(|e| Error::new(ErrorClass::Io, format!("ftruncate: {e}")))
-            }
         } else {
             Ok(())
         };
-        if let Err(e) = &res {
-            class = e.code();
-        }
-        let agreed = io::agree_error(rt, f.comm, class)?;
-        res?;
-        if agreed != 0 {
-            return Err(Error::new(
-                ErrorClass::from_code(agreed).unwrap_or(ErrorClass::Io),
-                "resizing failed at rank 0",
-            ));
-        }
-        Ok(())
+        io::agree(rt, f.comm, local, &[size as u64], "the size")?;
+        // Rank 0 resizes; everyone learns how it went.
+        let res = if f.rank(rt)? == 0 {
+            f.size().and_then(|cur| {
+                let want = size as u64;
+                if grow_only && cur >= want {
+                    return Ok(());
+                }
+                f.file
+                    .set_len(want)
+                    .map_err(|e| Error::new(ErrorClass::Io, format!("ftruncate: {e}")))
+            })
+        } else {
+            Ok(())
+        };
+        io::agree(rt, f.comm, res, &[], "")
     })
 }
 
@@ -289,32 +280,42 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_File_set_view / PMPI_File_set_view(fh: Handle, disp: i64, etype: Handle, filetype: Handle, datarep: *const c_char, info: Handle) -> c_int {
         fcall("MPI_File_set_view", fh, |rt, f| {
-            let hints = super::info::hints(info)?;
-            // SAFETY: the standard passes a NUL-terminated string.
-            let rep = unsafe { c_str(datarep, "datarep")? };
-            let disp = if disp == -1 {
-                // MPI_DISPLACEMENT_CURRENT: only for sequential files, at the shared pointer.
-                if f.amode & io::MODE_SEQUENTIAL == 0 {
-                    return Err(Error::new(ErrorClass::Arg, "MPI_DISPLACEMENT_CURRENT needs MPI_MODE_SEQUENTIAL"));
-                }
-                f.view.byte_offset(f.shared.get()?)?
-            } else if disp < 0 {
-                return Err(Error::new(ErrorClass::Arg, format!("displacement {disp} is negative")));
-            } else {
-                disp as u64
-            };
-            let v = io::view::View::new(disp, etype as usize, filetype as usize, rep)?;
-            // Every process resets its pointers; the shared one is reset once, after everyone
-            // is past any use of the old one.
-            io::check_same(rt, f.comm, &[v.etype_size], "the etype's size").inspect_err(|_| v.release())?;
-            f.view.release();
+            // Every check this process can make alone, then the agreement (so a bad argument
+            // at one process fails the call everywhere instead of leaving the others waiting).
+            let local = (|| {
+                let hints = super::info::hints(info)?;
+                // SAFETY: the standard passes a NUL-terminated string.
+                let rep = unsafe { c_str(datarep, "datarep")? };
+                let disp = if disp == -1 {
+                    // MPI_DISPLACEMENT_CURRENT: only for sequential files, at the shared pointer.
+                    if f.amode & io::MODE_SEQUENTIAL == 0 {
+                        return Err(Error::new(ErrorClass::Arg, "MPI_DISPLACEMENT_CURRENT needs MPI_MODE_SEQUENTIAL"));
+                    }
+                    f.view.byte_offset(f.shared.get()?)?
+                } else if disp < 0 {
+                    return Err(Error::new(ErrorClass::Arg, format!("displacement {disp} is negative")));
+                } else {
+                    disp as u64
+                };
+                let v = io::view::View::new(disp, etype as usize, filetype as usize, rep)?;
+                Ok((v, hints))
+            })();
+            let esize = local.as_ref().map_or(0, |(v, _)| v.etype_size);
+            let mut keep = None;
+            let local = local.map(|(v, h)| {
+                keep = Some(h);
+                v
+            });
+            let v = io::agree(rt, f.comm, local, &[esize], "the etype's size")?;
+            // Every process resets its pointers (the old view's types are freed as it drops);
+            // the shared one is reset once, after everyone is past any use of the old one.
             f.view = v;
             f.pos = 0;
-            if f.rank(rt)? == 0 {
-                f.shared.set(0)?;
+            let res = if f.rank(rt)? == 0 { f.shared.set(0) } else { Ok(()) };
+            io::agree(rt, f.comm, res, &[], "")?;
+            if let Some(h) = keep {
+                f.info.merge(&h);
             }
-            io::agree_error(rt, f.comm, 0)?;
-            f.info.merge(&hints);
             Ok(())
         })
     }

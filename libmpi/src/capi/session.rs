@@ -1,8 +1,12 @@
 //! MPI Sessions in the C ABI, and who holds the runtime up. The runtime starts at the first of
 //! MPI_Init / MPI_Session_init and goes down when the last of MPI_Finalize /
 //! MPI_Session_finalize ends; MPI_Initialized and MPI_Finalized say what the world model
-//! did. Once down it cannot start again (PMI has said goodbye to the launcher): a later
-//! MPI_Session_init fails. Process sets: `mpi://WORLD` and `mpi://SELF`.
+//! did. A runtime, once down, cannot start again (PMI has said goodbye to the launcher), and
+//! the standard lets a process start sessions again after finalizing all of them: so when the
+//! last holder is a session, the teardown waits for the process's exit (an atexit handler) or
+//! for the next MPI_Init + MPI_Finalize, and a new session in between finds it up. MPI_Finalize
+//! with no session left tears down at once, as before. Process sets: `mpi://WORLD` and
+//! `mpi://SELF`.
 
 use std::ffi::{c_char, c_int, CStr};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -92,6 +96,23 @@ pub(super) fn world_finalize() -> Result<()> {
     let r = runtime::finalize();
     WORLD.store(2, Ordering::Release);
     r
+}
+
+/// The last session ended with no world model running: tear the runtime down when the process
+/// exits, unless MPI_Finalize has done it by then (a later session may still use it).
+fn finalize_at_exit() {
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    extern "C" fn at_exit() {
+        if live_sessions() == 0 && WORLD.load(Ordering::Acquire) != 1 {
+            // Not running any more (MPI_Finalize did it), or another thread exits: nothing to do.
+            let _ = runtime::finalize();
+        }
+    }
+    REGISTERED.call_once(|| {
+        // SAFETY: atexit registers a function with no arguments that may run at exit; it
+        // touches only process-wide state that outlives main.
+        unsafe { libc::atexit(at_exit) };
+    });
 }
 
 fn session_index(h: Handle) -> Result<usize> {
@@ -203,9 +224,8 @@ mpi_fn! {
             let eh = match runtime::with(|rt| super::env::errhandler_of(rt, errhandler)) {
                 Ok(eh) => eh,
                 Err(e) => {
-                    // Nobody holds the runtime because of this call.
-                    if live_sessions() == 0 && !world_initialized() {
-                        let _ = runtime::finalize();
+                    if live_sessions() == 0 && WORLD.load(Ordering::Acquire) != 1 {
+                        finalize_at_exit();
                     }
                     return Err(e);
                 }
@@ -242,10 +262,7 @@ mpi_fn! {
         // SAFETY: checked non-NULL.
         unsafe { *session = SESSION_NULL as Handle };
         if live_sessions() == 0 && WORLD.load(Ordering::Acquire) != 1 {
-            if let Err(e) = runtime::finalize() {
-                eprintln!("rmpi: MPI_Session_finalize: {e}");
-                return e.code();
-            }
+            finalize_at_exit();
         }
         MPI_SUCCESS
     }

@@ -57,3 +57,34 @@ pub fn agree_error(rt: &mut Runtime, comm: usize, class: i32) -> Result<i32> {
         .find(|&c| c != 0)
         .unwrap_or(0))
 }
+
+/// The agreement step of a collective call whose arguments each process checked on its own:
+/// every process learns whether any failed (and fails too) and whether all passed the same
+/// `words` (MPI_ERR_NOT_SAME otherwise), so a bad argument at one process never leaves the
+/// others waiting. `what` names the words in the error.
+pub fn agree<T>(
+    rt: &mut Runtime,
+    comm: usize,
+    local: Result<T>,
+    words: &[u64],
+    what: &str,
+) -> Result<T> {
+    let mut mine = vec![local.as_ref().err().map_or(0, |e| e.code()) as u64];
+    mine.extend_from_slice(words);
+    let all = allgather(rt, comm, &mine)?;
+    let v = local?;
+    if let Some(w) = all.iter().find(|w| w[0] != 0) {
+        return Err(crate::error::Error::new(
+            crate::error::ErrorClass::from_code(w[0] as i32)
+                .unwrap_or(crate::error::ErrorClass::Other),
+            "the call failed at another process of the file",
+        ));
+    }
+    if all.iter().any(|w| w[1..] != all[0][1..]) {
+        return Err(crate::error::Error::new(
+            crate::error::ErrorClass::NotSame,
+            format!("{what} differs between the processes of the file"),
+        ));
+    }
+    Ok(v)
+}

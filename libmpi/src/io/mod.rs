@@ -19,7 +19,7 @@ use crate::comm::ErrHandler;
 use crate::error::{err, ErrorClass, Result};
 use crate::runtime::Runtime;
 
-pub use exchange::{agree_error, allgather};
+pub use exchange::{agree, agree_error, allgather};
 pub use open::{delete, open};
 
 pub const MODE_APPEND: i32 = 1;
@@ -147,10 +147,7 @@ pub fn close(rt: &mut Runtime, id: usize) -> Result<()> {
     })?;
     exchange::agree_error(rt, comm, 0)?;
     let f = FILES.with(|t| t.borrow_mut().get_mut(id).and_then(Option::take));
-    if let Some(f) = f {
-        f.view.release();
-        drop(f);
-    }
+    drop(f);
     let rank = rt.comm(comm)?.rank;
     let mut class = 0;
     if delete && rank == 0 {

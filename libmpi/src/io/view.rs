@@ -161,9 +161,11 @@ impl View {
         }
         data.div_ceil(self.etype_size)
     }
+}
 
+impl Drop for View {
     /// Free the duplicated derived types.
-    pub fn release(&self) {
+    fn drop(&mut self) {
         for h in [self.etype, self.filetype] {
             if is_derived(h) {
                 let _ = table::free(h);
