@@ -297,7 +297,7 @@ mpi_fn! {
                 } else {
                     disp as u64
                 };
-                let v = io::view::View::new(disp, etype as usize, filetype as usize, rep)?;
+                let v = io::view::View::new(disp, etype as usize, filetype as usize, rep, f.amode & io::MODE_RDONLY == 0)?;
                 Ok((v, hints))
             })();
             let esize = local.as_ref().map_or(0, |(v, _)| v.etype_size);

@@ -22,6 +22,8 @@ pub struct View {
     ft_extent: i64,
     /// One filetype element's data blocks in type-map order: (offset, length, packed start).
     blocks: Vec<(i64, u64, u64)>,
+    /// The filetype tiles the file from the displacement: stream byte s is file byte disp + s.
+    dense: bool,
 }
 
 fn is_derived(h: usize) -> bool {
@@ -43,7 +45,14 @@ impl View {
     }
 
     /// Check and build the view; derived types must be committed and are duplicated.
-    pub fn new(disp: u64, etype: usize, filetype: usize, datarep: &str) -> Result<View> {
+    /// `writable`: the file was not opened read-only (overlapping blocks are refused).
+    pub fn new(
+        disp: u64,
+        etype: usize,
+        filetype: usize,
+        datarep: &str,
+        writable: bool,
+    ) -> Result<View> {
         super::datarep::check(datarep)?;
         let e = usable(etype, "etype")?;
         let f = usable(filetype, "filetype")?;
@@ -57,12 +66,8 @@ impl View {
                 ),
             );
         }
-        if e.lb() < 0 || f.true_lb() < 0 {
-            return err(
-                ErrorClass::Type,
-                "etype and filetype displacements must not be negative",
-            );
-        }
+        monotonic(&e, "etype", writable)?;
+        monotonic(&f, "filetype", writable)?;
         let et = if is_derived(etype) {
             table::dup(etype)?
         } else {
@@ -93,7 +98,9 @@ impl View {
             }
             start += len as u64;
         });
+        let dense = matches!(blocks[..], [(0, len, 0)] if len as i64 == f.extent() as i64);
         Ok(View {
+            dense,
             disp,
             etype,
             filetype,
@@ -105,8 +112,44 @@ impl View {
         })
     }
 
-    /// The file byte ranges of stream bytes [s, s + n), in stream order.
+    /// The file byte ranges of stream bytes [s, s + n), in stream order; ranges that touch
+    /// are merged, so a dense filetype (bytes, a contiguous type) gives one range.
     pub fn segments(
+        &self,
+        s: u64,
+        n: u64,
+        mut f: impl FnMut(u64, u64) -> Result<()>,
+    ) -> Result<()> {
+        if self.dense {
+            return match self.disp.checked_add(s) {
+                Some(at) if at.checked_add(n).is_some_and(|e| e <= i64::MAX as u64) => f(at, n),
+                _ => err(
+                    ErrorClass::Io,
+                    "the access lies beyond the largest file offset",
+                ),
+            };
+        }
+        let mut run: Option<(u64, u64)> = None;
+        self.pieces(s, n, |at, len| {
+            match &mut run {
+                Some((a, l)) if *a + *l == at => *l += len,
+                _ => {
+                    if let Some((a, l)) = run.take() {
+                        f(a, l)?;
+                    }
+                    run = Some((at, len));
+                }
+            }
+            Ok(())
+        })?;
+        match run {
+            Some((a, l)) => f(a, l),
+            None => Ok(()),
+        }
+    }
+
+    /// The file range of each filetype block that stream bytes [s, s + n) touch.
+    fn pieces(
         &self,
         mut s: u64,
         mut n: u64,
@@ -122,7 +165,7 @@ impl View {
                 + k as i128 * self.ft_extent as i128
                 + off as i128
                 + within as i128;
-            if at < 0 || at > i64::MAX as i128 {
+            if at < 0 || at + take as i128 > i64::MAX as i128 {
                 return err(
                     ErrorClass::Io,
                     format!("the view maps data to file offset {at}"),
@@ -171,6 +214,31 @@ impl Drop for View {
                 let _ = table::free(h);
             }
         }
+    }
+}
+
+/// MPI 4.1 §14.3: displacements in a view's types are non-negative and monotonically
+/// nondecreasing; overlapping blocks are refused too when the file can be written (all
+/// MPI_ERR_IO, as ROMIO does).
+fn monotonic(l: &Layout, what: &str, writable: bool) -> Result<()> {
+    let (mut prev, mut end) = (0isize, 0isize);
+    let mut bad = None;
+    l.for_each_block(|off, len| {
+        if bad.is_none() && (off < prev || (writable && off < end)) {
+            bad = Some(off);
+        }
+        prev = off;
+        end = end.max(off + len as isize);
+    });
+    match bad {
+        None => Ok(()),
+        Some(off) => err(
+            ErrorClass::Io,
+            format!(
+                "the {what}'s displacements must be non-negative and increasing{} (a block at {off})",
+                if writable { " without overlaps in a writable file" } else { "" }
+            ),
+        ),
     }
 }
 
