@@ -1,7 +1,7 @@
 /* MPI-IO: explicit offsets, a strided view written collectively, shared and ordered file
  * pointers, collective and non-blocking reads, split collectives, sizes, short reads at the
  * end of the file, amode and access errors, delete, delete-on-close, unsupported data
- * representations, error handlers; and nothing left behind in the (private) directory. */
+ * representations, user error handlers (a file's, MPI_FILE_NULL's); and nothing left behind in the (private) directory. */
 #include "coll_util.h"
 #include <dirent.h>
 #include <unistd.h>
@@ -261,6 +261,43 @@ static void shared_pointers(void) {
     free(all);
 }
 
+static int handler_calls, handler_code;
+static MPI_File handler_file;
+
+static void file_handler(MPI_File *f, int *code, ...) {
+    handler_calls++;
+    handler_file = *f;
+    handler_code = *code;
+}
+
+/* User error handlers on a file and on MPI_FILE_NULL (the one open errors go through). */
+static void handlers(void) {
+    MPI_File fh;
+    MPI_Errhandler eh, got;
+    MPI_Status st;
+    int rc, v = 0;
+    MPI_File_create_errhandler(file_handler, &eh);
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
+                  MPI_INFO_NULL, &fh);
+    MPI_File_set_errhandler(fh, eh);
+    MPI_File_get_errhandler(fh, &got);
+    CHECK(got == eh, "get_errhandler gave another handler");
+    MPI_Errhandler_free(&got);
+    rc = MPI_File_read_at(fh, -1, &v, 1, MPI_INT, &st);
+    CHECK(eclass(rc) == MPI_ERR_ARG && handler_calls == 1 && handler_file == fh &&
+              eclass(handler_code) == MPI_ERR_ARG,
+          "file handler: rc %d calls %d code %d", rc, handler_calls, handler_code);
+    MPI_File_call_errhandler(fh, MPI_ERR_OTHER);
+    CHECK(handler_calls == 2 && handler_code == MPI_ERR_OTHER, "call_errhandler: %d", handler_calls);
+    MPI_File_close(&fh);
+    MPI_File_set_errhandler(MPI_FILE_NULL, eh);
+    rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    CHECK(eclass(rc) == MPI_ERR_NO_SUCH_FILE && handler_calls == 3 && handler_file == MPI_FILE_NULL,
+          "FILE_NULL handler: rc %d calls %d", eclass(rc), handler_calls);
+    MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&eh);
+}
+
 static void errors(void) {
     MPI_File fh;
     int rc, v = 1;
@@ -331,6 +368,8 @@ int main(int argc, char **argv) {
     strided_view();
     shared_pointers();
     errors();
+    MPI_Barrier(MPI_COMM_WORLD);
+    handlers();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         int n = entries(dir);

@@ -26,6 +26,15 @@ static int eclass(int rc) {
     return c;
 }
 
+static int handler_calls, handler_code;
+static MPI_Session handler_session;
+
+static void session_handler(MPI_Session *s, int *code, ...) {
+    handler_calls++;
+    handler_session = *s;
+    handler_code = *code;
+}
+
 /* Use a session: psets, a communicator over WORLD from it, an allreduce of the errors. */
 static void use_session(MPI_Session s, int *world_rank, int *world_size) {
     int n, len, rc, flag;
@@ -79,6 +88,17 @@ static void use_session(MPI_Session s, int *world_rank, int *world_size) {
     MPI_Errhandler eh;
     MPI_Session_get_errhandler(s, &eh);
     CHECK(eh == MPI_ERRORS_RETURN, "session handler");
+    /* A user handler of the session's own. */
+    MPI_Session_create_errhandler(session_handler, &eh);
+    MPI_Session_set_errhandler(s, eh);
+    handler_calls = 0;
+    rc = MPI_Group_from_session_pset(s, "mpi://NOWHERE", &g);
+    CHECK(eclass(rc) == MPI_ERR_ARG && handler_calls == 1 && handler_session == s,
+          "session user handler: %d calls", handler_calls);
+    MPI_Session_call_errhandler(s, MPI_ERR_OTHER);
+    CHECK(handler_calls == 2 && handler_code == MPI_ERR_OTHER, "session call_errhandler");
+    MPI_Session_set_errhandler(s, MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&eh);
     MPI_Session_get_info(s, &info);
     MPI_Info_free(&info);
 }
