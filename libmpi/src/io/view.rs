@@ -250,3 +250,53 @@ fn usable(h: usize, what: &str) -> Result<Arc<Layout>> {
     table::committed(h)
         .map_err(|e| crate::error::Error::new(e.class, format!("{what}: {}", e.message)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(disp: u64, f: &Layout, etype_size: u64) -> View {
+        View::build(disp, BYTE, BYTE, "native".into(), f, etype_size).unwrap()
+    }
+
+    fn ranges(v: &View, s: u64, n: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        v.segments(s, n, |a, l| {
+            out.push((a, l));
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn bytes_are_one_range() {
+        let v = View::bytes();
+        assert_eq!(ranges(&v, 5, 1 << 20), vec![(5, 1 << 20)]);
+    }
+
+    #[test]
+    fn strided_view_skips_the_holes() {
+        // Two 4-byte ints, then a hole of 16 bytes: each element is 8 data bytes in 24.
+        let int = Layout::basic(4, 4);
+        let pair = Layout::contiguous(2, &int).unwrap();
+        let ft = Layout::resized(&pair, 0, 24).unwrap();
+        let v = view(100, &ft, 4);
+        assert_eq!(ranges(&v, 0, 20), vec![(100, 8), (124, 8), (148, 4)]);
+        assert_eq!(ranges(&v, 6, 4), vec![(106, 2), (124, 2)]);
+        assert_eq!(v.byte_offset(3).unwrap(), 128);
+        // The end of a 130-byte file: 8 bytes of element 0 and 6 of element 1 lie before it.
+        assert_eq!(v.offset_of_end(130), 4);
+        assert_eq!(v.offset_of_end(50), 0);
+    }
+
+    #[test]
+    fn view_types_must_increase() {
+        let int = Layout::basic(4, 4);
+        let down = Layout::hindexed(&[(1, 8), (1, 0)], &int).unwrap();
+        assert!(monotonic(&down, "filetype", false).is_err());
+        let overlap = Layout::hindexed(&[(3, 0), (1, 4)], &int).unwrap();
+        assert!(monotonic(&overlap, "filetype", true).is_err());
+        assert!(monotonic(&overlap, "filetype", false).is_ok());
+    }
+}
