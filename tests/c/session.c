@@ -150,6 +150,29 @@ int main(int argc, char **argv) {
         MPI_Session_attach_buffer(b, MPI_BUFFER_AUTOMATIC, 0);
         MPI_Session_detach_buffer(b, &back, &n);
         CHECK(back == MPI_BUFFER_AUTOMATIC, "automatic buffer");
+        /* Buffered sends on a communicator made from the session's group use its buffer
+         * (no process buffer is attached). */
+        MPI_Group sg;
+        MPI_Comm sc;
+        int sr, ss, v = 42;
+        MPI_Session_attach_buffer(b, buf, sizeof buf);
+        MPI_Group_from_session_pset(b, "mpi://WORLD", &sg);
+        MPI_Comm_create_from_group(sg, "rmpi.test.bsend", MPI_INFO_NULL, MPI_ERRORS_RETURN, &sc);
+        MPI_Group_free(&sg);
+        MPI_Comm_rank(sc, &sr);
+        MPI_Comm_size(sc, &ss);
+        if (sr == 0) {
+            rc = MPI_Bsend(&v, 1, MPI_INT, ss - 1, 5, sc);
+            CHECK(rc == MPI_SUCCESS, "bsend with the session's buffer: %d", rc);
+        }
+        if (sr == ss - 1) {
+            v = 0;
+            MPI_Recv(&v, 1, MPI_INT, 0, 5, sc, MPI_STATUS_IGNORE);
+            CHECK(v == 42, "bsend gave %d", v);
+        }
+        MPI_Session_detach_buffer(b, &back, &n);
+        CHECK(back == buf, "detach after bsend");
+        MPI_Comm_free(&sc);
     }
     MPI_Session_finalize(&b);
     /* Every session ended: sessions start again, one after another (MPICH's session_re_init). */

@@ -28,8 +28,6 @@ static WORLD: AtomicU8 = AtomicU8::new(0);
 struct Session {
     errhandler: ErrHandler,
     info: crate::info::Info,
-    /// MPI_Session_attach_buffer's (address, size), handed back at detach.
-    buffer: Option<(usize, usize)>,
 }
 
 /// Live sessions by slot (process-wide: a session may outlive the world model).
@@ -231,7 +229,7 @@ mpi_fn! {
                 }
             };
             let mut t = sessions();
-            let s = Session { errhandler: eh, info: hints, buffer: None };
+            let s = Session { errhandler: eh, info: hints };
             let i = match t.iter().position(Option::is_none) {
                 Some(i) => { t[i] = Some(s); i }
                 None => { t.push(Some(s)); t.len() - 1 }
@@ -258,6 +256,10 @@ mpi_fn! {
             Ok(id) => id,
             Err(e) => return session_fail("MPI_Session_finalize", None, e.code(), &e),
         };
+        let _ = runtime::with(|rt| {
+            end_session(rt, id);
+            Ok(())
+        });
         sessions()[id] = None;
         // SAFETY: checked non-NULL.
         unsafe { *session = SESSION_NULL as Handle };
@@ -341,12 +343,17 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Group_from_session_pset / PMPI_Group_from_session_pset(session: Handle, pset_name: *const c_char, newgroup: *mut Handle) -> c_int {
-        scall("MPI_Group_from_session_pset", session, |rt, _| {
+        scall("MPI_Group_from_session_pset", session, |rt, id| {
             out(newgroup, "newgroup")?;
             // SAFETY: the standard passes a NUL-terminated string.
             let name = unsafe { self::pset_name(pset_name)? };
             let g = pset_group(rt, name)?;
+            let members = g.members().to_vec();
             let h = super::group::new_group(rt, g);
+            // A live group's handle is unique: an entry with it is of a freed group.
+            let mut t = groups();
+            t.retain(|e| e.0 != h as usize);
+            t.push((h as usize, id, members));
             // SAFETY: checked non-NULL.
             unsafe { *newgroup = h };
             Ok(())
@@ -405,27 +412,68 @@ mpi_fn! {
 
 // --- session buffers ---
 //
-// A session's buffer is kept and handed back; buffered sends on communicators made from a
-// session use the process's buffer (MPI_Buffer_attach), so flushing a session flushes that.
+// A session's buffer is kept with the communicators' own (`p2p::Bsend`) under a key of its own;
+// buffered sends on a communicator made from the session's group (MPI_Comm_create_from_group)
+// use it unless the communicator has one of its own.
+
+/// MPI_BUFFER_AUTOMATIC of the ABI.
+const BUFFER_AUTOMATIC: usize = 2;
+
+/// The buffer key of session `id`: above every communicator index.
+fn buffer_key(id: usize) -> usize {
+    (1 << 48) + id
+}
+
+/// Groups made by MPI_Group_from_session_pset: (handle, session, members). The members are
+/// kept so that a freed handle reused for another group is not taken for it.
+static GROUPS: Mutex<Vec<(usize, usize, Vec<i32>)>> = Mutex::new(Vec::new());
+
+fn groups() -> std::sync::MutexGuard<'static, Vec<(usize, usize, Vec<i32>)>> {
+    GROUPS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// MPI_Comm_create_from_group made communicator `comm` from `group`: if that group came from a
+/// session, buffered sends on it use the session's buffer.
+pub(super) fn note_comm(rt: &mut Runtime, group: Handle, comm: usize) {
+    let Ok(g) = super::group::group_of(rt, group) else {
+        return;
+    };
+    let session = groups()
+        .iter()
+        .find(|(h, _, m)| *h == group as usize && m.as_slice() == g.members())
+        .map(|e| e.1);
+    if let Some(s) = session {
+        rt.bsend.set_session(comm, buffer_key(s));
+    }
+}
+
+/// Session `id` ends: its buffer is flushed and dropped, its groups forgotten.
+fn end_session(rt: &mut Runtime, id: usize) {
+    let key = buffer_key(id);
+    if rt.bsend.comm(key).is_some() {
+        rt.bsend_flush_one(Some(key));
+        let _ = rt.bsend.comm_detach(key);
+    }
+    groups().retain(|e| e.1 != id);
+}
 
 fn attach(name: &str, session: Handle, buffer: *mut std::ffi::c_void, size: Count) -> c_int {
-    scall(name, session, |_, id| {
+    scall(name, session, |rt, id| {
         if size < 0 {
             return Err(Error::new(
                 ErrorClass::Arg,
                 format!("buffer size {size} is negative"),
             ));
         }
-        let mut t = sessions();
-        let s = t[id].as_mut().expect("live session");
-        if s.buffer.is_some() {
-            return Err(Error::new(
-                ErrorClass::Buffer,
-                "the session has a buffer attached already",
-            ));
-        }
-        s.buffer = Some((buffer as usize, size as usize));
-        Ok(())
+        let automatic = buffer as usize == BUFFER_AUTOMATIC;
+        rt.bsend
+            .comm_attach(buffer_key(id), buffer.cast(), size as usize, automatic)
+            .map_err(|_| {
+                Error::new(
+                    ErrorClass::Buffer,
+                    "the session has a buffer attached already",
+                )
+            })
     })
 }
 
@@ -438,26 +486,32 @@ fn detach(
 ) -> c_int {
     scall(name, session, |rt, id| {
         out(buffer_addr, "buffer_addr")?;
-        let (base, n) = sessions()[id]
-            .as_ref()
-            .and_then(|s| s.buffer)
-            .ok_or_else(|| Error::new(ErrorClass::Buffer, "the session has no buffer attached"))?;
-        if n > size_max {
+        let key = buffer_key(id);
+        let Some(b) = rt.bsend.comm(key) else {
+            return Err(Error::new(
+                ErrorClass::Buffer,
+                "the session has no buffer attached",
+            ));
+        };
+        if b.size() > size_max {
             return Err(Error::new(
                 ErrorClass::Count,
-                format!("the buffer's {n} bytes do not fit the size argument; use {name}_c"),
+                format!(
+                    "the buffer's {} bytes do not fit the size argument; use {name}_c",
+                    b.size()
+                ),
             ));
         }
-        rt.bsend_flush_one(None);
-        if let Some(s) = sessions()[id].as_mut() {
-            s.buffer = None;
-        }
-        // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
-        unsafe {
-            buffer_addr
-                .cast::<*mut std::ffi::c_void>()
-                .write(base as *mut std::ffi::c_void)
+        let automatic = b.is_automatic();
+        rt.bsend_flush_one(Some(key));
+        let (base, n) = rt.bsend.comm_detach(key)?;
+        let base = if automatic {
+            BUFFER_AUTOMATIC as *mut std::ffi::c_void
+        } else {
+            base.cast()
         };
+        // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
+        unsafe { buffer_addr.cast::<*mut std::ffi::c_void>().write(base) };
         store(n);
         Ok(())
     })
@@ -497,8 +551,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(session: Handle) -> c_int {
-        scall("MPI_Session_flush_buffer", session, |rt, _| {
-            rt.bsend_flush_one(None);
+        scall("MPI_Session_flush_buffer", session, |rt, id| {
+            rt.bsend_flush_one(Some(buffer_key(id)));
             Ok(())
         })
     }
@@ -506,13 +560,17 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(session: Handle, request: *mut Handle) -> c_int {
-        scall("MPI_Session_iflush_buffer", session, |rt, _| {
+        scall("MPI_Session_iflush_buffer", session, |rt, id| {
             if request.is_null() {
                 return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
             }
-            let id = rt.bsend.iflush(&mut rt.pml);
+            // A session without a buffer: nothing to flush.
+            let req = match rt.bsend.comm(buffer_key(id)) {
+                Some(b) => b.iflush(&mut rt.pml),
+                None => rt.pml.request_for(pml::Started::Done(empty_status())),
+            };
             // SAFETY: checked non-NULL; the caller's MPI_Request.
-            unsafe { request.write(request_handle(id)) };
+            unsafe { request.write(request_handle(req)) };
             Ok(())
         })
     }
