@@ -334,6 +334,9 @@ static void errors(void) {
     CHECK(rc == MPI_SUCCESS, "write_ordered on sequential: %d", rc);
     MPI_File_close(&fh);
     /* A bad argument at one process fails a collective call everywhere, without a hang. */
+    rc = MPI_File_open(MPI_COMM_WORLD, rank == size - 1 ? NULL : path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                       MPI_INFO_NULL, &fh);
+    CHECK(rc != MPI_SUCCESS && fh == MPI_FILE_NULL, "open with a NULL name at one process: %d", rc);
     MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
                   MPI_INFO_NULL, &fh);
     rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, rank == size - 1 ? "external32" : "native", MPI_INFO_NULL);

@@ -108,12 +108,20 @@ mpi_fn! {
     fn MPI_File_open / PMPI_File_open(comm: Handle, filename: *const c_char, amode: c_int, info: Handle, fh: *mut Handle) -> c_int {
         let r = runtime::with(|rt| {
             let c = comm_index(comm)?;
-            out(fh, "fh")?;
-            let hints = super::info::hints(info)?;
-            // SAFETY: the standard passes a NUL-terminated file name.
-            let name = unsafe { c_str(filename, "filename")? };
-            io::open(rt, c, name, amode, hints)
+            // Checked inside the collective open: a bad argument at one process fails all.
+            let args = (|| {
+                out(fh, "fh")?;
+                let hints = super::info::hints(info)?;
+                // SAFETY: the standard passes a NUL-terminated file name.
+                let name = unsafe { c_str(filename, "filename")? };
+                Ok((name, hints))
+            })();
+            io::open(rt, c, args, amode)
         });
+        if r.is_err() && !fh.is_null() {
+            // SAFETY: checked non-NULL: the caller's MPI_File.
+            unsafe { *fh = FILE_NULL as Handle };
+        }
         match r {
             Ok(f) => {
                 let id = io::insert(f);

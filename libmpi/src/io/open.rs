@@ -85,18 +85,19 @@ fn os_open(path: &Path, amode: i32, create: bool) -> std::io::Result<std::fs::Fi
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// MPI_File_open on communicator `comm` (collective). Errors reach every process.
+/// `args` are the file name and hints, or what was wrong with them: a process whose own
+/// arguments are bad still takes part, so the others fail too instead of waiting.
 pub fn open(
     rt: &mut Runtime,
     comm: usize,
-    name: &str,
+    args: Result<(&str, crate::info::Info)>,
     amode: i32,
-    info: crate::info::Info,
 ) -> Result<File> {
     if rt.comm(comm)?.is_inter() {
         return err(ErrorClass::Comm, "MPI_File_open needs an intracommunicator");
     }
     let fcomm = rt.dup_bare(comm)?;
-    match open_on(rt, fcomm, name, amode, info) {
+    match open_on(rt, fcomm, args, amode) {
         Ok(f) => Ok(f),
         Err(e) => {
             rt.comms[fcomm] = None;
@@ -108,14 +109,15 @@ pub fn open(
 fn open_on(
     rt: &mut Runtime,
     comm: usize,
-    name: &str,
+    args: Result<(&str, crate::info::Info)>,
     amode: i32,
-    info: crate::info::Info,
 ) -> Result<File> {
-    let path = PathBuf::from(strip_prefix(name));
     let rank = rt.comm(comm)?.rank;
-    // Round 1: the same amode everywhere, and a valid one.
-    let local = check_amode(amode).err();
+    // Round 1: the same amode everywhere, a valid one, and good arguments.
+    let (args, local) = match args.and_then(|a| check_amode(amode).map(|()| a)) {
+        Ok(a) => (Some(a), None),
+        Err(e) => (None, Some(e)),
+    };
     let all = allgather(
         rt,
         comm,
@@ -124,9 +126,10 @@ fn open_on(
             local.as_ref().map_or(0, |e| e.code()) as u64,
         ],
     )?;
-    if let Some(e) = local {
-        return Err(e);
-    }
+    let Some((name, info)) = args else {
+        return Err(local.expect("an error when there are no arguments"));
+    };
+    let path = PathBuf::from(strip_prefix(name));
     if let Some(w) = all.iter().find(|w| w[1] != 0) {
         return err(
             ErrorClass::from_code(w[1] as i32).unwrap_or(ErrorClass::Amode),
