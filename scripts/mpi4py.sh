@@ -43,11 +43,9 @@ done
 QUICK_MODULES="test_p2p_obj test_p2p_obj_matched test_p2p_buf test_p2p_buf_matched test_cco_obj \
 test_cco_buf test_cco_nb_buf test_cco_vec test_cco_nb_vec test_comm test_group test_op \
 test_request test_status test_msgzero test_msgspec test_errorcode test_errhandler test_environ \
-test_handle test_address test_toplevel test_ctypes test_pickle test_package test_dynproc test_spawn"
-QUICK_EXCLUDE=(
-    "test_errhandler.TestErrhandlerFile.*"   # I/O (issue 14)
-    "test_errhandler.TestErrhandlerSession.*" # sessions (issue 14)
-)
+test_handle test_address test_toplevel test_ctypes test_pickle test_package test_dynproc test_spawn \
+test_file test_io test_session test_subclass"
+QUICK_EXCLUDE=()
 [ -n "$NPS" ] || { [ $QUICK = 1 ] && NPS="1 2" || NPS="1 2 3"; }
 VERSION=${MPI4PY_VERSION:-4.1.2}
 DIR=${RMPI_MPI4PY_DIR:-$ROOT/target/mpi4py}

@@ -16,7 +16,7 @@
 # configured build tree per MPI (build-<mpi>), both kept between runs.
 #
 # MPICH's own machinery configures and builds: autogen.sh once on a copy of the checkout's test/mpi,
-# then configure (C only, --enable-strictmpi: no MPIX extensions, no I/O) per MPI; each test
+# then configure (C only, --enable-strictmpi: no MPIX extensions, I/O only with --dirs io) per MPI; each test
 # directory's programs are built with its Makefile. scripts/mpich_tests.py reads the testlists
 # and judges each entry as MPICH's runtests does (exit 0 and " No Errors"); every entry runs
 # oversubscribed with the np its testlist gives, bounded by `mpirun --timeout` (rmpi) or
@@ -104,7 +104,11 @@ fi
 
 # One configured tree per MPI, reconfigured when the compiler or the options change.
 BUILD=$WORK/build-$MPI
-CONF=(CC="$CC" MPICC="$CC" --disable-fortran --disable-cxx --enable-strictmpi --disable-romio
+# MPI-IO's directory (io) is configured only when asked for, in a tree of its own, so the other
+# runs keep theirs.
+IO=--disable-romio
+case " $DIRS " in *" io "*) IO=--enable-romio; BUILD=$BUILD-io ;; esac
+CONF=(CC="$CC" MPICC="$CC" --disable-fortran --disable-cxx --enable-strictmpi $IO
       --disable-perftest --disable-ft-tests $DTPOOLS)
 cstamp="${CONF[*]} $({ "$CC" -show || "$CC" --showme; } 2>/dev/null | sha256sum | cut -c1-16)"
 if [ ! -f "$BUILD/.stamp" ] || [ "$(cat "$BUILD/.stamp")" != "$cstamp" ]; then

@@ -268,6 +268,7 @@ pub(crate) fn free(comm: usize) -> Result<()> {
     runtime::with(|rt| {
         rt.comm(comm)?;
         rt.comms[comm] = None;
+        rt.bsend.forget_comm(comm);
         Ok(())
     })
 }

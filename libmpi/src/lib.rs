@@ -20,6 +20,7 @@ pub mod error;
 mod foreign_launcher;
 mod group;
 mod info;
+mod io;
 mod launcher_watch;
 mod locality;
 mod memhook;

@@ -99,18 +99,3 @@ fn c_stubs_raise_unsupported_operation() {
     mpirun_np(2, &p, &[]).assert_no_errors("unimplemented at np 2");
 }
 
-#[test]
-fn c_stub_under_errors_are_fatal_aborts_naming_the_function() {
-    let p = c_program("tests/c/unimplemented.c");
-    let r = mpirun_np(2, &p, &["fatal"]);
-    assert!(
-        r.code.is_some_and(|c| c != 0)
-            && !r.stdout.contains("not reached")
-            && r.stderr.contains("MPI_Group_from_session_pset")
-            && r.stderr.contains("MPI_ERR_UNSUPPORTED_OPERATION"),
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        r.code,
-        r.stdout,
-        r.stderr
-    );
-}

@@ -94,6 +94,7 @@ mpi_fn! {
                     let c = rt.comm_mut(id)?;
                     c.info = hints;
                     c.errhandler = eh;
+                    super::session::note_comm(rt, group, id);
                     comm_handle(id)
                 }
                 None => COMM_NULL as Handle,

@@ -28,7 +28,7 @@ unsafe fn copy_cstr(s: &str, out: *mut c_char, cap: usize) -> c_int {
 }
 
 fn init_or_fail(call: &str) -> c_int {
-    match runtime::init() {
+    match super::session::world_init() {
         Ok(()) => MPI_SUCCESS,
         Err(e) => {
             if runtime::is_initialized() {
@@ -72,8 +72,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Finalize / PMPI_Finalize() -> c_int {
-        crate::comm_ops::delete_self_attrs_at_finalize();
-        match runtime::finalize() {
+        match super::session::world_finalize() {
             Ok(()) => MPI_SUCCESS,
             Err(e) => {
                 eprintln!("rmpi: MPI_Finalize: {e}");
@@ -89,7 +88,7 @@ mpi_fn! {
             return ErrorClass::Arg as c_int;
         }
         // SAFETY: checked non-NULL.
-        unsafe { *flag = runtime::is_initialized() as c_int };
+        unsafe { *flag = super::session::world_initialized() as c_int };
         MPI_SUCCESS
     }
 }
@@ -100,7 +99,7 @@ mpi_fn! {
             return ErrorClass::Arg as c_int;
         }
         // SAFETY: checked non-NULL.
-        unsafe { *flag = runtime::is_finalized() as c_int };
+        unsafe { *flag = super::session::world_finalized() as c_int };
         MPI_SUCCESS
     }
 }

@@ -52,8 +52,11 @@ pub struct Bsend {
     busy: Rc<RefCell<Busy>>,
     /// The next message's sequence number.
     seq: u64,
-    /// Communicators' own buffers (MPI_Comm_attach_buffer), by communicator index.
+    /// Communicators' own buffers (MPI_Comm_attach_buffer), by communicator index; a
+    /// session's (MPI_Session_attach_buffer) under a key no communicator index reaches.
     comms: HashMap<usize, Bsend>,
+    /// Communicators made from a session's group: the key of that session's buffer.
+    sessions: HashMap<usize, usize>,
 }
 
 impl Default for Bsend {
@@ -63,6 +66,7 @@ impl Default for Bsend {
             busy: Rc::new(RefCell::new(Vec::new())),
             seq: 0,
             comms: HashMap::new(),
+            sessions: HashMap::new(),
         }
     }
 }
@@ -132,12 +136,31 @@ impl Bsend {
         reap_busy(&mut self.busy.borrow_mut(), pml);
     }
 
-    /// The buffer buffered sends on communicator `comm` use: its own, else this one.
+    /// The buffer buffered sends on communicator `comm` use: its own, else its session's,
+    /// else this one.
     pub fn of(&mut self, comm: usize) -> &mut Bsend {
-        if self.comms.contains_key(&comm) {
-            return self.comms.get_mut(&comm).expect("checked");
+        let key = if self.comms.contains_key(&comm) {
+            Some(comm)
+        } else {
+            self.sessions
+                .get(&comm)
+                .copied()
+                .filter(|k| self.comms.contains_key(k))
+        };
+        match key {
+            Some(k) => self.comms.get_mut(&k).expect("checked"),
+            None => self,
         }
-        self
+    }
+
+    /// Communicator `comm` was made from the group of the session whose buffer key is `key`.
+    pub fn set_session(&mut self, comm: usize, key: usize) {
+        self.sessions.insert(comm, key);
+    }
+
+    /// Communicator `comm` was freed.
+    pub fn forget_comm(&mut self, comm: usize) {
+        self.sessions.remove(&comm);
     }
 
     /// The buffer communicator `comm` attached, if any.
