@@ -205,12 +205,7 @@ impl ErrorClass {
 
     pub fn from_code(code: i32) -> Option<ErrorClass> {
         use ErrorClass::*;
-        const ALL: [ErrorClass; 44] = [
-            Name,
-            Port,
-            Service,
-            Spawn,
-        const ALL: [ErrorClass; 56] = [
+        const ALL: [ErrorClass; 60] = [
             Buffer,
             Count,
             Type,
@@ -267,6 +262,10 @@ impl ErrorClass {
             ReadOnly,
             UnsupportedDatarep,
             Session,
+            Name,
+            Port,
+            Service,
+            Spawn,
         ];
         ALL.into_iter().find(|c| *c as i32 == code)
     }

@@ -98,4 +98,3 @@ fn c_stubs_raise_unsupported_operation() {
     let p = c_program("tests/c/unimplemented.c");
     mpirun_np(2, &p, &[]).assert_no_errors("unimplemented at np 2");
 }
-
