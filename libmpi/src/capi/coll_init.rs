@@ -1,12 +1,12 @@
 //! Persistent collectives (MPI_Bcast_init, ..., MPI_Neighbor_alltoallw_init, int and `_c`
-//! forms): the init call checks its arguments by building the schedule once (nothing is
-//! sent), takes the communicator's next collective tag and keeps both; each MPI_Start builds
-//! the schedule again and starts it as the I- form would, with that tag. So runs match across
-//! ranks by the order of the init calls (which MPI-4 makes collective), whatever order the
-//! starts come in; successive runs of one request reuse the tag, which is safe because each
-//! pair's messages of a run precede those of the next and match in order. The count and
-//! displacement arrays are read at each start, so they must stay valid until the request is
-//! freed (as MPI requires).
+//! forms): the init call builds the schedule once (checking the arguments; nothing is sent),
+//! takes the communicator's next collective tag and keeps both; each MPI_Start starts a copy of
+//! that schedule as the I- form would, with that tag. So runs match across ranks by the order of
+//! the init calls (which MPI-4 makes collective), whatever order the starts come in; successive
+//! runs of one request reuse the tag, which is safe because each pair's messages of a run
+//! precede those of the next and match in order. The count, displacement and datatype arrays
+//! are read only at init: a caller may free them once it returns (mpi4py does), as Open MPI
+//! and MPICH allow; the buffers must stay valid until the request is freed.
 
 use std::any::Any;
 use std::ffi::c_int;
@@ -17,21 +17,17 @@ use crate::pml::ReqId;
 
 type Build = Box<dyn Fn(&mut Builder) -> Result<()>>;
 
-/// A persistent collective: its communicator and the builder with the saved arguments.
+/// A persistent collective: its communicator, tag and schedule, built at init.
 struct CollInit {
     comm: usize,
     tag: i32,
-    build: Build,
+    schedule: coll::Schedule,
 }
 
 impl crate::persist::Start for CollInit {
     fn start(&self, rt: &mut Runtime, _req: ReqId) -> Result<ReqId> {
-        let s = {
-            let mut b = Builder::new(rt.comm(self.comm)?, None);
-            (self.build)(&mut b)?;
-            b.finish()
-        };
-        Ok(coll::start_tagged(&mut rt.pml, s, self.tag))
+        rt.comm(self.comm)?; // still there
+        Ok(coll::start_tagged(&mut rt.pml, self.schedule.clone(), self.tag))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -48,14 +44,14 @@ pub(super) fn coll_init(name: &str, comm: Handle, request: *mut Handle, build: B
             return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
         }
         let comm = comm_index(comm)?;
-        let key = {
+        let (key, schedule) = {
             let c = rt.comm(comm)?;
             let mut b = Builder::new(c, None);
             build(&mut b)?;
-            coll::seq_key(c)
+            (coll::seq_key(c), b.finish())
         };
         let tag = coll::reserve_tag(&mut rt.pml, key);
-        let id = crate::persist::register(rt, Box::new(CollInit { comm, tag, build }));
+        let id = crate::persist::register(rt, Box::new(CollInit { comm, tag, schedule }));
         // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
         unsafe { request.write(request_handle(id)) };
         Ok(())

@@ -25,6 +25,7 @@ impl At {
     }
 }
 
+#[derive(Clone)]
 enum Step {
     Send {
         at: At,
@@ -87,6 +88,8 @@ pub struct Red {
     pub dt: Datatype,
 }
 
+/// Cloneable so that a persistent collective builds it once (capi/coll_init.rs).
+#[derive(Clone)]
 pub struct Schedule {
     key: super::SeqKey,
     ctx: u32,
