@@ -62,10 +62,12 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Query_thread / PMPI_Query_thread(provided: *mut c_int) -> c_int {
-        if !provided.is_null() {
-            // SAFETY: checked non-NULL.
-            unsafe { *provided = PROVIDED.load(std::sync::atomic::Ordering::Relaxed) };
+        if provided.is_null() {
+            return fail("MPI_Query_thread", crate::comm::WORLD,
+                        Error::new(ErrorClass::Arg, "provided is NULL"));
         }
+        // SAFETY: checked non-NULL.
+        unsafe { *provided = PROVIDED.load(std::sync::atomic::Ordering::Relaxed) };
         MPI_SUCCESS
     }
 }
@@ -200,7 +202,7 @@ pub(super) fn errhandler_of(rt: &Runtime, h: Handle) -> Result<ErrHandler> {
         ERRORS_RETURN => Ok(ErrHandler::Return),
         ERRORS_ABORT => Ok(ErrHandler::Abort),
         v => match super::errh::user_errhandler(v) {
-            Some(i) if rt.objs.errhandler(i).is_ok() => Ok(ErrHandler::User(i)),
+            Some(i) if rt.objs.errhandler_handle(i).is_ok() => Ok(ErrHandler::User(i)),
             _ => Err(Error::new(
                 ErrorClass::Errhandler,
                 format!("{v:#x} is not an error handler"),
@@ -231,6 +233,9 @@ mpi_fn! {
             if errhandler.is_null() {
                 return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));
             }
+            if let Some(i) = super::errh::user_errhandler(h) {
+                rt.objs.retain_errhandler(i);
+            }
             // SAFETY: checked non-NULL.
             unsafe { *errhandler = h as Handle };
             Ok(())
@@ -243,7 +248,10 @@ mpi_fn! {
         if errorclass.is_null() {
             return ErrorClass::Arg as c_int;
         }
-        let class = super::errh::class_of(errorcode).unwrap_or(ErrorClass::Unknown as c_int);
+        // A value that is no error code (negative, never handed out) is a bad argument.
+        let Some(class) = super::errh::class_of(errorcode) else {
+            return ErrorClass::Arg as c_int;
+        };
         // SAFETY: checked non-NULL.
         unsafe { *errorclass = class };
         MPI_SUCCESS
@@ -266,7 +274,9 @@ mpi_fn! {
         } else if super::errh::class_of(errorcode).is_some() {
             format!("MPI error class {errorcode}")
         } else {
-            format!("unknown error code {errorcode}")
+            // SAFETY: as below.
+            unsafe { *resultlen = copy_cstr(&format!("unknown error code {errorcode}"), string, MAX_ERROR_STRING) };
+            return ErrorClass::Arg as c_int;
         };
         // SAFETY: the standard requires MPI_MAX_ERROR_STRING bytes at `string`; resultlen checked.
         unsafe { *resultlen = copy_cstr(&text, string, MAX_ERROR_STRING) };

@@ -168,6 +168,14 @@ fn bad_comm(v: usize) -> Error {
     }
 }
 
+/// `comm_index` for a call that does not otherwise touch the communicator (MPI_Pack, ...):
+/// the handle must also name a live communicator, not a freed one. Outside `runtime::with`.
+fn live_comm(h: Handle) -> Result<usize> {
+    let i = comm_index(h)?;
+    runtime::with(|rt| rt.comm(i).map(|_| ()))?;
+    Ok(i)
+}
+
 /// The C handle of communicator table slot `id`.
 pub(crate) fn comm_handle(id: usize) -> Handle {
     match id {

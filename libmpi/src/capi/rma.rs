@@ -35,11 +35,23 @@ fn target(rank: c_int, disp: Aint, count: Count, dt: Handle) -> Result<Target> {
             format!("target displacement {disp} is negative"),
         ));
     }
+    let layout = layout_of(dt)?;
+    // count x extent beyond isize cannot describe memory (MPI_ERR_COUNT, not a hang).
+    let fits = (count as usize)
+        .checked_mul(layout.size())
+        .is_some_and(|n| n <= super::datatype::MAX_BYTES)
+        && layout.span(count as usize).is_some();
+    if !fits {
+        return Err(Error::new(
+            ErrorClass::Count,
+            format!("target count {count} of this datatype overflows the address space"),
+        ));
+    }
     Ok(Target {
         rank,
         disp,
         count: count as usize,
-        layout: layout_of(dt)?,
+        layout,
     })
 }
 

@@ -462,13 +462,16 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler(win: Handle, errhandler: *mut Handle) -> c_int {
-        wcall("MPI_Win_get_errhandler", win, |_, id| {
+        wcall("MPI_Win_get_errhandler", win, |rt, id| {
             out(errhandler, "errhandler")?;
             let h = match osc::with_win(id, |w| Ok(w.errhandler))? {
                 ErrHandler::Fatal => ERRORS_ARE_FATAL,
                 ErrHandler::Return => ERRORS_RETURN,
                 ErrHandler::Abort => ERRORS_ABORT,
-                ErrHandler::User(i) => super::errh::ERRH_BASE + i,
+                ErrHandler::User(i) => {
+                    rt.objs.retain_errhandler(i);
+                    super::errh::ERRH_BASE + i
+                }
             };
             // SAFETY: checked non-NULL.
             unsafe { *errhandler = h as Handle };

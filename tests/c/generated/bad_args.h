@@ -239,15 +239,28 @@ static void ba_setup(void) {
     }
     int dims[1] = {1}, periods[1] = {0};
     MPI_Cart_create(MPI_COMM_SELF, 1, dims, periods, 0, &ba_cart);
-    int index[1] = {0}, edges[1] = {0};
+    int index[1] = {1}, edges[1] = {0}, self[1] = {0};
     MPI_Graph_create(MPI_COMM_SELF, 1, index, edges, 0, &ba_graph);
-    MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 0, NULL, MPI_UNWEIGHTED, 0, NULL,
+    MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, self, MPI_UNWEIGHTED, 1, self,
                                    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &ba_distgraph);
     MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_WORLD, rank == 0 ? 1 : 0, 77, &ba_inter);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &ba_kv_comm, NULL);
+    MPI_Comm_set_attr(MPI_COMM_SELF, ba_kv_comm, NULL);
+    MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &ba_kv_type, NULL);
+    MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &ba_kv_win, NULL);
+    MPI_Comm_group(MPI_COMM_WORLD, &ba_group);
+    MPI_Win_create(ba_winbuf, sizeof ba_winbuf, 1, MPI_INFO_NULL, MPI_COMM_SELF, &ba_win);
+    MPI_Win_set_errhandler(ba_win, MPI_ERRORS_RETURN);
+    MPI_Win_create(ba_winbuf, sizeof ba_winbuf, 1, MPI_INFO_NULL, MPI_COMM_SELF, &ba_win_locked);
+    MPI_Win_set_errhandler(ba_win_locked, MPI_ERRORS_RETURN);
+    MPI_Win_lock_all(0, ba_win_locked);
+    MPI_Info_create(&ba_info);
+    MPI_Info_set(ba_info, "ba_key", "value");
+    MPI_Send_init(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &ba_persistent);
+    /* Freed last, so that no later object takes their slots. */
     MPI_Comm_dup(MPI_COMM_SELF, &ba_freed_Comm);
     MPI_Comm d = ba_freed_Comm;
     MPI_Comm_free(&d);
-    MPI_Comm_group(MPI_COMM_WORLD, &ba_group);
     MPI_Comm_group(MPI_COMM_SELF, &ba_freed_Group);
     MPI_Group g = ba_freed_Group;
     MPI_Group_free(&g);
@@ -258,27 +271,15 @@ static void ba_setup(void) {
     MPI_Op_create(ba_user_op, 1, &ba_freed_Op);
     MPI_Op o = ba_freed_Op;
     MPI_Op_free(&o);
-    MPI_Win_create(ba_winbuf, sizeof ba_winbuf, 1, MPI_INFO_NULL, MPI_COMM_SELF, &ba_win);
-    MPI_Win_set_errhandler(ba_win, MPI_ERRORS_RETURN);
-    MPI_Win_create(ba_winbuf, sizeof ba_winbuf, 1, MPI_INFO_NULL, MPI_COMM_SELF, &ba_win_locked);
-    MPI_Win_set_errhandler(ba_win_locked, MPI_ERRORS_RETURN);
-    MPI_Win_lock_all(0, ba_win_locked);
     MPI_Win_create(ba_winbuf, sizeof ba_winbuf, 1, MPI_INFO_NULL, MPI_COMM_SELF, &ba_freed_Win);
     MPI_Win w = ba_freed_Win;
     MPI_Win_free(&w);
-    MPI_Info_create(&ba_info);
-    MPI_Info_set(ba_info, "ba_key", "value");
     MPI_Info_create(&ba_freed_Info);
     MPI_Info i = ba_freed_Info;
     MPI_Info_free(&i);
     MPI_Comm_create_errhandler(ba_user_errh, &ba_freed_Errhandler);
     MPI_Errhandler e = ba_freed_Errhandler;
     MPI_Errhandler_free(&e);
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &ba_kv_comm, NULL);
-    MPI_Comm_set_attr(MPI_COMM_SELF, ba_kv_comm, NULL);
-    MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &ba_kv_type, NULL);
-    MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &ba_kv_win, NULL);
-    MPI_Send_init(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &ba_persistent);
     ba_verbose = getenv("BA_VERBOSE") != NULL;
 }
 #endif

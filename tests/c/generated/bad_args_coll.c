@@ -5,31 +5,31 @@
 static void t_MPI_Allgather(void) {
     BA_CASE("MPI_Allgather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Allgather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Allgather", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Allgather", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather", "comm = garbage", MPI_ERR_COMM,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Allgather", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather", "comm = freed", MPI_ERR_COMM,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm));
 }
 
@@ -38,70 +38,70 @@ static void t_MPI_Allgather_c(void) {
             MPI_Allgather_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Allgather_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Allgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgather_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Allgather_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Allgather_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Allgather_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_c", "comm = freed", MPI_ERR_COMM,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm));
 }
 
 static void t_MPI_Allgather_init(void) {
     BA_CASE("MPI_Allgather_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Allgather_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_init", "comm = freed", MPI_ERR_COMM,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgather_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgather_init", "info = garbage", MPI_ERR_INFO,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Allgather_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgather_init", "info = freed", MPI_ERR_INFO,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Allgather_init", "request = NULL", BA_ANY,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -112,39 +112,39 @@ static void t_MPI_Allgather_init_c(void) {
             MPI_Allgather_init_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Allgather_init_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgather_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Allgather_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgather_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgather_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgather_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgather_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Allgather_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgather_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Allgather_init_c", "request = NULL", BA_ANY,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -153,33 +153,33 @@ static void t_MPI_Allgather_init_c(void) {
 static void t_MPI_Allgatherv(void) {
     BA_CASE("MPI_Allgatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Allgatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv", "recvcounts = NULL", BA_ANY,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv", "displs = NULL", BA_ANY,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Allgatherv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Allgatherv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv", "comm = garbage", MPI_ERR_COMM,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Allgatherv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv", "comm = freed", MPI_ERR_COMM,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm));
 }
 
@@ -188,72 +188,72 @@ static void t_MPI_Allgatherv_c(void) {
             MPI_Allgatherv_c(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Allgatherv_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Allgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv_c", "recvcounts = NULL", BA_ANY,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv_c", "displs = NULL", BA_ANY,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, MPI_COMM_SELF));
-    BA_CASE("MPI_Allgatherv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Allgatherv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Allgatherv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Allgatherv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm));
 }
 
 static void t_MPI_Allgatherv_init(void) {
     BA_CASE("MPI_Allgatherv_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Allgatherv_init(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "recvcounts = NULL", BA_ANY,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "displs = NULL", BA_ANY,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_init", "comm = freed", MPI_ERR_COMM,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgatherv_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgatherv_init", "info = garbage", MPI_ERR_INFO,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgatherv_init", "info = freed", MPI_ERR_INFO,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "request = NULL", BA_ANY,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -264,39 +264,39 @@ static void t_MPI_Allgatherv_init_c(void) {
             MPI_Allgatherv_init_c(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Allgatherv_init_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgatherv_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Allgatherv_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init_c", "displs = NULL", BA_ANY,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allgatherv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allgatherv_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgatherv_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgatherv_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Allgatherv_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allgatherv_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Allgatherv_init_c", "request = NULL", BA_ANY,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -305,29 +305,29 @@ static void t_MPI_Allgatherv_init_c(void) {
 static void t_MPI_Allreduce(void) {
     BA_CASE("MPI_Allreduce", "count = -1", MPI_ERR_COUNT,
             MPI_Allreduce(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce", "datatype = freed", MPI_ERR_TYPE,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce", "op = garbage", MPI_ERR_OP,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce", "op = freed", MPI_ERR_OP,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
-    BA_CASE("MPI_Allreduce", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Allreduce", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce", "comm = garbage", MPI_ERR_COMM,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Allreduce", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce", "comm = freed", MPI_ERR_COMM,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm));
 }
 
@@ -336,64 +336,64 @@ static void t_MPI_Allreduce_c(void) {
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Allreduce_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_c", "op = garbage", MPI_ERR_OP,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_c", "op = freed", MPI_ERR_OP,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF));
-    BA_CASE("MPI_Allreduce_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
-    BA_CASE("MPI_Allreduce_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Allreduce_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Allreduce_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_c", "comm = freed", MPI_ERR_COMM,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm));
 }
 
 static void t_MPI_Allreduce_init(void) {
     BA_CASE("MPI_Allreduce_init", "count = -1", MPI_ERR_COUNT,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_init", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_init", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_init", "op = garbage", MPI_ERR_OP,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_init", "op = freed", MPI_ERR_OP,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_init", "comm = freed", MPI_ERR_COMM,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Allreduce_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allreduce_init", "info = garbage", MPI_ERR_INFO,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Allreduce_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allreduce_init", "info = freed", MPI_ERR_INFO,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Allreduce_init", "request = NULL", BA_ANY,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -404,35 +404,35 @@ static void t_MPI_Allreduce_init_c(void) {
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allreduce_init_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_init_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_init_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_init_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Allreduce_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_init_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_init_c", "op = garbage", MPI_ERR_OP,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Allreduce_init_c", "op = freed", MPI_ERR_OP,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Allreduce_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Allreduce_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allreduce_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Allreduce_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Allreduce_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Allreduce_init_c", "request = NULL", BA_ANY,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -441,31 +441,31 @@ static void t_MPI_Allreduce_init_c(void) {
 static void t_MPI_Alltoall(void) {
     BA_CASE("MPI_Alltoall", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Alltoall", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Alltoall", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Alltoall", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm));
 }
 
@@ -474,70 +474,70 @@ static void t_MPI_Alltoall_c(void) {
             MPI_Alltoall_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Alltoall_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoall_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Alltoall_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Alltoall_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Alltoall_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_c", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm));
 }
 
 static void t_MPI_Alltoall_init(void) {
     BA_CASE("MPI_Alltoall_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_init", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoall_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoall_init", "info = garbage", MPI_ERR_INFO,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Alltoall_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoall_init", "info = freed", MPI_ERR_INFO,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "request = NULL", BA_ANY,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -548,39 +548,39 @@ static void t_MPI_Alltoall_init_c(void) {
             MPI_Alltoall_init_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Alltoall_init_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoall_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoall_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoall_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoall_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoall_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoall_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Alltoall_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoall_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Alltoall_init_c", "request = NULL", BA_ANY,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -591,33 +591,33 @@ static void t_MPI_Alltoallv(void) {
             MPI_Alltoallv(ba_sbuf, NULL, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv", "sdispls = NULL", BA_ANY,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, NULL, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv", "recvcounts = NULL", BA_ANY,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv", "rdispls = NULL", BA_ANY,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Alltoallv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Alltoallv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Alltoallv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm));
 }
 
@@ -626,33 +626,33 @@ static void t_MPI_Alltoallv_c(void) {
             MPI_Alltoallv_c(ba_sbuf, NULL, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv_c", "sdispls = NULL", BA_ANY,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, NULL, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv_c", "recvcounts = NULL", BA_ANY,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv_c", "rdispls = NULL", BA_ANY,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Alltoallv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Alltoallv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Alltoallv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm));
 }
 
@@ -661,39 +661,39 @@ static void t_MPI_Alltoallv_init(void) {
             MPI_Alltoallv_init(ba_sbuf, NULL, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init", "sdispls = NULL", BA_ANY,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, NULL, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init", "recvcounts = NULL", BA_ANY,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init", "rdispls = NULL", BA_ANY,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_init", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallv_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallv_init", "info = garbage", MPI_ERR_INFO,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallv_init", "info = freed", MPI_ERR_INFO,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Alltoallv_init", "request = NULL", BA_ANY,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -704,39 +704,39 @@ static void t_MPI_Alltoallv_init_c(void) {
             MPI_Alltoallv_init_c(ba_sbuf, NULL, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init_c", "sdispls = NULL", BA_ANY,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, NULL, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init_c", "rdispls = NULL", BA_ANY,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Alltoallv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallv_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallv_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallv_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Alltoallv_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallv_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Alltoallv_init_c", "request = NULL", BA_ANY,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -755,13 +755,13 @@ static void t_MPI_Alltoallw(void) {
             MPI_Alltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, NULL, ba_types, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallw", "recvtypes = NULL", BA_ANY,
             MPI_Alltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallw", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, MPI_COMM_NULL));
-    BA_CASE("MPI_Alltoallw", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Alltoallw", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Alltoallw", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, ba_freed_Comm));
 }
 
@@ -778,13 +778,13 @@ static void t_MPI_Alltoallw_c(void) {
             MPI_Alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, NULL, ba_types, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallw_c", "recvtypes = NULL", BA_ANY,
             MPI_Alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Alltoallw_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_NULL));
-    BA_CASE("MPI_Alltoallw_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Alltoallw_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Alltoallw_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_c", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_freed_Comm));
 }
 
@@ -801,19 +801,19 @@ static void t_MPI_Alltoallw_init(void) {
             MPI_Alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, NULL, ba_types, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallw_init", "recvtypes = NULL", BA_ANY,
             MPI_Alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_init", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallw_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallw_init", "info = garbage", MPI_ERR_INFO,
             MPI_Alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallw_init", "info = freed", MPI_ERR_INFO,
             MPI_Alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Alltoallw_init", "request = NULL", BA_ANY,
             MPI_Alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -832,49 +832,49 @@ static void t_MPI_Alltoallw_init_c(void) {
             MPI_Alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, NULL, ba_types, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallw_init_c", "recvtypes = NULL", BA_ANY,
             MPI_Alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Alltoallw_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallw_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallw_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Alltoallw_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alltoallw_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Alltoallw_init_c", "request = NULL", BA_ANY,
             MPI_Alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
 }
 
 static void t_MPI_Barrier(void) {
-    BA_CASE("MPI_Barrier", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Barrier", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Barrier(MPI_COMM_NULL));
-    BA_CASE("MPI_Barrier", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Barrier", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Barrier((MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Barrier", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Barrier", "comm = garbage", MPI_ERR_COMM,
             MPI_Barrier((MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Barrier", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Barrier", "comm = freed", MPI_ERR_COMM,
             MPI_Barrier(ba_freed_Comm));
 }
 
 static void t_MPI_Barrier_init(void) {
-    BA_CASE("MPI_Barrier_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Barrier_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Barrier_init(MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Barrier_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Barrier_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Barrier_init((MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Barrier_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Barrier_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Barrier_init((MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Barrier_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Barrier_init", "comm = freed", MPI_ERR_COMM,
             MPI_Barrier_init(ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Barrier_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Barrier_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Barrier_init(MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Barrier_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Barrier_init", "info = garbage", MPI_ERR_INFO,
             MPI_Barrier_init(MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Barrier_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Barrier_init", "info = freed", MPI_ERR_INFO,
             MPI_Barrier_init(MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Barrier_init", "request = NULL", BA_ANY,
             MPI_Barrier_init(MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -883,25 +883,25 @@ static void t_MPI_Barrier_init(void) {
 static void t_MPI_Bcast(void) {
     BA_CASE("MPI_Bcast", "count = -1", MPI_ERR_COUNT,
             MPI_Bcast(ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Bcast", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Bcast(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Bcast", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Bcast(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Bcast", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Bcast(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Bcast", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bcast(ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Bcast(ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast", "root = -7", MPI_ERR_ROOT,
             MPI_Bcast(ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Bcast", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Bcast(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Bcast", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Bcast(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Bcast", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast", "comm = garbage", MPI_ERR_COMM,
             MPI_Bcast(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Bcast", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast", "comm = freed", MPI_ERR_COMM,
             MPI_Bcast(ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm));
 }
 
@@ -910,56 +910,56 @@ static void t_MPI_Bcast_c(void) {
             MPI_Bcast_c(ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Bcast_c(ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Bcast_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Bcast_c(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Bcast_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Bcast_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Bcast_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Bcast_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Bcast_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bcast_c(ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Bcast_c(ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast_c", "root = -7", MPI_ERR_ROOT,
             MPI_Bcast_c(ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Bcast_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Bcast_c(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Bcast_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Bcast_c(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Bcast_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Bcast_c(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Bcast_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_c", "comm = freed", MPI_ERR_COMM,
             MPI_Bcast_c(ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm));
 }
 
 static void t_MPI_Bcast_init(void) {
     BA_CASE("MPI_Bcast_init", "count = -1", MPI_ERR_COUNT,
             MPI_Bcast_init(ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Bcast_init(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Bcast_init(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_init", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Bcast_init(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bcast_init(ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init", "root = -7", MPI_ERR_ROOT,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_init", "comm = freed", MPI_ERR_COMM,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Bcast_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Bcast_init", "info = garbage", MPI_ERR_INFO,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Bcast_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Bcast_init", "info = freed", MPI_ERR_INFO,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Bcast_init", "request = NULL", BA_ANY,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -970,31 +970,31 @@ static void t_MPI_Bcast_init_c(void) {
             MPI_Bcast_init_c(ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Bcast_init_c(ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_init_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_init_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Bcast_init_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_init_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Bcast_init_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Bcast_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bcast_init_c(ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init_c", "root = -7", MPI_ERR_ROOT,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Bcast_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Bcast_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Bcast_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Bcast_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Bcast_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Bcast_init_c", "request = NULL", BA_ANY,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -1003,29 +1003,29 @@ static void t_MPI_Bcast_init_c(void) {
 static void t_MPI_Exscan(void) {
     BA_CASE("MPI_Exscan", "count = -1", MPI_ERR_COUNT,
             MPI_Exscan(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan", "datatype = freed", MPI_ERR_TYPE,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan", "op = garbage", MPI_ERR_OP,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan", "op = freed", MPI_ERR_OP,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
-    BA_CASE("MPI_Exscan", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Exscan", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan", "comm = garbage", MPI_ERR_COMM,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Exscan", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan", "comm = freed", MPI_ERR_COMM,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm));
 }
 
@@ -1034,64 +1034,64 @@ static void t_MPI_Exscan_c(void) {
             MPI_Exscan_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Exscan_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_c", "op = garbage", MPI_ERR_OP,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_c", "op = freed", MPI_ERR_OP,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF));
-    BA_CASE("MPI_Exscan_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
-    BA_CASE("MPI_Exscan_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Exscan_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Exscan_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_c", "comm = freed", MPI_ERR_COMM,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm));
 }
 
 static void t_MPI_Exscan_init(void) {
     BA_CASE("MPI_Exscan_init", "count = -1", MPI_ERR_COUNT,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_init", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_init", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_init", "op = garbage", MPI_ERR_OP,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_init", "op = freed", MPI_ERR_OP,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_init", "comm = freed", MPI_ERR_COMM,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Exscan_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Exscan_init", "info = garbage", MPI_ERR_INFO,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Exscan_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Exscan_init", "info = freed", MPI_ERR_INFO,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Exscan_init", "request = NULL", BA_ANY,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -1102,35 +1102,35 @@ static void t_MPI_Exscan_init_c(void) {
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Exscan_init_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_init_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_init_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_init_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Exscan_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_init_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_init_c", "op = garbage", MPI_ERR_OP,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Exscan_init_c", "op = freed", MPI_ERR_OP,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Exscan_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Exscan_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Exscan_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Exscan_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Exscan_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Exscan_init_c", "request = NULL", BA_ANY,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -1139,35 +1139,35 @@ static void t_MPI_Exscan_init_c(void) {
 static void t_MPI_Gather(void) {
     BA_CASE("MPI_Gather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Gather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "root = -7", MPI_ERR_ROOT,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Gather", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Gather", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather", "comm = garbage", MPI_ERR_COMM,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Gather", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather", "comm = freed", MPI_ERR_COMM,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm));
 }
 
@@ -1176,78 +1176,78 @@ static void t_MPI_Gather_c(void) {
             MPI_Gather_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Gather_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Gather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gather_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "root = -7", MPI_ERR_ROOT,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Gather_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Gather_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Gather_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Gather_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_c", "comm = freed", MPI_ERR_COMM,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm));
 }
 
 static void t_MPI_Gather_init(void) {
     BA_CASE("MPI_Gather_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Gather_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "root = -7", MPI_ERR_ROOT,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_init", "comm = freed", MPI_ERR_COMM,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Gather_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Gather_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Gather_init", "info = garbage", MPI_ERR_INFO,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Gather_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Gather_init", "info = freed", MPI_ERR_INFO,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Gather_init", "request = NULL", BA_ANY,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -1258,43 +1258,43 @@ static void t_MPI_Gather_init_c(void) {
             MPI_Gather_init_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Gather_init_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gather_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Gather_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gather_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gather_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "root = -7", MPI_ERR_ROOT,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gather_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Gather_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Gather_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Gather_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Gather_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "request = NULL", BA_ANY,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -1303,37 +1303,37 @@ static void t_MPI_Gather_init_c(void) {
 static void t_MPI_Gatherv(void) {
     BA_CASE("MPI_Gatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Gatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "recvcounts = NULL", BA_ANY,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "displs = NULL", BA_ANY,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "root = -7", MPI_ERR_ROOT,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Gatherv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Gatherv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv", "comm = garbage", MPI_ERR_COMM,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Gatherv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv", "comm = freed", MPI_ERR_COMM,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, ba_freed_Comm));
 }
 
@@ -1342,80 +1342,80 @@ static void t_MPI_Gatherv_c(void) {
             MPI_Gatherv_c(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Gatherv_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Gatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "recvcounts = NULL", BA_ANY,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "displs = NULL", BA_ANY,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "root = -7", MPI_ERR_ROOT,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Gatherv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Gatherv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Gatherv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Gatherv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, ba_freed_Comm));
 }
 
 static void t_MPI_Gatherv_init(void) {
     BA_CASE("MPI_Gatherv_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Gatherv_init(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "recvcounts = NULL", BA_ANY,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "displs = NULL", BA_ANY,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "root = -7", MPI_ERR_ROOT,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_init", "comm = freed", MPI_ERR_COMM,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Gatherv_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Gatherv_init", "info = garbage", MPI_ERR_INFO,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Gatherv_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Gatherv_init", "info = freed", MPI_ERR_INFO,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "request = NULL", BA_ANY,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -1426,43 +1426,43 @@ static void t_MPI_Gatherv_init_c(void) {
             MPI_Gatherv_init_c(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Gatherv_init_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gatherv_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Gatherv_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "displs = NULL", BA_ANY,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Gatherv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "root = -7", MPI_ERR_ROOT,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Gatherv_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Gatherv_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Gatherv_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Gatherv_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Gatherv_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "request = NULL", BA_ANY,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -1471,31 +1471,31 @@ static void t_MPI_Gatherv_init_c(void) {
 static void t_MPI_Ineighbor_allgather(void) {
     BA_CASE("MPI_Ineighbor_allgather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_allgather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgather", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgather", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgather", "comm = garbage", MPI_ERR_COMM,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgather", "comm = freed", MPI_ERR_COMM,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "request = NULL", BA_ANY,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, NULL));
@@ -1506,33 +1506,33 @@ static void t_MPI_Ineighbor_allgather_c(void) {
             MPI_Ineighbor_allgather_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Ineighbor_allgather_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgather_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgather_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgather_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgather_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgather_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgather_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather_c", "request = NULL", BA_ANY,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, NULL));
@@ -1541,33 +1541,33 @@ static void t_MPI_Ineighbor_allgather_c(void) {
 static void t_MPI_Ineighbor_allgatherv(void) {
     BA_CASE("MPI_Ineighbor_allgatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_allgatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "recvcounts = NULL", BA_ANY,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "displs = NULL", BA_ANY,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgatherv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgatherv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgatherv", "comm = garbage", MPI_ERR_COMM,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgatherv", "comm = freed", MPI_ERR_COMM,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "request = NULL", BA_ANY,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, NULL));
@@ -1578,33 +1578,33 @@ static void t_MPI_Ineighbor_allgatherv_c(void) {
             MPI_Ineighbor_allgatherv_c(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv_c", "recvcounts = NULL", BA_ANY,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv_c", "displs = NULL", BA_ANY,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ineighbor_allgatherv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv_c", "request = NULL", BA_ANY,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, NULL));
@@ -1613,31 +1613,31 @@ static void t_MPI_Ineighbor_allgatherv_c(void) {
 static void t_MPI_Ineighbor_alltoall(void) {
     BA_CASE("MPI_Ineighbor_alltoall", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_alltoall(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoall", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoall", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoall", "comm = garbage", MPI_ERR_COMM,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoall", "comm = freed", MPI_ERR_COMM,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "request = NULL", BA_ANY,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, NULL));
@@ -1648,33 +1648,33 @@ static void t_MPI_Ineighbor_alltoall_c(void) {
             MPI_Ineighbor_alltoall_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Ineighbor_alltoall_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoall_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoall_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall_c", "request = NULL", BA_ANY,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, NULL));
@@ -1685,33 +1685,33 @@ static void t_MPI_Ineighbor_alltoallv(void) {
             MPI_Ineighbor_alltoallv(ba_sbuf, NULL, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv", "sdispls = NULL", BA_ANY,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, NULL, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv", "recvcounts = NULL", BA_ANY,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv", "rdispls = NULL", BA_ANY,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallv", "comm = garbage", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallv", "comm = freed", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv", "request = NULL", BA_ANY,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, NULL));
@@ -1722,33 +1722,33 @@ static void t_MPI_Ineighbor_alltoallv_c(void) {
             MPI_Ineighbor_alltoallv_c(ba_sbuf, NULL, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv_c", "sdispls = NULL", BA_ANY,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, NULL, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv_c", "recvcounts = NULL", BA_ANY,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv_c", "rdispls = NULL", BA_ANY,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv_c", "request = NULL", BA_ANY,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, NULL));
@@ -1767,13 +1767,13 @@ static void t_MPI_Ineighbor_alltoallw(void) {
             MPI_Ineighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, NULL, ba_types, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallw", "recvtypes = NULL", BA_ANY,
             MPI_Ineighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, NULL, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallw", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallw", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallw", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallw", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallw", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallw", "comm = garbage", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallw", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallw", "comm = freed", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallw", "request = NULL", BA_ANY,
             MPI_Ineighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_cart, NULL));
@@ -1792,13 +1792,13 @@ static void t_MPI_Ineighbor_alltoallw_c(void) {
             MPI_Ineighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, NULL, ba_types, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallw_c", "recvtypes = NULL", BA_ANY,
             MPI_Ineighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, NULL, ba_cart, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallw_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallw_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallw_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallw_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallw_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallw_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ineighbor_alltoallw_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ineighbor_alltoallw_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallw_c", "request = NULL", BA_ANY,
             MPI_Ineighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_cart, NULL));
@@ -1807,31 +1807,31 @@ static void t_MPI_Ineighbor_alltoallw_c(void) {
 static void t_MPI_Neighbor_allgather(void) {
     BA_CASE("MPI_Neighbor_allgather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Neighbor_allgather", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Neighbor_allgather", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Neighbor_allgather", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm));
 }
 
@@ -1840,70 +1840,70 @@ static void t_MPI_Neighbor_allgather_c(void) {
             MPI_Neighbor_allgather_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart));
-    BA_CASE("MPI_Neighbor_allgather_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Neighbor_allgather_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Neighbor_allgather_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Neighbor_allgather_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_c", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm));
 }
 
 static void t_MPI_Neighbor_allgather_init(void) {
     BA_CASE("MPI_Neighbor_allgather_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_init", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgather_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgather_init", "info = garbage", MPI_ERR_INFO,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgather_init", "info = freed", MPI_ERR_INFO,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "request = NULL", BA_ANY,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, NULL));
@@ -1914,39 +1914,39 @@ static void t_MPI_Neighbor_allgather_init_c(void) {
             MPI_Neighbor_allgather_init_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_init_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgather_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgather_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init_c", "request = NULL", BA_ANY,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, NULL));
@@ -1955,33 +1955,33 @@ static void t_MPI_Neighbor_allgather_init_c(void) {
 static void t_MPI_Neighbor_allgatherv(void) {
     BA_CASE("MPI_Neighbor_allgatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv", "displs = NULL", BA_ANY,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Neighbor_allgatherv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Neighbor_allgatherv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Neighbor_allgatherv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm));
 }
 
@@ -1990,72 +1990,72 @@ static void t_MPI_Neighbor_allgatherv_c(void) {
             MPI_Neighbor_allgatherv_c(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Neighbor_allgatherv_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv_c", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv_c", "displs = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Neighbor_allgatherv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm));
 }
 
 static void t_MPI_Neighbor_allgatherv_init(void) {
     BA_CASE("MPI_Neighbor_allgatherv_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgatherv_init(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "displs = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "info = garbage", MPI_ERR_INFO,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgatherv_init", "info = freed", MPI_ERR_INFO,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "request = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, NULL));
@@ -2066,39 +2066,39 @@ static void t_MPI_Neighbor_allgatherv_init_c(void) {
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init_c", "displs = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Neighbor_allgatherv_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init_c", "request = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, NULL));
@@ -2107,31 +2107,31 @@ static void t_MPI_Neighbor_allgatherv_init_c(void) {
 static void t_MPI_Neighbor_alltoall(void) {
     BA_CASE("MPI_Neighbor_alltoall", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Neighbor_alltoall", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Neighbor_alltoall", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Neighbor_alltoall", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm));
 }
 
@@ -2140,70 +2140,70 @@ static void t_MPI_Neighbor_alltoall_c(void) {
             MPI_Neighbor_alltoall_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoall_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Neighbor_alltoall_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Neighbor_alltoall_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Neighbor_alltoall_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_c", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm));
 }
 
 static void t_MPI_Neighbor_alltoall_init(void) {
     BA_CASE("MPI_Neighbor_alltoall_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_init", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoall_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoall_init", "info = garbage", MPI_ERR_INFO,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoall_init", "info = freed", MPI_ERR_INFO,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "request = NULL", BA_ANY,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, NULL));
@@ -2214,39 +2214,39 @@ static void t_MPI_Neighbor_alltoall_init_c(void) {
             MPI_Neighbor_alltoall_init_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoall_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init_c", "request = NULL", BA_ANY,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, NULL));
@@ -2257,33 +2257,33 @@ static void t_MPI_Neighbor_alltoallv(void) {
             MPI_Neighbor_alltoallv(ba_sbuf, NULL, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv", "sdispls = NULL", BA_ANY,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, NULL, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv", "rdispls = NULL", BA_ANY,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Neighbor_alltoallv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Neighbor_alltoallv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Neighbor_alltoallv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm));
 }
 
@@ -2292,33 +2292,33 @@ static void t_MPI_Neighbor_alltoallv_c(void) {
             MPI_Neighbor_alltoallv_c(ba_sbuf, NULL, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv_c", "sdispls = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, NULL, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv_c", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv_c", "rdispls = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Neighbor_alltoallv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm));
 }
 
@@ -2327,39 +2327,39 @@ static void t_MPI_Neighbor_alltoallv_init(void) {
             MPI_Neighbor_alltoallv_init(ba_sbuf, NULL, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init", "sdispls = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, NULL, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init", "rdispls = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "info = garbage", MPI_ERR_INFO,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallv_init", "info = freed", MPI_ERR_INFO,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init", "request = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, NULL));
@@ -2370,39 +2370,39 @@ static void t_MPI_Neighbor_alltoallv_init_c(void) {
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, NULL, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init_c", "sdispls = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, NULL, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init_c", "rdispls = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallv_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init_c", "request = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, NULL));
@@ -2421,13 +2421,13 @@ static void t_MPI_Neighbor_alltoallw(void) {
             MPI_Neighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, NULL, ba_types, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallw", "recvtypes = NULL", BA_ANY,
             MPI_Neighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, NULL, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallw", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, MPI_COMM_NULL));
-    BA_CASE("MPI_Neighbor_alltoallw", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Neighbor_alltoallw", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Neighbor_alltoallw", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_freed_Comm));
 }
 
@@ -2444,13 +2444,13 @@ static void t_MPI_Neighbor_alltoallw_c(void) {
             MPI_Neighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, NULL, ba_types, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallw_c", "recvtypes = NULL", BA_ANY,
             MPI_Neighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, NULL, ba_cart));
-    BA_CASE("MPI_Neighbor_alltoallw_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_NULL));
-    BA_CASE("MPI_Neighbor_alltoallw_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Neighbor_alltoallw_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Neighbor_alltoallw_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_c", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_freed_Comm));
 }
 
@@ -2467,19 +2467,19 @@ static void t_MPI_Neighbor_alltoallw_init(void) {
             MPI_Neighbor_alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, NULL, ba_types, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallw_init", "recvtypes = NULL", BA_ANY,
             MPI_Neighbor_alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_init", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallw_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Neighbor_alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_cart, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallw_init", "info = garbage", MPI_ERR_INFO,
             MPI_Neighbor_alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_cart, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallw_init", "info = freed", MPI_ERR_INFO,
             MPI_Neighbor_alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_cart, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallw_init", "request = NULL", BA_ANY,
             MPI_Neighbor_alltoallw_init(ba_sbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_int, ba_zeros_aint, ba_types, ba_cart, MPI_INFO_NULL, NULL));
@@ -2498,32 +2498,32 @@ static void t_MPI_Neighbor_alltoallw_init_c(void) {
             MPI_Neighbor_alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, NULL, ba_types, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallw_init_c", "recvtypes = NULL", BA_ANY,
             MPI_Neighbor_alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Neighbor_alltoallw_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Neighbor_alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallw_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Neighbor_alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_cart, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallw_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Neighbor_alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_cart, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Neighbor_alltoallw_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Neighbor_alltoallw_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Neighbor_alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_cart, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallw_init_c", "request = NULL", BA_ANY,
             MPI_Neighbor_alltoallw_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_cart, MPI_INFO_NULL, NULL));
 }
 
 static void t_MPI_Op_commutative(void) {
-    BA_CASE("MPI_Op_commutative", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Op_commutative", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Op_commutative(MPI_OP_NULL, ba_out_int));
-    BA_CASE("MPI_Op_commutative", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Op_commutative", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Op_commutative((MPI_Op)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Op_commutative", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Op_commutative", "op = garbage", MPI_ERR_OP,
             MPI_Op_commutative((MPI_Op)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Op_commutative", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Op_commutative", "op = freed", MPI_ERR_OP,
             MPI_Op_commutative(ba_freed_Op, ba_out_int));
     BA_CASE("MPI_Op_commutative", "commute = NULL", BA_ANY,
             MPI_Op_commutative(MPI_SUM, NULL));
@@ -2553,33 +2553,33 @@ static void t_MPI_Op_free(void) {
 static void t_MPI_Reduce(void) {
     BA_CASE("MPI_Reduce", "count = -1", MPI_ERR_COUNT,
             MPI_Reduce(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce", "op = garbage", MPI_ERR_OP,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce", "op = freed", MPI_ERR_OP,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce", "root = -7", MPI_ERR_ROOT,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Reduce", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Reduce", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Reduce", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, ba_freed_Comm));
 }
 
@@ -2588,72 +2588,72 @@ static void t_MPI_Reduce_c(void) {
             MPI_Reduce_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_c", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_c", "op = freed", MPI_ERR_OP,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_c", "root = -7", MPI_ERR_ROOT,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Reduce_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Reduce_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Reduce_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_c", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, ba_freed_Comm));
 }
 
 static void t_MPI_Reduce_init(void) {
     BA_CASE("MPI_Reduce_init", "count = -1", MPI_ERR_COUNT,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_init", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_init", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_init", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_init", "op = freed", MPI_ERR_OP,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init", "root = -7", MPI_ERR_ROOT,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_init", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_init", "info = garbage", MPI_ERR_INFO,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Reduce_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_init", "info = freed", MPI_ERR_INFO,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Reduce_init", "request = NULL", BA_ANY,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -2664,39 +2664,39 @@ static void t_MPI_Reduce_init_c(void) {
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_init_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_init_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_init_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_init_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_init_c", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_init_c", "op = freed", MPI_ERR_OP,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init_c", "root = -7", MPI_ERR_ROOT,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Reduce_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Reduce_init_c", "request = NULL", BA_ANY,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -2705,21 +2705,21 @@ static void t_MPI_Reduce_init_c(void) {
 static void t_MPI_Reduce_local(void) {
     BA_CASE("MPI_Reduce_local", "count = -1", MPI_ERR_COUNT,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM));
-    BA_CASE("MPI_Reduce_local", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_local", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM));
-    BA_CASE("MPI_Reduce_local", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_local", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM));
-    BA_CASE("MPI_Reduce_local", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_local", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM));
-    BA_CASE("MPI_Reduce_local", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_local", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM));
-    BA_CASE("MPI_Reduce_local", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_local", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL));
-    BA_CASE("MPI_Reduce_local", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_local", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6));
-    BA_CASE("MPI_Reduce_local", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_local", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Reduce_local", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_local", "op = freed", MPI_ERR_OP,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op));
 }
 
@@ -2728,108 +2728,108 @@ static void t_MPI_Reduce_local_c(void) {
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM));
     BA_CASE("MPI_Reduce_local_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM));
-    BA_CASE("MPI_Reduce_local_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_local_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM));
-    BA_CASE("MPI_Reduce_local_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_local_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM));
-    BA_CASE("MPI_Reduce_local_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_local_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM));
-    BA_CASE("MPI_Reduce_local_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_local_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM));
-    BA_CASE("MPI_Reduce_local_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_local_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL));
-    BA_CASE("MPI_Reduce_local_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_local_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6));
-    BA_CASE("MPI_Reduce_local_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_local_c", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Reduce_local_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_local_c", "op = freed", MPI_ERR_OP,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op));
 }
 
 static void t_MPI_Reduce_scatter(void) {
     BA_CASE("MPI_Reduce_scatter", "recvcounts = NULL", BA_ANY,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, NULL, MPI_INT, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter", "op = freed", MPI_ERR_OP,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, ba_freed_Op, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, MPI_COMM_NULL));
-    BA_CASE("MPI_Reduce_scatter", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Reduce_scatter", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Reduce_scatter", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, ba_freed_Comm));
 }
 
 static void t_MPI_Reduce_scatter_c(void) {
     BA_CASE("MPI_Reduce_scatter_c", "recvcounts = NULL", BA_ANY,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, NULL, MPI_INT, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_c", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_c", "op = freed", MPI_ERR_OP,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, ba_freed_Op, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, MPI_COMM_NULL));
-    BA_CASE("MPI_Reduce_scatter_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Reduce_scatter_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Reduce_scatter_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_c", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, ba_freed_Comm));
 }
 
 static void t_MPI_Reduce_scatter_block(void) {
     BA_CASE("MPI_Reduce_scatter_block", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block", "op = freed", MPI_ERR_OP,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
-    BA_CASE("MPI_Reduce_scatter_block", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Reduce_scatter_block", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Reduce_scatter_block", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm));
 }
 
@@ -2838,64 +2838,64 @@ static void t_MPI_Reduce_scatter_block_c(void) {
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter_block_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_c", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_c", "op = freed", MPI_ERR_OP,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF));
-    BA_CASE("MPI_Reduce_scatter_block_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
-    BA_CASE("MPI_Reduce_scatter_block_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Reduce_scatter_block_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Reduce_scatter_block_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_c", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm));
 }
 
 static void t_MPI_Reduce_scatter_block_init(void) {
     BA_CASE("MPI_Reduce_scatter_block_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_init", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_init", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_init", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_init", "op = freed", MPI_ERR_OP,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_init", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_block_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_block_init", "info = garbage", MPI_ERR_INFO,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_block_init", "info = freed", MPI_ERR_INFO,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_block_init", "request = NULL", BA_ANY,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -2906,35 +2906,35 @@ static void t_MPI_Reduce_scatter_block_init_c(void) {
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_block_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "op = freed", MPI_ERR_OP,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_block_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_block_init_c", "request = NULL", BA_ANY,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -2943,35 +2943,35 @@ static void t_MPI_Reduce_scatter_block_init_c(void) {
 static void t_MPI_Reduce_scatter_init(void) {
     BA_CASE("MPI_Reduce_scatter_init", "recvcounts = NULL", BA_ANY,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, NULL, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_init", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_init", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_init", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_init", "op = freed", MPI_ERR_OP,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, ba_freed_Op, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_init", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_init", "info = garbage", MPI_ERR_INFO,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_init", "info = freed", MPI_ERR_INFO,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_init", "request = NULL", BA_ANY,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -2980,35 +2980,35 @@ static void t_MPI_Reduce_scatter_init(void) {
 static void t_MPI_Reduce_scatter_init_c(void) {
     BA_CASE("MPI_Reduce_scatter_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, NULL, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_init_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_init_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_init_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Reduce_scatter_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_init_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_init_c", "op = garbage", MPI_ERR_OP,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Reduce_scatter_init_c", "op = freed", MPI_ERR_OP,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, ba_freed_Op, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Reduce_scatter_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Reduce_scatter_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Reduce_scatter_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_init_c", "request = NULL", BA_ANY,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -3017,29 +3017,29 @@ static void t_MPI_Reduce_scatter_init_c(void) {
 static void t_MPI_Scan(void) {
     BA_CASE("MPI_Scan", "count = -1", MPI_ERR_COUNT,
             MPI_Scan(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan", "datatype = freed", MPI_ERR_TYPE,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Scan", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Scan", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Scan", "op = garbage", MPI_ERR_OP,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Scan", "op = freed", MPI_ERR_OP,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
-    BA_CASE("MPI_Scan", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Scan", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan", "comm = garbage", MPI_ERR_COMM,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Scan", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan", "comm = freed", MPI_ERR_COMM,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm));
 }
 
@@ -3048,64 +3048,64 @@ static void t_MPI_Scan_c(void) {
             MPI_Scan_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Scan_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Scan_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_c", "op = garbage", MPI_ERR_OP,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_c", "op = freed", MPI_ERR_OP,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF));
-    BA_CASE("MPI_Scan_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
-    BA_CASE("MPI_Scan_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Scan_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Scan_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_c", "comm = freed", MPI_ERR_COMM,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm));
 }
 
 static void t_MPI_Scan_init(void) {
     BA_CASE("MPI_Scan_init", "count = -1", MPI_ERR_COUNT,
             MPI_Scan_init(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_init", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_init", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_init", "op = garbage", MPI_ERR_OP,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_init", "op = freed", MPI_ERR_OP,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_init", "comm = freed", MPI_ERR_COMM,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Scan_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Scan_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scan_init", "info = garbage", MPI_ERR_INFO,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Scan_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scan_init", "info = freed", MPI_ERR_INFO,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Scan_init", "request = NULL", BA_ANY,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -3116,35 +3116,35 @@ static void t_MPI_Scan_init_c(void) {
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scan_init_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_init_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_init_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_init_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scan_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_init_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_init_c", "op = garbage", MPI_ERR_OP,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Scan_init_c", "op = freed", MPI_ERR_OP,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scan_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Scan_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scan_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Scan_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scan_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Scan_init_c", "request = NULL", BA_ANY,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -3153,35 +3153,35 @@ static void t_MPI_Scan_init_c(void) {
 static void t_MPI_Scatter(void) {
     BA_CASE("MPI_Scatter", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Scatter(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "root = -7", MPI_ERR_ROOT,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Scatter", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Scatter", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter", "comm = garbage", MPI_ERR_COMM,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Scatter", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter", "comm = freed", MPI_ERR_COMM,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm));
 }
 
@@ -3190,78 +3190,78 @@ static void t_MPI_Scatter_c(void) {
             MPI_Scatter_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Scatter_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatter_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Scatter_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "root = -7", MPI_ERR_ROOT,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatter_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Scatter_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Scatter_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Scatter_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_c", "comm = freed", MPI_ERR_COMM,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm));
 }
 
 static void t_MPI_Scatter_init(void) {
     BA_CASE("MPI_Scatter_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Scatter_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "root = -7", MPI_ERR_ROOT,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_init", "comm = freed", MPI_ERR_COMM,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatter_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatter_init", "info = garbage", MPI_ERR_INFO,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Scatter_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatter_init", "info = freed", MPI_ERR_INFO,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Scatter_init", "request = NULL", BA_ANY,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -3272,43 +3272,43 @@ static void t_MPI_Scatter_init_c(void) {
             MPI_Scatter_init_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Scatter_init_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatter_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Scatter_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatter_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "root = -7", MPI_ERR_ROOT,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatter_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatter_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatter_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Scatter_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatter_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "request = NULL", BA_ANY,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -3319,35 +3319,35 @@ static void t_MPI_Scatterv(void) {
             MPI_Scatterv(ba_sbuf, NULL, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "displs = NULL", BA_ANY,
             MPI_Scatterv(ba_sbuf, ba_ones_int, NULL, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "root = -7", MPI_ERR_ROOT,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Scatterv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Scatterv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv", "comm = garbage", MPI_ERR_COMM,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Scatterv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv", "comm = freed", MPI_ERR_COMM,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm));
 }
 
@@ -3356,37 +3356,37 @@ static void t_MPI_Scatterv_c(void) {
             MPI_Scatterv_c(ba_sbuf, NULL, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "displs = NULL", BA_ANY,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, NULL, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "root = -7", MPI_ERR_ROOT,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF));
-    BA_CASE("MPI_Scatterv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL));
-    BA_CASE("MPI_Scatterv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Scatterv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Scatterv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm));
 }
 
@@ -3395,41 +3395,41 @@ static void t_MPI_Scatterv_init(void) {
             MPI_Scatterv_init(ba_sbuf, NULL, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "displs = NULL", BA_ANY,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, NULL, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "root = -7", MPI_ERR_ROOT,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_init", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_init", "comm = garbage", MPI_ERR_COMM,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_init", "comm = freed", MPI_ERR_COMM,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatterv_init", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatterv_init", "info = garbage", MPI_ERR_INFO,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Scatterv_init", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatterv_init", "info = freed", MPI_ERR_INFO,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "request = NULL", BA_ANY,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -3440,57 +3440,46 @@ static void t_MPI_Scatterv_init_c(void) {
             MPI_Scatterv_init_c(ba_sbuf, NULL, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "displs = NULL", BA_ANY,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, NULL, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Scatterv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "root = -7", MPI_ERR_ROOT,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_init_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Scatterv_init_c", "comm = freed", MPI_ERR_COMM,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, MPI_INFO_NULL, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatterv_init_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatterv_init_c", "info = garbage", MPI_ERR_INFO,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Scatterv_init_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Scatterv_init_c", "info = freed", MPI_ERR_INFO,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_freed_Info, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "request = NULL", BA_ANY,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, NULL));
-}
-
-static void t_MPI_Op_toint(void) {
-    BA_CASE("MPI_Op_toint", "MPI_OP_NULL", MPI_ERR_OP,
-            MPI_Op_toint(MPI_OP_NULL));
-    BA_CASE("MPI_Op_toint", "reserved handle value 0x6", MPI_ERR_OP,
-            MPI_Op_toint((MPI_Op)(intptr_t)0x6));
-    BA_CASE("MPI_Op_toint", "garbage handle", MPI_ERR_OP,
-            MPI_Op_toint((MPI_Op)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Op_toint", "freed handle", MPI_ERR_OP,
-            MPI_Op_toint(ba_freed_Op));
 }
 
 int main(int argc, char **argv) {
@@ -3601,7 +3590,6 @@ int main(int argc, char **argv) {
         t_MPI_Scatterv_c();
         t_MPI_Scatterv_init();
         t_MPI_Scatterv_init_c();
-        t_MPI_Op_toint();
         ba_report("bad_args_coll");
     }
     MPI_Bcast(&ba_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);

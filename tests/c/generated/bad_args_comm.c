@@ -25,11 +25,11 @@ static void t_MPI_Abi_get_version(void) {
 }
 
 static void t_MPI_Abi_set_fortran_info(void) {
-    BA_CASE("MPI_Abi_set_fortran_info", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Abi_set_fortran_info", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Abi_set_fortran_info((MPI_Info)(intptr_t)0x6));
-    BA_CASE("MPI_Abi_set_fortran_info", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Abi_set_fortran_info", "info = garbage", MPI_ERR_INFO,
             MPI_Abi_set_fortran_info((MPI_Info)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Abi_set_fortran_info", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Abi_set_fortran_info", "info = freed", MPI_ERR_INFO,
             MPI_Abi_set_fortran_info(ba_freed_Info));
 }
 
@@ -51,26 +51,26 @@ static void t_MPI_Add_error_string(void) {
 }
 
 static void t_MPI_Attr_delete(void) {
-    BA_CASE("MPI_Attr_delete", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_delete", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Attr_delete(MPI_COMM_NULL, ba_kv_comm));
-    BA_CASE("MPI_Attr_delete", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_delete", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Attr_delete((MPI_Comm)(intptr_t)0x6, ba_kv_comm));
-    BA_CASE("MPI_Attr_delete", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_delete", "comm = garbage", MPI_ERR_COMM,
             MPI_Attr_delete((MPI_Comm)(intptr_t)0x5eadbeef0, ba_kv_comm));
-    BA_CASE("MPI_Attr_delete", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_delete", "comm = freed", MPI_ERR_COMM,
             MPI_Attr_delete(ba_freed_Comm, ba_kv_comm));
     BA_CASE("MPI_Attr_delete", "keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Attr_delete(MPI_COMM_SELF, 12345));
 }
 
 static void t_MPI_Attr_get(void) {
-    BA_CASE("MPI_Attr_get", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_get", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Attr_get(MPI_COMM_NULL, ba_kv_comm, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Attr_get", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_get", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Attr_get((MPI_Comm)(intptr_t)0x6, ba_kv_comm, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Attr_get", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_get", "comm = garbage", MPI_ERR_COMM,
             MPI_Attr_get((MPI_Comm)(intptr_t)0x5eadbeef0, ba_kv_comm, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Attr_get", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_get", "comm = freed", MPI_ERR_COMM,
             MPI_Attr_get(ba_freed_Comm, ba_kv_comm, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Attr_get", "keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Attr_get(MPI_COMM_SELF, 12345, ba_rbuf, ba_out_int));
@@ -79,66 +79,66 @@ static void t_MPI_Attr_get(void) {
 }
 
 static void t_MPI_Attr_put(void) {
-    BA_CASE("MPI_Attr_put", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_put", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Attr_put(MPI_COMM_NULL, ba_kv_comm, ba_rbuf));
-    BA_CASE("MPI_Attr_put", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_put", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Attr_put((MPI_Comm)(intptr_t)0x6, ba_kv_comm, ba_rbuf));
-    BA_CASE("MPI_Attr_put", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_put", "comm = garbage", MPI_ERR_COMM,
             MPI_Attr_put((MPI_Comm)(intptr_t)0x5eadbeef0, ba_kv_comm, ba_rbuf));
-    BA_CASE("MPI_Attr_put", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Attr_put", "comm = freed", MPI_ERR_COMM,
             MPI_Attr_put(ba_freed_Comm, ba_kv_comm, ba_rbuf));
     BA_CASE("MPI_Attr_put", "keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Attr_put(MPI_COMM_SELF, 12345, ba_rbuf));
 }
 
 static void t_MPI_Comm_call_errhandler(void) {
-    BA_CASE("MPI_Comm_call_errhandler", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_call_errhandler", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_call_errhandler(MPI_COMM_NULL, MPI_ERR_OTHER));
-    BA_CASE("MPI_Comm_call_errhandler", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_call_errhandler", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_call_errhandler((MPI_Comm)(intptr_t)0x6, MPI_ERR_OTHER));
-    BA_CASE("MPI_Comm_call_errhandler", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_call_errhandler", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_call_errhandler((MPI_Comm)(intptr_t)0x5eadbeef0, MPI_ERR_OTHER));
-    BA_CASE("MPI_Comm_call_errhandler", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_call_errhandler", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_call_errhandler(ba_freed_Comm, MPI_ERR_OTHER));
 }
 
 static void t_MPI_Comm_compare(void) {
-    BA_CASE("MPI_Comm_compare", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_compare", "comm1 = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_compare(MPI_COMM_NULL, MPI_COMM_SELF, ba_out_int));
-    BA_CASE("MPI_Comm_compare", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_compare", "comm1 = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_compare((MPI_Comm)(intptr_t)0x6, MPI_COMM_SELF, ba_out_int));
-    BA_CASE("MPI_Comm_compare", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_compare", "comm1 = garbage", MPI_ERR_COMM,
             MPI_Comm_compare((MPI_Comm)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_out_int));
-    BA_CASE("MPI_Comm_compare", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_compare", "comm1 = freed", MPI_ERR_COMM,
             MPI_Comm_compare(ba_freed_Comm, MPI_COMM_SELF, ba_out_int));
-    BA_CASE("MPI_Comm_compare", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_compare", "comm2 = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_compare(MPI_COMM_SELF, MPI_COMM_NULL, ba_out_int));
-    BA_CASE("MPI_Comm_compare", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_compare", "comm2 = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_compare(MPI_COMM_SELF, (MPI_Comm)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Comm_compare", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_compare", "comm2 = garbage", MPI_ERR_COMM,
             MPI_Comm_compare(MPI_COMM_SELF, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Comm_compare", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_compare", "comm2 = freed", MPI_ERR_COMM,
             MPI_Comm_compare(MPI_COMM_SELF, ba_freed_Comm, ba_out_int));
     BA_CASE("MPI_Comm_compare", "result = NULL", BA_ANY,
             MPI_Comm_compare(MPI_COMM_SELF, MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Comm_create(void) {
-    BA_CASE("MPI_Comm_create", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_create", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_create(MPI_COMM_NULL, ba_group, ba_out_Comm));
-    BA_CASE("MPI_Comm_create", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_create", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_create((MPI_Comm)(intptr_t)0x6, ba_group, ba_out_Comm));
-    BA_CASE("MPI_Comm_create", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_create", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_create((MPI_Comm)(intptr_t)0x5eadbeef0, ba_group, ba_out_Comm));
-    BA_CASE("MPI_Comm_create", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_create", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_create(ba_freed_Comm, ba_group, ba_out_Comm));
-    BA_CASE("MPI_Comm_create", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Comm_create(MPI_COMM_SELF, MPI_GROUP_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_create", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Comm_create(MPI_COMM_SELF, (MPI_Group)(intptr_t)0x6, ba_out_Comm));
-    BA_CASE("MPI_Comm_create", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create", "group = garbage", MPI_ERR_GROUP,
             MPI_Comm_create(MPI_COMM_SELF, (MPI_Group)(intptr_t)0x5eadbeef0, ba_out_Comm));
-    BA_CASE("MPI_Comm_create", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create", "group = freed", MPI_ERR_GROUP,
             MPI_Comm_create(MPI_COMM_SELF, ba_freed_Group, ba_out_Comm));
     BA_CASE("MPI_Comm_create", "newcomm = NULL", BA_ANY,
             MPI_Comm_create(MPI_COMM_SELF, ba_group, NULL));
@@ -150,50 +150,50 @@ static void t_MPI_Comm_create_errhandler(void) {
 }
 
 static void t_MPI_Comm_create_from_group(void) {
-    BA_CASE("MPI_Comm_create_from_group", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create_from_group", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Comm_create_from_group(MPI_GROUP_NULL, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_from_group", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create_from_group", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Comm_create_from_group((MPI_Group)(intptr_t)0x6, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_from_group", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create_from_group", "group = garbage", MPI_ERR_GROUP,
             MPI_Comm_create_from_group((MPI_Group)(intptr_t)0x5eadbeef0, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_from_group", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create_from_group", "group = freed", MPI_ERR_GROUP,
             MPI_Comm_create_from_group(ba_freed_Group, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
     BA_CASE("MPI_Comm_create_from_group", "stringtag = NULL", BA_ANY,
             MPI_Comm_create_from_group(ba_group, NULL, MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_from_group", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_create_from_group", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Comm_create_from_group(ba_group, "ba_key", (MPI_Info)(intptr_t)0x6, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_from_group", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_create_from_group", "info = garbage", MPI_ERR_INFO,
             MPI_Comm_create_from_group(ba_group, "ba_key", (MPI_Info)(intptr_t)0x5eadbeef0, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_from_group", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_create_from_group", "info = freed", MPI_ERR_INFO,
             MPI_Comm_create_from_group(ba_group, "ba_key", ba_freed_Info, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_from_group", "MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Comm_create_from_group", "errhandler = MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
             MPI_Comm_create_from_group(ba_group, "ba_key", MPI_INFO_NULL, MPI_ERRHANDLER_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_from_group", "reserved handle value 0x6", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Comm_create_from_group", "errhandler = reserved value 0x6", MPI_ERR_ERRHANDLER,
             MPI_Comm_create_from_group(ba_group, "ba_key", MPI_INFO_NULL, (MPI_Errhandler)(intptr_t)0x6, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_from_group", "garbage handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Comm_create_from_group", "errhandler = garbage", MPI_ERR_ERRHANDLER,
             MPI_Comm_create_from_group(ba_group, "ba_key", MPI_INFO_NULL, (MPI_Errhandler)(intptr_t)0x5eadbeef0, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_from_group", "freed handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Comm_create_from_group", "errhandler = freed", MPI_ERR_ERRHANDLER,
             MPI_Comm_create_from_group(ba_group, "ba_key", MPI_INFO_NULL, ba_freed_Errhandler, ba_out_Comm));
     BA_CASE("MPI_Comm_create_from_group", "newcomm = NULL", BA_ANY,
             MPI_Comm_create_from_group(ba_group, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, NULL));
 }
 
 static void t_MPI_Comm_create_group(void) {
-    BA_CASE("MPI_Comm_create_group", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_create_group", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_create_group(MPI_COMM_NULL, ba_group, 0, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_group", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_create_group", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_create_group((MPI_Comm)(intptr_t)0x6, ba_group, 0, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_group", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_create_group", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_create_group((MPI_Comm)(intptr_t)0x5eadbeef0, ba_group, 0, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_group", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_create_group", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_create_group(ba_freed_Comm, ba_group, 0, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_group", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create_group", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Comm_create_group(MPI_COMM_SELF, MPI_GROUP_NULL, 0, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_group", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create_group", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Comm_create_group(MPI_COMM_SELF, (MPI_Group)(intptr_t)0x6, 0, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_group", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create_group", "group = garbage", MPI_ERR_GROUP,
             MPI_Comm_create_group(MPI_COMM_SELF, (MPI_Group)(intptr_t)0x5eadbeef0, 0, ba_out_Comm));
-    BA_CASE("MPI_Comm_create_group", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Comm_create_group", "group = freed", MPI_ERR_GROUP,
             MPI_Comm_create_group(MPI_COMM_SELF, ba_freed_Group, 0, ba_out_Comm));
     BA_CASE("MPI_Comm_create_group", "tag = -5", MPI_ERR_TAG,
             MPI_Comm_create_group(MPI_COMM_SELF, ba_group, -5, ba_out_Comm));
@@ -207,13 +207,13 @@ static void t_MPI_Comm_create_keyval(void) {
 }
 
 static void t_MPI_Comm_delete_attr(void) {
-    BA_CASE("MPI_Comm_delete_attr", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_delete_attr", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_delete_attr(MPI_COMM_NULL, ba_kv_comm));
-    BA_CASE("MPI_Comm_delete_attr", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_delete_attr", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_delete_attr((MPI_Comm)(intptr_t)0x6, ba_kv_comm));
-    BA_CASE("MPI_Comm_delete_attr", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_delete_attr", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_delete_attr((MPI_Comm)(intptr_t)0x5eadbeef0, ba_kv_comm));
-    BA_CASE("MPI_Comm_delete_attr", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_delete_attr", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_delete_attr(ba_freed_Comm, ba_kv_comm));
     BA_CASE("MPI_Comm_delete_attr", "comm_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Comm_delete_attr(MPI_COMM_SELF, 12345));
@@ -225,32 +225,32 @@ static void t_MPI_Comm_disconnect(void) {
 }
 
 static void t_MPI_Comm_dup(void) {
-    BA_CASE("MPI_Comm_dup", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_dup", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_dup(MPI_COMM_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_dup", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_dup", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_dup((MPI_Comm)(intptr_t)0x6, ba_out_Comm));
-    BA_CASE("MPI_Comm_dup", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_dup", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_dup((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_Comm));
-    BA_CASE("MPI_Comm_dup", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_dup", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_dup(ba_freed_Comm, ba_out_Comm));
     BA_CASE("MPI_Comm_dup", "newcomm = NULL", BA_ANY,
             MPI_Comm_dup(MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Comm_dup_with_info(void) {
-    BA_CASE("MPI_Comm_dup_with_info", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_dup_with_info", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_dup_with_info(MPI_COMM_NULL, MPI_INFO_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_dup_with_info", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_dup_with_info", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_dup_with_info((MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_dup_with_info", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_dup_with_info", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_dup_with_info((MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_dup_with_info", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_dup_with_info", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_dup_with_info(ba_freed_Comm, MPI_INFO_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_dup_with_info", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_dup_with_info", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Comm_dup_with_info(MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_out_Comm));
-    BA_CASE("MPI_Comm_dup_with_info", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_dup_with_info", "info = garbage", MPI_ERR_INFO,
             MPI_Comm_dup_with_info(MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_out_Comm));
-    BA_CASE("MPI_Comm_dup_with_info", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_dup_with_info", "info = freed", MPI_ERR_INFO,
             MPI_Comm_dup_with_info(MPI_COMM_SELF, ba_freed_Info, ba_out_Comm));
     BA_CASE("MPI_Comm_dup_with_info", "newcomm = NULL", BA_ANY,
             MPI_Comm_dup_with_info(MPI_COMM_SELF, MPI_INFO_NULL, NULL));
@@ -273,13 +273,13 @@ static void t_MPI_Comm_free_keyval(void) {
 }
 
 static void t_MPI_Comm_get_attr(void) {
-    BA_CASE("MPI_Comm_get_attr", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_attr", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_get_attr(MPI_COMM_NULL, ba_kv_comm, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Comm_get_attr", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_attr", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_get_attr((MPI_Comm)(intptr_t)0x6, ba_kv_comm, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Comm_get_attr", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_attr", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_get_attr((MPI_Comm)(intptr_t)0x5eadbeef0, ba_kv_comm, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Comm_get_attr", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_attr", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_get_attr(ba_freed_Comm, ba_kv_comm, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Comm_get_attr", "comm_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Comm_get_attr(MPI_COMM_SELF, 12345, ba_rbuf, ba_out_int));
@@ -288,39 +288,37 @@ static void t_MPI_Comm_get_attr(void) {
 }
 
 static void t_MPI_Comm_get_errhandler(void) {
-    BA_CASE("MPI_Comm_get_errhandler", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_errhandler", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_get_errhandler(MPI_COMM_NULL, ba_out_Errhandler));
-    BA_CASE("MPI_Comm_get_errhandler", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_errhandler", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_get_errhandler((MPI_Comm)(intptr_t)0x6, ba_out_Errhandler));
-    BA_CASE("MPI_Comm_get_errhandler", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_errhandler", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_get_errhandler((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_Errhandler));
-    BA_CASE("MPI_Comm_get_errhandler", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_errhandler", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_get_errhandler(ba_freed_Comm, ba_out_Errhandler));
     BA_CASE("MPI_Comm_get_errhandler", "errhandler = NULL", BA_ANY,
             MPI_Comm_get_errhandler(MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Comm_get_info(void) {
-    BA_CASE("MPI_Comm_get_info", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_info", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_get_info(MPI_COMM_NULL, ba_out_Info));
-    BA_CASE("MPI_Comm_get_info", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_info", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_get_info((MPI_Comm)(intptr_t)0x6, ba_out_Info));
-    BA_CASE("MPI_Comm_get_info", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_info", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_get_info((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_Info));
-    BA_CASE("MPI_Comm_get_info", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_info", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_get_info(ba_freed_Comm, ba_out_Info));
     BA_CASE("MPI_Comm_get_info", "info_used = NULL", BA_ANY,
             MPI_Comm_get_info(MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Comm_get_name(void) {
-    BA_CASE("MPI_Comm_get_name", "MPI_COMM_NULL", MPI_ERR_COMM,
-            MPI_Comm_get_name(MPI_COMM_NULL, ba_chars, ba_out_int));
-    BA_CASE("MPI_Comm_get_name", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_name", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_get_name((MPI_Comm)(intptr_t)0x6, ba_chars, ba_out_int));
-    BA_CASE("MPI_Comm_get_name", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_name", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_get_name((MPI_Comm)(intptr_t)0x5eadbeef0, ba_chars, ba_out_int));
-    BA_CASE("MPI_Comm_get_name", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_get_name", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_get_name(ba_freed_Comm, ba_chars, ba_out_int));
     BA_CASE("MPI_Comm_get_name", "resultlen = NULL", BA_ANY,
             MPI_Comm_get_name(MPI_COMM_SELF, ba_chars, NULL));
@@ -332,26 +330,26 @@ static void t_MPI_Comm_get_parent(void) {
 }
 
 static void t_MPI_Comm_group(void) {
-    BA_CASE("MPI_Comm_group", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_group", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_group(MPI_COMM_NULL, ba_out_Group));
-    BA_CASE("MPI_Comm_group", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_group", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_group((MPI_Comm)(intptr_t)0x6, ba_out_Group));
-    BA_CASE("MPI_Comm_group", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_group", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_group((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_Group));
-    BA_CASE("MPI_Comm_group", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_group", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_group(ba_freed_Comm, ba_out_Group));
     BA_CASE("MPI_Comm_group", "group = NULL", BA_ANY,
             MPI_Comm_group(MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Comm_idup(void) {
-    BA_CASE("MPI_Comm_idup", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_idup", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_idup(MPI_COMM_NULL, ba_out_Comm, ba_req_out));
-    BA_CASE("MPI_Comm_idup", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_idup", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_idup((MPI_Comm)(intptr_t)0x6, ba_out_Comm, ba_req_out));
-    BA_CASE("MPI_Comm_idup", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_idup", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_idup((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_Comm, ba_req_out));
-    BA_CASE("MPI_Comm_idup", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_idup", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_idup(ba_freed_Comm, ba_out_Comm, ba_req_out));
     BA_CASE("MPI_Comm_idup", "newcomm = NULL", BA_ANY,
             MPI_Comm_idup(MPI_COMM_SELF, NULL, ba_req_out));
@@ -360,19 +358,19 @@ static void t_MPI_Comm_idup(void) {
 }
 
 static void t_MPI_Comm_idup_with_info(void) {
-    BA_CASE("MPI_Comm_idup_with_info", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_idup_with_info", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_idup_with_info(MPI_COMM_NULL, MPI_INFO_NULL, ba_out_Comm, ba_req_out));
-    BA_CASE("MPI_Comm_idup_with_info", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_idup_with_info", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_idup_with_info((MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL, ba_out_Comm, ba_req_out));
-    BA_CASE("MPI_Comm_idup_with_info", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_idup_with_info", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_idup_with_info((MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_out_Comm, ba_req_out));
-    BA_CASE("MPI_Comm_idup_with_info", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_idup_with_info", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_idup_with_info(ba_freed_Comm, MPI_INFO_NULL, ba_out_Comm, ba_req_out));
-    BA_CASE("MPI_Comm_idup_with_info", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_idup_with_info", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Comm_idup_with_info(MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6, ba_out_Comm, ba_req_out));
-    BA_CASE("MPI_Comm_idup_with_info", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_idup_with_info", "info = garbage", MPI_ERR_INFO,
             MPI_Comm_idup_with_info(MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0, ba_out_Comm, ba_req_out));
-    BA_CASE("MPI_Comm_idup_with_info", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_idup_with_info", "info = freed", MPI_ERR_INFO,
             MPI_Comm_idup_with_info(MPI_COMM_SELF, ba_freed_Info, ba_out_Comm, ba_req_out));
     BA_CASE("MPI_Comm_idup_with_info", "newcomm = NULL", BA_ANY,
             MPI_Comm_idup_with_info(MPI_COMM_SELF, MPI_INFO_NULL, NULL, ba_req_out));
@@ -381,159 +379,159 @@ static void t_MPI_Comm_idup_with_info(void) {
 }
 
 static void t_MPI_Comm_rank(void) {
-    BA_CASE("MPI_Comm_rank", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_rank", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_rank(MPI_COMM_NULL, ba_out_int));
-    BA_CASE("MPI_Comm_rank", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_rank", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_rank((MPI_Comm)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Comm_rank", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_rank", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_rank((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Comm_rank", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_rank", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_rank(ba_freed_Comm, ba_out_int));
     BA_CASE("MPI_Comm_rank", "rank = NULL", BA_ANY,
             MPI_Comm_rank(MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Comm_remote_group(void) {
-    BA_CASE("MPI_Comm_remote_group", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_remote_group", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_remote_group(MPI_COMM_NULL, ba_out_Group));
-    BA_CASE("MPI_Comm_remote_group", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_remote_group", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_remote_group((MPI_Comm)(intptr_t)0x6, ba_out_Group));
-    BA_CASE("MPI_Comm_remote_group", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_remote_group", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_remote_group((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_Group));
-    BA_CASE("MPI_Comm_remote_group", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_remote_group", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_remote_group(ba_freed_Comm, ba_out_Group));
     BA_CASE("MPI_Comm_remote_group", "group = NULL", BA_ANY,
             MPI_Comm_remote_group(ba_inter, NULL));
 }
 
 static void t_MPI_Comm_remote_size(void) {
-    BA_CASE("MPI_Comm_remote_size", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_remote_size", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_remote_size(MPI_COMM_NULL, ba_out_int));
-    BA_CASE("MPI_Comm_remote_size", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_remote_size", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_remote_size((MPI_Comm)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Comm_remote_size", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_remote_size", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_remote_size((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Comm_remote_size", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_remote_size", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_remote_size(ba_freed_Comm, ba_out_int));
     BA_CASE("MPI_Comm_remote_size", "size = NULL", BA_ANY,
             MPI_Comm_remote_size(ba_inter, NULL));
 }
 
 static void t_MPI_Comm_set_attr(void) {
-    BA_CASE("MPI_Comm_set_attr", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_attr", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_set_attr(MPI_COMM_NULL, ba_kv_comm, ba_rbuf));
-    BA_CASE("MPI_Comm_set_attr", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_attr", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_set_attr((MPI_Comm)(intptr_t)0x6, ba_kv_comm, ba_rbuf));
-    BA_CASE("MPI_Comm_set_attr", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_attr", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_set_attr((MPI_Comm)(intptr_t)0x5eadbeef0, ba_kv_comm, ba_rbuf));
-    BA_CASE("MPI_Comm_set_attr", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_attr", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_set_attr(ba_freed_Comm, ba_kv_comm, ba_rbuf));
     BA_CASE("MPI_Comm_set_attr", "comm_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Comm_set_attr(MPI_COMM_SELF, 12345, ba_rbuf));
 }
 
 static void t_MPI_Comm_set_errhandler(void) {
-    BA_CASE("MPI_Comm_set_errhandler", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_errhandler", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_set_errhandler(MPI_COMM_NULL, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Comm_set_errhandler", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_errhandler", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_set_errhandler((MPI_Comm)(intptr_t)0x6, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Comm_set_errhandler", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_errhandler", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_set_errhandler((MPI_Comm)(intptr_t)0x5eadbeef0, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Comm_set_errhandler", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_errhandler", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_set_errhandler(ba_freed_Comm, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Comm_set_errhandler", "MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Comm_set_errhandler", "errhandler = MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
             MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRHANDLER_NULL));
-    BA_CASE("MPI_Comm_set_errhandler", "reserved handle value 0x6", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Comm_set_errhandler", "errhandler = reserved value 0x6", MPI_ERR_ERRHANDLER,
             MPI_Comm_set_errhandler(MPI_COMM_SELF, (MPI_Errhandler)(intptr_t)0x6));
-    BA_CASE("MPI_Comm_set_errhandler", "garbage handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Comm_set_errhandler", "errhandler = garbage", MPI_ERR_ERRHANDLER,
             MPI_Comm_set_errhandler(MPI_COMM_SELF, (MPI_Errhandler)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Comm_set_errhandler", "freed handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Comm_set_errhandler", "errhandler = freed", MPI_ERR_ERRHANDLER,
             MPI_Comm_set_errhandler(MPI_COMM_SELF, ba_freed_Errhandler));
 }
 
 static void t_MPI_Comm_set_info(void) {
-    BA_CASE("MPI_Comm_set_info", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_info", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_set_info(MPI_COMM_NULL, MPI_INFO_NULL));
-    BA_CASE("MPI_Comm_set_info", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_info", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_set_info((MPI_Comm)(intptr_t)0x6, MPI_INFO_NULL));
-    BA_CASE("MPI_Comm_set_info", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_info", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_set_info((MPI_Comm)(intptr_t)0x5eadbeef0, MPI_INFO_NULL));
-    BA_CASE("MPI_Comm_set_info", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_info", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_set_info(ba_freed_Comm, MPI_INFO_NULL));
-    BA_CASE("MPI_Comm_set_info", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_set_info", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Comm_set_info(MPI_COMM_SELF, (MPI_Info)(intptr_t)0x6));
-    BA_CASE("MPI_Comm_set_info", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_set_info", "info = garbage", MPI_ERR_INFO,
             MPI_Comm_set_info(MPI_COMM_SELF, (MPI_Info)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Comm_set_info", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_set_info", "info = freed", MPI_ERR_INFO,
             MPI_Comm_set_info(MPI_COMM_SELF, ba_freed_Info));
 }
 
 static void t_MPI_Comm_set_name(void) {
-    BA_CASE("MPI_Comm_set_name", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_name", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_set_name(MPI_COMM_NULL, "ba_key"));
-    BA_CASE("MPI_Comm_set_name", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_name", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_set_name((MPI_Comm)(intptr_t)0x6, "ba_key"));
-    BA_CASE("MPI_Comm_set_name", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_name", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_set_name((MPI_Comm)(intptr_t)0x5eadbeef0, "ba_key"));
-    BA_CASE("MPI_Comm_set_name", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_set_name", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_set_name(ba_freed_Comm, "ba_key"));
     BA_CASE("MPI_Comm_set_name", "comm_name = NULL", BA_ANY,
             MPI_Comm_set_name(MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Comm_size(void) {
-    BA_CASE("MPI_Comm_size", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_size", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_size(MPI_COMM_NULL, ba_out_int));
-    BA_CASE("MPI_Comm_size", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_size", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_size((MPI_Comm)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Comm_size", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_size", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_size((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Comm_size", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_size", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_size(ba_freed_Comm, ba_out_int));
     BA_CASE("MPI_Comm_size", "size = NULL", BA_ANY,
             MPI_Comm_size(MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Comm_split(void) {
-    BA_CASE("MPI_Comm_split", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_split", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_split(MPI_COMM_NULL, 0, 0, ba_out_Comm));
-    BA_CASE("MPI_Comm_split", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_split", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_split((MPI_Comm)(intptr_t)0x6, 0, 0, ba_out_Comm));
-    BA_CASE("MPI_Comm_split", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_split", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_split((MPI_Comm)(intptr_t)0x5eadbeef0, 0, 0, ba_out_Comm));
-    BA_CASE("MPI_Comm_split", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_split", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_split(ba_freed_Comm, 0, 0, ba_out_Comm));
     BA_CASE("MPI_Comm_split", "newcomm = NULL", BA_ANY,
             MPI_Comm_split(MPI_COMM_SELF, 0, 0, NULL));
 }
 
 static void t_MPI_Comm_split_type(void) {
-    BA_CASE("MPI_Comm_split_type", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_split_type", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_split_type(MPI_COMM_NULL, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_split_type", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_split_type", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_split_type((MPI_Comm)(intptr_t)0x6, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_split_type", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_split_type", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_split_type((MPI_Comm)(intptr_t)0x5eadbeef0, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_split_type", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_split_type", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_split_type(ba_freed_Comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, ba_out_Comm));
-    BA_CASE("MPI_Comm_split_type", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_split_type", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Comm_split_type(MPI_COMM_SELF, MPI_COMM_TYPE_SHARED, 0, (MPI_Info)(intptr_t)0x6, ba_out_Comm));
-    BA_CASE("MPI_Comm_split_type", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_split_type", "info = garbage", MPI_ERR_INFO,
             MPI_Comm_split_type(MPI_COMM_SELF, MPI_COMM_TYPE_SHARED, 0, (MPI_Info)(intptr_t)0x5eadbeef0, ba_out_Comm));
-    BA_CASE("MPI_Comm_split_type", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Comm_split_type", "info = freed", MPI_ERR_INFO,
             MPI_Comm_split_type(MPI_COMM_SELF, MPI_COMM_TYPE_SHARED, 0, ba_freed_Info, ba_out_Comm));
     BA_CASE("MPI_Comm_split_type", "newcomm = NULL", BA_ANY,
             MPI_Comm_split_type(MPI_COMM_SELF, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, NULL));
 }
 
 static void t_MPI_Comm_test_inter(void) {
-    BA_CASE("MPI_Comm_test_inter", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_test_inter", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Comm_test_inter(MPI_COMM_NULL, ba_out_int));
-    BA_CASE("MPI_Comm_test_inter", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_test_inter", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Comm_test_inter((MPI_Comm)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Comm_test_inter", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_test_inter", "comm = garbage", MPI_ERR_COMM,
             MPI_Comm_test_inter((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Comm_test_inter", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Comm_test_inter", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_test_inter(ba_freed_Comm, ba_out_int));
     BA_CASE("MPI_Comm_test_inter", "flag = NULL", BA_ANY,
             MPI_Comm_test_inter(MPI_COMM_SELF, NULL));
@@ -542,8 +540,6 @@ static void t_MPI_Comm_test_inter(void) {
 static void t_MPI_Errhandler_free(void) {
     BA_CASE("MPI_Errhandler_free", "errhandler = NULL", BA_ANY,
             MPI_Errhandler_free(NULL));
-    BA_CASE("MPI_Errhandler_free", "predefined MPI_ERRORS_RETURN freed", MPI_ERR_ERRHANDLER,
-            MPI_Errhandler_free(ba_ptr_Errhandler(MPI_ERRORS_RETURN)));
     BA_CASE("MPI_Errhandler_free", "MPI_ERRHANDLER_NULL freed", MPI_ERR_ERRHANDLER,
             MPI_Errhandler_free(ba_ptr_Errhandler(MPI_ERRHANDLER_NULL)));
     BA_CASE("MPI_Errhandler_free", "garbage handle freed", MPI_ERR_ERRHANDLER,
@@ -592,55 +588,55 @@ static void t_MPI_Get_version(void) {
 }
 
 static void t_MPI_Group_compare(void) {
-    BA_CASE("MPI_Group_compare", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_compare", "group1 = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_compare(MPI_GROUP_NULL, ba_group, ba_out_int));
-    BA_CASE("MPI_Group_compare", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_compare", "group1 = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_compare((MPI_Group)(intptr_t)0x6, ba_group, ba_out_int));
-    BA_CASE("MPI_Group_compare", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_compare", "group1 = garbage", MPI_ERR_GROUP,
             MPI_Group_compare((MPI_Group)(intptr_t)0x5eadbeef0, ba_group, ba_out_int));
-    BA_CASE("MPI_Group_compare", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_compare", "group1 = freed", MPI_ERR_GROUP,
             MPI_Group_compare(ba_freed_Group, ba_group, ba_out_int));
-    BA_CASE("MPI_Group_compare", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_compare", "group2 = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_compare(ba_group, MPI_GROUP_NULL, ba_out_int));
-    BA_CASE("MPI_Group_compare", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_compare", "group2 = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_compare(ba_group, (MPI_Group)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Group_compare", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_compare", "group2 = garbage", MPI_ERR_GROUP,
             MPI_Group_compare(ba_group, (MPI_Group)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Group_compare", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_compare", "group2 = freed", MPI_ERR_GROUP,
             MPI_Group_compare(ba_group, ba_freed_Group, ba_out_int));
     BA_CASE("MPI_Group_compare", "result = NULL", BA_ANY,
             MPI_Group_compare(ba_group, ba_group, NULL));
 }
 
 static void t_MPI_Group_difference(void) {
-    BA_CASE("MPI_Group_difference", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_difference", "group1 = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_difference(MPI_GROUP_NULL, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_difference", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_difference", "group1 = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_difference((MPI_Group)(intptr_t)0x6, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_difference", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_difference", "group1 = garbage", MPI_ERR_GROUP,
             MPI_Group_difference((MPI_Group)(intptr_t)0x5eadbeef0, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_difference", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_difference", "group1 = freed", MPI_ERR_GROUP,
             MPI_Group_difference(ba_freed_Group, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_difference", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_difference", "group2 = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_difference(ba_group, MPI_GROUP_NULL, ba_out_Group));
-    BA_CASE("MPI_Group_difference", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_difference", "group2 = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_difference(ba_group, (MPI_Group)(intptr_t)0x6, ba_out_Group));
-    BA_CASE("MPI_Group_difference", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_difference", "group2 = garbage", MPI_ERR_GROUP,
             MPI_Group_difference(ba_group, (MPI_Group)(intptr_t)0x5eadbeef0, ba_out_Group));
-    BA_CASE("MPI_Group_difference", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_difference", "group2 = freed", MPI_ERR_GROUP,
             MPI_Group_difference(ba_group, ba_freed_Group, ba_out_Group));
     BA_CASE("MPI_Group_difference", "newgroup = NULL", BA_ANY,
             MPI_Group_difference(ba_group, ba_group, NULL));
 }
 
 static void t_MPI_Group_excl(void) {
-    BA_CASE("MPI_Group_excl", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_excl", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_excl(MPI_GROUP_NULL, 1, ba_zeros_int, ba_out_Group));
-    BA_CASE("MPI_Group_excl", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_excl", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_excl((MPI_Group)(intptr_t)0x6, 1, ba_zeros_int, ba_out_Group));
-    BA_CASE("MPI_Group_excl", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_excl", "group = garbage", MPI_ERR_GROUP,
             MPI_Group_excl((MPI_Group)(intptr_t)0x5eadbeef0, 1, ba_zeros_int, ba_out_Group));
-    BA_CASE("MPI_Group_excl", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_excl", "group = freed", MPI_ERR_GROUP,
             MPI_Group_excl(ba_freed_Group, 1, ba_zeros_int, ba_out_Group));
     BA_CASE("MPI_Group_excl", "ranks = NULL", BA_ANY,
             MPI_Group_excl(ba_group, 1, NULL, ba_out_Group));
@@ -658,11 +654,11 @@ static void t_MPI_Group_free(void) {
 }
 
 static void t_MPI_Group_from_session_pset(void) {
-    BA_CASE("MPI_Group_from_session_pset", "MPI_SESSION_NULL", MPI_ERR_SESSION,
+    BA_CASE("MPI_Group_from_session_pset", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
             MPI_Group_from_session_pset(MPI_SESSION_NULL, "ba_key", ba_out_Group));
-    BA_CASE("MPI_Group_from_session_pset", "reserved handle value 0x6", MPI_ERR_SESSION,
+    BA_CASE("MPI_Group_from_session_pset", "session = reserved value 0x6", MPI_ERR_SESSION,
             MPI_Group_from_session_pset((MPI_Session)(intptr_t)0x6, "ba_key", ba_out_Group));
-    BA_CASE("MPI_Group_from_session_pset", "garbage handle", MPI_ERR_SESSION,
+    BA_CASE("MPI_Group_from_session_pset", "session = garbage", MPI_ERR_SESSION,
             MPI_Group_from_session_pset((MPI_Session)(intptr_t)0x5eadbeef0, "ba_key", ba_out_Group));
     BA_CASE("MPI_Group_from_session_pset", "pset_name = NULL", BA_ANY,
             MPI_Group_from_session_pset(MPI_SESSION_NULL, NULL, ba_out_Group));
@@ -671,13 +667,13 @@ static void t_MPI_Group_from_session_pset(void) {
 }
 
 static void t_MPI_Group_incl(void) {
-    BA_CASE("MPI_Group_incl", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_incl", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_incl(MPI_GROUP_NULL, 1, ba_zeros_int, ba_out_Group));
-    BA_CASE("MPI_Group_incl", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_incl", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_incl((MPI_Group)(intptr_t)0x6, 1, ba_zeros_int, ba_out_Group));
-    BA_CASE("MPI_Group_incl", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_incl", "group = garbage", MPI_ERR_GROUP,
             MPI_Group_incl((MPI_Group)(intptr_t)0x5eadbeef0, 1, ba_zeros_int, ba_out_Group));
-    BA_CASE("MPI_Group_incl", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_incl", "group = freed", MPI_ERR_GROUP,
             MPI_Group_incl(ba_freed_Group, 1, ba_zeros_int, ba_out_Group));
     BA_CASE("MPI_Group_incl", "ranks = NULL", BA_ANY,
             MPI_Group_incl(ba_group, 1, NULL, ba_out_Group));
@@ -686,34 +682,34 @@ static void t_MPI_Group_incl(void) {
 }
 
 static void t_MPI_Group_intersection(void) {
-    BA_CASE("MPI_Group_intersection", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_intersection", "group1 = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_intersection(MPI_GROUP_NULL, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_intersection", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_intersection", "group1 = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_intersection((MPI_Group)(intptr_t)0x6, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_intersection", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_intersection", "group1 = garbage", MPI_ERR_GROUP,
             MPI_Group_intersection((MPI_Group)(intptr_t)0x5eadbeef0, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_intersection", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_intersection", "group1 = freed", MPI_ERR_GROUP,
             MPI_Group_intersection(ba_freed_Group, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_intersection", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_intersection", "group2 = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_intersection(ba_group, MPI_GROUP_NULL, ba_out_Group));
-    BA_CASE("MPI_Group_intersection", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_intersection", "group2 = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_intersection(ba_group, (MPI_Group)(intptr_t)0x6, ba_out_Group));
-    BA_CASE("MPI_Group_intersection", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_intersection", "group2 = garbage", MPI_ERR_GROUP,
             MPI_Group_intersection(ba_group, (MPI_Group)(intptr_t)0x5eadbeef0, ba_out_Group));
-    BA_CASE("MPI_Group_intersection", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_intersection", "group2 = freed", MPI_ERR_GROUP,
             MPI_Group_intersection(ba_group, ba_freed_Group, ba_out_Group));
     BA_CASE("MPI_Group_intersection", "newgroup = NULL", BA_ANY,
             MPI_Group_intersection(ba_group, ba_group, NULL));
 }
 
 static void t_MPI_Group_range_excl(void) {
-    BA_CASE("MPI_Group_range_excl", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_range_excl", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_range_excl(MPI_GROUP_NULL, 1, ba_ranges, ba_out_Group));
-    BA_CASE("MPI_Group_range_excl", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_range_excl", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_range_excl((MPI_Group)(intptr_t)0x6, 1, ba_ranges, ba_out_Group));
-    BA_CASE("MPI_Group_range_excl", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_range_excl", "group = garbage", MPI_ERR_GROUP,
             MPI_Group_range_excl((MPI_Group)(intptr_t)0x5eadbeef0, 1, ba_ranges, ba_out_Group));
-    BA_CASE("MPI_Group_range_excl", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_range_excl", "group = freed", MPI_ERR_GROUP,
             MPI_Group_range_excl(ba_freed_Group, 1, ba_ranges, ba_out_Group));
     BA_CASE("MPI_Group_range_excl", "ranges = NULL", BA_ANY,
             MPI_Group_range_excl(ba_group, 1, NULL, ba_out_Group));
@@ -722,13 +718,13 @@ static void t_MPI_Group_range_excl(void) {
 }
 
 static void t_MPI_Group_range_incl(void) {
-    BA_CASE("MPI_Group_range_incl", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_range_incl", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_range_incl(MPI_GROUP_NULL, 1, ba_ranges, ba_out_Group));
-    BA_CASE("MPI_Group_range_incl", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_range_incl", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_range_incl((MPI_Group)(intptr_t)0x6, 1, ba_ranges, ba_out_Group));
-    BA_CASE("MPI_Group_range_incl", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_range_incl", "group = garbage", MPI_ERR_GROUP,
             MPI_Group_range_incl((MPI_Group)(intptr_t)0x5eadbeef0, 1, ba_ranges, ba_out_Group));
-    BA_CASE("MPI_Group_range_incl", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_range_incl", "group = freed", MPI_ERR_GROUP,
             MPI_Group_range_incl(ba_freed_Group, 1, ba_ranges, ba_out_Group));
     BA_CASE("MPI_Group_range_incl", "ranges = NULL", BA_ANY,
             MPI_Group_range_incl(ba_group, 1, NULL, ba_out_Group));
@@ -737,70 +733,70 @@ static void t_MPI_Group_range_incl(void) {
 }
 
 static void t_MPI_Group_rank(void) {
-    BA_CASE("MPI_Group_rank", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_rank", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_rank(MPI_GROUP_NULL, ba_out_int));
-    BA_CASE("MPI_Group_rank", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_rank", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_rank((MPI_Group)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Group_rank", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_rank", "group = garbage", MPI_ERR_GROUP,
             MPI_Group_rank((MPI_Group)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Group_rank", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_rank", "group = freed", MPI_ERR_GROUP,
             MPI_Group_rank(ba_freed_Group, ba_out_int));
     BA_CASE("MPI_Group_rank", "rank = NULL", BA_ANY,
             MPI_Group_rank(ba_group, NULL));
 }
 
 static void t_MPI_Group_size(void) {
-    BA_CASE("MPI_Group_size", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_size", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_size(MPI_GROUP_NULL, ba_out_int));
-    BA_CASE("MPI_Group_size", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_size", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_size((MPI_Group)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Group_size", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_size", "group = garbage", MPI_ERR_GROUP,
             MPI_Group_size((MPI_Group)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Group_size", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_size", "group = freed", MPI_ERR_GROUP,
             MPI_Group_size(ba_freed_Group, ba_out_int));
     BA_CASE("MPI_Group_size", "size = NULL", BA_ANY,
             MPI_Group_size(ba_group, NULL));
 }
 
 static void t_MPI_Group_translate_ranks(void) {
-    BA_CASE("MPI_Group_translate_ranks", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_translate_ranks", "group1 = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_translate_ranks(MPI_GROUP_NULL, 1, ba_zeros_int, ba_group, ba_out_int));
-    BA_CASE("MPI_Group_translate_ranks", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_translate_ranks", "group1 = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_translate_ranks((MPI_Group)(intptr_t)0x6, 1, ba_zeros_int, ba_group, ba_out_int));
-    BA_CASE("MPI_Group_translate_ranks", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_translate_ranks", "group1 = garbage", MPI_ERR_GROUP,
             MPI_Group_translate_ranks((MPI_Group)(intptr_t)0x5eadbeef0, 1, ba_zeros_int, ba_group, ba_out_int));
-    BA_CASE("MPI_Group_translate_ranks", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_translate_ranks", "group1 = freed", MPI_ERR_GROUP,
             MPI_Group_translate_ranks(ba_freed_Group, 1, ba_zeros_int, ba_group, ba_out_int));
     BA_CASE("MPI_Group_translate_ranks", "ranks1 = NULL", BA_ANY,
             MPI_Group_translate_ranks(ba_group, 1, NULL, ba_group, ba_out_int));
-    BA_CASE("MPI_Group_translate_ranks", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_translate_ranks", "group2 = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_translate_ranks(ba_group, 1, ba_zeros_int, MPI_GROUP_NULL, ba_out_int));
-    BA_CASE("MPI_Group_translate_ranks", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_translate_ranks", "group2 = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_translate_ranks(ba_group, 1, ba_zeros_int, (MPI_Group)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Group_translate_ranks", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_translate_ranks", "group2 = garbage", MPI_ERR_GROUP,
             MPI_Group_translate_ranks(ba_group, 1, ba_zeros_int, (MPI_Group)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Group_translate_ranks", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_translate_ranks", "group2 = freed", MPI_ERR_GROUP,
             MPI_Group_translate_ranks(ba_group, 1, ba_zeros_int, ba_freed_Group, ba_out_int));
     BA_CASE("MPI_Group_translate_ranks", "ranks2 = NULL", BA_ANY,
             MPI_Group_translate_ranks(ba_group, 1, ba_zeros_int, ba_group, NULL));
 }
 
 static void t_MPI_Group_union(void) {
-    BA_CASE("MPI_Group_union", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_union", "group1 = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_union(MPI_GROUP_NULL, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_union", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_union", "group1 = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_union((MPI_Group)(intptr_t)0x6, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_union", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_union", "group1 = garbage", MPI_ERR_GROUP,
             MPI_Group_union((MPI_Group)(intptr_t)0x5eadbeef0, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_union", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_union", "group1 = freed", MPI_ERR_GROUP,
             MPI_Group_union(ba_freed_Group, ba_group, ba_out_Group));
-    BA_CASE("MPI_Group_union", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_union", "group2 = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Group_union(ba_group, MPI_GROUP_NULL, ba_out_Group));
-    BA_CASE("MPI_Group_union", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_union", "group2 = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Group_union(ba_group, (MPI_Group)(intptr_t)0x6, ba_out_Group));
-    BA_CASE("MPI_Group_union", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_union", "group2 = garbage", MPI_ERR_GROUP,
             MPI_Group_union(ba_group, (MPI_Group)(intptr_t)0x5eadbeef0, ba_out_Group));
-    BA_CASE("MPI_Group_union", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Group_union", "group2 = freed", MPI_ERR_GROUP,
             MPI_Group_union(ba_group, ba_freed_Group, ba_out_Group));
     BA_CASE("MPI_Group_union", "newgroup = NULL", BA_ANY,
             MPI_Group_union(ba_group, ba_group, NULL));
@@ -809,31 +805,31 @@ static void t_MPI_Group_union(void) {
 static void t_MPI_Iallgather(void) {
     BA_CASE("MPI_Iallgather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Iallgather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iallgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Iallgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Iallgather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgather", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iallgather", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgather", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iallgather", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgather", "comm = garbage", MPI_ERR_COMM,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iallgather", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgather", "comm = freed", MPI_ERR_COMM,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iallgather", "request = NULL", BA_ANY,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, NULL));
@@ -844,33 +840,33 @@ static void t_MPI_Iallgather_c(void) {
             MPI_Iallgather_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgather_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Iallgather_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iallgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Iallgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Iallgather_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgather_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgather_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgather_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgather_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgather_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgather_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iallgather_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgather_c", "comm = freed", MPI_ERR_COMM,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iallgather_c", "request = NULL", BA_ANY,
             MPI_Iallgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, NULL));
@@ -879,33 +875,33 @@ static void t_MPI_Iallgather_c(void) {
 static void t_MPI_Iallgatherv(void) {
     BA_CASE("MPI_Iallgatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Iallgatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iallgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Iallgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Iallgatherv(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgatherv", "recvcounts = NULL", BA_ANY,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgatherv", "displs = NULL", BA_ANY,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgatherv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgatherv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgatherv", "comm = garbage", MPI_ERR_COMM,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iallgatherv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgatherv", "comm = freed", MPI_ERR_COMM,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iallgatherv", "request = NULL", BA_ANY,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, NULL));
@@ -916,33 +912,33 @@ static void t_MPI_Iallgatherv_c(void) {
             MPI_Iallgatherv_c(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgatherv_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Iallgatherv_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iallgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Iallgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Iallgatherv_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgatherv_c", "recvcounts = NULL", BA_ANY,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgatherv_c", "displs = NULL", BA_ANY,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallgatherv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgatherv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgatherv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgatherv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iallgatherv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallgatherv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iallgatherv_c", "request = NULL", BA_ANY,
             MPI_Iallgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, NULL));
@@ -951,29 +947,29 @@ static void t_MPI_Iallgatherv_c(void) {
 static void t_MPI_Iallreduce(void) {
     BA_CASE("MPI_Iallreduce", "count = -1", MPI_ERR_COUNT,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallreduce", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallreduce", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallreduce", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallreduce", "datatype = freed", MPI_ERR_TYPE,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Iallreduce", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Iallreduce", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iallreduce", "op = garbage", MPI_ERR_OP,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iallreduce", "op = freed", MPI_ERR_OP,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallreduce", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallreduce", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallreduce", "comm = garbage", MPI_ERR_COMM,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iallreduce", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallreduce", "comm = freed", MPI_ERR_COMM,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iallreduce", "request = NULL", BA_ANY,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, NULL));
@@ -984,29 +980,29 @@ static void t_MPI_Iallreduce_c(void) {
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallreduce_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallreduce_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallreduce_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallreduce_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iallreduce_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Iallreduce_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Iallreduce_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iallreduce_c", "op = garbage", MPI_ERR_OP,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iallreduce_c", "op = freed", MPI_ERR_OP,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallreduce_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallreduce_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallreduce_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iallreduce_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iallreduce_c", "comm = freed", MPI_ERR_COMM,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iallreduce_c", "request = NULL", BA_ANY,
             MPI_Iallreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, NULL));
@@ -1015,31 +1011,31 @@ static void t_MPI_Iallreduce_c(void) {
 static void t_MPI_Ialltoall(void) {
     BA_CASE("MPI_Ialltoall", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Ialltoall(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ialltoall(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ialltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ialltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ialltoall(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoall", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoall", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoall", "comm = garbage", MPI_ERR_COMM,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ialltoall", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoall", "comm = freed", MPI_ERR_COMM,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ialltoall", "request = NULL", BA_ANY,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, NULL));
@@ -1050,33 +1046,33 @@ static void t_MPI_Ialltoall_c(void) {
             MPI_Ialltoall_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoall_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Ialltoall_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ialltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ialltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ialltoall_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoall_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoall_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoall_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoall_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoall_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoall_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ialltoall_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoall_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ialltoall_c", "request = NULL", BA_ANY,
             MPI_Ialltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, NULL));
@@ -1087,33 +1083,33 @@ static void t_MPI_Ialltoallv(void) {
             MPI_Ialltoallv(ba_sbuf, NULL, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoallv", "sdispls = NULL", BA_ANY,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, NULL, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoallv", "recvcounts = NULL", BA_ANY,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoallv", "rdispls = NULL", BA_ANY,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallv", "comm = garbage", MPI_ERR_COMM,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ialltoallv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallv", "comm = freed", MPI_ERR_COMM,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ialltoallv", "request = NULL", BA_ANY,
             MPI_Ialltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, NULL));
@@ -1124,33 +1120,33 @@ static void t_MPI_Ialltoallv_c(void) {
             MPI_Ialltoallv_c(ba_sbuf, NULL, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoallv_c", "sdispls = NULL", BA_ANY,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, NULL, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoallv_c", "recvcounts = NULL", BA_ANY,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoallv_c", "rdispls = NULL", BA_ANY,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ialltoallv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ialltoallv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ialltoallv_c", "request = NULL", BA_ANY,
             MPI_Ialltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, NULL));
@@ -1169,13 +1165,13 @@ static void t_MPI_Ialltoallw(void) {
             MPI_Ialltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, NULL, ba_types, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoallw", "recvtypes = NULL", BA_ANY,
             MPI_Ialltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallw", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallw", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ialltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ialltoallw", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallw", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ialltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ialltoallw", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallw", "comm = garbage", MPI_ERR_COMM,
             MPI_Ialltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ialltoallw", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallw", "comm = freed", MPI_ERR_COMM,
             MPI_Ialltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ialltoallw", "request = NULL", BA_ANY,
             MPI_Ialltoallw(ba_sbuf, ba_ones_int, ba_zeros_int, ba_types, ba_rbuf, ba_ones_int, ba_zeros_int, ba_types, MPI_COMM_SELF, NULL));
@@ -1194,26 +1190,26 @@ static void t_MPI_Ialltoallw_c(void) {
             MPI_Ialltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, NULL, ba_types, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoallw_c", "recvtypes = NULL", BA_ANY,
             MPI_Ialltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ialltoallw_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallw_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ialltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ialltoallw_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallw_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ialltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ialltoallw_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallw_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ialltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ialltoallw_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ialltoallw_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ialltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ialltoallw_c", "request = NULL", BA_ANY,
             MPI_Ialltoallw_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_types, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_types, MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Ibarrier(void) {
-    BA_CASE("MPI_Ibarrier", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibarrier", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ibarrier(MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ibarrier", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibarrier", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ibarrier((MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ibarrier", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibarrier", "comm = garbage", MPI_ERR_COMM,
             MPI_Ibarrier((MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ibarrier", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibarrier", "comm = freed", MPI_ERR_COMM,
             MPI_Ibarrier(ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ibarrier", "request = NULL", BA_ANY,
             MPI_Ibarrier(MPI_COMM_SELF, NULL));
@@ -1222,25 +1218,25 @@ static void t_MPI_Ibarrier(void) {
 static void t_MPI_Ibcast(void) {
     BA_CASE("MPI_Ibcast", "count = -1", MPI_ERR_COUNT,
             MPI_Ibcast(ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ibcast", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ibcast", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ibcast(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ibcast", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ibcast", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ibcast(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ibcast", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ibcast", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Ibcast(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ibcast", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ibcast", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ibcast(ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ibcast", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Ibcast(ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ibcast", "root = -7", MPI_ERR_ROOT,
             MPI_Ibcast(ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ibcast", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibcast", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ibcast(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ibcast", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibcast", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ibcast(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ibcast", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibcast", "comm = garbage", MPI_ERR_COMM,
             MPI_Ibcast(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ibcast", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibcast", "comm = freed", MPI_ERR_COMM,
             MPI_Ibcast(ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ibcast", "request = NULL", BA_ANY,
             MPI_Ibcast(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, NULL));
@@ -1251,25 +1247,25 @@ static void t_MPI_Ibcast_c(void) {
             MPI_Ibcast_c(ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ibcast_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Ibcast_c(ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ibcast_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ibcast_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ibcast_c(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ibcast_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ibcast_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ibcast_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ibcast_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ibcast_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Ibcast_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ibcast_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ibcast_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ibcast_c(ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ibcast_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Ibcast_c(ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ibcast_c", "root = -7", MPI_ERR_ROOT,
             MPI_Ibcast_c(ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ibcast_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibcast_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ibcast_c(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ibcast_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibcast_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ibcast_c(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ibcast_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibcast_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ibcast_c(ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ibcast_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ibcast_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ibcast_c(ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ibcast_c", "request = NULL", BA_ANY,
             MPI_Ibcast_c(ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, NULL));
@@ -1278,29 +1274,29 @@ static void t_MPI_Ibcast_c(void) {
 static void t_MPI_Iexscan(void) {
     BA_CASE("MPI_Iexscan", "count = -1", MPI_ERR_COUNT,
             MPI_Iexscan(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iexscan", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iexscan", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iexscan", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iexscan", "datatype = freed", MPI_ERR_TYPE,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Iexscan", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Iexscan", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iexscan", "op = garbage", MPI_ERR_OP,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iexscan", "op = freed", MPI_ERR_OP,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iexscan", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iexscan", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iexscan", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iexscan", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iexscan", "comm = garbage", MPI_ERR_COMM,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iexscan", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iexscan", "comm = freed", MPI_ERR_COMM,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iexscan", "request = NULL", BA_ANY,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, NULL));
@@ -1311,29 +1307,29 @@ static void t_MPI_Iexscan_c(void) {
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iexscan_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iexscan_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iexscan_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iexscan_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iexscan_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Iexscan_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Iexscan_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iexscan_c", "op = garbage", MPI_ERR_OP,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iexscan_c", "op = freed", MPI_ERR_OP,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iexscan_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iexscan_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iexscan_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iexscan_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iexscan_c", "comm = freed", MPI_ERR_COMM,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iexscan_c", "request = NULL", BA_ANY,
             MPI_Iexscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, NULL));
@@ -1342,35 +1338,35 @@ static void t_MPI_Iexscan_c(void) {
 static void t_MPI_Igather(void) {
     BA_CASE("MPI_Igather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Igather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Igather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Igather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Igather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather", "root = -7", MPI_ERR_ROOT,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Igather", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Igather", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Igather", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Igather", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Igather", "comm = garbage", MPI_ERR_COMM,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Igather", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Igather", "comm = freed", MPI_ERR_COMM,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Igather", "request = NULL", BA_ANY,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, NULL));
@@ -1381,37 +1377,37 @@ static void t_MPI_Igather_c(void) {
             MPI_Igather_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Igather_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igather_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Igather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Igather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Igather_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igather_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather_c", "root = -7", MPI_ERR_ROOT,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igather_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Igather_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Igather_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Igather_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Igather_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Igather_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Igather_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Igather_c", "comm = freed", MPI_ERR_COMM,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Igather_c", "request = NULL", BA_ANY,
             MPI_Igather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, NULL));
@@ -1420,37 +1416,37 @@ static void t_MPI_Igather_c(void) {
 static void t_MPI_Igatherv(void) {
     BA_CASE("MPI_Igatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Igatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Igatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Igatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Igatherv(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv", "recvcounts = NULL", BA_ANY,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv", "displs = NULL", BA_ANY,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, NULL, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv", "root = -7", MPI_ERR_ROOT,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Igatherv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Igatherv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Igatherv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Igatherv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Igatherv", "comm = garbage", MPI_ERR_COMM,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Igatherv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Igatherv", "comm = freed", MPI_ERR_COMM,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Igatherv", "request = NULL", BA_ANY,
             MPI_Igatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, NULL));
@@ -1461,37 +1457,37 @@ static void t_MPI_Igatherv_c(void) {
             MPI_Igatherv_c(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Igatherv_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Igatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Igatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Igatherv_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv_c", "recvcounts = NULL", BA_ANY,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv_c", "displs = NULL", BA_ANY,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, NULL, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Igatherv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv_c", "root = -7", MPI_ERR_ROOT,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Igatherv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Igatherv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Igatherv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Igatherv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Igatherv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Igatherv_c", "request = NULL", BA_ANY,
             MPI_Igatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, NULL));
@@ -1508,26 +1504,26 @@ static void t_MPI_Info_create_env(void) {
 }
 
 static void t_MPI_Info_delete(void) {
-    BA_CASE("MPI_Info_delete", "MPI_INFO_NULL", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_delete", "info = MPI_INFO_NULL", MPI_ERR_INFO,
             MPI_Info_delete(MPI_INFO_NULL, "ba_key"));
-    BA_CASE("MPI_Info_delete", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_delete", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Info_delete((MPI_Info)(intptr_t)0x6, "ba_key"));
-    BA_CASE("MPI_Info_delete", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_delete", "info = garbage", MPI_ERR_INFO,
             MPI_Info_delete((MPI_Info)(intptr_t)0x5eadbeef0, "ba_key"));
-    BA_CASE("MPI_Info_delete", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_delete", "info = freed", MPI_ERR_INFO,
             MPI_Info_delete(ba_freed_Info, "ba_key"));
     BA_CASE("MPI_Info_delete", "key = NULL", BA_ANY,
             MPI_Info_delete(ba_info, NULL));
 }
 
 static void t_MPI_Info_dup(void) {
-    BA_CASE("MPI_Info_dup", "MPI_INFO_NULL", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_dup", "info = MPI_INFO_NULL", MPI_ERR_INFO,
             MPI_Info_dup(MPI_INFO_NULL, ba_out_Info));
-    BA_CASE("MPI_Info_dup", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_dup", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Info_dup((MPI_Info)(intptr_t)0x6, ba_out_Info));
-    BA_CASE("MPI_Info_dup", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_dup", "info = garbage", MPI_ERR_INFO,
             MPI_Info_dup((MPI_Info)(intptr_t)0x5eadbeef0, ba_out_Info));
-    BA_CASE("MPI_Info_dup", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_dup", "info = freed", MPI_ERR_INFO,
             MPI_Info_dup(ba_freed_Info, ba_out_Info));
     BA_CASE("MPI_Info_dup", "newinfo = NULL", BA_ANY,
             MPI_Info_dup(ba_info, NULL));
@@ -1543,13 +1539,13 @@ static void t_MPI_Info_free(void) {
 }
 
 static void t_MPI_Info_get(void) {
-    BA_CASE("MPI_Info_get", "MPI_INFO_NULL", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get", "info = MPI_INFO_NULL", MPI_ERR_INFO,
             MPI_Info_get(MPI_INFO_NULL, "ba_key", 64, ba_chars, ba_out_int));
-    BA_CASE("MPI_Info_get", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Info_get((MPI_Info)(intptr_t)0x6, "ba_key", 64, ba_chars, ba_out_int));
-    BA_CASE("MPI_Info_get", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get", "info = garbage", MPI_ERR_INFO,
             MPI_Info_get((MPI_Info)(intptr_t)0x5eadbeef0, "ba_key", 64, ba_chars, ba_out_int));
-    BA_CASE("MPI_Info_get", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get", "info = freed", MPI_ERR_INFO,
             MPI_Info_get(ba_freed_Info, "ba_key", 64, ba_chars, ba_out_int));
     BA_CASE("MPI_Info_get", "key = NULL", BA_ANY,
             MPI_Info_get(ba_info, NULL, 64, ba_chars, ba_out_int));
@@ -1558,37 +1554,37 @@ static void t_MPI_Info_get(void) {
 }
 
 static void t_MPI_Info_get_nkeys(void) {
-    BA_CASE("MPI_Info_get_nkeys", "MPI_INFO_NULL", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_nkeys", "info = MPI_INFO_NULL", MPI_ERR_INFO,
             MPI_Info_get_nkeys(MPI_INFO_NULL, ba_out_int));
-    BA_CASE("MPI_Info_get_nkeys", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_nkeys", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Info_get_nkeys((MPI_Info)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Info_get_nkeys", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_nkeys", "info = garbage", MPI_ERR_INFO,
             MPI_Info_get_nkeys((MPI_Info)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Info_get_nkeys", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_nkeys", "info = freed", MPI_ERR_INFO,
             MPI_Info_get_nkeys(ba_freed_Info, ba_out_int));
     BA_CASE("MPI_Info_get_nkeys", "nkeys = NULL", BA_ANY,
             MPI_Info_get_nkeys(ba_info, NULL));
 }
 
 static void t_MPI_Info_get_nthkey(void) {
-    BA_CASE("MPI_Info_get_nthkey", "MPI_INFO_NULL", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_nthkey", "info = MPI_INFO_NULL", MPI_ERR_INFO,
             MPI_Info_get_nthkey(MPI_INFO_NULL, 1, ba_chars));
-    BA_CASE("MPI_Info_get_nthkey", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_nthkey", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Info_get_nthkey((MPI_Info)(intptr_t)0x6, 1, ba_chars));
-    BA_CASE("MPI_Info_get_nthkey", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_nthkey", "info = garbage", MPI_ERR_INFO,
             MPI_Info_get_nthkey((MPI_Info)(intptr_t)0x5eadbeef0, 1, ba_chars));
-    BA_CASE("MPI_Info_get_nthkey", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_nthkey", "info = freed", MPI_ERR_INFO,
             MPI_Info_get_nthkey(ba_freed_Info, 1, ba_chars));
 }
 
 static void t_MPI_Info_get_string(void) {
-    BA_CASE("MPI_Info_get_string", "MPI_INFO_NULL", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_string", "info = MPI_INFO_NULL", MPI_ERR_INFO,
             MPI_Info_get_string(MPI_INFO_NULL, "ba_key", ba_out_int, ba_chars, ba_out_int));
-    BA_CASE("MPI_Info_get_string", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_string", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Info_get_string((MPI_Info)(intptr_t)0x6, "ba_key", ba_out_int, ba_chars, ba_out_int));
-    BA_CASE("MPI_Info_get_string", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_string", "info = garbage", MPI_ERR_INFO,
             MPI_Info_get_string((MPI_Info)(intptr_t)0x5eadbeef0, "ba_key", ba_out_int, ba_chars, ba_out_int));
-    BA_CASE("MPI_Info_get_string", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_string", "info = freed", MPI_ERR_INFO,
             MPI_Info_get_string(ba_freed_Info, "ba_key", ba_out_int, ba_chars, ba_out_int));
     BA_CASE("MPI_Info_get_string", "key = NULL", BA_ANY,
             MPI_Info_get_string(ba_info, NULL, ba_out_int, ba_chars, ba_out_int));
@@ -1599,13 +1595,13 @@ static void t_MPI_Info_get_string(void) {
 }
 
 static void t_MPI_Info_get_valuelen(void) {
-    BA_CASE("MPI_Info_get_valuelen", "MPI_INFO_NULL", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_valuelen", "info = MPI_INFO_NULL", MPI_ERR_INFO,
             MPI_Info_get_valuelen(MPI_INFO_NULL, "ba_key", ba_out_int, ba_out_int));
-    BA_CASE("MPI_Info_get_valuelen", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_valuelen", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Info_get_valuelen((MPI_Info)(intptr_t)0x6, "ba_key", ba_out_int, ba_out_int));
-    BA_CASE("MPI_Info_get_valuelen", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_valuelen", "info = garbage", MPI_ERR_INFO,
             MPI_Info_get_valuelen((MPI_Info)(intptr_t)0x5eadbeef0, "ba_key", ba_out_int, ba_out_int));
-    BA_CASE("MPI_Info_get_valuelen", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_get_valuelen", "info = freed", MPI_ERR_INFO,
             MPI_Info_get_valuelen(ba_freed_Info, "ba_key", ba_out_int, ba_out_int));
     BA_CASE("MPI_Info_get_valuelen", "key = NULL", BA_ANY,
             MPI_Info_get_valuelen(ba_info, NULL, ba_out_int, ba_out_int));
@@ -1616,13 +1612,13 @@ static void t_MPI_Info_get_valuelen(void) {
 }
 
 static void t_MPI_Info_set(void) {
-    BA_CASE("MPI_Info_set", "MPI_INFO_NULL", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_set", "info = MPI_INFO_NULL", MPI_ERR_INFO,
             MPI_Info_set(MPI_INFO_NULL, "ba_key", "ba_key"));
-    BA_CASE("MPI_Info_set", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_set", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Info_set((MPI_Info)(intptr_t)0x6, "ba_key", "ba_key"));
-    BA_CASE("MPI_Info_set", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_set", "info = garbage", MPI_ERR_INFO,
             MPI_Info_set((MPI_Info)(intptr_t)0x5eadbeef0, "ba_key", "ba_key"));
-    BA_CASE("MPI_Info_set", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Info_set", "info = freed", MPI_ERR_INFO,
             MPI_Info_set(ba_freed_Info, "ba_key", "ba_key"));
     BA_CASE("MPI_Info_set", "key = NULL", BA_ANY,
             MPI_Info_set(ba_info, NULL, "ba_key"));
@@ -1636,21 +1632,21 @@ static void t_MPI_Initialized(void) {
 }
 
 static void t_MPI_Intercomm_create(void) {
-    BA_CASE("MPI_Intercomm_create", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_create", "local_comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Intercomm_create(MPI_COMM_NULL, 0, MPI_COMM_SELF, 1, 0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_create", "local_comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Intercomm_create((MPI_Comm)(intptr_t)0x6, 0, MPI_COMM_SELF, 1, 0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_create", "local_comm = garbage", MPI_ERR_COMM,
             MPI_Intercomm_create((MPI_Comm)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, 1, 0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_create", "local_comm = freed", MPI_ERR_COMM,
             MPI_Intercomm_create(ba_freed_Comm, 0, MPI_COMM_SELF, 1, 0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_create", "peer_comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_NULL, 1, 0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_create", "peer_comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Intercomm_create(MPI_COMM_SELF, 0, (MPI_Comm)(intptr_t)0x6, 1, 0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_create", "peer_comm = garbage", MPI_ERR_COMM,
             MPI_Intercomm_create(MPI_COMM_SELF, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, 1, 0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_create", "peer_comm = freed", MPI_ERR_COMM,
             MPI_Intercomm_create(MPI_COMM_SELF, 0, ba_freed_Comm, 1, 0, ba_out_Comm));
     BA_CASE("MPI_Intercomm_create", "tag = -5", MPI_ERR_TAG,
             MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_SELF, 1, -5, ba_out_Comm));
@@ -1659,50 +1655,50 @@ static void t_MPI_Intercomm_create(void) {
 }
 
 static void t_MPI_Intercomm_create_from_groups(void) {
-    BA_CASE("MPI_Intercomm_create_from_groups", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Intercomm_create_from_groups", "local_group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Intercomm_create_from_groups(MPI_GROUP_NULL, 0, ba_group, 1, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Intercomm_create_from_groups", "local_group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Intercomm_create_from_groups((MPI_Group)(intptr_t)0x6, 0, ba_group, 1, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Intercomm_create_from_groups", "local_group = garbage", MPI_ERR_GROUP,
             MPI_Intercomm_create_from_groups((MPI_Group)(intptr_t)0x5eadbeef0, 0, ba_group, 1, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Intercomm_create_from_groups", "local_group = freed", MPI_ERR_GROUP,
             MPI_Intercomm_create_from_groups(ba_freed_Group, 0, ba_group, 1, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Intercomm_create_from_groups", "remote_group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Intercomm_create_from_groups(ba_group, 0, MPI_GROUP_NULL, 1, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Intercomm_create_from_groups", "remote_group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Intercomm_create_from_groups(ba_group, 0, (MPI_Group)(intptr_t)0x6, 1, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Intercomm_create_from_groups", "remote_group = garbage", MPI_ERR_GROUP,
             MPI_Intercomm_create_from_groups(ba_group, 0, (MPI_Group)(intptr_t)0x5eadbeef0, 1, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Intercomm_create_from_groups", "remote_group = freed", MPI_ERR_GROUP,
             MPI_Intercomm_create_from_groups(ba_group, 0, ba_freed_Group, 1, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
     BA_CASE("MPI_Intercomm_create_from_groups", "stringtag = NULL", BA_ANY,
             MPI_Intercomm_create_from_groups(ba_group, 0, ba_group, 1, NULL, MPI_INFO_NULL, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Intercomm_create_from_groups", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Intercomm_create_from_groups(ba_group, 0, ba_group, 1, "ba_key", (MPI_Info)(intptr_t)0x6, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Intercomm_create_from_groups", "info = garbage", MPI_ERR_INFO,
             MPI_Intercomm_create_from_groups(ba_group, 0, ba_group, 1, "ba_key", (MPI_Info)(intptr_t)0x5eadbeef0, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Intercomm_create_from_groups", "info = freed", MPI_ERR_INFO,
             MPI_Intercomm_create_from_groups(ba_group, 0, ba_group, 1, "ba_key", ba_freed_Info, MPI_ERRORS_RETURN, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Intercomm_create_from_groups", "errhandler = MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
             MPI_Intercomm_create_from_groups(ba_group, 0, ba_group, 1, "ba_key", MPI_INFO_NULL, MPI_ERRHANDLER_NULL, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "reserved handle value 0x6", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Intercomm_create_from_groups", "errhandler = reserved value 0x6", MPI_ERR_ERRHANDLER,
             MPI_Intercomm_create_from_groups(ba_group, 0, ba_group, 1, "ba_key", MPI_INFO_NULL, (MPI_Errhandler)(intptr_t)0x6, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "garbage handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Intercomm_create_from_groups", "errhandler = garbage", MPI_ERR_ERRHANDLER,
             MPI_Intercomm_create_from_groups(ba_group, 0, ba_group, 1, "ba_key", MPI_INFO_NULL, (MPI_Errhandler)(intptr_t)0x5eadbeef0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_create_from_groups", "freed handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Intercomm_create_from_groups", "errhandler = freed", MPI_ERR_ERRHANDLER,
             MPI_Intercomm_create_from_groups(ba_group, 0, ba_group, 1, "ba_key", MPI_INFO_NULL, ba_freed_Errhandler, ba_out_Comm));
     BA_CASE("MPI_Intercomm_create_from_groups", "newintercomm = NULL", BA_ANY,
             MPI_Intercomm_create_from_groups(ba_group, 0, ba_group, 1, "ba_key", MPI_INFO_NULL, MPI_ERRORS_RETURN, NULL));
 }
 
 static void t_MPI_Intercomm_merge(void) {
-    BA_CASE("MPI_Intercomm_merge", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_merge", "intercomm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Intercomm_merge(MPI_COMM_NULL, 0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_merge", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_merge", "intercomm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Intercomm_merge((MPI_Comm)(intptr_t)0x6, 0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_merge", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_merge", "intercomm = garbage", MPI_ERR_COMM,
             MPI_Intercomm_merge((MPI_Comm)(intptr_t)0x5eadbeef0, 0, ba_out_Comm));
-    BA_CASE("MPI_Intercomm_merge", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Intercomm_merge", "intercomm = freed", MPI_ERR_COMM,
             MPI_Intercomm_merge(ba_freed_Comm, 0, ba_out_Comm));
     BA_CASE("MPI_Intercomm_merge", "newintracomm = NULL", BA_ANY,
             MPI_Intercomm_merge(ba_inter, 0, NULL));
@@ -1711,33 +1707,33 @@ static void t_MPI_Intercomm_merge(void) {
 static void t_MPI_Ireduce(void) {
     BA_CASE("MPI_Ireduce", "count = -1", MPI_ERR_COUNT,
             MPI_Ireduce(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce", "op = garbage", MPI_ERR_OP,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce", "op = freed", MPI_ERR_OP,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ireduce", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ireduce", "root = -7", MPI_ERR_ROOT,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ireduce", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ireduce", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce", "comm = garbage", MPI_ERR_COMM,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ireduce", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce", "comm = freed", MPI_ERR_COMM,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ireduce", "request = NULL", BA_ANY,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, NULL));
@@ -1748,33 +1744,33 @@ static void t_MPI_Ireduce_c(void) {
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ireduce_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_c", "op = garbage", MPI_ERR_OP,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_c", "op = freed", MPI_ERR_OP,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ireduce_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ireduce_c", "root = -7", MPI_ERR_ROOT,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ireduce_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ireduce_c", "request = NULL", BA_ANY,
             MPI_Ireduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, NULL));
@@ -1783,29 +1779,29 @@ static void t_MPI_Ireduce_c(void) {
 static void t_MPI_Ireduce_scatter(void) {
     BA_CASE("MPI_Ireduce_scatter", "recvcounts = NULL", BA_ANY,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, NULL, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter", "op = garbage", MPI_ERR_OP,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter", "op = freed", MPI_ERR_OP,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, ba_freed_Op, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter", "comm = garbage", MPI_ERR_COMM,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter", "comm = freed", MPI_ERR_COMM,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ireduce_scatter", "request = NULL", BA_ANY,
             MPI_Ireduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_SUM, MPI_COMM_SELF, NULL));
@@ -1814,29 +1810,29 @@ static void t_MPI_Ireduce_scatter(void) {
 static void t_MPI_Ireduce_scatter_c(void) {
     BA_CASE("MPI_Ireduce_scatter_c", "recvcounts = NULL", BA_ANY,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, NULL, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_c", "op = garbage", MPI_ERR_OP,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_c", "op = freed", MPI_ERR_OP,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, ba_freed_Op, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ireduce_scatter_c", "request = NULL", BA_ANY,
             MPI_Ireduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, MPI_COMM_SELF, NULL));
@@ -1845,29 +1841,29 @@ static void t_MPI_Ireduce_scatter_c(void) {
 static void t_MPI_Ireduce_scatter_block(void) {
     BA_CASE("MPI_Ireduce_scatter_block", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_block", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_block", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_block", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_block", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_block", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_block", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_block", "op = garbage", MPI_ERR_OP,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_block", "op = freed", MPI_ERR_OP,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_block", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_block", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_block", "comm = garbage", MPI_ERR_COMM,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_block", "comm = freed", MPI_ERR_COMM,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ireduce_scatter_block", "request = NULL", BA_ANY,
             MPI_Ireduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, NULL));
@@ -1878,29 +1874,29 @@ static void t_MPI_Ireduce_scatter_block_c(void) {
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ireduce_scatter_block_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "op = garbage", MPI_ERR_OP,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "op = freed", MPI_ERR_OP,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Ireduce_scatter_block_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Ireduce_scatter_block_c", "comm = freed", MPI_ERR_COMM,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Ireduce_scatter_block_c", "request = NULL", BA_ANY,
             MPI_Ireduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, NULL));
@@ -1914,29 +1910,29 @@ static void t_MPI_Is_thread_main(void) {
 static void t_MPI_Iscan(void) {
     BA_CASE("MPI_Iscan", "count = -1", MPI_ERR_COUNT,
             MPI_Iscan(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscan", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscan", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscan", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscan", "datatype = freed", MPI_ERR_TYPE,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Iscan", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Iscan", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iscan", "op = garbage", MPI_ERR_OP,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iscan", "op = freed", MPI_ERR_OP,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscan", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iscan", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscan", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iscan", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscan", "comm = garbage", MPI_ERR_COMM,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iscan", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscan", "comm = freed", MPI_ERR_COMM,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iscan", "request = NULL", BA_ANY,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, NULL));
@@ -1947,29 +1943,29 @@ static void t_MPI_Iscan_c(void) {
             MPI_Iscan_c(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscan_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, INT64_MAX, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscan_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscan_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscan_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscan_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Iscan_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Iscan_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iscan_c", "op = garbage", MPI_ERR_OP,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Iscan_c", "op = freed", MPI_ERR_OP,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, ba_freed_Op, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscan_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscan_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscan_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iscan_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscan_c", "comm = freed", MPI_ERR_COMM,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iscan_c", "request = NULL", BA_ANY,
             MPI_Iscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, NULL));
@@ -1978,35 +1974,35 @@ static void t_MPI_Iscan_c(void) {
 static void t_MPI_Iscatter(void) {
     BA_CASE("MPI_Iscatter", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Iscatter(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatter(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iscatter(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Iscatter(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Iscatter(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter", "root = -7", MPI_ERR_ROOT,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatter", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iscatter", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatter", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iscatter", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatter", "comm = garbage", MPI_ERR_COMM,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iscatter", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatter", "comm = freed", MPI_ERR_COMM,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iscatter", "request = NULL", BA_ANY,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, NULL));
@@ -2017,37 +2013,37 @@ static void t_MPI_Iscatter_c(void) {
             MPI_Iscatter_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter_c", "sendcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Iscatter_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iscatter_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Iscatter_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Iscatter_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatter_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter_c", "root = -7", MPI_ERR_ROOT,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatter_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatter_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatter_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iscatter_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatter_c", "comm = freed", MPI_ERR_COMM,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iscatter_c", "request = NULL", BA_ANY,
             MPI_Iscatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, NULL));
@@ -2058,35 +2054,35 @@ static void t_MPI_Iscatterv(void) {
             MPI_Iscatterv(ba_sbuf, NULL, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv", "displs = NULL", BA_ANY,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, NULL, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv", "root = -7", MPI_ERR_ROOT,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatterv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatterv", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatterv", "comm = garbage", MPI_ERR_COMM,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iscatterv", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatterv", "comm = freed", MPI_ERR_COMM,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iscatterv", "request = NULL", BA_ANY,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, NULL));
@@ -2097,37 +2093,37 @@ static void t_MPI_Iscatterv_c(void) {
             MPI_Iscatterv_c(ba_sbuf, NULL, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv_c", "displs = NULL", BA_ANY,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, NULL, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv_c", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv_c", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv_c", "sendtype = garbage", MPI_ERR_TYPE,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv_c", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv_c", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv_c", "recvtype = garbage", MPI_ERR_TYPE,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Iscatterv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv_c", "root = -7", MPI_ERR_ROOT,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, -7, MPI_COMM_SELF, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatterv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_NULL, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatterv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatterv_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Iscatterv_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Iscatterv_c", "comm = freed", MPI_ERR_COMM,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, ba_freed_Comm, ba_req_out));
     BA_CASE("MPI_Iscatterv_c", "request = NULL", BA_ANY,
             MPI_Iscatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, NULL));
@@ -2151,41 +2147,41 @@ static void t_MPI_Query_thread(void) {
 static void t_MPI_Raccumulate(void) {
     BA_CASE("MPI_Raccumulate", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Raccumulate(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Raccumulate(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Raccumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Raccumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Raccumulate(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Raccumulate", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Raccumulate", "target_count = -1", MPI_ERR_COUNT,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Raccumulate", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Raccumulate", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Raccumulate", "op = garbage", MPI_ERR_OP,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Raccumulate", "op = freed", MPI_ERR_OP,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Op, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Raccumulate", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, MPI_WIN_NULL, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Raccumulate", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Raccumulate", "win = garbage", MPI_ERR_WIN,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Raccumulate", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Raccumulate", "win = freed", MPI_ERR_WIN,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_freed_Win, ba_req_out));
     BA_CASE("MPI_Raccumulate", "request = NULL", BA_ANY,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, NULL));
@@ -2196,13 +2192,13 @@ static void t_MPI_Raccumulate_c(void) {
             MPI_Raccumulate_c(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Raccumulate_c", "origin_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Raccumulate_c(ba_sbuf, INT64_MAX, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate_c", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate_c", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Raccumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate_c", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Raccumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Raccumulate_c(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Raccumulate_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
@@ -2210,29 +2206,29 @@ static void t_MPI_Raccumulate_c(void) {
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Raccumulate_c", "target_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, INT64_MAX, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate_c", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate_c", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate_c", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Raccumulate_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Raccumulate_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Raccumulate_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Raccumulate_c", "op = garbage", MPI_ERR_OP,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Raccumulate_c", "op = freed", MPI_ERR_OP,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Op, ba_win, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Raccumulate_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, MPI_WIN_NULL, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Raccumulate_c", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Raccumulate_c", "win = garbage", MPI_ERR_WIN,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Raccumulate_c", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Raccumulate_c", "win = freed", MPI_ERR_WIN,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_freed_Win, ba_req_out));
     BA_CASE("MPI_Raccumulate_c", "request = NULL", BA_ANY,
             MPI_Raccumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, NULL));
@@ -2241,33 +2237,33 @@ static void t_MPI_Raccumulate_c(void) {
 static void t_MPI_Rget(void) {
     BA_CASE("MPI_Rget", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Rget(ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rget(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rget(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget(ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rget", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rget", "target_count = -1", MPI_ERR_COUNT,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL, ba_req_out));
-    BA_CASE("MPI_Rget", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Rget", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget", "win = garbage", MPI_ERR_WIN,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Rget", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget", "win = freed", MPI_ERR_WIN,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Win, ba_req_out));
     BA_CASE("MPI_Rget", "request = NULL", BA_ANY,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_win, NULL));
@@ -2278,13 +2274,13 @@ static void t_MPI_Rget_c(void) {
             MPI_Rget_c(ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_c", "origin_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Rget_c(ba_rbuf, INT64_MAX, MPI_INT, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_c", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_c(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_c", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rget_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_c", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rget_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_c(ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win, ba_req_out));
@@ -2292,21 +2288,21 @@ static void t_MPI_Rget_c(void) {
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_c", "target_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, INT64_MAX, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_c", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_c", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_c", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_c", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL, ba_req_out));
-    BA_CASE("MPI_Rget_c", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_c", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Rget_c", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_c", "win = garbage", MPI_ERR_WIN,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Rget_c", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_c", "win = freed", MPI_ERR_WIN,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Win, ba_req_out));
     BA_CASE("MPI_Rget_c", "request = NULL", BA_ANY,
             MPI_Rget_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_win, NULL));
@@ -2315,33 +2311,33 @@ static void t_MPI_Rget_c(void) {
 static void t_MPI_Rput(void) {
     BA_CASE("MPI_Rput", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Rput(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rput(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rput(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rput(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Rput(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rput", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rput", "target_count = -1", MPI_ERR_COUNT,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Rput", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL, ba_req_out));
-    BA_CASE("MPI_Rput", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Rput", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Rput", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rput", "win = garbage", MPI_ERR_WIN,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Rput", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rput", "win = freed", MPI_ERR_WIN,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Win, ba_req_out));
     BA_CASE("MPI_Rput", "request = NULL", BA_ANY,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_win, NULL));
@@ -2352,13 +2348,13 @@ static void t_MPI_Rput_c(void) {
             MPI_Rput_c(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rput_c", "origin_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Rput_c(ba_sbuf, INT64_MAX, MPI_INT, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput_c", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rput_c(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput_c", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rput_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput_c", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rput_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Rput_c(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rput_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win, ba_req_out));
@@ -2366,32 +2362,32 @@ static void t_MPI_Rput_c(void) {
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rput_c", "target_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, INT64_MAX, MPI_INT, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput_c", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput_c", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput_c", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rput_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win, ba_req_out));
-    BA_CASE("MPI_Rput_c", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Rput_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL, ba_req_out));
-    BA_CASE("MPI_Rput_c", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Rput_c", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Rput_c", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rput_c", "win = garbage", MPI_ERR_WIN,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Rput_c", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rput_c", "win = freed", MPI_ERR_WIN,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Win, ba_req_out));
     BA_CASE("MPI_Rput_c", "request = NULL", BA_ANY,
             MPI_Rput_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_win, NULL));
 }
 
 static void t_MPI_Session_call_errhandler(void) {
-    BA_CASE("MPI_Session_call_errhandler", "MPI_SESSION_NULL", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_call_errhandler", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
             MPI_Session_call_errhandler(MPI_SESSION_NULL, MPI_ERR_OTHER));
-    BA_CASE("MPI_Session_call_errhandler", "reserved handle value 0x6", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_call_errhandler", "session = reserved value 0x6", MPI_ERR_SESSION,
             MPI_Session_call_errhandler((MPI_Session)(intptr_t)0x6, MPI_ERR_OTHER));
-    BA_CASE("MPI_Session_call_errhandler", "garbage handle", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_call_errhandler", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_call_errhandler((MPI_Session)(intptr_t)0x5eadbeef0, MPI_ERR_OTHER));
 }
 
@@ -2406,67 +2402,67 @@ static void t_MPI_Session_finalize(void) {
 }
 
 static void t_MPI_Session_get_errhandler(void) {
-    BA_CASE("MPI_Session_get_errhandler", "MPI_SESSION_NULL", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_errhandler", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
             MPI_Session_get_errhandler(MPI_SESSION_NULL, ba_out_Errhandler));
-    BA_CASE("MPI_Session_get_errhandler", "reserved handle value 0x6", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_errhandler", "session = reserved value 0x6", MPI_ERR_SESSION,
             MPI_Session_get_errhandler((MPI_Session)(intptr_t)0x6, ba_out_Errhandler));
-    BA_CASE("MPI_Session_get_errhandler", "garbage handle", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_errhandler", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_get_errhandler((MPI_Session)(intptr_t)0x5eadbeef0, ba_out_Errhandler));
     BA_CASE("MPI_Session_get_errhandler", "errhandler = NULL", BA_ANY,
             MPI_Session_get_errhandler(MPI_SESSION_NULL, NULL));
 }
 
 static void t_MPI_Session_get_info(void) {
-    BA_CASE("MPI_Session_get_info", "MPI_SESSION_NULL", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_info", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
             MPI_Session_get_info(MPI_SESSION_NULL, ba_out_Info));
-    BA_CASE("MPI_Session_get_info", "reserved handle value 0x6", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_info", "session = reserved value 0x6", MPI_ERR_SESSION,
             MPI_Session_get_info((MPI_Session)(intptr_t)0x6, ba_out_Info));
-    BA_CASE("MPI_Session_get_info", "garbage handle", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_info", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_get_info((MPI_Session)(intptr_t)0x5eadbeef0, ba_out_Info));
     BA_CASE("MPI_Session_get_info", "info_used = NULL", BA_ANY,
             MPI_Session_get_info(MPI_SESSION_NULL, NULL));
 }
 
 static void t_MPI_Session_get_nth_pset(void) {
-    BA_CASE("MPI_Session_get_nth_pset", "MPI_SESSION_NULL", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_nth_pset", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
             MPI_Session_get_nth_pset(MPI_SESSION_NULL, MPI_INFO_NULL, 1, ba_out_int, ba_chars));
-    BA_CASE("MPI_Session_get_nth_pset", "reserved handle value 0x6", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_nth_pset", "session = reserved value 0x6", MPI_ERR_SESSION,
             MPI_Session_get_nth_pset((MPI_Session)(intptr_t)0x6, MPI_INFO_NULL, 1, ba_out_int, ba_chars));
-    BA_CASE("MPI_Session_get_nth_pset", "garbage handle", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_nth_pset", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_get_nth_pset((MPI_Session)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, 1, ba_out_int, ba_chars));
-    BA_CASE("MPI_Session_get_nth_pset", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Session_get_nth_pset", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Session_get_nth_pset(MPI_SESSION_NULL, (MPI_Info)(intptr_t)0x6, 1, ba_out_int, ba_chars));
-    BA_CASE("MPI_Session_get_nth_pset", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Session_get_nth_pset", "info = garbage", MPI_ERR_INFO,
             MPI_Session_get_nth_pset(MPI_SESSION_NULL, (MPI_Info)(intptr_t)0x5eadbeef0, 1, ba_out_int, ba_chars));
-    BA_CASE("MPI_Session_get_nth_pset", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Session_get_nth_pset", "info = freed", MPI_ERR_INFO,
             MPI_Session_get_nth_pset(MPI_SESSION_NULL, ba_freed_Info, 1, ba_out_int, ba_chars));
     BA_CASE("MPI_Session_get_nth_pset", "pset_len = NULL", BA_ANY,
             MPI_Session_get_nth_pset(MPI_SESSION_NULL, MPI_INFO_NULL, 1, NULL, ba_chars));
 }
 
 static void t_MPI_Session_get_num_psets(void) {
-    BA_CASE("MPI_Session_get_num_psets", "MPI_SESSION_NULL", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_num_psets", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
             MPI_Session_get_num_psets(MPI_SESSION_NULL, MPI_INFO_NULL, ba_out_int));
-    BA_CASE("MPI_Session_get_num_psets", "reserved handle value 0x6", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_num_psets", "session = reserved value 0x6", MPI_ERR_SESSION,
             MPI_Session_get_num_psets((MPI_Session)(intptr_t)0x6, MPI_INFO_NULL, ba_out_int));
-    BA_CASE("MPI_Session_get_num_psets", "garbage handle", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_num_psets", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_get_num_psets((MPI_Session)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_out_int));
-    BA_CASE("MPI_Session_get_num_psets", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Session_get_num_psets", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Session_get_num_psets(MPI_SESSION_NULL, (MPI_Info)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Session_get_num_psets", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Session_get_num_psets", "info = garbage", MPI_ERR_INFO,
             MPI_Session_get_num_psets(MPI_SESSION_NULL, (MPI_Info)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Session_get_num_psets", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Session_get_num_psets", "info = freed", MPI_ERR_INFO,
             MPI_Session_get_num_psets(MPI_SESSION_NULL, ba_freed_Info, ba_out_int));
     BA_CASE("MPI_Session_get_num_psets", "npset_names = NULL", BA_ANY,
             MPI_Session_get_num_psets(MPI_SESSION_NULL, MPI_INFO_NULL, NULL));
 }
 
 static void t_MPI_Session_get_pset_info(void) {
-    BA_CASE("MPI_Session_get_pset_info", "MPI_SESSION_NULL", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_pset_info", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
             MPI_Session_get_pset_info(MPI_SESSION_NULL, "ba_key", ba_out_Info));
-    BA_CASE("MPI_Session_get_pset_info", "reserved handle value 0x6", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_pset_info", "session = reserved value 0x6", MPI_ERR_SESSION,
             MPI_Session_get_pset_info((MPI_Session)(intptr_t)0x6, "ba_key", ba_out_Info));
-    BA_CASE("MPI_Session_get_pset_info", "garbage handle", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_get_pset_info", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_get_pset_info((MPI_Session)(intptr_t)0x5eadbeef0, "ba_key", ba_out_Info));
     BA_CASE("MPI_Session_get_pset_info", "pset_name = NULL", BA_ANY,
             MPI_Session_get_pset_info(MPI_SESSION_NULL, NULL, ba_out_Info));
@@ -2475,73 +2471,20 @@ static void t_MPI_Session_get_pset_info(void) {
 }
 
 static void t_MPI_Session_set_errhandler(void) {
-    BA_CASE("MPI_Session_set_errhandler", "MPI_SESSION_NULL", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_set_errhandler", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
             MPI_Session_set_errhandler(MPI_SESSION_NULL, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Session_set_errhandler", "reserved handle value 0x6", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_set_errhandler", "session = reserved value 0x6", MPI_ERR_SESSION,
             MPI_Session_set_errhandler((MPI_Session)(intptr_t)0x6, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Session_set_errhandler", "garbage handle", MPI_ERR_SESSION,
+    BA_CASE("MPI_Session_set_errhandler", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_set_errhandler((MPI_Session)(intptr_t)0x5eadbeef0, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Session_set_errhandler", "MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Session_set_errhandler", "errhandler = MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
             MPI_Session_set_errhandler(MPI_SESSION_NULL, MPI_ERRHANDLER_NULL));
-    BA_CASE("MPI_Session_set_errhandler", "reserved handle value 0x6", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Session_set_errhandler", "errhandler = reserved value 0x6", MPI_ERR_ERRHANDLER,
             MPI_Session_set_errhandler(MPI_SESSION_NULL, (MPI_Errhandler)(intptr_t)0x6));
-    BA_CASE("MPI_Session_set_errhandler", "garbage handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Session_set_errhandler", "errhandler = garbage", MPI_ERR_ERRHANDLER,
             MPI_Session_set_errhandler(MPI_SESSION_NULL, (MPI_Errhandler)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Session_set_errhandler", "freed handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Session_set_errhandler", "errhandler = freed", MPI_ERR_ERRHANDLER,
             MPI_Session_set_errhandler(MPI_SESSION_NULL, ba_freed_Errhandler));
-}
-
-static void t_MPI_Comm_toint(void) {
-    BA_CASE("MPI_Comm_toint", "MPI_COMM_NULL", MPI_ERR_COMM,
-            MPI_Comm_toint(MPI_COMM_NULL));
-    BA_CASE("MPI_Comm_toint", "reserved handle value 0x6", MPI_ERR_COMM,
-            MPI_Comm_toint((MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Comm_toint", "garbage handle", MPI_ERR_COMM,
-            MPI_Comm_toint((MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Comm_toint", "freed handle", MPI_ERR_COMM,
-            MPI_Comm_toint(ba_freed_Comm));
-}
-
-static void t_MPI_Errhandler_toint(void) {
-    BA_CASE("MPI_Errhandler_toint", "MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
-            MPI_Errhandler_toint(MPI_ERRHANDLER_NULL));
-    BA_CASE("MPI_Errhandler_toint", "reserved handle value 0x6", MPI_ERR_ERRHANDLER,
-            MPI_Errhandler_toint((MPI_Errhandler)(intptr_t)0x6));
-    BA_CASE("MPI_Errhandler_toint", "garbage handle", MPI_ERR_ERRHANDLER,
-            MPI_Errhandler_toint((MPI_Errhandler)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Errhandler_toint", "freed handle", MPI_ERR_ERRHANDLER,
-            MPI_Errhandler_toint(ba_freed_Errhandler));
-}
-
-static void t_MPI_Group_toint(void) {
-    BA_CASE("MPI_Group_toint", "MPI_GROUP_NULL", MPI_ERR_GROUP,
-            MPI_Group_toint(MPI_GROUP_NULL));
-    BA_CASE("MPI_Group_toint", "reserved handle value 0x6", MPI_ERR_GROUP,
-            MPI_Group_toint((MPI_Group)(intptr_t)0x6));
-    BA_CASE("MPI_Group_toint", "garbage handle", MPI_ERR_GROUP,
-            MPI_Group_toint((MPI_Group)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Group_toint", "freed handle", MPI_ERR_GROUP,
-            MPI_Group_toint(ba_freed_Group));
-}
-
-static void t_MPI_Info_toint(void) {
-    BA_CASE("MPI_Info_toint", "MPI_INFO_NULL", MPI_ERR_INFO,
-            MPI_Info_toint(MPI_INFO_NULL));
-    BA_CASE("MPI_Info_toint", "reserved handle value 0x6", MPI_ERR_INFO,
-            MPI_Info_toint((MPI_Info)(intptr_t)0x6));
-    BA_CASE("MPI_Info_toint", "garbage handle", MPI_ERR_INFO,
-            MPI_Info_toint((MPI_Info)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Info_toint", "freed handle", MPI_ERR_INFO,
-            MPI_Info_toint(ba_freed_Info));
-}
-
-static void t_MPI_Session_toint(void) {
-    BA_CASE("MPI_Session_toint", "MPI_SESSION_NULL", MPI_ERR_SESSION,
-            MPI_Session_toint(MPI_SESSION_NULL));
-    BA_CASE("MPI_Session_toint", "reserved handle value 0x6", MPI_ERR_SESSION,
-            MPI_Session_toint((MPI_Session)(intptr_t)0x6));
-    BA_CASE("MPI_Session_toint", "garbage handle", MPI_ERR_SESSION,
-            MPI_Session_toint((MPI_Session)(intptr_t)0x5eadbeef0));
 }
 
 int main(int argc, char **argv) {
@@ -2681,11 +2624,6 @@ int main(int argc, char **argv) {
         t_MPI_Session_get_num_psets();
         t_MPI_Session_get_pset_info();
         t_MPI_Session_set_errhandler();
-        t_MPI_Comm_toint();
-        t_MPI_Errhandler_toint();
-        t_MPI_Group_toint();
-        t_MPI_Info_toint();
-        t_MPI_Session_toint();
         ba_report("bad_args_comm");
     }
     MPI_Bcast(&ba_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);

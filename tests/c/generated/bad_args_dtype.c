@@ -10,23 +10,23 @@ static void t_MPI_Get_address(void) {
 static void t_MPI_Pack(void) {
     BA_CASE("MPI_Pack", "incount = -1", MPI_ERR_COUNT,
             MPI_Pack(ba_sbuf, -1, MPI_INT, ba_rbuf, 64, ba_out_int, MPI_COMM_SELF));
-    BA_CASE("MPI_Pack", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 64, ba_out_int, MPI_COMM_SELF));
-    BA_CASE("MPI_Pack", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Pack(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 64, ba_out_int, MPI_COMM_SELF));
-    BA_CASE("MPI_Pack", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Pack(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 64, ba_out_int, MPI_COMM_SELF));
-    BA_CASE("MPI_Pack", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack", "datatype = freed", MPI_ERR_TYPE,
             MPI_Pack(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 64, ba_out_int, MPI_COMM_SELF));
     BA_CASE("MPI_Pack", "position = NULL", BA_ANY,
             MPI_Pack(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Pack", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Pack(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_int, MPI_COMM_NULL));
-    BA_CASE("MPI_Pack", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Pack(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_int, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Pack", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack", "comm = garbage", MPI_ERR_COMM,
             MPI_Pack(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_int, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Pack", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack", "comm = freed", MPI_ERR_COMM,
             MPI_Pack(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_int, ba_freed_Comm));
 }
 
@@ -35,23 +35,23 @@ static void t_MPI_Pack_c(void) {
             MPI_Pack_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 64, ba_out_count, MPI_COMM_SELF));
     BA_CASE("MPI_Pack_c", "incount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Pack_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 64, ba_out_count, MPI_COMM_SELF));
-    BA_CASE("MPI_Pack_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 64, ba_out_count, MPI_COMM_SELF));
-    BA_CASE("MPI_Pack_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Pack_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 64, ba_out_count, MPI_COMM_SELF));
-    BA_CASE("MPI_Pack_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Pack_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 64, ba_out_count, MPI_COMM_SELF));
-    BA_CASE("MPI_Pack_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Pack_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 64, ba_out_count, MPI_COMM_SELF));
     BA_CASE("MPI_Pack_c", "position = NULL", BA_ANY,
             MPI_Pack_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Pack_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Pack_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_count, MPI_COMM_NULL));
-    BA_CASE("MPI_Pack_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Pack_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_count, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Pack_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Pack_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_count, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Pack_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_c", "comm = freed", MPI_ERR_COMM,
             MPI_Pack_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_count, ba_freed_Comm));
 }
 
@@ -60,13 +60,13 @@ static void t_MPI_Pack_external(void) {
             MPI_Pack_external(NULL, ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "incount = -1", MPI_ERR_COUNT,
             MPI_Pack_external("ba_key", ba_sbuf, -1, MPI_INT, ba_rbuf, 64, ba_out_aint));
-    BA_CASE("MPI_Pack_external", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack_external("ba_key", ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 64, ba_out_aint));
-    BA_CASE("MPI_Pack_external", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Pack_external("ba_key", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 64, ba_out_aint));
-    BA_CASE("MPI_Pack_external", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Pack_external("ba_key", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 64, ba_out_aint));
-    BA_CASE("MPI_Pack_external", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external", "datatype = freed", MPI_ERR_TYPE,
             MPI_Pack_external("ba_key", ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "position = NULL", BA_ANY,
             MPI_Pack_external("ba_key", ba_sbuf, 1, MPI_INT, ba_rbuf, 64, NULL));
@@ -79,13 +79,13 @@ static void t_MPI_Pack_external_c(void) {
             MPI_Pack_external_c("ba_key", ba_sbuf, -1, MPI_INT, ba_rbuf, 64, ba_out_count));
     BA_CASE("MPI_Pack_external_c", "incount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Pack_external_c("ba_key", ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 64, ba_out_count));
-    BA_CASE("MPI_Pack_external_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack_external_c("ba_key", ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 64, ba_out_count));
-    BA_CASE("MPI_Pack_external_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Pack_external_c("ba_key", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 64, ba_out_count));
-    BA_CASE("MPI_Pack_external_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Pack_external_c("ba_key", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 64, ba_out_count));
-    BA_CASE("MPI_Pack_external_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Pack_external_c("ba_key", ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 64, ba_out_count));
     BA_CASE("MPI_Pack_external_c", "position = NULL", BA_ANY,
             MPI_Pack_external_c("ba_key", ba_sbuf, 1, MPI_INT, ba_rbuf, 64, NULL));
@@ -96,13 +96,13 @@ static void t_MPI_Pack_external_size(void) {
             MPI_Pack_external_size(NULL, 1, MPI_INT, ba_out_aint));
     BA_CASE("MPI_Pack_external_size", "incount = -1", MPI_ERR_COUNT,
             MPI_Pack_external_size("ba_key", -1, MPI_INT, ba_out_aint));
-    BA_CASE("MPI_Pack_external_size", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_size", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack_external_size("ba_key", 1, MPI_DATATYPE_NULL, ba_out_aint));
-    BA_CASE("MPI_Pack_external_size", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_size", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Pack_external_size("ba_key", 1, (MPI_Datatype)(intptr_t)0x6, ba_out_aint));
-    BA_CASE("MPI_Pack_external_size", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_size", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Pack_external_size("ba_key", 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_aint));
-    BA_CASE("MPI_Pack_external_size", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_size", "datatype = freed", MPI_ERR_TYPE,
             MPI_Pack_external_size("ba_key", 1, ba_freed_Datatype, ba_out_aint));
     BA_CASE("MPI_Pack_external_size", "size = NULL", BA_ANY,
             MPI_Pack_external_size("ba_key", 1, MPI_INT, NULL));
@@ -115,13 +115,13 @@ static void t_MPI_Pack_external_size_c(void) {
             MPI_Pack_external_size_c("ba_key", -1, MPI_INT, ba_out_count));
     BA_CASE("MPI_Pack_external_size_c", "incount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Pack_external_size_c("ba_key", INT64_MAX, MPI_INT, ba_out_count));
-    BA_CASE("MPI_Pack_external_size_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_size_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack_external_size_c("ba_key", 1, MPI_DATATYPE_NULL, ba_out_count));
-    BA_CASE("MPI_Pack_external_size_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_size_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Pack_external_size_c("ba_key", 1, (MPI_Datatype)(intptr_t)0x6, ba_out_count));
-    BA_CASE("MPI_Pack_external_size_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_size_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Pack_external_size_c("ba_key", 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count));
-    BA_CASE("MPI_Pack_external_size_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_external_size_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Pack_external_size_c("ba_key", 1, ba_freed_Datatype, ba_out_count));
     BA_CASE("MPI_Pack_external_size_c", "size = NULL", BA_ANY,
             MPI_Pack_external_size_c("ba_key", 1, MPI_INT, NULL));
@@ -130,21 +130,21 @@ static void t_MPI_Pack_external_size_c(void) {
 static void t_MPI_Pack_size(void) {
     BA_CASE("MPI_Pack_size", "incount = -1", MPI_ERR_COUNT,
             MPI_Pack_size(-1, MPI_INT, MPI_COMM_SELF, ba_out_int));
-    BA_CASE("MPI_Pack_size", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_size", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack_size(1, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_out_int));
-    BA_CASE("MPI_Pack_size", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_size", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Pack_size(1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, ba_out_int));
-    BA_CASE("MPI_Pack_size", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_size", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Pack_size(1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_out_int));
-    BA_CASE("MPI_Pack_size", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_size", "datatype = freed", MPI_ERR_TYPE,
             MPI_Pack_size(1, ba_freed_Datatype, MPI_COMM_SELF, ba_out_int));
-    BA_CASE("MPI_Pack_size", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_size", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Pack_size(1, MPI_INT, MPI_COMM_NULL, ba_out_int));
-    BA_CASE("MPI_Pack_size", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_size", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Pack_size(1, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Pack_size", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_size", "comm = garbage", MPI_ERR_COMM,
             MPI_Pack_size(1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Pack_size", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_size", "comm = freed", MPI_ERR_COMM,
             MPI_Pack_size(1, MPI_INT, ba_freed_Comm, ba_out_int));
     BA_CASE("MPI_Pack_size", "size = NULL", BA_ANY,
             MPI_Pack_size(1, MPI_INT, MPI_COMM_SELF, NULL));
@@ -155,21 +155,21 @@ static void t_MPI_Pack_size_c(void) {
             MPI_Pack_size_c(-1, MPI_INT, MPI_COMM_SELF, ba_out_count));
     BA_CASE("MPI_Pack_size_c", "incount x extent beyond isize", MPI_ERR_COUNT,
             MPI_Pack_size_c(INT64_MAX, MPI_INT, MPI_COMM_SELF, ba_out_count));
-    BA_CASE("MPI_Pack_size_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_size_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack_size_c(1, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_out_count));
-    BA_CASE("MPI_Pack_size_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_size_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Pack_size_c(1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF, ba_out_count));
-    BA_CASE("MPI_Pack_size_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_size_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Pack_size_c(1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_out_count));
-    BA_CASE("MPI_Pack_size_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Pack_size_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Pack_size_c(1, ba_freed_Datatype, MPI_COMM_SELF, ba_out_count));
-    BA_CASE("MPI_Pack_size_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_size_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Pack_size_c(1, MPI_INT, MPI_COMM_NULL, ba_out_count));
-    BA_CASE("MPI_Pack_size_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_size_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Pack_size_c(1, MPI_INT, (MPI_Comm)(intptr_t)0x6, ba_out_count));
-    BA_CASE("MPI_Pack_size_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_size_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Pack_size_c(1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_count));
-    BA_CASE("MPI_Pack_size_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Pack_size_c", "comm = freed", MPI_ERR_COMM,
             MPI_Pack_size_c(1, MPI_INT, ba_freed_Comm, ba_out_count));
     BA_CASE("MPI_Pack_size_c", "size = NULL", BA_ANY,
             MPI_Pack_size_c(1, MPI_INT, MPI_COMM_SELF, NULL));
@@ -193,13 +193,13 @@ static void t_MPI_Type_commit(void) {
 static void t_MPI_Type_contiguous(void) {
     BA_CASE("MPI_Type_contiguous", "count = -1", BA_ANY,
             MPI_Type_contiguous(-1, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_contiguous", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_contiguous", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_contiguous(1, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_contiguous", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_contiguous", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_contiguous(1, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_contiguous", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_contiguous", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_contiguous(1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_contiguous", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_contiguous", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_contiguous(1, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_contiguous", "newtype = NULL", BA_ANY,
             MPI_Type_contiguous(1, MPI_INT, NULL));
@@ -208,13 +208,13 @@ static void t_MPI_Type_contiguous(void) {
 static void t_MPI_Type_contiguous_c(void) {
     BA_CASE("MPI_Type_contiguous_c", "count = -1", BA_ANY,
             MPI_Type_contiguous_c(-1, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_contiguous_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_contiguous_c", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_contiguous_c(1, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_contiguous_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_contiguous_c", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_contiguous_c(1, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_contiguous_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_contiguous_c", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_contiguous_c(1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_contiguous_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_contiguous_c", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_contiguous_c(1, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_contiguous_c", "newtype = NULL", BA_ANY,
             MPI_Type_contiguous_c(1, MPI_INT, NULL));
@@ -229,13 +229,13 @@ static void t_MPI_Type_create_darray(void) {
             MPI_Type_create_darray(64, 0, 1, ba_ones_int, ba_ones_int, NULL, ba_ones_int, MPI_ORDER_C, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_darray", "array_of_psizes = NULL", BA_ANY,
             MPI_Type_create_darray(64, 0, 1, ba_ones_int, ba_ones_int, ba_ones_int, NULL, MPI_ORDER_C, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_darray", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_darray", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_darray(64, 0, 1, ba_ones_int, ba_ones_int, ba_ones_int, ba_ones_int, MPI_ORDER_C, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_darray", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_darray", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_darray(64, 0, 1, ba_ones_int, ba_ones_int, ba_ones_int, ba_ones_int, MPI_ORDER_C, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_darray", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_darray", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_darray(64, 0, 1, ba_ones_int, ba_ones_int, ba_ones_int, ba_ones_int, MPI_ORDER_C, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_darray", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_darray", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_darray(64, 0, 1, ba_ones_int, ba_ones_int, ba_ones_int, ba_ones_int, MPI_ORDER_C, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_darray", "newtype = NULL", BA_ANY,
             MPI_Type_create_darray(64, 0, 1, ba_ones_int, ba_ones_int, ba_ones_int, ba_ones_int, MPI_ORDER_C, MPI_INT, NULL));
@@ -250,13 +250,13 @@ static void t_MPI_Type_create_darray_c(void) {
             MPI_Type_create_darray_c(64, 0, 1, ba_ones_count, ba_ones_int, NULL, ba_ones_int, MPI_ORDER_C, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_darray_c", "array_of_psizes = NULL", BA_ANY,
             MPI_Type_create_darray_c(64, 0, 1, ba_ones_count, ba_ones_int, ba_ones_int, NULL, MPI_ORDER_C, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_darray_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_darray_c", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_darray_c(64, 0, 1, ba_ones_count, ba_ones_int, ba_ones_int, ba_ones_int, MPI_ORDER_C, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_darray_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_darray_c", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_darray_c(64, 0, 1, ba_ones_count, ba_ones_int, ba_ones_int, ba_ones_int, MPI_ORDER_C, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_darray_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_darray_c", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_darray_c(64, 0, 1, ba_ones_count, ba_ones_int, ba_ones_int, ba_ones_int, MPI_ORDER_C, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_darray_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_darray_c", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_darray_c(64, 0, 1, ba_ones_count, ba_ones_int, ba_ones_int, ba_ones_int, MPI_ORDER_C, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_darray_c", "newtype = NULL", BA_ANY,
             MPI_Type_create_darray_c(64, 0, 1, ba_ones_count, ba_ones_int, ba_ones_int, ba_ones_int, MPI_ORDER_C, MPI_INT, NULL));
@@ -284,13 +284,13 @@ static void t_MPI_Type_create_hindexed(void) {
             MPI_Type_create_hindexed(1, NULL, ba_zeros_aint, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hindexed", "array_of_displacements = NULL", BA_ANY,
             MPI_Type_create_hindexed(1, ba_ones_int, NULL, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_hindexed(1, ba_ones_int, ba_zeros_aint, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_hindexed(1, ba_ones_int, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_hindexed(1, ba_ones_int, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_hindexed(1, ba_ones_int, ba_zeros_aint, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hindexed", "newtype = NULL", BA_ANY,
             MPI_Type_create_hindexed(1, ba_ones_int, ba_zeros_aint, MPI_INT, NULL));
@@ -303,13 +303,13 @@ static void t_MPI_Type_create_hindexed_c(void) {
             MPI_Type_create_hindexed_c(1, NULL, ba_zeros_count, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hindexed_c", "array_of_displacements = NULL", BA_ANY,
             MPI_Type_create_hindexed_c(1, ba_ones_count, NULL, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_c", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_c(1, ba_ones_count, ba_zeros_count, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_c", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_c(1, ba_ones_count, ba_zeros_count, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_c", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_c(1, ba_ones_count, ba_zeros_count, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_c", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_c(1, ba_ones_count, ba_zeros_count, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hindexed_c", "newtype = NULL", BA_ANY,
             MPI_Type_create_hindexed_c(1, ba_ones_count, ba_zeros_count, MPI_INT, NULL));
@@ -322,13 +322,13 @@ static void t_MPI_Type_create_hindexed_block(void) {
             MPI_Type_create_hindexed_block(1, -1, ba_zeros_aint, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hindexed_block", "array_of_displacements = NULL", BA_ANY,
             MPI_Type_create_hindexed_block(1, 1, NULL, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_block", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_block", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_block(1, 1, ba_zeros_aint, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_block", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_block", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_block(1, 1, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_block", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_block", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_block(1, 1, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_block", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_block", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_block(1, 1, ba_zeros_aint, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hindexed_block", "newtype = NULL", BA_ANY,
             MPI_Type_create_hindexed_block(1, 1, ba_zeros_aint, MPI_INT, NULL));
@@ -341,13 +341,13 @@ static void t_MPI_Type_create_hindexed_block_c(void) {
             MPI_Type_create_hindexed_block_c(1, -1, ba_zeros_count, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hindexed_block_c", "array_of_displacements = NULL", BA_ANY,
             MPI_Type_create_hindexed_block_c(1, 1, NULL, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_block_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_block_c", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_block_c(1, 1, ba_zeros_count, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_block_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_block_c", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_block_c(1, 1, ba_zeros_count, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_block_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_block_c", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_block_c(1, 1, ba_zeros_count, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hindexed_block_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hindexed_block_c", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_hindexed_block_c(1, 1, ba_zeros_count, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hindexed_block_c", "newtype = NULL", BA_ANY,
             MPI_Type_create_hindexed_block_c(1, 1, ba_zeros_count, MPI_INT, NULL));
@@ -358,13 +358,13 @@ static void t_MPI_Type_create_hvector(void) {
             MPI_Type_create_hvector(-1, 1, 1, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hvector", "blocklength = -1", BA_ANY,
             MPI_Type_create_hvector(1, -1, 1, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hvector", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hvector", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_hvector(1, 1, 1, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hvector", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hvector", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_hvector(1, 1, 1, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hvector", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hvector", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_hvector(1, 1, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hvector", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hvector", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_hvector(1, 1, 1, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hvector", "newtype = NULL", BA_ANY,
             MPI_Type_create_hvector(1, 1, 1, MPI_INT, NULL));
@@ -375,13 +375,13 @@ static void t_MPI_Type_create_hvector_c(void) {
             MPI_Type_create_hvector_c(-1, 1, 1, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hvector_c", "blocklength = -1", BA_ANY,
             MPI_Type_create_hvector_c(1, -1, 1, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hvector_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hvector_c", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_hvector_c(1, 1, 1, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hvector_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hvector_c", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_hvector_c(1, 1, 1, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hvector_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hvector_c", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_hvector_c(1, 1, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_hvector_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_hvector_c", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_hvector_c(1, 1, 1, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_hvector_c", "newtype = NULL", BA_ANY,
             MPI_Type_create_hvector_c(1, 1, 1, MPI_INT, NULL));
@@ -394,13 +394,13 @@ static void t_MPI_Type_create_indexed_block(void) {
             MPI_Type_create_indexed_block(1, -1, ba_zeros_int, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_indexed_block", "array_of_displacements = NULL", BA_ANY,
             MPI_Type_create_indexed_block(1, 1, NULL, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_indexed_block", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_indexed_block", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_indexed_block(1, 1, ba_zeros_int, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_indexed_block", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_indexed_block", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_indexed_block(1, 1, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_indexed_block", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_indexed_block", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_indexed_block(1, 1, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_indexed_block", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_indexed_block", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_indexed_block(1, 1, ba_zeros_int, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_indexed_block", "newtype = NULL", BA_ANY,
             MPI_Type_create_indexed_block(1, 1, ba_zeros_int, MPI_INT, NULL));
@@ -413,13 +413,13 @@ static void t_MPI_Type_create_indexed_block_c(void) {
             MPI_Type_create_indexed_block_c(1, -1, ba_zeros_count, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_indexed_block_c", "array_of_displacements = NULL", BA_ANY,
             MPI_Type_create_indexed_block_c(1, 1, NULL, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_indexed_block_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_indexed_block_c", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_indexed_block_c(1, 1, ba_zeros_count, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_indexed_block_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_indexed_block_c", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_indexed_block_c(1, 1, ba_zeros_count, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_indexed_block_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_indexed_block_c", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_indexed_block_c(1, 1, ba_zeros_count, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_indexed_block_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_indexed_block_c", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_indexed_block_c(1, 1, ba_zeros_count, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_indexed_block_c", "newtype = NULL", BA_ANY,
             MPI_Type_create_indexed_block_c(1, 1, ba_zeros_count, MPI_INT, NULL));
@@ -431,26 +431,26 @@ static void t_MPI_Type_create_keyval(void) {
 }
 
 static void t_MPI_Type_create_resized(void) {
-    BA_CASE("MPI_Type_create_resized", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_resized", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_resized(MPI_DATATYPE_NULL, 0, 4, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_resized", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_resized", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_resized((MPI_Datatype)(intptr_t)0x6, 0, 4, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_resized", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_resized", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_resized((MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 4, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_resized", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_resized", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_resized(ba_freed_Datatype, 0, 4, ba_out_Datatype));
     BA_CASE("MPI_Type_create_resized", "newtype = NULL", BA_ANY,
             MPI_Type_create_resized(MPI_INT, 0, 4, NULL));
 }
 
 static void t_MPI_Type_create_resized_c(void) {
-    BA_CASE("MPI_Type_create_resized_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_resized_c", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_resized_c(MPI_DATATYPE_NULL, 0, 4, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_resized_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_resized_c", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_resized_c((MPI_Datatype)(intptr_t)0x6, 0, 4, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_resized_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_resized_c", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_resized_c((MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 4, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_resized_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_resized_c", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_resized_c(ba_freed_Datatype, 0, 4, ba_out_Datatype));
     BA_CASE("MPI_Type_create_resized_c", "newtype = NULL", BA_ANY,
             MPI_Type_create_resized_c(MPI_INT, 0, 4, NULL));
@@ -489,13 +489,13 @@ static void t_MPI_Type_create_subarray(void) {
             MPI_Type_create_subarray(1, ba_ones_int, NULL, ba_zeros_int, MPI_ORDER_C, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_subarray", "array_of_starts = NULL", BA_ANY,
             MPI_Type_create_subarray(1, ba_ones_int, ba_ones_int, NULL, MPI_ORDER_C, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_subarray", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_subarray", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_subarray(1, ba_ones_int, ba_ones_int, ba_zeros_int, MPI_ORDER_C, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_subarray", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_subarray", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_subarray(1, ba_ones_int, ba_ones_int, ba_zeros_int, MPI_ORDER_C, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_subarray", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_subarray", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_subarray(1, ba_ones_int, ba_ones_int, ba_zeros_int, MPI_ORDER_C, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_subarray", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_subarray", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_subarray(1, ba_ones_int, ba_ones_int, ba_zeros_int, MPI_ORDER_C, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_subarray", "newtype = NULL", BA_ANY,
             MPI_Type_create_subarray(1, ba_ones_int, ba_ones_int, ba_zeros_int, MPI_ORDER_C, MPI_INT, NULL));
@@ -508,39 +508,39 @@ static void t_MPI_Type_create_subarray_c(void) {
             MPI_Type_create_subarray_c(1, ba_ones_count, NULL, ba_zeros_count, MPI_ORDER_C, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_create_subarray_c", "array_of_starts = NULL", BA_ANY,
             MPI_Type_create_subarray_c(1, ba_ones_count, ba_ones_count, NULL, MPI_ORDER_C, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_subarray_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_subarray_c", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_create_subarray_c(1, ba_ones_count, ba_ones_count, ba_zeros_count, MPI_ORDER_C, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_subarray_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_subarray_c", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_create_subarray_c(1, ba_ones_count, ba_ones_count, ba_zeros_count, MPI_ORDER_C, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_subarray_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_subarray_c", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_create_subarray_c(1, ba_ones_count, ba_ones_count, ba_zeros_count, MPI_ORDER_C, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_create_subarray_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_create_subarray_c", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_create_subarray_c(1, ba_ones_count, ba_ones_count, ba_zeros_count, MPI_ORDER_C, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_create_subarray_c", "newtype = NULL", BA_ANY,
             MPI_Type_create_subarray_c(1, ba_ones_count, ba_ones_count, ba_zeros_count, MPI_ORDER_C, MPI_INT, NULL));
 }
 
 static void t_MPI_Type_delete_attr(void) {
-    BA_CASE("MPI_Type_delete_attr", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_delete_attr", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_delete_attr(MPI_DATATYPE_NULL, ba_kv_type));
-    BA_CASE("MPI_Type_delete_attr", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_delete_attr", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_delete_attr((MPI_Datatype)(intptr_t)0x6, ba_kv_type));
-    BA_CASE("MPI_Type_delete_attr", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_delete_attr", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_delete_attr((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_kv_type));
-    BA_CASE("MPI_Type_delete_attr", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_delete_attr", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_delete_attr(ba_freed_Datatype, ba_kv_type));
     BA_CASE("MPI_Type_delete_attr", "type_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Type_delete_attr(MPI_INT, 12345));
 }
 
 static void t_MPI_Type_dup(void) {
-    BA_CASE("MPI_Type_dup", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_dup", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_dup(MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_dup", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_dup", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_dup((MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_dup", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_dup", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_dup((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_dup", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_dup", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_dup(ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_dup", "newtype = NULL", BA_ANY,
             MPI_Type_dup(MPI_INT, NULL));
@@ -563,13 +563,13 @@ static void t_MPI_Type_free_keyval(void) {
 }
 
 static void t_MPI_Type_get_attr(void) {
-    BA_CASE("MPI_Type_get_attr", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_attr", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_attr(MPI_DATATYPE_NULL, ba_kv_type, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Type_get_attr", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_attr", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_attr((MPI_Datatype)(intptr_t)0x6, ba_kv_type, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Type_get_attr", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_attr", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_attr((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_kv_type, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Type_get_attr", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_attr", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_attr(ba_freed_Datatype, ba_kv_type, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Type_get_attr", "type_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Type_get_attr(MPI_INT, 12345, ba_rbuf, ba_out_int));
@@ -578,13 +578,13 @@ static void t_MPI_Type_get_attr(void) {
 }
 
 static void t_MPI_Type_get_contents(void) {
-    BA_CASE("MPI_Type_get_contents", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_contents", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_contents(MPI_DATATYPE_NULL, 1, 1, 1, ba_out_int, ba_out_aint, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_contents", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_contents", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_contents((MPI_Datatype)(intptr_t)0x6, 1, 1, 1, ba_out_int, ba_out_aint, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_contents", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_contents", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_contents((MPI_Datatype)(intptr_t)0x5eadbeef0, 1, 1, 1, ba_out_int, ba_out_aint, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_contents", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_contents", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_contents(ba_freed_Datatype, 1, 1, 1, ba_out_int, ba_out_aint, ba_out_Datatype));
     BA_CASE("MPI_Type_get_contents", "array_of_integers = NULL", BA_ANY,
             MPI_Type_get_contents(MPI_INT, 1, 1, 1, NULL, ba_out_aint, ba_out_Datatype));
@@ -595,13 +595,13 @@ static void t_MPI_Type_get_contents(void) {
 }
 
 static void t_MPI_Type_get_contents_c(void) {
-    BA_CASE("MPI_Type_get_contents_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_contents_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_contents_c(MPI_DATATYPE_NULL, 1, 1, 1, 1, ba_out_int, ba_out_aint, ba_out_count, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_contents_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_contents_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_contents_c((MPI_Datatype)(intptr_t)0x6, 1, 1, 1, 1, ba_out_int, ba_out_aint, ba_out_count, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_contents_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_contents_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_contents_c((MPI_Datatype)(intptr_t)0x5eadbeef0, 1, 1, 1, 1, ba_out_int, ba_out_aint, ba_out_count, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_contents_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_contents_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_contents_c(ba_freed_Datatype, 1, 1, 1, 1, ba_out_int, ba_out_aint, ba_out_count, ba_out_Datatype));
     BA_CASE("MPI_Type_get_contents_c", "array_of_integers = NULL", BA_ANY,
             MPI_Type_get_contents_c(MPI_INT, 1, 1, 1, 1, NULL, ba_out_aint, ba_out_count, ba_out_Datatype));
@@ -614,13 +614,13 @@ static void t_MPI_Type_get_contents_c(void) {
 }
 
 static void t_MPI_Type_get_envelope(void) {
-    BA_CASE("MPI_Type_get_envelope", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_envelope", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_envelope(MPI_DATATYPE_NULL, ba_out_int, ba_out_int, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Type_get_envelope", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_envelope", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_envelope((MPI_Datatype)(intptr_t)0x6, ba_out_int, ba_out_int, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Type_get_envelope", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_envelope", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_envelope((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_int, ba_out_int, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Type_get_envelope", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_envelope", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_envelope(ba_freed_Datatype, ba_out_int, ba_out_int, ba_out_int, ba_out_int));
     BA_CASE("MPI_Type_get_envelope", "num_integers = NULL", BA_ANY,
             MPI_Type_get_envelope(MPI_INT, NULL, ba_out_int, ba_out_int, ba_out_int));
@@ -633,13 +633,13 @@ static void t_MPI_Type_get_envelope(void) {
 }
 
 static void t_MPI_Type_get_envelope_c(void) {
-    BA_CASE("MPI_Type_get_envelope_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_envelope_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_envelope_c(MPI_DATATYPE_NULL, ba_out_count, ba_out_count, ba_out_count, ba_out_count, ba_out_int));
-    BA_CASE("MPI_Type_get_envelope_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_envelope_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_envelope_c((MPI_Datatype)(intptr_t)0x6, ba_out_count, ba_out_count, ba_out_count, ba_out_count, ba_out_int));
-    BA_CASE("MPI_Type_get_envelope_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_envelope_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_envelope_c((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count, ba_out_count, ba_out_count, ba_out_count, ba_out_int));
-    BA_CASE("MPI_Type_get_envelope_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_envelope_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_envelope_c(ba_freed_Datatype, ba_out_count, ba_out_count, ba_out_count, ba_out_count, ba_out_int));
     BA_CASE("MPI_Type_get_envelope_c", "num_integers = NULL", BA_ANY,
             MPI_Type_get_envelope_c(MPI_INT, NULL, ba_out_count, ba_out_count, ba_out_count, ba_out_int));
@@ -654,13 +654,13 @@ static void t_MPI_Type_get_envelope_c(void) {
 }
 
 static void t_MPI_Type_get_extent(void) {
-    BA_CASE("MPI_Type_get_extent", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_extent(MPI_DATATYPE_NULL, ba_out_aint, ba_out_aint));
-    BA_CASE("MPI_Type_get_extent", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_extent((MPI_Datatype)(intptr_t)0x6, ba_out_aint, ba_out_aint));
-    BA_CASE("MPI_Type_get_extent", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_extent((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_aint, ba_out_aint));
-    BA_CASE("MPI_Type_get_extent", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_extent(ba_freed_Datatype, ba_out_aint, ba_out_aint));
     BA_CASE("MPI_Type_get_extent", "lb = NULL", BA_ANY,
             MPI_Type_get_extent(MPI_INT, NULL, ba_out_aint));
@@ -669,13 +669,13 @@ static void t_MPI_Type_get_extent(void) {
 }
 
 static void t_MPI_Type_get_extent_c(void) {
-    BA_CASE("MPI_Type_get_extent_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_extent_c(MPI_DATATYPE_NULL, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_extent_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_extent_c((MPI_Datatype)(intptr_t)0x6, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_extent_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_extent_c((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_extent_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_extent_c(ba_freed_Datatype, ba_out_count, ba_out_count));
     BA_CASE("MPI_Type_get_extent_c", "lb = NULL", BA_ANY,
             MPI_Type_get_extent_c(MPI_INT, NULL, ba_out_count));
@@ -684,13 +684,13 @@ static void t_MPI_Type_get_extent_c(void) {
 }
 
 static void t_MPI_Type_get_extent_x(void) {
-    BA_CASE("MPI_Type_get_extent_x", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent_x", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_extent_x(MPI_DATATYPE_NULL, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_extent_x", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent_x", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_extent_x((MPI_Datatype)(intptr_t)0x6, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_extent_x", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent_x", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_extent_x((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_extent_x", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_extent_x", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_extent_x(ba_freed_Datatype, ba_out_count, ba_out_count));
     BA_CASE("MPI_Type_get_extent_x", "lb = NULL", BA_ANY,
             MPI_Type_get_extent_x(MPI_INT, NULL, ba_out_count));
@@ -699,26 +699,24 @@ static void t_MPI_Type_get_extent_x(void) {
 }
 
 static void t_MPI_Type_get_name(void) {
-    BA_CASE("MPI_Type_get_name", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_Type_get_name(MPI_DATATYPE_NULL, ba_chars, ba_out_int));
-    BA_CASE("MPI_Type_get_name", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_name", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_name((MPI_Datatype)(intptr_t)0x6, ba_chars, ba_out_int));
-    BA_CASE("MPI_Type_get_name", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_name", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_name((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_chars, ba_out_int));
-    BA_CASE("MPI_Type_get_name", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_name", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_name(ba_freed_Datatype, ba_chars, ba_out_int));
     BA_CASE("MPI_Type_get_name", "resultlen = NULL", BA_ANY,
             MPI_Type_get_name(MPI_INT, ba_chars, NULL));
 }
 
 static void t_MPI_Type_get_true_extent(void) {
-    BA_CASE("MPI_Type_get_true_extent", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_true_extent(MPI_DATATYPE_NULL, ba_out_aint, ba_out_aint));
-    BA_CASE("MPI_Type_get_true_extent", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_true_extent((MPI_Datatype)(intptr_t)0x6, ba_out_aint, ba_out_aint));
-    BA_CASE("MPI_Type_get_true_extent", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_true_extent((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_aint, ba_out_aint));
-    BA_CASE("MPI_Type_get_true_extent", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_true_extent(ba_freed_Datatype, ba_out_aint, ba_out_aint));
     BA_CASE("MPI_Type_get_true_extent", "true_lb = NULL", BA_ANY,
             MPI_Type_get_true_extent(MPI_INT, NULL, ba_out_aint));
@@ -727,13 +725,13 @@ static void t_MPI_Type_get_true_extent(void) {
 }
 
 static void t_MPI_Type_get_true_extent_c(void) {
-    BA_CASE("MPI_Type_get_true_extent_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_true_extent_c(MPI_DATATYPE_NULL, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_true_extent_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_true_extent_c((MPI_Datatype)(intptr_t)0x6, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_true_extent_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_true_extent_c((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_true_extent_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_true_extent_c(ba_freed_Datatype, ba_out_count, ba_out_count));
     BA_CASE("MPI_Type_get_true_extent_c", "true_lb = NULL", BA_ANY,
             MPI_Type_get_true_extent_c(MPI_INT, NULL, ba_out_count));
@@ -742,13 +740,13 @@ static void t_MPI_Type_get_true_extent_c(void) {
 }
 
 static void t_MPI_Type_get_true_extent_x(void) {
-    BA_CASE("MPI_Type_get_true_extent_x", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent_x", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_true_extent_x(MPI_DATATYPE_NULL, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_true_extent_x", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent_x", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_true_extent_x((MPI_Datatype)(intptr_t)0x6, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_true_extent_x", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent_x", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_get_true_extent_x((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count, ba_out_count));
-    BA_CASE("MPI_Type_get_true_extent_x", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_true_extent_x", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_true_extent_x(ba_freed_Datatype, ba_out_count, ba_out_count));
     BA_CASE("MPI_Type_get_true_extent_x", "true_lb = NULL", BA_ANY,
             MPI_Type_get_true_extent_x(MPI_INT, NULL, ba_out_count));
@@ -757,21 +755,21 @@ static void t_MPI_Type_get_true_extent_x(void) {
 }
 
 static void t_MPI_Type_get_value_index(void) {
-    BA_CASE("MPI_Type_get_value_index", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_value_index", "value_type = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_value_index(MPI_DATATYPE_NULL, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_value_index", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_value_index", "value_type = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_value_index((MPI_Datatype)(intptr_t)0x6, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_value_index", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_value_index", "value_type = garbage", MPI_ERR_TYPE,
             MPI_Type_get_value_index((MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_value_index", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_value_index", "value_type = freed", MPI_ERR_TYPE,
             MPI_Type_get_value_index(ba_freed_Datatype, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_value_index", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_value_index", "index_type = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_get_value_index(MPI_INT, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_value_index", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_value_index", "index_type = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_get_value_index(MPI_INT, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_value_index", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_value_index", "index_type = garbage", MPI_ERR_TYPE,
             MPI_Type_get_value_index(MPI_INT, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_get_value_index", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_get_value_index", "index_type = freed", MPI_ERR_TYPE,
             MPI_Type_get_value_index(MPI_INT, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_get_value_index", "pair_type = NULL", BA_ANY,
             MPI_Type_get_value_index(MPI_INT, MPI_INT, NULL));
@@ -784,13 +782,13 @@ static void t_MPI_Type_indexed(void) {
             MPI_Type_indexed(1, NULL, ba_zeros_int, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_indexed", "array_of_displacements = NULL", BA_ANY,
             MPI_Type_indexed(1, ba_ones_int, NULL, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_indexed", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_indexed", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_indexed(1, ba_ones_int, ba_zeros_int, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_indexed", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_indexed", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_indexed(1, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_indexed", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_indexed", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_indexed(1, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_indexed", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_indexed", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_indexed(1, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_indexed", "newtype = NULL", BA_ANY,
             MPI_Type_indexed(1, ba_ones_int, ba_zeros_int, MPI_INT, NULL));
@@ -803,13 +801,13 @@ static void t_MPI_Type_indexed_c(void) {
             MPI_Type_indexed_c(1, NULL, ba_zeros_count, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_indexed_c", "array_of_displacements = NULL", BA_ANY,
             MPI_Type_indexed_c(1, ba_ones_count, NULL, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_indexed_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_indexed_c", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_indexed_c(1, ba_ones_count, ba_zeros_count, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_indexed_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_indexed_c", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_indexed_c(1, ba_ones_count, ba_zeros_count, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_indexed_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_indexed_c", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_indexed_c(1, ba_ones_count, ba_zeros_count, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_indexed_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_indexed_c", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_indexed_c(1, ba_ones_count, ba_zeros_count, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_indexed_c", "newtype = NULL", BA_ANY,
             MPI_Type_indexed_c(1, ba_ones_count, ba_zeros_count, MPI_INT, NULL));
@@ -821,65 +819,65 @@ static void t_MPI_Type_match_size(void) {
 }
 
 static void t_MPI_Type_set_attr(void) {
-    BA_CASE("MPI_Type_set_attr", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_set_attr", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_set_attr(MPI_DATATYPE_NULL, ba_kv_type, ba_rbuf));
-    BA_CASE("MPI_Type_set_attr", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_set_attr", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_set_attr((MPI_Datatype)(intptr_t)0x6, ba_kv_type, ba_rbuf));
-    BA_CASE("MPI_Type_set_attr", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_set_attr", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_set_attr((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_kv_type, ba_rbuf));
-    BA_CASE("MPI_Type_set_attr", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_set_attr", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_set_attr(ba_freed_Datatype, ba_kv_type, ba_rbuf));
     BA_CASE("MPI_Type_set_attr", "type_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Type_set_attr(MPI_INT, 12345, ba_rbuf));
 }
 
 static void t_MPI_Type_set_name(void) {
-    BA_CASE("MPI_Type_set_name", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_set_name", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_set_name(MPI_DATATYPE_NULL, "ba_key"));
-    BA_CASE("MPI_Type_set_name", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_set_name", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_set_name((MPI_Datatype)(intptr_t)0x6, "ba_key"));
-    BA_CASE("MPI_Type_set_name", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_set_name", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_set_name((MPI_Datatype)(intptr_t)0x5eadbeef0, "ba_key"));
-    BA_CASE("MPI_Type_set_name", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_set_name", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_set_name(ba_freed_Datatype, "ba_key"));
     BA_CASE("MPI_Type_set_name", "type_name = NULL", BA_ANY,
             MPI_Type_set_name(MPI_INT, NULL));
 }
 
 static void t_MPI_Type_size(void) {
-    BA_CASE("MPI_Type_size", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_size(MPI_DATATYPE_NULL, ba_out_int));
-    BA_CASE("MPI_Type_size", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_size((MPI_Datatype)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Type_size", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_size((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Type_size", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_size(ba_freed_Datatype, ba_out_int));
     BA_CASE("MPI_Type_size", "size = NULL", BA_ANY,
             MPI_Type_size(MPI_INT, NULL));
 }
 
 static void t_MPI_Type_size_c(void) {
-    BA_CASE("MPI_Type_size_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_size_c(MPI_DATATYPE_NULL, ba_out_count));
-    BA_CASE("MPI_Type_size_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_size_c((MPI_Datatype)(intptr_t)0x6, ba_out_count));
-    BA_CASE("MPI_Type_size_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_size_c((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count));
-    BA_CASE("MPI_Type_size_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_size_c(ba_freed_Datatype, ba_out_count));
     BA_CASE("MPI_Type_size_c", "size = NULL", BA_ANY,
             MPI_Type_size_c(MPI_INT, NULL));
 }
 
 static void t_MPI_Type_size_x(void) {
-    BA_CASE("MPI_Type_size_x", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size_x", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_size_x(MPI_DATATYPE_NULL, ba_out_count));
-    BA_CASE("MPI_Type_size_x", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size_x", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_size_x((MPI_Datatype)(intptr_t)0x6, ba_out_count));
-    BA_CASE("MPI_Type_size_x", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size_x", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Type_size_x((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count));
-    BA_CASE("MPI_Type_size_x", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_size_x", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_size_x(ba_freed_Datatype, ba_out_count));
     BA_CASE("MPI_Type_size_x", "size = NULL", BA_ANY,
             MPI_Type_size_x(MPI_INT, NULL));
@@ -890,13 +888,13 @@ static void t_MPI_Type_vector(void) {
             MPI_Type_vector(-1, 1, 1, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_vector", "blocklength = -1", BA_ANY,
             MPI_Type_vector(1, -1, 1, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_vector", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_vector", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_vector(1, 1, 1, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_vector", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_vector", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_vector(1, 1, 1, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_vector", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_vector", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_vector(1, 1, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_vector", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_vector", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_vector(1, 1, 1, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_vector", "newtype = NULL", BA_ANY,
             MPI_Type_vector(1, 1, 1, MPI_INT, NULL));
@@ -907,13 +905,13 @@ static void t_MPI_Type_vector_c(void) {
             MPI_Type_vector_c(-1, 1, 1, MPI_INT, ba_out_Datatype));
     BA_CASE("MPI_Type_vector_c", "blocklength = -1", BA_ANY,
             MPI_Type_vector_c(1, -1, 1, MPI_INT, ba_out_Datatype));
-    BA_CASE("MPI_Type_vector_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_vector_c", "oldtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Type_vector_c(1, 1, 1, MPI_DATATYPE_NULL, ba_out_Datatype));
-    BA_CASE("MPI_Type_vector_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_vector_c", "oldtype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Type_vector_c(1, 1, 1, (MPI_Datatype)(intptr_t)0x6, ba_out_Datatype));
-    BA_CASE("MPI_Type_vector_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_vector_c", "oldtype = garbage", MPI_ERR_TYPE,
             MPI_Type_vector_c(1, 1, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Datatype));
-    BA_CASE("MPI_Type_vector_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Type_vector_c", "oldtype = freed", MPI_ERR_TYPE,
             MPI_Type_vector_c(1, 1, 1, ba_freed_Datatype, ba_out_Datatype));
     BA_CASE("MPI_Type_vector_c", "newtype = NULL", BA_ANY,
             MPI_Type_vector_c(1, 1, 1, MPI_INT, NULL));
@@ -922,42 +920,42 @@ static void t_MPI_Type_vector_c(void) {
 static void t_MPI_Unpack(void) {
     BA_CASE("MPI_Unpack", "position = NULL", BA_ANY,
             MPI_Unpack(ba_sbuf, 64, NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Unpack", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Unpack(ba_sbuf, 64, ba_out_int, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Unpack", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Unpack(ba_sbuf, 64, ba_out_int, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Unpack", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Unpack(ba_sbuf, 64, ba_out_int, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Unpack", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack", "datatype = freed", MPI_ERR_TYPE,
             MPI_Unpack(ba_sbuf, 64, ba_out_int, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF));
-    BA_CASE("MPI_Unpack", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Unpack", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Unpack(ba_sbuf, 64, ba_out_int, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Unpack", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Unpack", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Unpack(ba_sbuf, 64, ba_out_int, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Unpack", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Unpack", "comm = garbage", MPI_ERR_COMM,
             MPI_Unpack(ba_sbuf, 64, ba_out_int, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Unpack", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Unpack", "comm = freed", MPI_ERR_COMM,
             MPI_Unpack(ba_sbuf, 64, ba_out_int, ba_rbuf, 1, MPI_INT, ba_freed_Comm));
 }
 
 static void t_MPI_Unpack_c(void) {
     BA_CASE("MPI_Unpack_c", "position = NULL", BA_ANY,
             MPI_Unpack_c(ba_sbuf, 64, NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
-    BA_CASE("MPI_Unpack_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Unpack_c(ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF));
-    BA_CASE("MPI_Unpack_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Unpack_c(ba_sbuf, 64, ba_out_count, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, MPI_COMM_SELF));
-    BA_CASE("MPI_Unpack_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Unpack_c(ba_sbuf, 64, ba_out_count, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
-    BA_CASE("MPI_Unpack_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Unpack_c(ba_sbuf, 64, ba_out_count, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF));
-    BA_CASE("MPI_Unpack_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Unpack_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Unpack_c(ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BA_CASE("MPI_Unpack_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Unpack_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Unpack_c(ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x6));
-    BA_CASE("MPI_Unpack_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Unpack_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Unpack_c(ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_INT, (MPI_Comm)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Unpack_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Unpack_c", "comm = freed", MPI_ERR_COMM,
             MPI_Unpack_c(ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_INT, ba_freed_Comm));
 }
 
@@ -966,13 +964,13 @@ static void t_MPI_Unpack_external(void) {
             MPI_Unpack_external(NULL, ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_Unpack_external", "position = NULL", BA_ANY,
             MPI_Unpack_external("ba_key", ba_sbuf, 64, NULL, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_Unpack_external", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_external", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Unpack_external("ba_key", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_Unpack_external", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_external", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Unpack_external("ba_key", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_Unpack_external", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_external", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Unpack_external("ba_key", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Unpack_external", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_external", "datatype = freed", MPI_ERR_TYPE,
             MPI_Unpack_external("ba_key", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, ba_freed_Datatype));
 }
 
@@ -981,25 +979,14 @@ static void t_MPI_Unpack_external_c(void) {
             MPI_Unpack_external_c(NULL, ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_Unpack_external_c", "position = NULL", BA_ANY,
             MPI_Unpack_external_c("ba_key", ba_sbuf, 64, NULL, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_Unpack_external_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_external_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Unpack_external_c("ba_key", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_Unpack_external_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_external_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Unpack_external_c("ba_key", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_Unpack_external_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_external_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Unpack_external_c("ba_key", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Unpack_external_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Unpack_external_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Unpack_external_c("ba_key", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, ba_freed_Datatype));
-}
-
-static void t_MPI_Type_toint(void) {
-    BA_CASE("MPI_Type_toint", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_Type_toint(MPI_DATATYPE_NULL));
-    BA_CASE("MPI_Type_toint", "reserved handle value 0x6", MPI_ERR_TYPE,
-            MPI_Type_toint((MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_Type_toint", "garbage handle", MPI_ERR_TYPE,
-            MPI_Type_toint((MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Type_toint", "freed handle", MPI_ERR_TYPE,
-            MPI_Type_toint(ba_freed_Datatype));
 }
 
 int main(int argc, char **argv) {
@@ -1073,7 +1060,6 @@ int main(int argc, char **argv) {
         t_MPI_Unpack_c();
         t_MPI_Unpack_external();
         t_MPI_Unpack_external_c();
-        t_MPI_Type_toint();
         ba_report("bad_args_dtype");
     }
     MPI_Bcast(&ba_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -3,11 +3,11 @@
 #include "bad_args.h"
 
 static void t_MPI_File_call_errhandler(void) {
-    BA_CASE("MPI_File_call_errhandler", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_call_errhandler", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_OTHER));
-    BA_CASE("MPI_File_call_errhandler", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_call_errhandler", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_call_errhandler((MPI_File)(intptr_t)0x6, MPI_ERR_OTHER));
-    BA_CASE("MPI_File_call_errhandler", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_call_errhandler", "fh = garbage", MPI_ERR_FILE,
             MPI_File_call_errhandler((MPI_File)(intptr_t)0x5eadbeef0, MPI_ERR_OTHER));
 }
 
@@ -19,157 +19,157 @@ static void t_MPI_File_create_errhandler(void) {
 static void t_MPI_File_delete(void) {
     BA_CASE("MPI_File_delete", "filename = NULL", BA_ANY,
             MPI_File_delete(NULL, MPI_INFO_NULL));
-    BA_CASE("MPI_File_delete", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_File_delete", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_File_delete("ba_key", (MPI_Info)(intptr_t)0x6));
-    BA_CASE("MPI_File_delete", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_File_delete", "info = garbage", MPI_ERR_INFO,
             MPI_File_delete("ba_key", (MPI_Info)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_delete", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_File_delete", "info = freed", MPI_ERR_INFO,
             MPI_File_delete("ba_key", ba_freed_Info));
 }
 
 static void t_MPI_File_get_amode(void) {
-    BA_CASE("MPI_File_get_amode", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_amode", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_amode(MPI_FILE_NULL, ba_out_int));
-    BA_CASE("MPI_File_get_amode", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_amode", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_amode((MPI_File)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_File_get_amode", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_amode", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_amode((MPI_File)(intptr_t)0x5eadbeef0, ba_out_int));
     BA_CASE("MPI_File_get_amode", "amode = NULL", BA_ANY,
             MPI_File_get_amode(MPI_FILE_NULL, NULL));
 }
 
 static void t_MPI_File_get_atomicity(void) {
-    BA_CASE("MPI_File_get_atomicity", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_atomicity", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_atomicity(MPI_FILE_NULL, ba_out_int));
-    BA_CASE("MPI_File_get_atomicity", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_atomicity", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_atomicity((MPI_File)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_File_get_atomicity", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_atomicity", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_atomicity((MPI_File)(intptr_t)0x5eadbeef0, ba_out_int));
     BA_CASE("MPI_File_get_atomicity", "flag = NULL", BA_ANY,
             MPI_File_get_atomicity(MPI_FILE_NULL, NULL));
 }
 
 static void t_MPI_File_get_byte_offset(void) {
-    BA_CASE("MPI_File_get_byte_offset", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_byte_offset", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_byte_offset(MPI_FILE_NULL, 0, ba_out_count));
-    BA_CASE("MPI_File_get_byte_offset", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_byte_offset", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_byte_offset((MPI_File)(intptr_t)0x6, 0, ba_out_count));
-    BA_CASE("MPI_File_get_byte_offset", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_byte_offset", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_byte_offset((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_out_count));
     BA_CASE("MPI_File_get_byte_offset", "disp = NULL", BA_ANY,
             MPI_File_get_byte_offset(MPI_FILE_NULL, 0, NULL));
 }
 
 static void t_MPI_File_get_errhandler(void) {
-    BA_CASE("MPI_File_get_errhandler", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_errhandler", "file = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_errhandler(MPI_FILE_NULL, ba_out_Errhandler));
-    BA_CASE("MPI_File_get_errhandler", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_errhandler", "file = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_errhandler((MPI_File)(intptr_t)0x6, ba_out_Errhandler));
-    BA_CASE("MPI_File_get_errhandler", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_errhandler", "file = garbage", MPI_ERR_FILE,
             MPI_File_get_errhandler((MPI_File)(intptr_t)0x5eadbeef0, ba_out_Errhandler));
     BA_CASE("MPI_File_get_errhandler", "errhandler = NULL", BA_ANY,
             MPI_File_get_errhandler(MPI_FILE_NULL, NULL));
 }
 
 static void t_MPI_File_get_group(void) {
-    BA_CASE("MPI_File_get_group", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_group", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_group(MPI_FILE_NULL, ba_out_Group));
-    BA_CASE("MPI_File_get_group", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_group", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_group((MPI_File)(intptr_t)0x6, ba_out_Group));
-    BA_CASE("MPI_File_get_group", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_group", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_group((MPI_File)(intptr_t)0x5eadbeef0, ba_out_Group));
     BA_CASE("MPI_File_get_group", "group = NULL", BA_ANY,
             MPI_File_get_group(MPI_FILE_NULL, NULL));
 }
 
 static void t_MPI_File_get_info(void) {
-    BA_CASE("MPI_File_get_info", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_info", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_info(MPI_FILE_NULL, ba_out_Info));
-    BA_CASE("MPI_File_get_info", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_info", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_info((MPI_File)(intptr_t)0x6, ba_out_Info));
-    BA_CASE("MPI_File_get_info", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_info", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_info((MPI_File)(intptr_t)0x5eadbeef0, ba_out_Info));
     BA_CASE("MPI_File_get_info", "info_used = NULL", BA_ANY,
             MPI_File_get_info(MPI_FILE_NULL, NULL));
 }
 
 static void t_MPI_File_get_position(void) {
-    BA_CASE("MPI_File_get_position", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_position", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_position(MPI_FILE_NULL, ba_out_count));
-    BA_CASE("MPI_File_get_position", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_position", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_position((MPI_File)(intptr_t)0x6, ba_out_count));
-    BA_CASE("MPI_File_get_position", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_position", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_position((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count));
     BA_CASE("MPI_File_get_position", "offset = NULL", BA_ANY,
             MPI_File_get_position(MPI_FILE_NULL, NULL));
 }
 
 static void t_MPI_File_get_position_shared(void) {
-    BA_CASE("MPI_File_get_position_shared", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_position_shared", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_position_shared(MPI_FILE_NULL, ba_out_count));
-    BA_CASE("MPI_File_get_position_shared", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_position_shared", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_position_shared((MPI_File)(intptr_t)0x6, ba_out_count));
-    BA_CASE("MPI_File_get_position_shared", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_position_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_position_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count));
     BA_CASE("MPI_File_get_position_shared", "offset = NULL", BA_ANY,
             MPI_File_get_position_shared(MPI_FILE_NULL, NULL));
 }
 
 static void t_MPI_File_get_size(void) {
-    BA_CASE("MPI_File_get_size", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_size", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_size(MPI_FILE_NULL, ba_out_count));
-    BA_CASE("MPI_File_get_size", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_size", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_size((MPI_File)(intptr_t)0x6, ba_out_count));
-    BA_CASE("MPI_File_get_size", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_size", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_size((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count));
     BA_CASE("MPI_File_get_size", "size = NULL", BA_ANY,
             MPI_File_get_size(MPI_FILE_NULL, NULL));
 }
 
 static void t_MPI_File_get_type_extent(void) {
-    BA_CASE("MPI_File_get_type_extent", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_type_extent", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_type_extent(MPI_FILE_NULL, MPI_INT, ba_out_aint));
-    BA_CASE("MPI_File_get_type_extent", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_type_extent", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_type_extent((MPI_File)(intptr_t)0x6, MPI_INT, ba_out_aint));
-    BA_CASE("MPI_File_get_type_extent", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_type_extent", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_type_extent((MPI_File)(intptr_t)0x5eadbeef0, MPI_INT, ba_out_aint));
-    BA_CASE("MPI_File_get_type_extent", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_get_type_extent", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_get_type_extent(MPI_FILE_NULL, MPI_DATATYPE_NULL, ba_out_aint));
-    BA_CASE("MPI_File_get_type_extent", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_get_type_extent", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_get_type_extent(MPI_FILE_NULL, (MPI_Datatype)(intptr_t)0x6, ba_out_aint));
-    BA_CASE("MPI_File_get_type_extent", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_get_type_extent", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_get_type_extent(MPI_FILE_NULL, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_aint));
-    BA_CASE("MPI_File_get_type_extent", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_get_type_extent", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_get_type_extent(MPI_FILE_NULL, ba_freed_Datatype, ba_out_aint));
     BA_CASE("MPI_File_get_type_extent", "extent = NULL", BA_ANY,
             MPI_File_get_type_extent(MPI_FILE_NULL, MPI_INT, NULL));
 }
 
 static void t_MPI_File_get_type_extent_c(void) {
-    BA_CASE("MPI_File_get_type_extent_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_type_extent_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_type_extent_c(MPI_FILE_NULL, MPI_INT, ba_out_count));
-    BA_CASE("MPI_File_get_type_extent_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_type_extent_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_type_extent_c((MPI_File)(intptr_t)0x6, MPI_INT, ba_out_count));
-    BA_CASE("MPI_File_get_type_extent_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_type_extent_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_type_extent_c((MPI_File)(intptr_t)0x5eadbeef0, MPI_INT, ba_out_count));
-    BA_CASE("MPI_File_get_type_extent_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_get_type_extent_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_get_type_extent_c(MPI_FILE_NULL, MPI_DATATYPE_NULL, ba_out_count));
-    BA_CASE("MPI_File_get_type_extent_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_get_type_extent_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_get_type_extent_c(MPI_FILE_NULL, (MPI_Datatype)(intptr_t)0x6, ba_out_count));
-    BA_CASE("MPI_File_get_type_extent_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_get_type_extent_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_get_type_extent_c(MPI_FILE_NULL, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count));
-    BA_CASE("MPI_File_get_type_extent_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_get_type_extent_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_get_type_extent_c(MPI_FILE_NULL, ba_freed_Datatype, ba_out_count));
     BA_CASE("MPI_File_get_type_extent_c", "extent = NULL", BA_ANY,
             MPI_File_get_type_extent_c(MPI_FILE_NULL, MPI_INT, NULL));
 }
 
 static void t_MPI_File_get_view(void) {
-    BA_CASE("MPI_File_get_view", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_view", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, ba_out_Datatype, ba_chars));
-    BA_CASE("MPI_File_get_view", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_view", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_view((MPI_File)(intptr_t)0x6, ba_out_count, ba_out_Datatype, ba_out_Datatype, ba_chars));
-    BA_CASE("MPI_File_get_view", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_get_view", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_view((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count, ba_out_Datatype, ba_out_Datatype, ba_chars));
     BA_CASE("MPI_File_get_view", "disp = NULL", BA_ANY,
             MPI_File_get_view(MPI_FILE_NULL, NULL, ba_out_Datatype, ba_out_Datatype, ba_chars));
@@ -180,1364 +180,1355 @@ static void t_MPI_File_get_view(void) {
 }
 
 static void t_MPI_File_iread(void) {
-    BA_CASE("MPI_File_iread", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iread((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iread", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iread", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iread", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread", "request = NULL", BA_ANY,
             MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_c(void) {
-    BA_CASE("MPI_File_iread_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iread_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iread_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iread_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iread_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_c", "request = NULL", BA_ANY,
             MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_all(void) {
-    BA_CASE("MPI_File_iread_all", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_all", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_all", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_all", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iread_all((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_all", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_all((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_all", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iread_all", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iread_all", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_all", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iread_all", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_all", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_all", "request = NULL", BA_ANY,
             MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_all_c(void) {
-    BA_CASE("MPI_File_iread_all_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_all_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_all_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_all_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iread_all_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_all_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_all_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_all_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iread_all_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iread_all_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_all_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iread_all_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_all_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "request = NULL", BA_ANY,
             MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_at(void) {
-    BA_CASE("MPI_File_iread_at", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iread_at((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iread_at", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iread_at", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iread_at", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_at", "request = NULL", BA_ANY,
             MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_at_c(void) {
-    BA_CASE("MPI_File_iread_at_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iread_at_c((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iread_at_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iread_at_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iread_at_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "request = NULL", BA_ANY,
             MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_at_all(void) {
-    BA_CASE("MPI_File_iread_at_all", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at_all", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at_all", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iread_at_all((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_all", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_all", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "request = NULL", BA_ANY,
             MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_at_all_c(void) {
-    BA_CASE("MPI_File_iread_at_all_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at_all_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at_all_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iread_at_all_c((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_at_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_all_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iread_at_all_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_at_all_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "request = NULL", BA_ANY,
             MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_shared(void) {
-    BA_CASE("MPI_File_iread_shared", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_shared", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_shared", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_shared", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iread_shared((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_shared", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_shared", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iread_shared", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iread_shared", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_shared", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iread_shared", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_shared", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "request = NULL", BA_ANY,
             MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_shared_c(void) {
-    BA_CASE("MPI_File_iread_shared_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_shared_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_shared_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_shared_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iread_shared_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_shared_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iread_shared_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_shared_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iread_shared_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_shared_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iread_shared_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_shared_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iread_shared_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_shared_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iread_shared_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iread_shared_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "request = NULL", BA_ANY,
             MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite(void) {
-    BA_CASE("MPI_File_iwrite", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iwrite((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iwrite", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iwrite", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iwrite", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite", "request = NULL", BA_ANY,
             MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_c(void) {
-    BA_CASE("MPI_File_iwrite_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iwrite_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iwrite_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iwrite_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iwrite_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "request = NULL", BA_ANY,
             MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_all(void) {
-    BA_CASE("MPI_File_iwrite_all", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_all", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_all", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iwrite_all((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_all((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_all", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_all", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "request = NULL", BA_ANY,
             MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_all_c(void) {
-    BA_CASE("MPI_File_iwrite_all_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_all_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_all_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iwrite_all_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_all_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_all_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iwrite_all_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_all_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "request = NULL", BA_ANY,
             MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_at(void) {
-    BA_CASE("MPI_File_iwrite_at", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iwrite_at((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "request = NULL", BA_ANY,
             MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_at_c(void) {
-    BA_CASE("MPI_File_iwrite_at_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iwrite_at_c((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "request = NULL", BA_ANY,
             MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_at_all(void) {
-    BA_CASE("MPI_File_iwrite_at_all", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at_all", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at_all", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iwrite_at_all((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_all", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_all", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "request = NULL", BA_ANY,
             MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_at_all_c(void) {
-    BA_CASE("MPI_File_iwrite_at_all_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at_all_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at_all_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iwrite_at_all_c((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_at_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_all_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iwrite_at_all_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_at_all_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "request = NULL", BA_ANY,
             MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_shared(void) {
-    BA_CASE("MPI_File_iwrite_shared", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_shared", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_shared", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iwrite_shared((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_shared", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_shared", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "request = NULL", BA_ANY,
             MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_shared_c(void) {
-    BA_CASE("MPI_File_iwrite_shared_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_shared_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_shared_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_iwrite_shared_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_iwrite_shared_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_shared_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_shared_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_shared_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_shared_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_File_iwrite_shared_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_iwrite_shared_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "request = NULL", BA_ANY,
             MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_open(void) {
-    BA_CASE("MPI_File_open", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_File_open", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_File_open(MPI_COMM_NULL, "ba_key", 0, MPI_INFO_NULL, ba_out_File));
-    BA_CASE("MPI_File_open", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_File_open", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_File_open((MPI_Comm)(intptr_t)0x6, "ba_key", 0, MPI_INFO_NULL, ba_out_File));
-    BA_CASE("MPI_File_open", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_File_open", "comm = garbage", MPI_ERR_COMM,
             MPI_File_open((MPI_Comm)(intptr_t)0x5eadbeef0, "ba_key", 0, MPI_INFO_NULL, ba_out_File));
-    BA_CASE("MPI_File_open", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_File_open", "comm = freed", MPI_ERR_COMM,
             MPI_File_open(ba_freed_Comm, "ba_key", 0, MPI_INFO_NULL, ba_out_File));
     BA_CASE("MPI_File_open", "filename = NULL", BA_ANY,
             MPI_File_open(MPI_COMM_SELF, NULL, 0, MPI_INFO_NULL, ba_out_File));
-    BA_CASE("MPI_File_open", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_File_open", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_File_open(MPI_COMM_SELF, "ba_key", 0, (MPI_Info)(intptr_t)0x6, ba_out_File));
-    BA_CASE("MPI_File_open", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_File_open", "info = garbage", MPI_ERR_INFO,
             MPI_File_open(MPI_COMM_SELF, "ba_key", 0, (MPI_Info)(intptr_t)0x5eadbeef0, ba_out_File));
-    BA_CASE("MPI_File_open", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_File_open", "info = freed", MPI_ERR_INFO,
             MPI_File_open(MPI_COMM_SELF, "ba_key", 0, ba_freed_Info, ba_out_File));
 }
 
 static void t_MPI_File_preallocate(void) {
-    BA_CASE("MPI_File_preallocate", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_preallocate", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_preallocate(MPI_FILE_NULL, 64));
-    BA_CASE("MPI_File_preallocate", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_preallocate", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_preallocate((MPI_File)(intptr_t)0x6, 64));
-    BA_CASE("MPI_File_preallocate", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_preallocate", "fh = garbage", MPI_ERR_FILE,
             MPI_File_preallocate((MPI_File)(intptr_t)0x5eadbeef0, 64));
 }
 
 static void t_MPI_File_read(void) {
-    BA_CASE("MPI_File_read", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read", "count = -1", MPI_ERR_COUNT,
             MPI_File_read(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_c(void) {
-    BA_CASE("MPI_File_read_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_all(void) {
-    BA_CASE("MPI_File_read_all", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_all", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_all((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_all", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_all((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_all", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_all", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_all", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_all", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_all_c(void) {
-    BA_CASE("MPI_File_read_all_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_all_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_all_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_all_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_all_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_all_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_all_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_all_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_all_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_all_begin(void) {
-    BA_CASE("MPI_File_read_all_begin", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_begin", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_all_begin", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_begin", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_all_begin((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_all_begin", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_all_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT));
-    BA_CASE("MPI_File_read_all_begin", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_read_all_begin", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_read_all_begin", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_begin", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_read_all_begin", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_begin", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_all_begin_c(void) {
-    BA_CASE("MPI_File_read_all_begin_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_begin_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_all_begin_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_begin_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_all_begin_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_all_begin_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_all_begin_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT));
-    BA_CASE("MPI_File_read_all_begin_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_read_all_begin_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_read_all_begin_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_begin_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_read_all_begin_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_all_begin_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_all_end(void) {
-    BA_CASE("MPI_File_read_all_end", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_end", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_all_end(MPI_FILE_NULL, ba_rbuf, ba_status));
-    BA_CASE("MPI_File_read_all_end", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_end", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_all_end((MPI_File)(intptr_t)0x6, ba_rbuf, ba_status));
-    BA_CASE("MPI_File_read_all_end", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_all_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_all_end((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, ba_status));
 }
 
 static void t_MPI_File_read_at(void) {
-    BA_CASE("MPI_File_read_at", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_at((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_at", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_at", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_at", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_at_c(void) {
-    BA_CASE("MPI_File_read_at_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_at_c((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_at_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_at_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_at_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_at_all(void) {
-    BA_CASE("MPI_File_read_at_all", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at_all", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_at_all((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at_all", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at_all", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_at_all", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_at_all", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_at_all", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_at_all_c(void) {
-    BA_CASE("MPI_File_read_at_all_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at_all_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_at_all_c((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at_all_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_at_all_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_at_all_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_at_all_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_at_all_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_at_all_begin(void) {
-    BA_CASE("MPI_File_read_at_all_begin", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_begin", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_at_all_begin", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_begin", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_at_all_begin((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_at_all_begin", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_all_begin((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT));
-    BA_CASE("MPI_File_read_at_all_begin", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_read_at_all_begin", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_read_at_all_begin", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_begin", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_read_at_all_begin", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_begin", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_at_all_begin_c(void) {
-    BA_CASE("MPI_File_read_at_all_begin_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_begin_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_at_all_begin_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_begin_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_at_all_begin_c((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_at_all_begin_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_all_begin_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, INT64_MAX, MPI_INT));
-    BA_CASE("MPI_File_read_at_all_begin_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_read_at_all_begin_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_read_at_all_begin_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_begin_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_read_at_all_begin_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_at_all_begin_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_at_all_end(void) {
-    BA_CASE("MPI_File_read_at_all_end", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_end", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_at_all_end(MPI_FILE_NULL, ba_rbuf, ba_status));
-    BA_CASE("MPI_File_read_at_all_end", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_end", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_at_all_end((MPI_File)(intptr_t)0x6, ba_rbuf, ba_status));
-    BA_CASE("MPI_File_read_at_all_end", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_at_all_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_all_end((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, ba_status));
 }
 
 static void t_MPI_File_read_ordered(void) {
-    BA_CASE("MPI_File_read_ordered", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_ordered", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_ordered((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_ordered", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_ordered((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_ordered", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_ordered", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_ordered", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_ordered", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_ordered_c(void) {
-    BA_CASE("MPI_File_read_ordered_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_ordered_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_ordered_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_ordered_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_ordered_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_ordered_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_ordered_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_ordered_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_ordered_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_ordered_begin(void) {
-    BA_CASE("MPI_File_read_ordered_begin", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_begin", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_ordered_begin", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_begin", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_ordered_begin((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_ordered_begin", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_ordered_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT));
-    BA_CASE("MPI_File_read_ordered_begin", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_read_ordered_begin", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_read_ordered_begin", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_begin", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_read_ordered_begin", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_begin", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_ordered_begin_c(void) {
-    BA_CASE("MPI_File_read_ordered_begin_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_begin_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_ordered_begin_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_begin_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_ordered_begin_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_read_ordered_begin_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_ordered_begin_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT));
-    BA_CASE("MPI_File_read_ordered_begin_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_read_ordered_begin_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_read_ordered_begin_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_begin_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_read_ordered_begin_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_ordered_begin_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_ordered_end(void) {
-    BA_CASE("MPI_File_read_ordered_end", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_end", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_ordered_end(MPI_FILE_NULL, ba_rbuf, ba_status));
-    BA_CASE("MPI_File_read_ordered_end", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_end", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_ordered_end((MPI_File)(intptr_t)0x6, ba_rbuf, ba_status));
-    BA_CASE("MPI_File_read_ordered_end", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_ordered_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_ordered_end((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, ba_status));
 }
 
 static void t_MPI_File_read_shared(void) {
-    BA_CASE("MPI_File_read_shared", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_shared", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_shared", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_shared", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_shared((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_shared", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_shared", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_shared", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_shared", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_shared", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_shared", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_shared", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_shared_c(void) {
-    BA_CASE("MPI_File_read_shared_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_shared_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_shared_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_shared_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_read_shared_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_shared_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_read_shared_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_shared_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_read_shared_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_shared_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_read_shared_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_shared_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_read_shared_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_shared_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_read_shared_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_read_shared_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_seek(void) {
-    BA_CASE("MPI_File_seek", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_seek", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_seek(MPI_FILE_NULL, 0, 0));
-    BA_CASE("MPI_File_seek", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_seek", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_seek((MPI_File)(intptr_t)0x6, 0, 0));
-    BA_CASE("MPI_File_seek", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_seek", "fh = garbage", MPI_ERR_FILE,
             MPI_File_seek((MPI_File)(intptr_t)0x5eadbeef0, 0, 0));
 }
 
 static void t_MPI_File_seek_shared(void) {
-    BA_CASE("MPI_File_seek_shared", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_seek_shared", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_seek_shared(MPI_FILE_NULL, 0, 0));
-    BA_CASE("MPI_File_seek_shared", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_seek_shared", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_seek_shared((MPI_File)(intptr_t)0x6, 0, 0));
-    BA_CASE("MPI_File_seek_shared", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_seek_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_seek_shared((MPI_File)(intptr_t)0x5eadbeef0, 0, 0));
 }
 
 static void t_MPI_File_set_atomicity(void) {
-    BA_CASE("MPI_File_set_atomicity", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_atomicity", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_set_atomicity(MPI_FILE_NULL, 0));
-    BA_CASE("MPI_File_set_atomicity", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_atomicity", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_set_atomicity((MPI_File)(intptr_t)0x6, 0));
-    BA_CASE("MPI_File_set_atomicity", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_atomicity", "fh = garbage", MPI_ERR_FILE,
             MPI_File_set_atomicity((MPI_File)(intptr_t)0x5eadbeef0, 0));
 }
 
 static void t_MPI_File_set_errhandler(void) {
-    BA_CASE("MPI_File_set_errhandler", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_errhandler", "file = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_File_set_errhandler", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_errhandler", "file = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_set_errhandler((MPI_File)(intptr_t)0x6, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_File_set_errhandler", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_errhandler", "file = garbage", MPI_ERR_FILE,
             MPI_File_set_errhandler((MPI_File)(intptr_t)0x5eadbeef0, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_File_set_errhandler", "MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_File_set_errhandler", "errhandler = MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
             MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRHANDLER_NULL));
-    BA_CASE("MPI_File_set_errhandler", "reserved handle value 0x6", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_File_set_errhandler", "errhandler = reserved value 0x6", MPI_ERR_ERRHANDLER,
             MPI_File_set_errhandler(MPI_FILE_NULL, (MPI_Errhandler)(intptr_t)0x6));
-    BA_CASE("MPI_File_set_errhandler", "garbage handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_File_set_errhandler", "errhandler = garbage", MPI_ERR_ERRHANDLER,
             MPI_File_set_errhandler(MPI_FILE_NULL, (MPI_Errhandler)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_set_errhandler", "freed handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_File_set_errhandler", "errhandler = freed", MPI_ERR_ERRHANDLER,
             MPI_File_set_errhandler(MPI_FILE_NULL, ba_freed_Errhandler));
 }
 
 static void t_MPI_File_set_info(void) {
-    BA_CASE("MPI_File_set_info", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_info", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_set_info(MPI_FILE_NULL, MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_info", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_info", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_set_info((MPI_File)(intptr_t)0x6, MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_info", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_info", "fh = garbage", MPI_ERR_FILE,
             MPI_File_set_info((MPI_File)(intptr_t)0x5eadbeef0, MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_info", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_File_set_info", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_File_set_info(MPI_FILE_NULL, (MPI_Info)(intptr_t)0x6));
-    BA_CASE("MPI_File_set_info", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_File_set_info", "info = garbage", MPI_ERR_INFO,
             MPI_File_set_info(MPI_FILE_NULL, (MPI_Info)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_set_info", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_File_set_info", "info = freed", MPI_ERR_INFO,
             MPI_File_set_info(MPI_FILE_NULL, ba_freed_Info));
 }
 
 static void t_MPI_File_set_size(void) {
-    BA_CASE("MPI_File_set_size", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_size", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_set_size(MPI_FILE_NULL, 64));
-    BA_CASE("MPI_File_set_size", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_size", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_set_size((MPI_File)(intptr_t)0x6, 64));
-    BA_CASE("MPI_File_set_size", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_size", "fh = garbage", MPI_ERR_FILE,
             MPI_File_set_size((MPI_File)(intptr_t)0x5eadbeef0, 64));
 }
 
 static void t_MPI_File_set_view(void) {
-    BA_CASE("MPI_File_set_view", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_view", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "ba_key", MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_view", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_set_view((MPI_File)(intptr_t)0x6, 0, MPI_INT, MPI_INT, "ba_key", MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_set_view", "fh = garbage", MPI_ERR_FILE,
             MPI_File_set_view((MPI_File)(intptr_t)0x5eadbeef0, 0, MPI_INT, MPI_INT, "ba_key", MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_set_view", "etype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_DATATYPE_NULL, MPI_INT, "ba_key", MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_set_view", "etype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_set_view(MPI_FILE_NULL, 0, (MPI_Datatype)(intptr_t)0x6, MPI_INT, "ba_key", MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_set_view", "etype = garbage", MPI_ERR_TYPE,
             MPI_File_set_view(MPI_FILE_NULL, 0, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_INT, "ba_key", MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_set_view", "etype = freed", MPI_ERR_TYPE,
             MPI_File_set_view(MPI_FILE_NULL, 0, ba_freed_Datatype, MPI_INT, "ba_key", MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_set_view", "filetype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_DATATYPE_NULL, "ba_key", MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_set_view", "filetype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, (MPI_Datatype)(intptr_t)0x6, "ba_key", MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_set_view", "filetype = garbage", MPI_ERR_TYPE,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, (MPI_Datatype)(intptr_t)0x5eadbeef0, "ba_key", MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_set_view", "filetype = freed", MPI_ERR_TYPE,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, ba_freed_Datatype, "ba_key", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "datarep = NULL", BA_ANY,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, NULL, MPI_INFO_NULL));
-    BA_CASE("MPI_File_set_view", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_File_set_view", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "ba_key", (MPI_Info)(intptr_t)0x6));
-    BA_CASE("MPI_File_set_view", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_File_set_view", "info = garbage", MPI_ERR_INFO,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "ba_key", (MPI_Info)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_set_view", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_File_set_view", "info = freed", MPI_ERR_INFO,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "ba_key", ba_freed_Info));
 }
 
 static void t_MPI_File_sync(void) {
-    BA_CASE("MPI_File_sync", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_sync", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_sync(MPI_FILE_NULL));
-    BA_CASE("MPI_File_sync", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_sync", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_sync((MPI_File)(intptr_t)0x6));
-    BA_CASE("MPI_File_sync", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_sync", "fh = garbage", MPI_ERR_FILE,
             MPI_File_sync((MPI_File)(intptr_t)0x5eadbeef0));
 }
 
 static void t_MPI_File_write(void) {
-    BA_CASE("MPI_File_write", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write", "count = -1", MPI_ERR_COUNT,
             MPI_File_write(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_c(void) {
-    BA_CASE("MPI_File_write_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_all(void) {
-    BA_CASE("MPI_File_write_all", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_all", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_all((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_all", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_all((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_all", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_all", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_all", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_all", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_all_c(void) {
-    BA_CASE("MPI_File_write_all_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_all_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_all_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_all_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_all_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_all_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_all_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_all_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_all_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_all_begin(void) {
-    BA_CASE("MPI_File_write_all_begin", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_begin", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_all_begin", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_begin", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_all_begin((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_all_begin", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_all_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT));
-    BA_CASE("MPI_File_write_all_begin", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_write_all_begin", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_write_all_begin", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_begin", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_write_all_begin", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_begin", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_all_begin_c(void) {
-    BA_CASE("MPI_File_write_all_begin_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_begin_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_all_begin_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_begin_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_all_begin_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_all_begin_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_all_begin_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT));
-    BA_CASE("MPI_File_write_all_begin_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_write_all_begin_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_write_all_begin_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_begin_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_write_all_begin_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_all_begin_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_all_end(void) {
-    BA_CASE("MPI_File_write_all_end", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_end", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_all_end(MPI_FILE_NULL, ba_sbuf, ba_status));
-    BA_CASE("MPI_File_write_all_end", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_end", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_all_end((MPI_File)(intptr_t)0x6, ba_sbuf, ba_status));
-    BA_CASE("MPI_File_write_all_end", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_all_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_all_end((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, ba_status));
 }
 
 static void t_MPI_File_write_at(void) {
-    BA_CASE("MPI_File_write_at", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_at((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_at", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_at", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_at", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_at_c(void) {
-    BA_CASE("MPI_File_write_at_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_at_c((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_at_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_at_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_at_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_at_all(void) {
-    BA_CASE("MPI_File_write_at_all", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at_all", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_at_all((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at_all", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at_all", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_at_all", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_at_all", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_at_all", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_at_all_c(void) {
-    BA_CASE("MPI_File_write_at_all_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at_all_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_at_all_c((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at_all_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_at_all_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_at_all_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_at_all_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_at_all_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_at_all_begin(void) {
-    BA_CASE("MPI_File_write_at_all_begin", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_begin", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_at_all_begin", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_begin", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_at_all_begin((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_at_all_begin", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_all_begin((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT));
-    BA_CASE("MPI_File_write_at_all_begin", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_write_at_all_begin", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_write_at_all_begin", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_begin", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_write_at_all_begin", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_begin", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_at_all_begin_c(void) {
-    BA_CASE("MPI_File_write_at_all_begin_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_begin_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_at_all_begin_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_begin_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_at_all_begin_c((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_at_all_begin_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_all_begin_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, INT64_MAX, MPI_INT));
-    BA_CASE("MPI_File_write_at_all_begin_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_write_at_all_begin_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_write_at_all_begin_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_begin_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_write_at_all_begin_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_at_all_begin_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_at_all_end(void) {
-    BA_CASE("MPI_File_write_at_all_end", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_end", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_at_all_end(MPI_FILE_NULL, ba_sbuf, ba_status));
-    BA_CASE("MPI_File_write_at_all_end", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_end", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_at_all_end((MPI_File)(intptr_t)0x6, ba_sbuf, ba_status));
-    BA_CASE("MPI_File_write_at_all_end", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_at_all_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_all_end((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, ba_status));
 }
 
 static void t_MPI_File_write_ordered(void) {
-    BA_CASE("MPI_File_write_ordered", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_ordered", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_ordered((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_ordered", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_ordered((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_ordered", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_ordered", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_ordered", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_ordered", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_ordered_c(void) {
-    BA_CASE("MPI_File_write_ordered_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_ordered_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_ordered_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_ordered_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_ordered_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_ordered_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_ordered_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_ordered_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_ordered_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_ordered_begin(void) {
-    BA_CASE("MPI_File_write_ordered_begin", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_begin", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_ordered_begin", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_begin", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_ordered_begin((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_ordered_begin", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_ordered_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT));
-    BA_CASE("MPI_File_write_ordered_begin", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_write_ordered_begin", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_write_ordered_begin", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_begin", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_write_ordered_begin", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_begin", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_ordered_begin_c(void) {
-    BA_CASE("MPI_File_write_ordered_begin_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_begin_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_ordered_begin_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_begin_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_ordered_begin_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT));
-    BA_CASE("MPI_File_write_ordered_begin_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_ordered_begin_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT));
-    BA_CASE("MPI_File_write_ordered_begin_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL));
-    BA_CASE("MPI_File_write_ordered_begin_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
-    BA_CASE("MPI_File_write_ordered_begin_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_begin_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_File_write_ordered_begin_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_ordered_begin_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_ordered_end(void) {
-    BA_CASE("MPI_File_write_ordered_end", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_end", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_ordered_end(MPI_FILE_NULL, ba_sbuf, ba_status));
-    BA_CASE("MPI_File_write_ordered_end", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_end", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_ordered_end((MPI_File)(intptr_t)0x6, ba_sbuf, ba_status));
-    BA_CASE("MPI_File_write_ordered_end", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_ordered_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_ordered_end((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, ba_status));
 }
 
 static void t_MPI_File_write_shared(void) {
-    BA_CASE("MPI_File_write_shared", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_shared", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_shared", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_shared", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_shared((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_shared", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_shared", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_shared", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_shared", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_shared", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_shared", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_shared", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_shared_c(void) {
-    BA_CASE("MPI_File_write_shared_c", "MPI_FILE_NULL", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_shared_c", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
             MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_shared_c", "reserved handle value 0x6", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_shared_c", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_write_shared_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_shared_c", "garbage handle", MPI_ERR_FILE,
+    BA_CASE("MPI_File_write_shared_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_shared_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared_c", "count x extent beyond isize", MPI_ERR_COUNT,
             MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
-    BA_CASE("MPI_File_write_shared_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_shared_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
-    BA_CASE("MPI_File_write_shared_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_shared_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
-    BA_CASE("MPI_File_write_shared_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_shared_c", "datatype = garbage", MPI_ERR_TYPE,
             MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
-    BA_CASE("MPI_File_write_shared_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_File_write_shared_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
-}
-
-static void t_MPI_File_toint(void) {
-    BA_CASE("MPI_File_toint", "MPI_FILE_NULL", MPI_ERR_FILE,
-            MPI_File_toint(MPI_FILE_NULL));
-    BA_CASE("MPI_File_toint", "reserved handle value 0x6", MPI_ERR_FILE,
-            MPI_File_toint((MPI_File)(intptr_t)0x6));
-    BA_CASE("MPI_File_toint", "garbage handle", MPI_ERR_FILE,
-            MPI_File_toint((MPI_File)(intptr_t)0x5eadbeef0));
 }
 
 int main(int argc, char **argv) {
@@ -1633,7 +1624,6 @@ int main(int argc, char **argv) {
         t_MPI_File_write_ordered_end();
         t_MPI_File_write_shared();
         t_MPI_File_write_shared_c();
-        t_MPI_File_toint();
         ba_report("bad_args_file");
     }
     MPI_Bcast(&ba_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);

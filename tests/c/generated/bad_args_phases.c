@@ -203,7 +203,7 @@ static void t_all(void) {
     BA_CASE("MPI_Dist_graph_create", ba_phase, BA_ANY_OUTSIDE,
             MPI_Dist_graph_create(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
     BA_CASE("MPI_Dist_graph_create_adjacent", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 0, ba_zeros_int, ba_ones_int, 0, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
+            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, 1, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
     BA_CASE("MPI_Dist_graph_neighbors", ba_phase, BA_ANY_OUTSIDE,
             MPI_Dist_graph_neighbors(ba_distgraph, 1, ba_out_int, ba_out_int, 1, ba_out_int, ba_out_int));
     BA_CASE("MPI_Dist_graph_neighbors_count", ba_phase, BA_ANY_OUTSIDE,

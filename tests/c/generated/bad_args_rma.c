@@ -5,41 +5,41 @@
 static void t_MPI_Accumulate(void) {
     BA_CASE("MPI_Accumulate", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Accumulate(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "target_count = -1", MPI_ERR_COUNT,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Accumulate", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Accumulate", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Accumulate", "op = garbage", MPI_ERR_OP,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Accumulate", "op = freed", MPI_ERR_OP,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Op, ba_win_locked));
-    BA_CASE("MPI_Accumulate", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Accumulate", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, MPI_WIN_NULL));
-    BA_CASE("MPI_Accumulate", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Accumulate", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Accumulate", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Accumulate", "win = garbage", MPI_ERR_WIN,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Accumulate", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Accumulate", "win = freed", MPI_ERR_WIN,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_freed_Win));
 }
 
@@ -48,13 +48,13 @@ static void t_MPI_Accumulate_c(void) {
             MPI_Accumulate_c(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate_c", "origin_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Accumulate_c(ba_sbuf, INT64_MAX, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate_c", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate_c", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Accumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate_c", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Accumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Accumulate_c(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
@@ -62,121 +62,121 @@ static void t_MPI_Accumulate_c(void) {
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate_c", "target_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, INT64_MAX, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate_c", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate_c", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate_c", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Accumulate_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Accumulate_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Accumulate_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Accumulate_c", "op = garbage", MPI_ERR_OP,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Accumulate_c", "op = freed", MPI_ERR_OP,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Op, ba_win_locked));
-    BA_CASE("MPI_Accumulate_c", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Accumulate_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, MPI_WIN_NULL));
-    BA_CASE("MPI_Accumulate_c", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Accumulate_c", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Accumulate_c", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Accumulate_c", "win = garbage", MPI_ERR_WIN,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Accumulate_c", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Accumulate_c", "win = freed", MPI_ERR_WIN,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_freed_Win));
 }
 
 static void t_MPI_Alloc_mem(void) {
-    BA_CASE("MPI_Alloc_mem", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Alloc_mem", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Alloc_mem(64, (MPI_Info)(intptr_t)0x6, ba_rbuf));
-    BA_CASE("MPI_Alloc_mem", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alloc_mem", "info = garbage", MPI_ERR_INFO,
             MPI_Alloc_mem(64, (MPI_Info)(intptr_t)0x5eadbeef0, ba_rbuf));
-    BA_CASE("MPI_Alloc_mem", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Alloc_mem", "info = freed", MPI_ERR_INFO,
             MPI_Alloc_mem(64, ba_freed_Info, ba_rbuf));
 }
 
 static void t_MPI_Compare_and_swap(void) {
-    BA_CASE("MPI_Compare_and_swap", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Compare_and_swap", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, MPI_DATATYPE_NULL, 0, 0, ba_win_locked));
-    BA_CASE("MPI_Compare_and_swap", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Compare_and_swap", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, (MPI_Datatype)(intptr_t)0x6, 0, 0, ba_win_locked));
-    BA_CASE("MPI_Compare_and_swap", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Compare_and_swap", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, ba_win_locked));
-    BA_CASE("MPI_Compare_and_swap", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Compare_and_swap", "datatype = freed", MPI_ERR_TYPE,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, ba_freed_Datatype, 0, 0, ba_win_locked));
     BA_CASE("MPI_Compare_and_swap", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, MPI_INT, 5, 0, ba_win_locked));
-    BA_CASE("MPI_Compare_and_swap", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Compare_and_swap", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, MPI_INT, 0, 0, MPI_WIN_NULL));
-    BA_CASE("MPI_Compare_and_swap", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Compare_and_swap", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, MPI_INT, 0, 0, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Compare_and_swap", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Compare_and_swap", "win = garbage", MPI_ERR_WIN,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, MPI_INT, 0, 0, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Compare_and_swap", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Compare_and_swap", "win = freed", MPI_ERR_WIN,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, MPI_INT, 0, 0, ba_freed_Win));
 }
 
 static void t_MPI_Fetch_and_op(void) {
-    BA_CASE("MPI_Fetch_and_op", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Fetch_and_op", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_DATATYPE_NULL, 0, 0, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Fetch_and_op", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Fetch_and_op", "datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, (MPI_Datatype)(intptr_t)0x6, 0, 0, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Fetch_and_op", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Fetch_and_op", "datatype = garbage", MPI_ERR_TYPE,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Fetch_and_op", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Fetch_and_op", "datatype = freed", MPI_ERR_TYPE,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, ba_freed_Datatype, 0, 0, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Fetch_and_op", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 5, 0, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Fetch_and_op", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Fetch_and_op", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 0, 0, MPI_OP_NULL, ba_win_locked));
-    BA_CASE("MPI_Fetch_and_op", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Fetch_and_op", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 0, 0, (MPI_Op)(intptr_t)0x6, ba_win_locked));
-    BA_CASE("MPI_Fetch_and_op", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Fetch_and_op", "op = garbage", MPI_ERR_OP,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 0, 0, (MPI_Op)(intptr_t)0x5eadbeef0, ba_win_locked));
-    BA_CASE("MPI_Fetch_and_op", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Fetch_and_op", "op = freed", MPI_ERR_OP,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 0, 0, ba_freed_Op, ba_win_locked));
-    BA_CASE("MPI_Fetch_and_op", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Fetch_and_op", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 0, 0, MPI_SUM, MPI_WIN_NULL));
-    BA_CASE("MPI_Fetch_and_op", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Fetch_and_op", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 0, 0, MPI_SUM, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Fetch_and_op", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Fetch_and_op", "win = garbage", MPI_ERR_WIN,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 0, 0, MPI_SUM, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Fetch_and_op", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Fetch_and_op", "win = freed", MPI_ERR_WIN,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 0, 0, MPI_SUM, ba_freed_Win));
 }
 
 static void t_MPI_Get(void) {
     BA_CASE("MPI_Get", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Get(ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Get", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Get", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Get", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Get", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Get(ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get", "target_count = -1", MPI_ERR_COUNT,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Get", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win_locked));
-    BA_CASE("MPI_Get", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, ba_win_locked));
-    BA_CASE("MPI_Get", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win_locked));
-    BA_CASE("MPI_Get", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win_locked));
-    BA_CASE("MPI_Get", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Get", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL));
-    BA_CASE("MPI_Get", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Get", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Get", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Get", "win = garbage", MPI_ERR_WIN,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Get", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Get", "win = freed", MPI_ERR_WIN,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Win));
 }
 
@@ -185,13 +185,13 @@ static void t_MPI_Get_c(void) {
             MPI_Get_c(ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get_c", "origin_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Get_c(ba_rbuf, INT64_MAX, MPI_INT, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Get_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_c", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_c(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Get_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_c", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Get_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Get_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_c", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Get_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Get_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_c(ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win_locked));
@@ -199,72 +199,72 @@ static void t_MPI_Get_c(void) {
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get_c", "target_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, INT64_MAX, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Get_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_c", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win_locked));
-    BA_CASE("MPI_Get_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_c", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, ba_win_locked));
-    BA_CASE("MPI_Get_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_c", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win_locked));
-    BA_CASE("MPI_Get_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win_locked));
-    BA_CASE("MPI_Get_c", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL));
-    BA_CASE("MPI_Get_c", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_c", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Get_c", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_c", "win = garbage", MPI_ERR_WIN,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Get_c", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_c", "win = freed", MPI_ERR_WIN,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Win));
 }
 
 static void t_MPI_Get_accumulate(void) {
     BA_CASE("MPI_Get_accumulate", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Get_accumulate(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "result_count = -1", MPI_ERR_COUNT,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "result_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "result_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "result_datatype = garbage", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "result_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "target_count = -1", MPI_ERR_COUNT,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Get_accumulate", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Get_accumulate", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Get_accumulate", "op = garbage", MPI_ERR_OP,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Get_accumulate", "op = freed", MPI_ERR_OP,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Op, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_accumulate", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, MPI_WIN_NULL));
-    BA_CASE("MPI_Get_accumulate", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_accumulate", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Get_accumulate", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_accumulate", "win = garbage", MPI_ERR_WIN,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Get_accumulate", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_accumulate", "win = freed", MPI_ERR_WIN,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_freed_Win));
 }
 
@@ -273,25 +273,25 @@ static void t_MPI_Get_accumulate_c(void) {
             MPI_Get_accumulate_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "origin_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Get_accumulate_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "result_count = -1", MPI_ERR_COUNT,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "result_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "result_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "result_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "result_datatype = garbage", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "result_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
@@ -299,62 +299,62 @@ static void t_MPI_Get_accumulate_c(void) {
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "target_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, INT64_MAX, MPI_INT, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Get_accumulate_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Get_accumulate_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Get_accumulate_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Get_accumulate_c", "op = garbage", MPI_ERR_OP,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Get_accumulate_c", "op = freed", MPI_ERR_OP,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Op, ba_win_locked));
-    BA_CASE("MPI_Get_accumulate_c", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_accumulate_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, MPI_WIN_NULL));
-    BA_CASE("MPI_Get_accumulate_c", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_accumulate_c", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Get_accumulate_c", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_accumulate_c", "win = garbage", MPI_ERR_WIN,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Get_accumulate_c", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Get_accumulate_c", "win = freed", MPI_ERR_WIN,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_freed_Win));
 }
 
 static void t_MPI_Put(void) {
     BA_CASE("MPI_Put", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Put(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Put", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Put", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Put", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Put", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Put(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put", "target_count = -1", MPI_ERR_COUNT,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Put", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win_locked));
-    BA_CASE("MPI_Put", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, ba_win_locked));
-    BA_CASE("MPI_Put", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win_locked));
-    BA_CASE("MPI_Put", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win_locked));
-    BA_CASE("MPI_Put", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Put", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL));
-    BA_CASE("MPI_Put", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Put", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Put", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Put", "win = garbage", MPI_ERR_WIN,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Put", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Put", "win = freed", MPI_ERR_WIN,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Win));
 }
 
@@ -363,13 +363,13 @@ static void t_MPI_Put_c(void) {
             MPI_Put_c(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put_c", "origin_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Put_c(ba_sbuf, INT64_MAX, MPI_INT, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Put_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put_c", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Put_c(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Put_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put_c", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Put_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Put_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put_c", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Put_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Put_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Put_c(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win_locked));
@@ -377,72 +377,72 @@ static void t_MPI_Put_c(void) {
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put_c", "target_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, INT64_MAX, MPI_INT, ba_win_locked));
-    BA_CASE("MPI_Put_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put_c", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win_locked));
-    BA_CASE("MPI_Put_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put_c", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, ba_win_locked));
-    BA_CASE("MPI_Put_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put_c", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win_locked));
-    BA_CASE("MPI_Put_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Put_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win_locked));
-    BA_CASE("MPI_Put_c", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Put_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL));
-    BA_CASE("MPI_Put_c", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Put_c", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Put_c", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Put_c", "win = garbage", MPI_ERR_WIN,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Put_c", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Put_c", "win = freed", MPI_ERR_WIN,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Win));
 }
 
 static void t_MPI_Rget_accumulate(void) {
     BA_CASE("MPI_Rget_accumulate", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Rget_accumulate(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "result_count = -1", MPI_ERR_COUNT,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "result_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "result_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "result_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "result_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "target_count = -1", MPI_ERR_COUNT,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Rget_accumulate", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Rget_accumulate", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Rget_accumulate", "op = garbage", MPI_ERR_OP,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Rget_accumulate", "op = freed", MPI_ERR_OP,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Op, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_accumulate", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, MPI_WIN_NULL, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_accumulate", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_accumulate", "win = garbage", MPI_ERR_WIN,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_accumulate", "win = freed", MPI_ERR_WIN,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_freed_Win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "request = NULL", BA_ANY,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, NULL));
@@ -453,25 +453,25 @@ static void t_MPI_Rget_accumulate_c(void) {
             MPI_Rget_accumulate_c(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "origin_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Rget_accumulate_c(ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "origin_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "result_count = -1", MPI_ERR_COUNT,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "result_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, INT64_MAX, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "result_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "result_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "result_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "result_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
@@ -479,195 +479,195 @@ static void t_MPI_Rget_accumulate_c(void) {
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "target_count x extent beyond isize", MPI_ERR_COUNT,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, INT64_MAX, MPI_INT, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "MPI_DATATYPE_NULL", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "reserved handle value 0x6", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x6, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "garbage handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "target_datatype = garbage", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "freed handle", MPI_ERR_TYPE,
+    BA_CASE("MPI_Rget_accumulate_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "MPI_OP_NULL", MPI_ERR_OP,
+    BA_CASE("MPI_Rget_accumulate_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "reserved handle value 0x6", MPI_ERR_OP,
+    BA_CASE("MPI_Rget_accumulate_c", "op = reserved value 0x6", MPI_ERR_OP,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x6, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "garbage handle", MPI_ERR_OP,
+    BA_CASE("MPI_Rget_accumulate_c", "op = garbage", MPI_ERR_OP,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Op)(intptr_t)0x5eadbeef0, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "freed handle", MPI_ERR_OP,
+    BA_CASE("MPI_Rget_accumulate_c", "op = freed", MPI_ERR_OP,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, ba_freed_Op, ba_win, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_accumulate_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, MPI_WIN_NULL, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_accumulate_c", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x6, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_accumulate_c", "win = garbage", MPI_ERR_WIN,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, (MPI_Win)(intptr_t)0x5eadbeef0, ba_req_out));
-    BA_CASE("MPI_Rget_accumulate_c", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Rget_accumulate_c", "win = freed", MPI_ERR_WIN,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_freed_Win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "request = NULL", BA_ANY,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, NULL));
 }
 
 static void t_MPI_Win_allocate(void) {
-    BA_CASE("MPI_Win_allocate", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Win_allocate(64, 1, (MPI_Info)(intptr_t)0x6, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate", "info = garbage", MPI_ERR_INFO,
             MPI_Win_allocate(64, 1, (MPI_Info)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate", "info = freed", MPI_ERR_INFO,
             MPI_Win_allocate(64, 1, ba_freed_Info, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_NULL, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Win_allocate(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x6, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate", "comm = garbage", MPI_ERR_COMM,
             MPI_Win_allocate(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate", "comm = freed", MPI_ERR_COMM,
             MPI_Win_allocate(64, 1, MPI_INFO_NULL, ba_freed_Comm, ba_rbuf, ba_out_Win));
     BA_CASE("MPI_Win_allocate", "win = NULL", BA_ANY,
             MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, ba_rbuf, NULL));
 }
 
 static void t_MPI_Win_allocate_c(void) {
-    BA_CASE("MPI_Win_allocate_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Win_allocate_c(64, 1, (MPI_Info)(intptr_t)0x6, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate_c", "info = garbage", MPI_ERR_INFO,
             MPI_Win_allocate_c(64, 1, (MPI_Info)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate_c", "info = freed", MPI_ERR_INFO,
             MPI_Win_allocate_c(64, 1, ba_freed_Info, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Win_allocate_c(64, 1, MPI_INFO_NULL, MPI_COMM_NULL, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Win_allocate_c(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x6, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Win_allocate_c(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_c", "comm = freed", MPI_ERR_COMM,
             MPI_Win_allocate_c(64, 1, MPI_INFO_NULL, ba_freed_Comm, ba_rbuf, ba_out_Win));
     BA_CASE("MPI_Win_allocate_c", "win = NULL", BA_ANY,
             MPI_Win_allocate_c(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, ba_rbuf, NULL));
 }
 
 static void t_MPI_Win_allocate_shared(void) {
-    BA_CASE("MPI_Win_allocate_shared", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate_shared", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Win_allocate_shared(64, 1, (MPI_Info)(intptr_t)0x6, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate_shared", "info = garbage", MPI_ERR_INFO,
             MPI_Win_allocate_shared(64, 1, (MPI_Info)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate_shared", "info = freed", MPI_ERR_INFO,
             MPI_Win_allocate_shared(64, 1, ba_freed_Info, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_shared", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, MPI_COMM_NULL, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_shared", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x6, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_shared", "comm = garbage", MPI_ERR_COMM,
             MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_shared", "comm = freed", MPI_ERR_COMM,
             MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, ba_freed_Comm, ba_rbuf, ba_out_Win));
     BA_CASE("MPI_Win_allocate_shared", "win = NULL", BA_ANY,
             MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, ba_rbuf, NULL));
 }
 
 static void t_MPI_Win_allocate_shared_c(void) {
-    BA_CASE("MPI_Win_allocate_shared_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate_shared_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Win_allocate_shared_c(64, 1, (MPI_Info)(intptr_t)0x6, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate_shared_c", "info = garbage", MPI_ERR_INFO,
             MPI_Win_allocate_shared_c(64, 1, (MPI_Info)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_allocate_shared_c", "info = freed", MPI_ERR_INFO,
             MPI_Win_allocate_shared_c(64, 1, ba_freed_Info, MPI_COMM_SELF, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_shared_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Win_allocate_shared_c(64, 1, MPI_INFO_NULL, MPI_COMM_NULL, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_shared_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Win_allocate_shared_c(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x6, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_shared_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Win_allocate_shared_c(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_Win));
-    BA_CASE("MPI_Win_allocate_shared_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_allocate_shared_c", "comm = freed", MPI_ERR_COMM,
             MPI_Win_allocate_shared_c(64, 1, MPI_INFO_NULL, ba_freed_Comm, ba_rbuf, ba_out_Win));
     BA_CASE("MPI_Win_allocate_shared_c", "win = NULL", BA_ANY,
             MPI_Win_allocate_shared_c(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, ba_rbuf, NULL));
 }
 
 static void t_MPI_Win_attach(void) {
-    BA_CASE("MPI_Win_attach", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_attach", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_attach(MPI_WIN_NULL, ba_rbuf, 64));
-    BA_CASE("MPI_Win_attach", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_attach", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_attach((MPI_Win)(intptr_t)0x6, ba_rbuf, 64));
-    BA_CASE("MPI_Win_attach", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_attach", "win = garbage", MPI_ERR_WIN,
             MPI_Win_attach((MPI_Win)(intptr_t)0x5eadbeef0, ba_rbuf, 64));
-    BA_CASE("MPI_Win_attach", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_attach", "win = freed", MPI_ERR_WIN,
             MPI_Win_attach(ba_freed_Win, ba_rbuf, 64));
 }
 
 static void t_MPI_Win_call_errhandler(void) {
-    BA_CASE("MPI_Win_call_errhandler", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_call_errhandler", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_call_errhandler(MPI_WIN_NULL, MPI_ERR_OTHER));
-    BA_CASE("MPI_Win_call_errhandler", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_call_errhandler", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_call_errhandler((MPI_Win)(intptr_t)0x6, MPI_ERR_OTHER));
-    BA_CASE("MPI_Win_call_errhandler", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_call_errhandler", "win = garbage", MPI_ERR_WIN,
             MPI_Win_call_errhandler((MPI_Win)(intptr_t)0x5eadbeef0, MPI_ERR_OTHER));
-    BA_CASE("MPI_Win_call_errhandler", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_call_errhandler", "win = freed", MPI_ERR_WIN,
             MPI_Win_call_errhandler(ba_freed_Win, MPI_ERR_OTHER));
 }
 
 static void t_MPI_Win_complete(void) {
-    BA_CASE("MPI_Win_complete", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_complete", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_complete(MPI_WIN_NULL));
-    BA_CASE("MPI_Win_complete", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_complete", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_complete((MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_complete", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_complete", "win = garbage", MPI_ERR_WIN,
             MPI_Win_complete((MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_complete", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_complete", "win = freed", MPI_ERR_WIN,
             MPI_Win_complete(ba_freed_Win));
 }
 
 static void t_MPI_Win_create(void) {
-    BA_CASE("MPI_Win_create", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_create", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Win_create(ba_rbuf, 64, 1, (MPI_Info)(intptr_t)0x6, MPI_COMM_SELF, ba_out_Win));
-    BA_CASE("MPI_Win_create", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_create", "info = garbage", MPI_ERR_INFO,
             MPI_Win_create(ba_rbuf, 64, 1, (MPI_Info)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_out_Win));
-    BA_CASE("MPI_Win_create", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_create", "info = freed", MPI_ERR_INFO,
             MPI_Win_create(ba_rbuf, 64, 1, ba_freed_Info, MPI_COMM_SELF, ba_out_Win));
-    BA_CASE("MPI_Win_create", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Win_create(ba_rbuf, 64, 1, MPI_INFO_NULL, MPI_COMM_NULL, ba_out_Win));
-    BA_CASE("MPI_Win_create", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Win_create(ba_rbuf, 64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x6, ba_out_Win));
-    BA_CASE("MPI_Win_create", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create", "comm = garbage", MPI_ERR_COMM,
             MPI_Win_create(ba_rbuf, 64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_Win));
-    BA_CASE("MPI_Win_create", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create", "comm = freed", MPI_ERR_COMM,
             MPI_Win_create(ba_rbuf, 64, 1, MPI_INFO_NULL, ba_freed_Comm, ba_out_Win));
     BA_CASE("MPI_Win_create", "win = NULL", BA_ANY,
             MPI_Win_create(ba_rbuf, 64, 1, MPI_INFO_NULL, MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Win_create_c(void) {
-    BA_CASE("MPI_Win_create_c", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_create_c", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Win_create_c(ba_rbuf, 64, 1, (MPI_Info)(intptr_t)0x6, MPI_COMM_SELF, ba_out_Win));
-    BA_CASE("MPI_Win_create_c", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_create_c", "info = garbage", MPI_ERR_INFO,
             MPI_Win_create_c(ba_rbuf, 64, 1, (MPI_Info)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_out_Win));
-    BA_CASE("MPI_Win_create_c", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_create_c", "info = freed", MPI_ERR_INFO,
             MPI_Win_create_c(ba_rbuf, 64, 1, ba_freed_Info, MPI_COMM_SELF, ba_out_Win));
-    BA_CASE("MPI_Win_create_c", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Win_create_c(ba_rbuf, 64, 1, MPI_INFO_NULL, MPI_COMM_NULL, ba_out_Win));
-    BA_CASE("MPI_Win_create_c", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create_c", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Win_create_c(ba_rbuf, 64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x6, ba_out_Win));
-    BA_CASE("MPI_Win_create_c", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create_c", "comm = garbage", MPI_ERR_COMM,
             MPI_Win_create_c(ba_rbuf, 64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_Win));
-    BA_CASE("MPI_Win_create_c", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create_c", "comm = freed", MPI_ERR_COMM,
             MPI_Win_create_c(ba_rbuf, 64, 1, MPI_INFO_NULL, ba_freed_Comm, ba_out_Win));
     BA_CASE("MPI_Win_create_c", "win = NULL", BA_ANY,
             MPI_Win_create_c(ba_rbuf, 64, 1, MPI_INFO_NULL, MPI_COMM_SELF, NULL));
 }
 
 static void t_MPI_Win_create_dynamic(void) {
-    BA_CASE("MPI_Win_create_dynamic", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_create_dynamic", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Win_create_dynamic((MPI_Info)(intptr_t)0x6, MPI_COMM_SELF, ba_out_Win));
-    BA_CASE("MPI_Win_create_dynamic", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_create_dynamic", "info = garbage", MPI_ERR_INFO,
             MPI_Win_create_dynamic((MPI_Info)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, ba_out_Win));
-    BA_CASE("MPI_Win_create_dynamic", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_create_dynamic", "info = freed", MPI_ERR_INFO,
             MPI_Win_create_dynamic(ba_freed_Info, MPI_COMM_SELF, ba_out_Win));
-    BA_CASE("MPI_Win_create_dynamic", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create_dynamic", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_NULL, ba_out_Win));
-    BA_CASE("MPI_Win_create_dynamic", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create_dynamic", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Win_create_dynamic(MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x6, ba_out_Win));
-    BA_CASE("MPI_Win_create_dynamic", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create_dynamic", "comm = garbage", MPI_ERR_COMM,
             MPI_Win_create_dynamic(MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_Win));
-    BA_CASE("MPI_Win_create_dynamic", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Win_create_dynamic", "comm = freed", MPI_ERR_COMM,
             MPI_Win_create_dynamic(MPI_INFO_NULL, ba_freed_Comm, ba_out_Win));
     BA_CASE("MPI_Win_create_dynamic", "win = NULL", BA_ANY,
             MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_SELF, NULL));
@@ -684,81 +684,81 @@ static void t_MPI_Win_create_keyval(void) {
 }
 
 static void t_MPI_Win_delete_attr(void) {
-    BA_CASE("MPI_Win_delete_attr", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_delete_attr", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_delete_attr(MPI_WIN_NULL, ba_kv_win));
-    BA_CASE("MPI_Win_delete_attr", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_delete_attr", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_delete_attr((MPI_Win)(intptr_t)0x6, ba_kv_win));
-    BA_CASE("MPI_Win_delete_attr", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_delete_attr", "win = garbage", MPI_ERR_WIN,
             MPI_Win_delete_attr((MPI_Win)(intptr_t)0x5eadbeef0, ba_kv_win));
-    BA_CASE("MPI_Win_delete_attr", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_delete_attr", "win = freed", MPI_ERR_WIN,
             MPI_Win_delete_attr(ba_freed_Win, ba_kv_win));
     BA_CASE("MPI_Win_delete_attr", "win_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Win_delete_attr(ba_win, 12345));
 }
 
 static void t_MPI_Win_detach(void) {
-    BA_CASE("MPI_Win_detach", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_detach", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_detach(MPI_WIN_NULL, ba_sbuf));
-    BA_CASE("MPI_Win_detach", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_detach", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_detach((MPI_Win)(intptr_t)0x6, ba_sbuf));
-    BA_CASE("MPI_Win_detach", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_detach", "win = garbage", MPI_ERR_WIN,
             MPI_Win_detach((MPI_Win)(intptr_t)0x5eadbeef0, ba_sbuf));
-    BA_CASE("MPI_Win_detach", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_detach", "win = freed", MPI_ERR_WIN,
             MPI_Win_detach(ba_freed_Win, ba_sbuf));
 }
 
 static void t_MPI_Win_fence(void) {
-    BA_CASE("MPI_Win_fence", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_fence", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_fence(0, MPI_WIN_NULL));
-    BA_CASE("MPI_Win_fence", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_fence", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_fence(0, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_fence", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_fence", "win = garbage", MPI_ERR_WIN,
             MPI_Win_fence(0, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_fence", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_fence", "win = freed", MPI_ERR_WIN,
             MPI_Win_fence(0, ba_freed_Win));
 }
 
 static void t_MPI_Win_flush(void) {
-    BA_CASE("MPI_Win_flush", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_flush(0, MPI_WIN_NULL));
-    BA_CASE("MPI_Win_flush", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_flush(0, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_flush", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush", "win = garbage", MPI_ERR_WIN,
             MPI_Win_flush(0, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_flush", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush", "win = freed", MPI_ERR_WIN,
             MPI_Win_flush(0, ba_freed_Win));
 }
 
 static void t_MPI_Win_flush_all(void) {
-    BA_CASE("MPI_Win_flush_all", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_all", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_flush_all(MPI_WIN_NULL));
-    BA_CASE("MPI_Win_flush_all", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_all", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_flush_all((MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_flush_all", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_all", "win = garbage", MPI_ERR_WIN,
             MPI_Win_flush_all((MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_flush_all", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_all", "win = freed", MPI_ERR_WIN,
             MPI_Win_flush_all(ba_freed_Win));
 }
 
 static void t_MPI_Win_flush_local(void) {
-    BA_CASE("MPI_Win_flush_local", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_local", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_flush_local(0, MPI_WIN_NULL));
-    BA_CASE("MPI_Win_flush_local", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_local", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_flush_local(0, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_flush_local", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_local", "win = garbage", MPI_ERR_WIN,
             MPI_Win_flush_local(0, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_flush_local", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_local", "win = freed", MPI_ERR_WIN,
             MPI_Win_flush_local(0, ba_freed_Win));
 }
 
 static void t_MPI_Win_flush_local_all(void) {
-    BA_CASE("MPI_Win_flush_local_all", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_local_all", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_flush_local_all(MPI_WIN_NULL));
-    BA_CASE("MPI_Win_flush_local_all", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_local_all", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_flush_local_all((MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_flush_local_all", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_local_all", "win = garbage", MPI_ERR_WIN,
             MPI_Win_flush_local_all((MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_flush_local_all", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_flush_local_all", "win = freed", MPI_ERR_WIN,
             MPI_Win_flush_local_all(ba_freed_Win));
 }
 
@@ -777,13 +777,13 @@ static void t_MPI_Win_free_keyval(void) {
 }
 
 static void t_MPI_Win_get_attr(void) {
-    BA_CASE("MPI_Win_get_attr", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_attr", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_get_attr(MPI_WIN_NULL, ba_kv_win, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Win_get_attr", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_attr", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_get_attr((MPI_Win)(intptr_t)0x6, ba_kv_win, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Win_get_attr", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_attr", "win = garbage", MPI_ERR_WIN,
             MPI_Win_get_attr((MPI_Win)(intptr_t)0x5eadbeef0, ba_kv_win, ba_rbuf, ba_out_int));
-    BA_CASE("MPI_Win_get_attr", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_attr", "win = freed", MPI_ERR_WIN,
             MPI_Win_get_attr(ba_freed_Win, ba_kv_win, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Win_get_attr", "win_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Win_get_attr(ba_win, 12345, ba_rbuf, ba_out_int));
@@ -792,168 +792,166 @@ static void t_MPI_Win_get_attr(void) {
 }
 
 static void t_MPI_Win_get_errhandler(void) {
-    BA_CASE("MPI_Win_get_errhandler", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_errhandler", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_get_errhandler(MPI_WIN_NULL, ba_out_Errhandler));
-    BA_CASE("MPI_Win_get_errhandler", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_errhandler", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_get_errhandler((MPI_Win)(intptr_t)0x6, ba_out_Errhandler));
-    BA_CASE("MPI_Win_get_errhandler", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_errhandler", "win = garbage", MPI_ERR_WIN,
             MPI_Win_get_errhandler((MPI_Win)(intptr_t)0x5eadbeef0, ba_out_Errhandler));
-    BA_CASE("MPI_Win_get_errhandler", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_errhandler", "win = freed", MPI_ERR_WIN,
             MPI_Win_get_errhandler(ba_freed_Win, ba_out_Errhandler));
     BA_CASE("MPI_Win_get_errhandler", "errhandler = NULL", BA_ANY,
             MPI_Win_get_errhandler(ba_win, NULL));
 }
 
 static void t_MPI_Win_get_group(void) {
-    BA_CASE("MPI_Win_get_group", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_group", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_get_group(MPI_WIN_NULL, ba_out_Group));
-    BA_CASE("MPI_Win_get_group", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_group", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_get_group((MPI_Win)(intptr_t)0x6, ba_out_Group));
-    BA_CASE("MPI_Win_get_group", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_group", "win = garbage", MPI_ERR_WIN,
             MPI_Win_get_group((MPI_Win)(intptr_t)0x5eadbeef0, ba_out_Group));
-    BA_CASE("MPI_Win_get_group", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_group", "win = freed", MPI_ERR_WIN,
             MPI_Win_get_group(ba_freed_Win, ba_out_Group));
     BA_CASE("MPI_Win_get_group", "group = NULL", BA_ANY,
             MPI_Win_get_group(ba_win, NULL));
 }
 
 static void t_MPI_Win_get_info(void) {
-    BA_CASE("MPI_Win_get_info", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_info", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_get_info(MPI_WIN_NULL, ba_out_Info));
-    BA_CASE("MPI_Win_get_info", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_info", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_get_info((MPI_Win)(intptr_t)0x6, ba_out_Info));
-    BA_CASE("MPI_Win_get_info", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_info", "win = garbage", MPI_ERR_WIN,
             MPI_Win_get_info((MPI_Win)(intptr_t)0x5eadbeef0, ba_out_Info));
-    BA_CASE("MPI_Win_get_info", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_info", "win = freed", MPI_ERR_WIN,
             MPI_Win_get_info(ba_freed_Win, ba_out_Info));
     BA_CASE("MPI_Win_get_info", "info_used = NULL", BA_ANY,
             MPI_Win_get_info(ba_win, NULL));
 }
 
 static void t_MPI_Win_get_name(void) {
-    BA_CASE("MPI_Win_get_name", "MPI_WIN_NULL", MPI_ERR_WIN,
-            MPI_Win_get_name(MPI_WIN_NULL, ba_chars, ba_out_int));
-    BA_CASE("MPI_Win_get_name", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_name", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_get_name((MPI_Win)(intptr_t)0x6, ba_chars, ba_out_int));
-    BA_CASE("MPI_Win_get_name", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_name", "win = garbage", MPI_ERR_WIN,
             MPI_Win_get_name((MPI_Win)(intptr_t)0x5eadbeef0, ba_chars, ba_out_int));
-    BA_CASE("MPI_Win_get_name", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_get_name", "win = freed", MPI_ERR_WIN,
             MPI_Win_get_name(ba_freed_Win, ba_chars, ba_out_int));
     BA_CASE("MPI_Win_get_name", "resultlen = NULL", BA_ANY,
             MPI_Win_get_name(ba_win, ba_chars, NULL));
 }
 
 static void t_MPI_Win_lock(void) {
-    BA_CASE("MPI_Win_lock", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_lock", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, MPI_WIN_NULL));
-    BA_CASE("MPI_Win_lock", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_lock", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_lock", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_lock", "win = garbage", MPI_ERR_WIN,
             MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_lock", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_lock", "win = freed", MPI_ERR_WIN,
             MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, ba_freed_Win));
 }
 
 static void t_MPI_Win_lock_all(void) {
-    BA_CASE("MPI_Win_lock_all", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_lock_all", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_lock_all(0, MPI_WIN_NULL));
-    BA_CASE("MPI_Win_lock_all", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_lock_all", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_lock_all(0, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_lock_all", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_lock_all", "win = garbage", MPI_ERR_WIN,
             MPI_Win_lock_all(0, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_lock_all", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_lock_all", "win = freed", MPI_ERR_WIN,
             MPI_Win_lock_all(0, ba_freed_Win));
 }
 
 static void t_MPI_Win_post(void) {
-    BA_CASE("MPI_Win_post", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Win_post", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Win_post(MPI_GROUP_NULL, 0, ba_win));
-    BA_CASE("MPI_Win_post", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Win_post", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Win_post((MPI_Group)(intptr_t)0x6, 0, ba_win));
-    BA_CASE("MPI_Win_post", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Win_post", "group = garbage", MPI_ERR_GROUP,
             MPI_Win_post((MPI_Group)(intptr_t)0x5eadbeef0, 0, ba_win));
-    BA_CASE("MPI_Win_post", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Win_post", "group = freed", MPI_ERR_GROUP,
             MPI_Win_post(ba_freed_Group, 0, ba_win));
-    BA_CASE("MPI_Win_post", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_post", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_post(ba_group, 0, MPI_WIN_NULL));
-    BA_CASE("MPI_Win_post", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_post", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_post(ba_group, 0, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_post", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_post", "win = garbage", MPI_ERR_WIN,
             MPI_Win_post(ba_group, 0, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_post", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_post", "win = freed", MPI_ERR_WIN,
             MPI_Win_post(ba_group, 0, ba_freed_Win));
 }
 
 static void t_MPI_Win_set_attr(void) {
-    BA_CASE("MPI_Win_set_attr", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_attr", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_set_attr(MPI_WIN_NULL, ba_kv_win, ba_rbuf));
-    BA_CASE("MPI_Win_set_attr", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_attr", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_set_attr((MPI_Win)(intptr_t)0x6, ba_kv_win, ba_rbuf));
-    BA_CASE("MPI_Win_set_attr", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_attr", "win = garbage", MPI_ERR_WIN,
             MPI_Win_set_attr((MPI_Win)(intptr_t)0x5eadbeef0, ba_kv_win, ba_rbuf));
-    BA_CASE("MPI_Win_set_attr", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_attr", "win = freed", MPI_ERR_WIN,
             MPI_Win_set_attr(ba_freed_Win, ba_kv_win, ba_rbuf));
     BA_CASE("MPI_Win_set_attr", "win_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Win_set_attr(ba_win, 12345, ba_rbuf));
 }
 
 static void t_MPI_Win_set_errhandler(void) {
-    BA_CASE("MPI_Win_set_errhandler", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_errhandler", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_set_errhandler(MPI_WIN_NULL, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Win_set_errhandler", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_errhandler", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_set_errhandler((MPI_Win)(intptr_t)0x6, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Win_set_errhandler", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_errhandler", "win = garbage", MPI_ERR_WIN,
             MPI_Win_set_errhandler((MPI_Win)(intptr_t)0x5eadbeef0, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Win_set_errhandler", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_errhandler", "win = freed", MPI_ERR_WIN,
             MPI_Win_set_errhandler(ba_freed_Win, MPI_ERRORS_RETURN));
-    BA_CASE("MPI_Win_set_errhandler", "MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Win_set_errhandler", "errhandler = MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
             MPI_Win_set_errhandler(ba_win, MPI_ERRHANDLER_NULL));
-    BA_CASE("MPI_Win_set_errhandler", "reserved handle value 0x6", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Win_set_errhandler", "errhandler = reserved value 0x6", MPI_ERR_ERRHANDLER,
             MPI_Win_set_errhandler(ba_win, (MPI_Errhandler)(intptr_t)0x6));
-    BA_CASE("MPI_Win_set_errhandler", "garbage handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Win_set_errhandler", "errhandler = garbage", MPI_ERR_ERRHANDLER,
             MPI_Win_set_errhandler(ba_win, (MPI_Errhandler)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_set_errhandler", "freed handle", MPI_ERR_ERRHANDLER,
+    BA_CASE("MPI_Win_set_errhandler", "errhandler = freed", MPI_ERR_ERRHANDLER,
             MPI_Win_set_errhandler(ba_win, ba_freed_Errhandler));
 }
 
 static void t_MPI_Win_set_info(void) {
-    BA_CASE("MPI_Win_set_info", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_info", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_set_info(MPI_WIN_NULL, MPI_INFO_NULL));
-    BA_CASE("MPI_Win_set_info", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_info", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_set_info((MPI_Win)(intptr_t)0x6, MPI_INFO_NULL));
-    BA_CASE("MPI_Win_set_info", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_info", "win = garbage", MPI_ERR_WIN,
             MPI_Win_set_info((MPI_Win)(intptr_t)0x5eadbeef0, MPI_INFO_NULL));
-    BA_CASE("MPI_Win_set_info", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_info", "win = freed", MPI_ERR_WIN,
             MPI_Win_set_info(ba_freed_Win, MPI_INFO_NULL));
-    BA_CASE("MPI_Win_set_info", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_set_info", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Win_set_info(ba_win, (MPI_Info)(intptr_t)0x6));
-    BA_CASE("MPI_Win_set_info", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_set_info", "info = garbage", MPI_ERR_INFO,
             MPI_Win_set_info(ba_win, (MPI_Info)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_set_info", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Win_set_info", "info = freed", MPI_ERR_INFO,
             MPI_Win_set_info(ba_win, ba_freed_Info));
 }
 
 static void t_MPI_Win_set_name(void) {
-    BA_CASE("MPI_Win_set_name", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_name", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_set_name(MPI_WIN_NULL, "ba_key"));
-    BA_CASE("MPI_Win_set_name", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_name", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_set_name((MPI_Win)(intptr_t)0x6, "ba_key"));
-    BA_CASE("MPI_Win_set_name", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_name", "win = garbage", MPI_ERR_WIN,
             MPI_Win_set_name((MPI_Win)(intptr_t)0x5eadbeef0, "ba_key"));
-    BA_CASE("MPI_Win_set_name", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_set_name", "win = freed", MPI_ERR_WIN,
             MPI_Win_set_name(ba_freed_Win, "ba_key"));
     BA_CASE("MPI_Win_set_name", "win_name = NULL", BA_ANY,
             MPI_Win_set_name(ba_win, NULL));
 }
 
 static void t_MPI_Win_shared_query(void) {
-    BA_CASE("MPI_Win_shared_query", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_shared_query", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_shared_query(MPI_WIN_NULL, 0, ba_out_aint, ba_out_int, ba_rbuf));
-    BA_CASE("MPI_Win_shared_query", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_shared_query", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_shared_query((MPI_Win)(intptr_t)0x6, 0, ba_out_aint, ba_out_int, ba_rbuf));
-    BA_CASE("MPI_Win_shared_query", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_shared_query", "win = garbage", MPI_ERR_WIN,
             MPI_Win_shared_query((MPI_Win)(intptr_t)0x5eadbeef0, 0, ba_out_aint, ba_out_int, ba_rbuf));
-    BA_CASE("MPI_Win_shared_query", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_shared_query", "win = freed", MPI_ERR_WIN,
             MPI_Win_shared_query(ba_freed_Win, 0, ba_out_aint, ba_out_int, ba_rbuf));
     BA_CASE("MPI_Win_shared_query", "size = NULL", BA_ANY,
             MPI_Win_shared_query(ba_win, 0, NULL, ba_out_int, ba_rbuf));
@@ -962,13 +960,13 @@ static void t_MPI_Win_shared_query(void) {
 }
 
 static void t_MPI_Win_shared_query_c(void) {
-    BA_CASE("MPI_Win_shared_query_c", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_shared_query_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_shared_query_c(MPI_WIN_NULL, 0, ba_out_aint, ba_out_aint, ba_rbuf));
-    BA_CASE("MPI_Win_shared_query_c", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_shared_query_c", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_shared_query_c((MPI_Win)(intptr_t)0x6, 0, ba_out_aint, ba_out_aint, ba_rbuf));
-    BA_CASE("MPI_Win_shared_query_c", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_shared_query_c", "win = garbage", MPI_ERR_WIN,
             MPI_Win_shared_query_c((MPI_Win)(intptr_t)0x5eadbeef0, 0, ba_out_aint, ba_out_aint, ba_rbuf));
-    BA_CASE("MPI_Win_shared_query_c", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_shared_query_c", "win = freed", MPI_ERR_WIN,
             MPI_Win_shared_query_c(ba_freed_Win, 0, ba_out_aint, ba_out_aint, ba_rbuf));
     BA_CASE("MPI_Win_shared_query_c", "size = NULL", BA_ANY,
             MPI_Win_shared_query_c(ba_win, 0, NULL, ba_out_aint, ba_rbuf));
@@ -977,90 +975,79 @@ static void t_MPI_Win_shared_query_c(void) {
 }
 
 static void t_MPI_Win_start(void) {
-    BA_CASE("MPI_Win_start", "MPI_GROUP_NULL", MPI_ERR_GROUP,
+    BA_CASE("MPI_Win_start", "group = MPI_GROUP_NULL", MPI_ERR_GROUP,
             MPI_Win_start(MPI_GROUP_NULL, 0, ba_win));
-    BA_CASE("MPI_Win_start", "reserved handle value 0x6", MPI_ERR_GROUP,
+    BA_CASE("MPI_Win_start", "group = reserved value 0x6", MPI_ERR_GROUP,
             MPI_Win_start((MPI_Group)(intptr_t)0x6, 0, ba_win));
-    BA_CASE("MPI_Win_start", "garbage handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Win_start", "group = garbage", MPI_ERR_GROUP,
             MPI_Win_start((MPI_Group)(intptr_t)0x5eadbeef0, 0, ba_win));
-    BA_CASE("MPI_Win_start", "freed handle", MPI_ERR_GROUP,
+    BA_CASE("MPI_Win_start", "group = freed", MPI_ERR_GROUP,
             MPI_Win_start(ba_freed_Group, 0, ba_win));
-    BA_CASE("MPI_Win_start", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_start", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_start(ba_group, 0, MPI_WIN_NULL));
-    BA_CASE("MPI_Win_start", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_start", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_start(ba_group, 0, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_start", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_start", "win = garbage", MPI_ERR_WIN,
             MPI_Win_start(ba_group, 0, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_start", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_start", "win = freed", MPI_ERR_WIN,
             MPI_Win_start(ba_group, 0, ba_freed_Win));
 }
 
 static void t_MPI_Win_sync(void) {
-    BA_CASE("MPI_Win_sync", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_sync", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_sync(MPI_WIN_NULL));
-    BA_CASE("MPI_Win_sync", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_sync", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_sync((MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_sync", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_sync", "win = garbage", MPI_ERR_WIN,
             MPI_Win_sync((MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_sync", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_sync", "win = freed", MPI_ERR_WIN,
             MPI_Win_sync(ba_freed_Win));
 }
 
 static void t_MPI_Win_test(void) {
-    BA_CASE("MPI_Win_test", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_test", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_test(MPI_WIN_NULL, ba_out_int));
-    BA_CASE("MPI_Win_test", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_test", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_test((MPI_Win)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Win_test", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_test", "win = garbage", MPI_ERR_WIN,
             MPI_Win_test((MPI_Win)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Win_test", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_test", "win = freed", MPI_ERR_WIN,
             MPI_Win_test(ba_freed_Win, ba_out_int));
     BA_CASE("MPI_Win_test", "flag = NULL", BA_ANY,
             MPI_Win_test(ba_win, NULL));
 }
 
 static void t_MPI_Win_unlock(void) {
-    BA_CASE("MPI_Win_unlock", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_unlock", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_unlock(0, MPI_WIN_NULL));
-    BA_CASE("MPI_Win_unlock", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_unlock", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_unlock(0, (MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_unlock", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_unlock", "win = garbage", MPI_ERR_WIN,
             MPI_Win_unlock(0, (MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_unlock", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_unlock", "win = freed", MPI_ERR_WIN,
             MPI_Win_unlock(0, ba_freed_Win));
 }
 
 static void t_MPI_Win_unlock_all(void) {
-    BA_CASE("MPI_Win_unlock_all", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_unlock_all", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_unlock_all(MPI_WIN_NULL));
-    BA_CASE("MPI_Win_unlock_all", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_unlock_all", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_unlock_all((MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_unlock_all", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_unlock_all", "win = garbage", MPI_ERR_WIN,
             MPI_Win_unlock_all((MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_unlock_all", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_unlock_all", "win = freed", MPI_ERR_WIN,
             MPI_Win_unlock_all(ba_freed_Win));
 }
 
 static void t_MPI_Win_wait(void) {
-    BA_CASE("MPI_Win_wait", "MPI_WIN_NULL", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_wait", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Win_wait(MPI_WIN_NULL));
-    BA_CASE("MPI_Win_wait", "reserved handle value 0x6", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_wait", "win = reserved value 0x6", MPI_ERR_WIN,
             MPI_Win_wait((MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_wait", "garbage handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_wait", "win = garbage", MPI_ERR_WIN,
             MPI_Win_wait((MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_wait", "freed handle", MPI_ERR_WIN,
+    BA_CASE("MPI_Win_wait", "win = freed", MPI_ERR_WIN,
             MPI_Win_wait(ba_freed_Win));
-}
-
-static void t_MPI_Win_toint(void) {
-    BA_CASE("MPI_Win_toint", "MPI_WIN_NULL", MPI_ERR_WIN,
-            MPI_Win_toint(MPI_WIN_NULL));
-    BA_CASE("MPI_Win_toint", "reserved handle value 0x6", MPI_ERR_WIN,
-            MPI_Win_toint((MPI_Win)(intptr_t)0x6));
-    BA_CASE("MPI_Win_toint", "garbage handle", MPI_ERR_WIN,
-            MPI_Win_toint((MPI_Win)(intptr_t)0x5eadbeef0));
-    BA_CASE("MPI_Win_toint", "freed handle", MPI_ERR_WIN,
-            MPI_Win_toint(ba_freed_Win));
 }
 
 int main(int argc, char **argv) {
@@ -1123,7 +1110,6 @@ int main(int argc, char **argv) {
         t_MPI_Win_unlock();
         t_MPI_Win_unlock_all();
         t_MPI_Win_wait();
-        t_MPI_Win_toint();
         ba_report("bad_args_rma");
     }
     MPI_Bcast(&ba_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -3,26 +3,26 @@
 #include "bad_args.h"
 
 static void t_MPI_Cart_coords(void) {
-    BA_CASE("MPI_Cart_coords", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_coords", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Cart_coords(MPI_COMM_NULL, 0, 1, ba_out_int));
-    BA_CASE("MPI_Cart_coords", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_coords", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Cart_coords((MPI_Comm)(intptr_t)0x6, 0, 1, ba_out_int));
-    BA_CASE("MPI_Cart_coords", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_coords", "comm = garbage", MPI_ERR_COMM,
             MPI_Cart_coords((MPI_Comm)(intptr_t)0x5eadbeef0, 0, 1, ba_out_int));
-    BA_CASE("MPI_Cart_coords", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_coords", "comm = freed", MPI_ERR_COMM,
             MPI_Cart_coords(ba_freed_Comm, 0, 1, ba_out_int));
     BA_CASE("MPI_Cart_coords", "coords = NULL", BA_ANY,
             MPI_Cart_coords(ba_cart, 0, 1, NULL));
 }
 
 static void t_MPI_Cart_create(void) {
-    BA_CASE("MPI_Cart_create", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_create", "comm_old = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Cart_create(MPI_COMM_NULL, 1, ba_ones_int, ba_zeros_int, 0, ba_out_Comm));
-    BA_CASE("MPI_Cart_create", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_create", "comm_old = reserved value 0x6", MPI_ERR_COMM,
             MPI_Cart_create((MPI_Comm)(intptr_t)0x6, 1, ba_ones_int, ba_zeros_int, 0, ba_out_Comm));
-    BA_CASE("MPI_Cart_create", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_create", "comm_old = garbage", MPI_ERR_COMM,
             MPI_Cart_create((MPI_Comm)(intptr_t)0x5eadbeef0, 1, ba_ones_int, ba_zeros_int, 0, ba_out_Comm));
-    BA_CASE("MPI_Cart_create", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_create", "comm_old = freed", MPI_ERR_COMM,
             MPI_Cart_create(ba_freed_Comm, 1, ba_ones_int, ba_zeros_int, 0, ba_out_Comm));
     BA_CASE("MPI_Cart_create", "dims = NULL", BA_ANY,
             MPI_Cart_create(ba_cart, 1, NULL, ba_zeros_int, 0, ba_out_Comm));
@@ -33,13 +33,13 @@ static void t_MPI_Cart_create(void) {
 }
 
 static void t_MPI_Cart_get(void) {
-    BA_CASE("MPI_Cart_get", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_get", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Cart_get(MPI_COMM_NULL, 1, ba_out_int, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Cart_get", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_get", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Cart_get((MPI_Comm)(intptr_t)0x6, 1, ba_out_int, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Cart_get", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_get", "comm = garbage", MPI_ERR_COMM,
             MPI_Cart_get((MPI_Comm)(intptr_t)0x5eadbeef0, 1, ba_out_int, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Cart_get", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_get", "comm = freed", MPI_ERR_COMM,
             MPI_Cart_get(ba_freed_Comm, 1, ba_out_int, ba_out_int, ba_out_int));
     BA_CASE("MPI_Cart_get", "dims = NULL", BA_ANY,
             MPI_Cart_get(ba_cart, 1, NULL, ba_out_int, ba_out_int));
@@ -50,13 +50,13 @@ static void t_MPI_Cart_get(void) {
 }
 
 static void t_MPI_Cart_map(void) {
-    BA_CASE("MPI_Cart_map", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_map", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Cart_map(MPI_COMM_NULL, 1, ba_ones_int, ba_zeros_int, ba_out_int));
-    BA_CASE("MPI_Cart_map", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_map", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Cart_map((MPI_Comm)(intptr_t)0x6, 1, ba_ones_int, ba_zeros_int, ba_out_int));
-    BA_CASE("MPI_Cart_map", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_map", "comm = garbage", MPI_ERR_COMM,
             MPI_Cart_map((MPI_Comm)(intptr_t)0x5eadbeef0, 1, ba_ones_int, ba_zeros_int, ba_out_int));
-    BA_CASE("MPI_Cart_map", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_map", "comm = freed", MPI_ERR_COMM,
             MPI_Cart_map(ba_freed_Comm, 1, ba_ones_int, ba_zeros_int, ba_out_int));
     BA_CASE("MPI_Cart_map", "dims = NULL", BA_ANY,
             MPI_Cart_map(ba_cart, 1, NULL, ba_zeros_int, ba_out_int));
@@ -67,13 +67,13 @@ static void t_MPI_Cart_map(void) {
 }
 
 static void t_MPI_Cart_rank(void) {
-    BA_CASE("MPI_Cart_rank", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_rank", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Cart_rank(MPI_COMM_NULL, ba_zeros_int, ba_out_int));
-    BA_CASE("MPI_Cart_rank", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_rank", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Cart_rank((MPI_Comm)(intptr_t)0x6, ba_zeros_int, ba_out_int));
-    BA_CASE("MPI_Cart_rank", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_rank", "comm = garbage", MPI_ERR_COMM,
             MPI_Cart_rank((MPI_Comm)(intptr_t)0x5eadbeef0, ba_zeros_int, ba_out_int));
-    BA_CASE("MPI_Cart_rank", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_rank", "comm = freed", MPI_ERR_COMM,
             MPI_Cart_rank(ba_freed_Comm, ba_zeros_int, ba_out_int));
     BA_CASE("MPI_Cart_rank", "coords = NULL", BA_ANY,
             MPI_Cart_rank(ba_cart, NULL, ba_out_int));
@@ -82,13 +82,13 @@ static void t_MPI_Cart_rank(void) {
 }
 
 static void t_MPI_Cart_shift(void) {
-    BA_CASE("MPI_Cart_shift", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_shift", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Cart_shift(MPI_COMM_NULL, 0, 0, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Cart_shift", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_shift", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Cart_shift((MPI_Comm)(intptr_t)0x6, 0, 0, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Cart_shift", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_shift", "comm = garbage", MPI_ERR_COMM,
             MPI_Cart_shift((MPI_Comm)(intptr_t)0x5eadbeef0, 0, 0, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Cart_shift", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_shift", "comm = freed", MPI_ERR_COMM,
             MPI_Cart_shift(ba_freed_Comm, 0, 0, ba_out_int, ba_out_int));
     BA_CASE("MPI_Cart_shift", "rank_source = NULL", BA_ANY,
             MPI_Cart_shift(ba_cart, 0, 0, NULL, ba_out_int));
@@ -97,13 +97,13 @@ static void t_MPI_Cart_shift(void) {
 }
 
 static void t_MPI_Cart_sub(void) {
-    BA_CASE("MPI_Cart_sub", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_sub", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Cart_sub(MPI_COMM_NULL, ba_ones_int, ba_out_Comm));
-    BA_CASE("MPI_Cart_sub", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_sub", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Cart_sub((MPI_Comm)(intptr_t)0x6, ba_ones_int, ba_out_Comm));
-    BA_CASE("MPI_Cart_sub", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_sub", "comm = garbage", MPI_ERR_COMM,
             MPI_Cart_sub((MPI_Comm)(intptr_t)0x5eadbeef0, ba_ones_int, ba_out_Comm));
-    BA_CASE("MPI_Cart_sub", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cart_sub", "comm = freed", MPI_ERR_COMM,
             MPI_Cart_sub(ba_freed_Comm, ba_ones_int, ba_out_Comm));
     BA_CASE("MPI_Cart_sub", "remain_dims = NULL", BA_ANY,
             MPI_Cart_sub(ba_cart, NULL, ba_out_Comm));
@@ -112,13 +112,13 @@ static void t_MPI_Cart_sub(void) {
 }
 
 static void t_MPI_Cartdim_get(void) {
-    BA_CASE("MPI_Cartdim_get", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Cartdim_get", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Cartdim_get(MPI_COMM_NULL, ba_out_int));
-    BA_CASE("MPI_Cartdim_get", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Cartdim_get", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Cartdim_get((MPI_Comm)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Cartdim_get", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cartdim_get", "comm = garbage", MPI_ERR_COMM,
             MPI_Cartdim_get((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Cartdim_get", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Cartdim_get", "comm = freed", MPI_ERR_COMM,
             MPI_Cartdim_get(ba_freed_Comm, ba_out_int));
     BA_CASE("MPI_Cartdim_get", "ndims = NULL", BA_ANY,
             MPI_Cartdim_get(ba_cart, NULL));
@@ -130,13 +130,13 @@ static void t_MPI_Dims_create(void) {
 }
 
 static void t_MPI_Dist_graph_create(void) {
-    BA_CASE("MPI_Dist_graph_create", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_create", "comm_old = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Dist_graph_create(MPI_COMM_NULL, 1, ba_zeros_int, ba_ones_int, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_create", "comm_old = reserved value 0x6", MPI_ERR_COMM,
             MPI_Dist_graph_create((MPI_Comm)(intptr_t)0x6, 1, ba_zeros_int, ba_ones_int, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_create", "comm_old = garbage", MPI_ERR_COMM,
             MPI_Dist_graph_create((MPI_Comm)(intptr_t)0x5eadbeef0, 1, ba_zeros_int, ba_ones_int, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_create", "comm_old = freed", MPI_ERR_COMM,
             MPI_Dist_graph_create(ba_freed_Comm, 1, ba_zeros_int, ba_ones_int, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
     BA_CASE("MPI_Dist_graph_create", "sources = NULL", BA_ANY,
             MPI_Dist_graph_create(MPI_COMM_SELF, 1, NULL, ba_ones_int, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
@@ -146,51 +146,51 @@ static void t_MPI_Dist_graph_create(void) {
             MPI_Dist_graph_create(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, NULL, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
     BA_CASE("MPI_Dist_graph_create", "weights = NULL", BA_ANY,
             MPI_Dist_graph_create(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, ba_zeros_int, NULL, MPI_INFO_NULL, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create", "reserved handle value 0x6", MPI_ERR_INFO,
+    BA_CASE("MPI_Dist_graph_create", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_Dist_graph_create(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, ba_zeros_int, ba_ones_int, (MPI_Info)(intptr_t)0x6, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create", "garbage handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Dist_graph_create", "info = garbage", MPI_ERR_INFO,
             MPI_Dist_graph_create(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, ba_zeros_int, ba_ones_int, (MPI_Info)(intptr_t)0x5eadbeef0, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create", "freed handle", MPI_ERR_INFO,
+    BA_CASE("MPI_Dist_graph_create", "info = freed", MPI_ERR_INFO,
             MPI_Dist_graph_create(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, ba_zeros_int, ba_ones_int, ba_freed_Info, 0, ba_out_Comm));
     BA_CASE("MPI_Dist_graph_create", "comm_dist_graph = NULL", BA_ANY,
             MPI_Dist_graph_create(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, NULL));
 }
 
 static void t_MPI_Dist_graph_create_adjacent(void) {
-    BA_CASE("MPI_Dist_graph_create_adjacent", "MPI_COMM_NULL", MPI_ERR_COMM,
-            MPI_Dist_graph_create_adjacent(MPI_COMM_NULL, 0, ba_zeros_int, ba_ones_int, 0, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create_adjacent", "reserved handle value 0x6", MPI_ERR_COMM,
-            MPI_Dist_graph_create_adjacent((MPI_Comm)(intptr_t)0x6, 0, ba_zeros_int, ba_ones_int, 0, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create_adjacent", "garbage handle", MPI_ERR_COMM,
-            MPI_Dist_graph_create_adjacent((MPI_Comm)(intptr_t)0x5eadbeef0, 0, ba_zeros_int, ba_ones_int, 0, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create_adjacent", "freed handle", MPI_ERR_COMM,
-            MPI_Dist_graph_create_adjacent(ba_freed_Comm, 0, ba_zeros_int, ba_ones_int, 0, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
+    BA_CASE("MPI_Dist_graph_create_adjacent", "comm_old = MPI_COMM_NULL", MPI_ERR_COMM,
+            MPI_Dist_graph_create_adjacent(MPI_COMM_NULL, 1, ba_zeros_int, ba_ones_int, 1, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
+    BA_CASE("MPI_Dist_graph_create_adjacent", "comm_old = reserved value 0x6", MPI_ERR_COMM,
+            MPI_Dist_graph_create_adjacent((MPI_Comm)(intptr_t)0x6, 1, ba_zeros_int, ba_ones_int, 1, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
+    BA_CASE("MPI_Dist_graph_create_adjacent", "comm_old = garbage", MPI_ERR_COMM,
+            MPI_Dist_graph_create_adjacent((MPI_Comm)(intptr_t)0x5eadbeef0, 1, ba_zeros_int, ba_ones_int, 1, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
+    BA_CASE("MPI_Dist_graph_create_adjacent", "comm_old = freed", MPI_ERR_COMM,
+            MPI_Dist_graph_create_adjacent(ba_freed_Comm, 1, ba_zeros_int, ba_ones_int, 1, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
     BA_CASE("MPI_Dist_graph_create_adjacent", "sources = NULL", BA_ANY,
-            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 0, NULL, ba_ones_int, 0, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
+            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, NULL, ba_ones_int, 1, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
     BA_CASE("MPI_Dist_graph_create_adjacent", "sourceweights = NULL", BA_ANY,
-            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 0, ba_zeros_int, NULL, 0, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
+            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, ba_zeros_int, NULL, 1, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
     BA_CASE("MPI_Dist_graph_create_adjacent", "destinations = NULL", BA_ANY,
-            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 0, ba_zeros_int, ba_ones_int, 0, NULL, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
+            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, 1, NULL, ba_ones_int, MPI_INFO_NULL, 0, ba_out_Comm));
     BA_CASE("MPI_Dist_graph_create_adjacent", "destweights = NULL", BA_ANY,
-            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 0, ba_zeros_int, ba_ones_int, 0, ba_zeros_int, NULL, MPI_INFO_NULL, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create_adjacent", "reserved handle value 0x6", MPI_ERR_INFO,
-            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 0, ba_zeros_int, ba_ones_int, 0, ba_zeros_int, ba_ones_int, (MPI_Info)(intptr_t)0x6, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create_adjacent", "garbage handle", MPI_ERR_INFO,
-            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 0, ba_zeros_int, ba_ones_int, 0, ba_zeros_int, ba_ones_int, (MPI_Info)(intptr_t)0x5eadbeef0, 0, ba_out_Comm));
-    BA_CASE("MPI_Dist_graph_create_adjacent", "freed handle", MPI_ERR_INFO,
-            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 0, ba_zeros_int, ba_ones_int, 0, ba_zeros_int, ba_ones_int, ba_freed_Info, 0, ba_out_Comm));
+            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, 1, ba_zeros_int, NULL, MPI_INFO_NULL, 0, ba_out_Comm));
+    BA_CASE("MPI_Dist_graph_create_adjacent", "info = reserved value 0x6", MPI_ERR_INFO,
+            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, 1, ba_zeros_int, ba_ones_int, (MPI_Info)(intptr_t)0x6, 0, ba_out_Comm));
+    BA_CASE("MPI_Dist_graph_create_adjacent", "info = garbage", MPI_ERR_INFO,
+            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, 1, ba_zeros_int, ba_ones_int, (MPI_Info)(intptr_t)0x5eadbeef0, 0, ba_out_Comm));
+    BA_CASE("MPI_Dist_graph_create_adjacent", "info = freed", MPI_ERR_INFO,
+            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, 1, ba_zeros_int, ba_ones_int, ba_freed_Info, 0, ba_out_Comm));
     BA_CASE("MPI_Dist_graph_create_adjacent", "comm_dist_graph = NULL", BA_ANY,
-            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 0, ba_zeros_int, ba_ones_int, 0, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, NULL));
+            MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, ba_zeros_int, ba_ones_int, 1, ba_zeros_int, ba_ones_int, MPI_INFO_NULL, 0, NULL));
 }
 
 static void t_MPI_Dist_graph_neighbors(void) {
-    BA_CASE("MPI_Dist_graph_neighbors", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_neighbors", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Dist_graph_neighbors(MPI_COMM_NULL, 1, ba_out_int, ba_out_int, 1, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Dist_graph_neighbors", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_neighbors", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Dist_graph_neighbors((MPI_Comm)(intptr_t)0x6, 1, ba_out_int, ba_out_int, 1, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Dist_graph_neighbors", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_neighbors", "comm = garbage", MPI_ERR_COMM,
             MPI_Dist_graph_neighbors((MPI_Comm)(intptr_t)0x5eadbeef0, 1, ba_out_int, ba_out_int, 1, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Dist_graph_neighbors", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_neighbors", "comm = freed", MPI_ERR_COMM,
             MPI_Dist_graph_neighbors(ba_freed_Comm, 1, ba_out_int, ba_out_int, 1, ba_out_int, ba_out_int));
     BA_CASE("MPI_Dist_graph_neighbors", "sources = NULL", BA_ANY,
             MPI_Dist_graph_neighbors(ba_distgraph, 1, NULL, ba_out_int, 1, ba_out_int, ba_out_int));
@@ -203,13 +203,13 @@ static void t_MPI_Dist_graph_neighbors(void) {
 }
 
 static void t_MPI_Dist_graph_neighbors_count(void) {
-    BA_CASE("MPI_Dist_graph_neighbors_count", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_neighbors_count", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Dist_graph_neighbors_count(MPI_COMM_NULL, ba_out_int, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Dist_graph_neighbors_count", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_neighbors_count", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Dist_graph_neighbors_count((MPI_Comm)(intptr_t)0x6, ba_out_int, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Dist_graph_neighbors_count", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_neighbors_count", "comm = garbage", MPI_ERR_COMM,
             MPI_Dist_graph_neighbors_count((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_int, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Dist_graph_neighbors_count", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Dist_graph_neighbors_count", "comm = freed", MPI_ERR_COMM,
             MPI_Dist_graph_neighbors_count(ba_freed_Comm, ba_out_int, ba_out_int, ba_out_int));
     BA_CASE("MPI_Dist_graph_neighbors_count", "indegree = NULL", BA_ANY,
             MPI_Dist_graph_neighbors_count(ba_distgraph, NULL, ba_out_int, ba_out_int));
@@ -220,13 +220,13 @@ static void t_MPI_Dist_graph_neighbors_count(void) {
 }
 
 static void t_MPI_Graph_create(void) {
-    BA_CASE("MPI_Graph_create", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_create", "comm_old = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Graph_create(MPI_COMM_NULL, 1, ba_ones_int, ba_zeros_int, 0, ba_out_Comm));
-    BA_CASE("MPI_Graph_create", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_create", "comm_old = reserved value 0x6", MPI_ERR_COMM,
             MPI_Graph_create((MPI_Comm)(intptr_t)0x6, 1, ba_ones_int, ba_zeros_int, 0, ba_out_Comm));
-    BA_CASE("MPI_Graph_create", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_create", "comm_old = garbage", MPI_ERR_COMM,
             MPI_Graph_create((MPI_Comm)(intptr_t)0x5eadbeef0, 1, ba_ones_int, ba_zeros_int, 0, ba_out_Comm));
-    BA_CASE("MPI_Graph_create", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_create", "comm_old = freed", MPI_ERR_COMM,
             MPI_Graph_create(ba_freed_Comm, 1, ba_ones_int, ba_zeros_int, 0, ba_out_Comm));
     BA_CASE("MPI_Graph_create", "indx = NULL", BA_ANY,
             MPI_Graph_create(ba_graph, 1, NULL, ba_zeros_int, 0, ba_out_Comm));
@@ -237,13 +237,13 @@ static void t_MPI_Graph_create(void) {
 }
 
 static void t_MPI_Graph_get(void) {
-    BA_CASE("MPI_Graph_get", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_get", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Graph_get(MPI_COMM_NULL, 1, 1, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Graph_get", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_get", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Graph_get((MPI_Comm)(intptr_t)0x6, 1, 1, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Graph_get", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_get", "comm = garbage", MPI_ERR_COMM,
             MPI_Graph_get((MPI_Comm)(intptr_t)0x5eadbeef0, 1, 1, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Graph_get", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_get", "comm = freed", MPI_ERR_COMM,
             MPI_Graph_get(ba_freed_Comm, 1, 1, ba_out_int, ba_out_int));
     BA_CASE("MPI_Graph_get", "indx = NULL", BA_ANY,
             MPI_Graph_get(ba_graph, 1, 1, NULL, ba_out_int));
@@ -252,13 +252,13 @@ static void t_MPI_Graph_get(void) {
 }
 
 static void t_MPI_Graph_map(void) {
-    BA_CASE("MPI_Graph_map", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_map", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Graph_map(MPI_COMM_NULL, 1, ba_ones_int, ba_zeros_int, ba_out_int));
-    BA_CASE("MPI_Graph_map", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_map", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Graph_map((MPI_Comm)(intptr_t)0x6, 1, ba_ones_int, ba_zeros_int, ba_out_int));
-    BA_CASE("MPI_Graph_map", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_map", "comm = garbage", MPI_ERR_COMM,
             MPI_Graph_map((MPI_Comm)(intptr_t)0x5eadbeef0, 1, ba_ones_int, ba_zeros_int, ba_out_int));
-    BA_CASE("MPI_Graph_map", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_map", "comm = freed", MPI_ERR_COMM,
             MPI_Graph_map(ba_freed_Comm, 1, ba_ones_int, ba_zeros_int, ba_out_int));
     BA_CASE("MPI_Graph_map", "indx = NULL", BA_ANY,
             MPI_Graph_map(ba_graph, 1, NULL, ba_zeros_int, ba_out_int));
@@ -269,39 +269,39 @@ static void t_MPI_Graph_map(void) {
 }
 
 static void t_MPI_Graph_neighbors(void) {
-    BA_CASE("MPI_Graph_neighbors", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_neighbors", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Graph_neighbors(MPI_COMM_NULL, 0, 1, ba_out_int));
-    BA_CASE("MPI_Graph_neighbors", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_neighbors", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Graph_neighbors((MPI_Comm)(intptr_t)0x6, 0, 1, ba_out_int));
-    BA_CASE("MPI_Graph_neighbors", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_neighbors", "comm = garbage", MPI_ERR_COMM,
             MPI_Graph_neighbors((MPI_Comm)(intptr_t)0x5eadbeef0, 0, 1, ba_out_int));
-    BA_CASE("MPI_Graph_neighbors", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_neighbors", "comm = freed", MPI_ERR_COMM,
             MPI_Graph_neighbors(ba_freed_Comm, 0, 1, ba_out_int));
     BA_CASE("MPI_Graph_neighbors", "neighbors = NULL", BA_ANY,
             MPI_Graph_neighbors(ba_graph, 0, 1, NULL));
 }
 
 static void t_MPI_Graph_neighbors_count(void) {
-    BA_CASE("MPI_Graph_neighbors_count", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_neighbors_count", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Graph_neighbors_count(MPI_COMM_NULL, 0, ba_out_int));
-    BA_CASE("MPI_Graph_neighbors_count", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_neighbors_count", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Graph_neighbors_count((MPI_Comm)(intptr_t)0x6, 0, ba_out_int));
-    BA_CASE("MPI_Graph_neighbors_count", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_neighbors_count", "comm = garbage", MPI_ERR_COMM,
             MPI_Graph_neighbors_count((MPI_Comm)(intptr_t)0x5eadbeef0, 0, ba_out_int));
-    BA_CASE("MPI_Graph_neighbors_count", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graph_neighbors_count", "comm = freed", MPI_ERR_COMM,
             MPI_Graph_neighbors_count(ba_freed_Comm, 0, ba_out_int));
     BA_CASE("MPI_Graph_neighbors_count", "nneighbors = NULL", BA_ANY,
             MPI_Graph_neighbors_count(ba_graph, 0, NULL));
 }
 
 static void t_MPI_Graphdims_get(void) {
-    BA_CASE("MPI_Graphdims_get", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Graphdims_get", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Graphdims_get(MPI_COMM_NULL, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Graphdims_get", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Graphdims_get", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Graphdims_get((MPI_Comm)(intptr_t)0x6, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Graphdims_get", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graphdims_get", "comm = garbage", MPI_ERR_COMM,
             MPI_Graphdims_get((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Graphdims_get", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Graphdims_get", "comm = freed", MPI_ERR_COMM,
             MPI_Graphdims_get(ba_freed_Comm, ba_out_int, ba_out_int));
     BA_CASE("MPI_Graphdims_get", "nnodes = NULL", BA_ANY,
             MPI_Graphdims_get(ba_graph, NULL, ba_out_int));
@@ -310,13 +310,13 @@ static void t_MPI_Graphdims_get(void) {
 }
 
 static void t_MPI_Topo_test(void) {
-    BA_CASE("MPI_Topo_test", "MPI_COMM_NULL", MPI_ERR_COMM,
+    BA_CASE("MPI_Topo_test", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Topo_test(MPI_COMM_NULL, ba_out_int));
-    BA_CASE("MPI_Topo_test", "reserved handle value 0x6", MPI_ERR_COMM,
+    BA_CASE("MPI_Topo_test", "comm = reserved value 0x6", MPI_ERR_COMM,
             MPI_Topo_test((MPI_Comm)(intptr_t)0x6, ba_out_int));
-    BA_CASE("MPI_Topo_test", "garbage handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Topo_test", "comm = garbage", MPI_ERR_COMM,
             MPI_Topo_test((MPI_Comm)(intptr_t)0x5eadbeef0, ba_out_int));
-    BA_CASE("MPI_Topo_test", "freed handle", MPI_ERR_COMM,
+    BA_CASE("MPI_Topo_test", "comm = freed", MPI_ERR_COMM,
             MPI_Topo_test(ba_freed_Comm, ba_out_int));
     BA_CASE("MPI_Topo_test", "status = NULL", BA_ANY,
             MPI_Topo_test(MPI_COMM_SELF, NULL));
