@@ -63,6 +63,9 @@ ACCEPTED = {
     ("MPI_Win_get_name", "win = MPI_WIN_NULL"),
     # Freeing a predefined error handler is allowed (MPI 4.1 §9.3.4: a no-op for them).
     ("MPI_Errhandler_free", "predefined MPI_ERRORS_RETURN freed"),
+    # The graph is unweighted: MPI 4.1 §8.5.5 leaves the weight arrays untouched then.
+    ("MPI_Dist_graph_neighbors", "sourceweights = NULL"),
+    ("MPI_Dist_graph_neighbors", "destweights = NULL"),
 }
 
 FAMILIES = [
@@ -207,6 +210,8 @@ def valid(fn, p):
     if b == "MPI_Status":
         return "ba_status"
     if b == "char":
+        if n == "datarep":
+            return '"external32"'
         if p.stars == 1 and p.const:
             return '"ba_key"'
         if p.stars == 1:

@@ -283,6 +283,7 @@ mpi_fn! {
         let c = comm_index(comm).unwrap_or(crate::comm::WORLD);
         call("MPI_Comm_set_info", c, |rt| {
             let c = comm_index(comm)?;
+            rt.comm(c)?;
             let h = info_of(info)?;
             rt.comm_mut(c)?.info.merge(&h);
             Ok(())

@@ -59,7 +59,8 @@ impl Shape {
     /// Byte displacement of element `i`.
     pub fn offset(&self, i: isize) -> Result<isize> {
         i.checked_mul(self.extent)
-            .ok_or_else(|| Error::new(ErrorClass::Arg, "displacement overflows"))
+            // Element i's offset is a count times an extent: too many elements.
+            .ok_or_else(|| Error::new(ErrorClass::Count, "count x extent overflows the displacement"))
     }
 }
 

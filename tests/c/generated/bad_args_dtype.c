@@ -59,72 +59,72 @@ static void t_MPI_Pack_external(void) {
     BA_CASE("MPI_Pack_external", "datarep = NULL", BA_ANY,
             MPI_Pack_external(NULL, ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "incount = -1", MPI_ERR_COUNT,
-            MPI_Pack_external("ba_key", ba_sbuf, -1, MPI_INT, ba_rbuf, 64, ba_out_aint));
+            MPI_Pack_external("external32", ba_sbuf, -1, MPI_INT, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_Pack_external("ba_key", ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 64, ba_out_aint));
+            MPI_Pack_external("external32", ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_Pack_external("ba_key", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 64, ba_out_aint));
+            MPI_Pack_external("external32", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_Pack_external("ba_key", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 64, ba_out_aint));
+            MPI_Pack_external("external32", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "datatype = freed", MPI_ERR_TYPE,
-            MPI_Pack_external("ba_key", ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 64, ba_out_aint));
+            MPI_Pack_external("external32", ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "position = NULL", BA_ANY,
-            MPI_Pack_external("ba_key", ba_sbuf, 1, MPI_INT, ba_rbuf, 64, NULL));
+            MPI_Pack_external("external32", ba_sbuf, 1, MPI_INT, ba_rbuf, 64, NULL));
 }
 
 static void t_MPI_Pack_external_c(void) {
     BA_CASE("MPI_Pack_external_c", "datarep = NULL", BA_ANY,
             MPI_Pack_external_c(NULL, ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_count));
     BA_CASE("MPI_Pack_external_c", "incount = -1", MPI_ERR_COUNT,
-            MPI_Pack_external_c("ba_key", ba_sbuf, -1, MPI_INT, ba_rbuf, 64, ba_out_count));
+            MPI_Pack_external_c("external32", ba_sbuf, -1, MPI_INT, ba_rbuf, 64, ba_out_count));
     BA_CASE("MPI_Pack_external_c", "incount x extent beyond isize", MPI_ERR_COUNT,
-            MPI_Pack_external_c("ba_key", ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 64, ba_out_count));
+            MPI_Pack_external_c("external32", ba_sbuf, INT64_MAX, MPI_INT, ba_rbuf, 64, ba_out_count));
     BA_CASE("MPI_Pack_external_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_Pack_external_c("ba_key", ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 64, ba_out_count));
+            MPI_Pack_external_c("external32", ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 64, ba_out_count));
     BA_CASE("MPI_Pack_external_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_Pack_external_c("ba_key", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 64, ba_out_count));
+            MPI_Pack_external_c("external32", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_rbuf, 64, ba_out_count));
     BA_CASE("MPI_Pack_external_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_Pack_external_c("ba_key", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 64, ba_out_count));
+            MPI_Pack_external_c("external32", ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 64, ba_out_count));
     BA_CASE("MPI_Pack_external_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_Pack_external_c("ba_key", ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 64, ba_out_count));
+            MPI_Pack_external_c("external32", ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 64, ba_out_count));
     BA_CASE("MPI_Pack_external_c", "position = NULL", BA_ANY,
-            MPI_Pack_external_c("ba_key", ba_sbuf, 1, MPI_INT, ba_rbuf, 64, NULL));
+            MPI_Pack_external_c("external32", ba_sbuf, 1, MPI_INT, ba_rbuf, 64, NULL));
 }
 
 static void t_MPI_Pack_external_size(void) {
     BA_CASE("MPI_Pack_external_size", "datarep = NULL", BA_ANY,
             MPI_Pack_external_size(NULL, 1, MPI_INT, ba_out_aint));
     BA_CASE("MPI_Pack_external_size", "incount = -1", MPI_ERR_COUNT,
-            MPI_Pack_external_size("ba_key", -1, MPI_INT, ba_out_aint));
+            MPI_Pack_external_size("external32", -1, MPI_INT, ba_out_aint));
     BA_CASE("MPI_Pack_external_size", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_Pack_external_size("ba_key", 1, MPI_DATATYPE_NULL, ba_out_aint));
+            MPI_Pack_external_size("external32", 1, MPI_DATATYPE_NULL, ba_out_aint));
     BA_CASE("MPI_Pack_external_size", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_Pack_external_size("ba_key", 1, (MPI_Datatype)(intptr_t)0x6, ba_out_aint));
+            MPI_Pack_external_size("external32", 1, (MPI_Datatype)(intptr_t)0x6, ba_out_aint));
     BA_CASE("MPI_Pack_external_size", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_Pack_external_size("ba_key", 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_aint));
+            MPI_Pack_external_size("external32", 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_aint));
     BA_CASE("MPI_Pack_external_size", "datatype = freed", MPI_ERR_TYPE,
-            MPI_Pack_external_size("ba_key", 1, ba_freed_Datatype, ba_out_aint));
+            MPI_Pack_external_size("external32", 1, ba_freed_Datatype, ba_out_aint));
     BA_CASE("MPI_Pack_external_size", "size = NULL", BA_ANY,
-            MPI_Pack_external_size("ba_key", 1, MPI_INT, NULL));
+            MPI_Pack_external_size("external32", 1, MPI_INT, NULL));
 }
 
 static void t_MPI_Pack_external_size_c(void) {
     BA_CASE("MPI_Pack_external_size_c", "datarep = NULL", BA_ANY,
             MPI_Pack_external_size_c(NULL, 1, MPI_INT, ba_out_count));
     BA_CASE("MPI_Pack_external_size_c", "incount = -1", MPI_ERR_COUNT,
-            MPI_Pack_external_size_c("ba_key", -1, MPI_INT, ba_out_count));
+            MPI_Pack_external_size_c("external32", -1, MPI_INT, ba_out_count));
     BA_CASE("MPI_Pack_external_size_c", "incount x extent beyond isize", MPI_ERR_COUNT,
-            MPI_Pack_external_size_c("ba_key", INT64_MAX, MPI_INT, ba_out_count));
+            MPI_Pack_external_size_c("external32", INT64_MAX, MPI_INT, ba_out_count));
     BA_CASE("MPI_Pack_external_size_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_Pack_external_size_c("ba_key", 1, MPI_DATATYPE_NULL, ba_out_count));
+            MPI_Pack_external_size_c("external32", 1, MPI_DATATYPE_NULL, ba_out_count));
     BA_CASE("MPI_Pack_external_size_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_Pack_external_size_c("ba_key", 1, (MPI_Datatype)(intptr_t)0x6, ba_out_count));
+            MPI_Pack_external_size_c("external32", 1, (MPI_Datatype)(intptr_t)0x6, ba_out_count));
     BA_CASE("MPI_Pack_external_size_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_Pack_external_size_c("ba_key", 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count));
+            MPI_Pack_external_size_c("external32", 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count));
     BA_CASE("MPI_Pack_external_size_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_Pack_external_size_c("ba_key", 1, ba_freed_Datatype, ba_out_count));
+            MPI_Pack_external_size_c("external32", 1, ba_freed_Datatype, ba_out_count));
     BA_CASE("MPI_Pack_external_size_c", "size = NULL", BA_ANY,
-            MPI_Pack_external_size_c("ba_key", 1, MPI_INT, NULL));
+            MPI_Pack_external_size_c("external32", 1, MPI_INT, NULL));
 }
 
 static void t_MPI_Pack_size(void) {
@@ -963,30 +963,30 @@ static void t_MPI_Unpack_external(void) {
     BA_CASE("MPI_Unpack_external", "datarep = NULL", BA_ANY,
             MPI_Unpack_external(NULL, ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_Unpack_external", "position = NULL", BA_ANY,
-            MPI_Unpack_external("ba_key", ba_sbuf, 64, NULL, ba_rbuf, 1, MPI_INT));
+            MPI_Unpack_external("external32", ba_sbuf, 64, NULL, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_Unpack_external", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_Unpack_external("ba_key", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, MPI_DATATYPE_NULL));
+            MPI_Unpack_external("external32", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_Unpack_external", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_Unpack_external("ba_key", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_Unpack_external("external32", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_Unpack_external", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_Unpack_external("ba_key", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_Unpack_external("external32", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_Unpack_external", "datatype = freed", MPI_ERR_TYPE,
-            MPI_Unpack_external("ba_key", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, ba_freed_Datatype));
+            MPI_Unpack_external("external32", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_Unpack_external_c(void) {
     BA_CASE("MPI_Unpack_external_c", "datarep = NULL", BA_ANY,
             MPI_Unpack_external_c(NULL, ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_Unpack_external_c", "position = NULL", BA_ANY,
-            MPI_Unpack_external_c("ba_key", ba_sbuf, 64, NULL, ba_rbuf, 1, MPI_INT));
+            MPI_Unpack_external_c("external32", ba_sbuf, 64, NULL, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_Unpack_external_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_Unpack_external_c("ba_key", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_DATATYPE_NULL));
+            MPI_Unpack_external_c("external32", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_Unpack_external_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_Unpack_external_c("ba_key", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_Unpack_external_c("external32", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_Unpack_external_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_Unpack_external_c("ba_key", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_Unpack_external_c("external32", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_Unpack_external_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_Unpack_external_c("ba_key", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, ba_freed_Datatype));
+            MPI_Unpack_external_c("external32", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 int main(int argc, char **argv) {

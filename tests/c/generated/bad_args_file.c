@@ -166,17 +166,17 @@ static void t_MPI_File_get_type_extent_c(void) {
 
 static void t_MPI_File_get_view(void) {
     BA_CASE("MPI_File_get_view", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
-            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, ba_out_Datatype, ba_chars));
+            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, ba_out_Datatype, "external32"));
     BA_CASE("MPI_File_get_view", "fh = reserved value 0x6", MPI_ERR_FILE,
-            MPI_File_get_view((MPI_File)(intptr_t)0x6, ba_out_count, ba_out_Datatype, ba_out_Datatype, ba_chars));
+            MPI_File_get_view((MPI_File)(intptr_t)0x6, ba_out_count, ba_out_Datatype, ba_out_Datatype, "external32"));
     BA_CASE("MPI_File_get_view", "fh = garbage", MPI_ERR_FILE,
-            MPI_File_get_view((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count, ba_out_Datatype, ba_out_Datatype, ba_chars));
+            MPI_File_get_view((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count, ba_out_Datatype, ba_out_Datatype, "external32"));
     BA_CASE("MPI_File_get_view", "disp = NULL", BA_ANY,
-            MPI_File_get_view(MPI_FILE_NULL, NULL, ba_out_Datatype, ba_out_Datatype, ba_chars));
+            MPI_File_get_view(MPI_FILE_NULL, NULL, ba_out_Datatype, ba_out_Datatype, "external32"));
     BA_CASE("MPI_File_get_view", "etype = NULL", BA_ANY,
-            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, NULL, ba_out_Datatype, ba_chars));
+            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, NULL, ba_out_Datatype, "external32"));
     BA_CASE("MPI_File_get_view", "filetype = NULL", BA_ANY,
-            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, NULL, ba_chars));
+            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, NULL, "external32"));
 }
 
 static void t_MPI_File_iread(void) {
@@ -1104,35 +1104,35 @@ static void t_MPI_File_set_size(void) {
 
 static void t_MPI_File_set_view(void) {
     BA_CASE("MPI_File_set_view", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "fh = reserved value 0x6", MPI_ERR_FILE,
-            MPI_File_set_view((MPI_File)(intptr_t)0x6, 0, MPI_INT, MPI_INT, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view((MPI_File)(intptr_t)0x6, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "fh = garbage", MPI_ERR_FILE,
-            MPI_File_set_view((MPI_File)(intptr_t)0x5eadbeef0, 0, MPI_INT, MPI_INT, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view((MPI_File)(intptr_t)0x5eadbeef0, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "etype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_DATATYPE_NULL, MPI_INT, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_DATATYPE_NULL, MPI_INT, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "etype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, (MPI_Datatype)(intptr_t)0x6, MPI_INT, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, (MPI_Datatype)(intptr_t)0x6, MPI_INT, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "etype = garbage", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_INT, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_INT, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "etype = freed", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, ba_freed_Datatype, MPI_INT, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, ba_freed_Datatype, MPI_INT, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "filetype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_DATATYPE_NULL, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_DATATYPE_NULL, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "filetype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, (MPI_Datatype)(intptr_t)0x6, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, (MPI_Datatype)(intptr_t)0x6, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "filetype = garbage", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, (MPI_Datatype)(intptr_t)0x5eadbeef0, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, (MPI_Datatype)(intptr_t)0x5eadbeef0, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "filetype = freed", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, ba_freed_Datatype, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, ba_freed_Datatype, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "datarep = NULL", BA_ANY,
             MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, NULL, MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "info = reserved value 0x6", MPI_ERR_INFO,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "ba_key", (MPI_Info)(intptr_t)0x6));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "external32", (MPI_Info)(intptr_t)0x6));
     BA_CASE("MPI_File_set_view", "info = garbage", MPI_ERR_INFO,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "ba_key", (MPI_Info)(intptr_t)0x5eadbeef0));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "external32", (MPI_Info)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_set_view", "info = freed", MPI_ERR_INFO,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "ba_key", ba_freed_Info));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "external32", ba_freed_Info));
 }
 
 static void t_MPI_File_sync(void) {

@@ -251,7 +251,7 @@ static void t_all(void) {
     BA_CASE("MPI_File_get_type_extent_c", ba_phase, BA_ANY_OUTSIDE,
             MPI_File_get_type_extent_c(MPI_FILE_NULL, MPI_INT, ba_out_count));
     BA_CASE("MPI_File_get_view", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, ba_out_Datatype, ba_chars));
+            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, ba_out_Datatype, "external32"));
     BA_CASE("MPI_File_iread", ba_phase, BA_ANY_OUTSIDE,
             MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_c", ba_phase, BA_ANY_OUTSIDE,
@@ -351,7 +351,7 @@ static void t_all(void) {
     BA_CASE("MPI_File_set_size", ba_phase, BA_ANY_OUTSIDE,
             MPI_File_set_size(MPI_FILE_NULL, 64));
     BA_CASE("MPI_File_set_view", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "ba_key", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
     BA_CASE("MPI_File_sync", ba_phase, BA_ANY_OUTSIDE,
             MPI_File_sync(MPI_FILE_NULL));
     BA_CASE("MPI_File_write", ba_phase, BA_ANY_OUTSIDE,
@@ -673,13 +673,13 @@ static void t_all(void) {
     BA_CASE("MPI_Pack_c", ba_phase, BA_ANY_OUTSIDE,
             MPI_Pack_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_count, MPI_COMM_SELF));
     BA_CASE("MPI_Pack_external", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Pack_external("ba_key", ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_aint));
+            MPI_Pack_external("external32", ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Pack_external_c("ba_key", ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_count));
+            MPI_Pack_external_c("external32", ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_count));
     BA_CASE("MPI_Pack_external_size", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Pack_external_size("ba_key", 1, MPI_INT, ba_out_aint));
+            MPI_Pack_external_size("external32", 1, MPI_INT, ba_out_aint));
     BA_CASE("MPI_Pack_external_size_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Pack_external_size_c("ba_key", 1, MPI_INT, ba_out_count));
+            MPI_Pack_external_size_c("external32", 1, MPI_INT, ba_out_count));
     BA_CASE("MPI_Pack_size", ba_phase, BA_ANY_OUTSIDE,
             MPI_Pack_size(1, MPI_INT, MPI_COMM_SELF, ba_out_int));
     BA_CASE("MPI_Pack_size_c", ba_phase, BA_ANY_OUTSIDE,
@@ -749,9 +749,9 @@ static void t_all(void) {
     BA_CASE("MPI_Reduce_scatter_init_c", ba_phase, BA_ANY_OUTSIDE,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Register_datarep", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Register_datarep("ba_key", (MPI_Datarep_conversion_function *)ba_dummy_fn, (MPI_Datarep_conversion_function *)ba_dummy_fn, (MPI_Datarep_extent_function *)ba_dummy_fn, ba_rbuf));
+            MPI_Register_datarep("external32", (MPI_Datarep_conversion_function *)ba_dummy_fn, (MPI_Datarep_conversion_function *)ba_dummy_fn, (MPI_Datarep_extent_function *)ba_dummy_fn, ba_rbuf));
     BA_CASE("MPI_Register_datarep_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Register_datarep_c("ba_key", (MPI_Datarep_conversion_function_c *)ba_dummy_fn, (MPI_Datarep_conversion_function_c *)ba_dummy_fn, (MPI_Datarep_extent_function *)ba_dummy_fn, ba_rbuf));
+            MPI_Register_datarep_c("external32", (MPI_Datarep_conversion_function_c *)ba_dummy_fn, (MPI_Datarep_conversion_function_c *)ba_dummy_fn, (MPI_Datarep_extent_function *)ba_dummy_fn, ba_rbuf));
     BA_CASE("MPI_Remove_error_class", ba_phase, BA_ANY_OUTSIDE,
             MPI_Remove_error_class(MPI_ERR_OTHER));
     BA_CASE("MPI_Remove_error_code", ba_phase, BA_ANY_OUTSIDE,
@@ -1007,9 +1007,9 @@ static void t_all(void) {
     BA_CASE("MPI_Unpack_c", ba_phase, BA_ANY_OUTSIDE,
             MPI_Unpack_c(ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Unpack_external", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Unpack_external("ba_key", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, MPI_INT));
+            MPI_Unpack_external("external32", ba_sbuf, 64, ba_out_aint, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_Unpack_external_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Unpack_external_c("ba_key", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_INT));
+            MPI_Unpack_external_c("external32", ba_sbuf, 64, ba_out_count, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_Wait", ba_phase, BA_ANY_OUTSIDE,
             MPI_Wait(ba_req_in(), ba_status));
     BA_CASE("MPI_Waitall", ba_phase, BA_ANY_OUTSIDE,

@@ -194,12 +194,8 @@ static void t_MPI_Dist_graph_neighbors(void) {
             MPI_Dist_graph_neighbors(ba_freed_Comm, 1, ba_out_int, ba_out_int, 1, ba_out_int, ba_out_int));
     BA_CASE("MPI_Dist_graph_neighbors", "sources = NULL", BA_ANY,
             MPI_Dist_graph_neighbors(ba_distgraph, 1, NULL, ba_out_int, 1, ba_out_int, ba_out_int));
-    BA_CASE("MPI_Dist_graph_neighbors", "sourceweights = NULL", BA_ANY,
-            MPI_Dist_graph_neighbors(ba_distgraph, 1, ba_out_int, NULL, 1, ba_out_int, ba_out_int));
     BA_CASE("MPI_Dist_graph_neighbors", "destinations = NULL", BA_ANY,
             MPI_Dist_graph_neighbors(ba_distgraph, 1, ba_out_int, ba_out_int, 1, NULL, ba_out_int));
-    BA_CASE("MPI_Dist_graph_neighbors", "destweights = NULL", BA_ANY,
-            MPI_Dist_graph_neighbors(ba_distgraph, 1, ba_out_int, ba_out_int, 1, ba_out_int, NULL));
 }
 
 static void t_MPI_Dist_graph_neighbors_count(void) {
