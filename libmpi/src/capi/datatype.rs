@@ -138,7 +138,7 @@ pub(crate) fn type_size(datatype: Handle) -> Result<usize> {
 
 /// Run a datatype call; errors go to MPI_COMM_WORLD's handler (these calls need no runtime).
 fn dcall(name: &str, f: impl FnOnce() -> Result<()>) -> c_int {
-    match f() {
+    match running().and_then(|()| f()) {
         Ok(()) => MPI_SUCCESS,
         Err(e) => fail(name, crate::comm::WORLD, e),
     }

@@ -62,6 +62,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Query_thread / PMPI_Query_thread(provided: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Query_thread", crate::comm::WORLD, e);
+        }
         if provided.is_null() {
             return fail("MPI_Query_thread", crate::comm::WORLD,
                         Error::new(ErrorClass::Arg, "provided is NULL"));
@@ -325,6 +329,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Is_thread_main / PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Is_thread_main", crate::comm::WORLD, e);
+        }
         if flag.is_null() {
             return fail("MPI_Is_thread_main", crate::comm::WORLD, Error::new(ErrorClass::Arg, "flag pointer is NULL"));
         }

@@ -389,6 +389,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_get_name / PMPI_Win_get_name(win: Handle, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Win_get_name", crate::comm::WORLD, e);
+        }
         // MPI_WIN_NULL is named, as MPICH names it (its tests expect it).
         let null = win as usize == WIN_NULL;
         let body = |id: Option<usize>| -> Result<()> {

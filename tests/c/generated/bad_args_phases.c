@@ -1100,26 +1100,6 @@ static void t_all(void) {
             MPI_Win_unlock_all(ba_win_locked));
     BA_CASE("MPI_Win_wait", ba_phase, BA_ANY_OUTSIDE,
             MPI_Win_wait(ba_win));
-    BA_CASE("MPI_Comm_toint", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Comm_toint(MPI_COMM_SELF));
-    BA_CASE("MPI_Errhandler_toint", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Errhandler_toint(MPI_ERRORS_RETURN));
-    BA_CASE("MPI_File_toint", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_toint(MPI_FILE_NULL));
-    BA_CASE("MPI_Group_toint", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Group_toint(ba_group));
-    BA_CASE("MPI_Message_toint", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Message_toint(MPI_MESSAGE_NO_PROC));
-    BA_CASE("MPI_Op_toint", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Op_toint(MPI_SUM));
-    BA_CASE("MPI_Request_toint", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Request_toint(MPI_REQUEST_NULL));
-    BA_CASE("MPI_Session_toint", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_toint(MPI_SESSION_NULL));
-    BA_CASE("MPI_Type_toint", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Type_toint(MPI_INT));
-    BA_CASE("MPI_Win_toint", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Win_toint(ba_win));
 }
 
 /* What the standard allows outside Init..Finalize must work. */
