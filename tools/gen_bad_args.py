@@ -65,6 +65,8 @@ ACCEPTED = {
     ("MPI_Win_get_name", "win = MPI_WIN_NULL"),
     # Freeing a predefined error handler is allowed (MPI 4.1 §9.3.4: a no-op for them).
     ("MPI_Errhandler_free", "predefined MPI_ERRORS_RETURN freed"),
+    # *buflen is 0 here: MPI 4.1 §10 lets value be anything then (only the length is returned).
+    ("MPI_Info_get_string", "value = NULL"),
     # The graph is unweighted: MPI 4.1 §8.5.5 leaves the weight arrays untouched then.
     ("MPI_Dist_graph_neighbors", "sourceweights = NULL"),
     ("MPI_Dist_graph_neighbors", "destweights = NULL"),
@@ -268,6 +270,9 @@ def bad_values(fn, p):
         out.append(("(%s)(intptr_t)0x5eadbeef0" % b, cls, "%s = garbage" % n))
         if b in FREED:
             out.append(("ba_freed_%s" % b[4:], cls, "%s = freed" % n))
+        if b == "MPI_Datatype" and family_of(fn) in ("p2p", "coll", "rma") and \
+                not bare.startswith(("Get_count", "Get_elements", "Status_")):
+            out.append(("ba_uncommitted", cls, "%s = not committed" % n))
         return out
     if p.stars == 0 and b in ("int", "MPI_Count", "MPI_Aint"):
         if n in COUNTS and not bare.startswith("Type_"):
@@ -323,7 +328,13 @@ def bad_values(fn, p):
     if p.array and p.const and b in ("int", "MPI_Aint", "MPI_Count", "MPI_Datatype"):
         out.append(("NULL", None, "%s = NULL" % n))
         return out
-    if b == "char" and p.stars == 1 and p.const:
+    if b == "char" and p.stars == 1:
+        out.append(("NULL", None, "%s = NULL" % n))
+    # void * outputs the call writes a pointer or value through (not buffers, where NULL is
+    # MPI_BOTTOM).
+    if b == "void" and p.stars == 1 and not p.const and (
+            n == "baseptr" or (n == "attribute_val" and bare.endswith("get_attr")) or
+            (n == "buffer_addr" and "detach" in bare)):
         out.append(("NULL", None, "%s = NULL" % n))
     return out
 
@@ -430,7 +441,7 @@ static int ba_ranges[64][3] = {{0, 0, 1}};
 static MPI_Comm ba_cart = MPI_COMM_NULL, ba_graph = MPI_COMM_NULL, ba_distgraph = MPI_COMM_NULL,
                 ba_inter = MPI_COMM_NULL, ba_freed_Comm = MPI_COMM_NULL;
 static MPI_Group ba_group = MPI_GROUP_EMPTY, ba_freed_Group = MPI_GROUP_NULL;
-static MPI_Datatype ba_freed_Datatype = MPI_DATATYPE_NULL;
+static MPI_Datatype ba_freed_Datatype = MPI_DATATYPE_NULL, ba_uncommitted = MPI_DATATYPE_NULL;
 static MPI_Op ba_freed_Op = MPI_OP_NULL;
 static MPI_Win ba_win = MPI_WIN_NULL, ba_win_locked = MPI_WIN_NULL, ba_freed_Win = MPI_WIN_NULL;
 static MPI_Info ba_info = MPI_INFO_NULL, ba_freed_Info = MPI_INFO_NULL;
@@ -634,6 +645,7 @@ static void ba_setup(void) {
     MPI_Win_lock_all(0, ba_win_locked);
     MPI_Info_create(&ba_info);
     MPI_Info_set(ba_info, "ba_key", "value");
+    MPI_Type_contiguous(3, MPI_INT, &ba_uncommitted);
     MPI_Send_init(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &ba_persistent);
     /* Freed last, so that no later object takes their slots. */
     MPI_Comm_dup(MPI_COMM_SELF, &ba_freed_Comm);

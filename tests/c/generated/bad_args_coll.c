@@ -13,6 +13,8 @@ static void t_MPI_Allgather(void) {
             MPI_Allgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgather", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgather(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -23,6 +25,8 @@ static void t_MPI_Allgather(void) {
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgather", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Allgather", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -46,6 +50,8 @@ static void t_MPI_Allgather_c(void) {
             MPI_Allgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgather_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgather_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -58,6 +64,8 @@ static void t_MPI_Allgather_c(void) {
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgather_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Allgather_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -79,6 +87,8 @@ static void t_MPI_Allgather_init(void) {
             MPI_Allgather_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgather_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgather_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -89,6 +99,8 @@ static void t_MPI_Allgather_init(void) {
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgather_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -120,6 +132,8 @@ static void t_MPI_Allgather_init_c(void) {
             MPI_Allgather_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgather_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgather_init_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -132,6 +146,8 @@ static void t_MPI_Allgather_init_c(void) {
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgather_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -161,6 +177,8 @@ static void t_MPI_Allgatherv(void) {
             MPI_Allgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgatherv", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgatherv(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv", "recvcounts = NULL", BA_ANY,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv", "displs = NULL", BA_ANY,
@@ -173,6 +191,8 @@ static void t_MPI_Allgatherv(void) {
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgatherv", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Allgatherv", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -196,6 +216,8 @@ static void t_MPI_Allgatherv_c(void) {
             MPI_Allgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgatherv_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgatherv_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv_c", "recvcounts = NULL", BA_ANY,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv_c", "displs = NULL", BA_ANY,
@@ -208,6 +230,8 @@ static void t_MPI_Allgatherv_c(void) {
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgatherv_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Allgatherv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -229,6 +253,8 @@ static void t_MPI_Allgatherv_init(void) {
             MPI_Allgatherv_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgatherv_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgatherv_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "recvcounts = NULL", BA_ANY,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "displs = NULL", BA_ANY,
@@ -241,6 +267,8 @@ static void t_MPI_Allgatherv_init(void) {
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgatherv_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -272,6 +300,8 @@ static void t_MPI_Allgatherv_init_c(void) {
             MPI_Allgatherv_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgatherv_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgatherv_init_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init_c", "displs = NULL", BA_ANY,
@@ -284,6 +314,8 @@ static void t_MPI_Allgatherv_init_c(void) {
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgatherv_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -313,6 +345,8 @@ static void t_MPI_Allreduce(void) {
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Allreduce", "datatype = freed", MPI_ERR_TYPE,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Allreduce", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Allreduce(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Allreduce", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Allreduce", "op = reserved value 0x6", MPI_ERR_OP,
@@ -344,6 +378,8 @@ static void t_MPI_Allreduce_c(void) {
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Allreduce_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Allreduce_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Allreduce_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Allreduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Allreduce_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -373,6 +409,8 @@ static void t_MPI_Allreduce_init(void) {
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allreduce_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allreduce_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allreduce_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allreduce_init", "op = reserved value 0x6", MPI_ERR_OP,
@@ -412,6 +450,8 @@ static void t_MPI_Allreduce_init_c(void) {
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allreduce_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allreduce_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allreduce_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Allreduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allreduce_init_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -449,6 +489,8 @@ static void t_MPI_Alltoall(void) {
             MPI_Alltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Alltoall", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoall(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -459,6 +501,8 @@ static void t_MPI_Alltoall(void) {
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF));
+    BA_CASE("MPI_Alltoall", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Alltoall", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -482,6 +526,8 @@ static void t_MPI_Alltoall_c(void) {
             MPI_Alltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Alltoall_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoall_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -494,6 +540,8 @@ static void t_MPI_Alltoall_c(void) {
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF));
+    BA_CASE("MPI_Alltoall_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Alltoall_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -515,6 +563,8 @@ static void t_MPI_Alltoall_init(void) {
             MPI_Alltoall_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Alltoall_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoall_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -525,6 +575,8 @@ static void t_MPI_Alltoall_init(void) {
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Alltoall_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -556,6 +608,8 @@ static void t_MPI_Alltoall_init_c(void) {
             MPI_Alltoall_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Alltoall_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoall_init_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -568,6 +622,8 @@ static void t_MPI_Alltoall_init_c(void) {
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Alltoall_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -599,6 +655,8 @@ static void t_MPI_Alltoallv(void) {
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Alltoallv", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv", "recvcounts = NULL", BA_ANY,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv", "rdispls = NULL", BA_ANY,
@@ -611,6 +669,8 @@ static void t_MPI_Alltoallv(void) {
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, MPI_COMM_SELF));
+    BA_CASE("MPI_Alltoallv", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Alltoallv", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -634,6 +694,8 @@ static void t_MPI_Alltoallv_c(void) {
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Alltoallv_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv_c", "recvcounts = NULL", BA_ANY,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv_c", "rdispls = NULL", BA_ANY,
@@ -646,6 +708,8 @@ static void t_MPI_Alltoallv_c(void) {
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, MPI_COMM_SELF));
+    BA_CASE("MPI_Alltoallv_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoallv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Alltoallv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -669,6 +733,8 @@ static void t_MPI_Alltoallv_init(void) {
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Alltoallv_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init", "recvcounts = NULL", BA_ANY,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init", "rdispls = NULL", BA_ANY,
@@ -681,6 +747,8 @@ static void t_MPI_Alltoallv_init(void) {
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Alltoallv_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -712,6 +780,8 @@ static void t_MPI_Alltoallv_init_c(void) {
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Alltoallv_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init_c", "rdispls = NULL", BA_ANY,
@@ -724,6 +794,8 @@ static void t_MPI_Alltoallv_init_c(void) {
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Alltoallv_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoallv_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -891,6 +963,8 @@ static void t_MPI_Bcast(void) {
             MPI_Bcast(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bcast(ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Bcast", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Bcast(ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Bcast(ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast", "root = -7", MPI_ERR_ROOT,
@@ -918,6 +992,8 @@ static void t_MPI_Bcast_c(void) {
             MPI_Bcast_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bcast_c(ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Bcast_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Bcast_c(ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Bcast_c(ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast_c", "root = -7", MPI_ERR_ROOT,
@@ -943,6 +1019,8 @@ static void t_MPI_Bcast_init(void) {
             MPI_Bcast_init(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bcast_init(ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Bcast_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Bcast_init(ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Bcast_init(ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init", "root = -7", MPI_ERR_ROOT,
@@ -978,6 +1056,8 @@ static void t_MPI_Bcast_init_c(void) {
             MPI_Bcast_init_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bcast_init_c(ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Bcast_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Bcast_init_c(ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Bcast_init_c(ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init_c", "root = -7", MPI_ERR_ROOT,
@@ -1011,6 +1091,8 @@ static void t_MPI_Exscan(void) {
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Exscan", "datatype = freed", MPI_ERR_TYPE,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Exscan", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Exscan(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Exscan", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Exscan", "op = reserved value 0x6", MPI_ERR_OP,
@@ -1042,6 +1124,8 @@ static void t_MPI_Exscan_c(void) {
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Exscan_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Exscan_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Exscan_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Exscan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Exscan_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -1071,6 +1155,8 @@ static void t_MPI_Exscan_init(void) {
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Exscan_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Exscan_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Exscan_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Exscan_init", "op = reserved value 0x6", MPI_ERR_OP,
@@ -1110,6 +1196,8 @@ static void t_MPI_Exscan_init_c(void) {
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Exscan_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Exscan_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Exscan_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Exscan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Exscan_init_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -1147,6 +1235,8 @@ static void t_MPI_Gather(void) {
             MPI_Gather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gather", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Gather(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -1157,6 +1247,8 @@ static void t_MPI_Gather(void) {
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gather", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "root = -7", MPI_ERR_ROOT,
@@ -1184,6 +1276,8 @@ static void t_MPI_Gather_c(void) {
             MPI_Gather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gather_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gather_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Gather_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -1196,6 +1290,8 @@ static void t_MPI_Gather_c(void) {
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gather_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Gather_c", "root = -7", MPI_ERR_ROOT,
@@ -1221,6 +1317,8 @@ static void t_MPI_Gather_init(void) {
             MPI_Gather_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gather_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Gather_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -1231,6 +1329,8 @@ static void t_MPI_Gather_init(void) {
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gather_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "root = -7", MPI_ERR_ROOT,
@@ -1266,6 +1366,8 @@ static void t_MPI_Gather_init_c(void) {
             MPI_Gather_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gather_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gather_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Gather_init_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -1278,6 +1380,8 @@ static void t_MPI_Gather_init_c(void) {
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gather_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init_c", "root = -7", MPI_ERR_ROOT,
@@ -1311,6 +1415,8 @@ static void t_MPI_Gatherv(void) {
             MPI_Gatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gatherv", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Gatherv(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "recvcounts = NULL", BA_ANY,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "displs = NULL", BA_ANY,
@@ -1323,6 +1429,8 @@ static void t_MPI_Gatherv(void) {
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gatherv", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "root = -7", MPI_ERR_ROOT,
@@ -1350,6 +1458,8 @@ static void t_MPI_Gatherv_c(void) {
             MPI_Gatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gatherv_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Gatherv_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "recvcounts = NULL", BA_ANY,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "displs = NULL", BA_ANY,
@@ -1362,6 +1472,8 @@ static void t_MPI_Gatherv_c(void) {
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gatherv_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv_c", "root = -7", MPI_ERR_ROOT,
@@ -1387,6 +1499,8 @@ static void t_MPI_Gatherv_init(void) {
             MPI_Gatherv_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gatherv_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Gatherv_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "recvcounts = NULL", BA_ANY,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "displs = NULL", BA_ANY,
@@ -1399,6 +1513,8 @@ static void t_MPI_Gatherv_init(void) {
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gatherv_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "root = -7", MPI_ERR_ROOT,
@@ -1434,6 +1550,8 @@ static void t_MPI_Gatherv_init_c(void) {
             MPI_Gatherv_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gatherv_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Gatherv_init_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "displs = NULL", BA_ANY,
@@ -1446,6 +1564,8 @@ static void t_MPI_Gatherv_init_c(void) {
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gatherv_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Gatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init_c", "root = -7", MPI_ERR_ROOT,
@@ -1479,6 +1599,8 @@ static void t_MPI_Ineighbor_allgather(void) {
             MPI_Ineighbor_allgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgather", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_allgather(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -1489,6 +1611,8 @@ static void t_MPI_Ineighbor_allgather(void) {
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgather", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1514,6 +1638,8 @@ static void t_MPI_Ineighbor_allgather_c(void) {
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgather_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_allgather_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -1526,6 +1652,8 @@ static void t_MPI_Ineighbor_allgather_c(void) {
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgather_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1549,6 +1677,8 @@ static void t_MPI_Ineighbor_allgatherv(void) {
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgatherv", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_allgatherv(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "recvcounts = NULL", BA_ANY,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "displs = NULL", BA_ANY,
@@ -1561,6 +1691,8 @@ static void t_MPI_Ineighbor_allgatherv(void) {
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgatherv", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1586,6 +1718,8 @@ static void t_MPI_Ineighbor_allgatherv_c(void) {
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv_c", "recvcounts = NULL", BA_ANY,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv_c", "displs = NULL", BA_ANY,
@@ -1598,6 +1732,8 @@ static void t_MPI_Ineighbor_allgatherv_c(void) {
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgatherv_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1621,6 +1757,8 @@ static void t_MPI_Ineighbor_alltoall(void) {
             MPI_Ineighbor_alltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_alltoall", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_alltoall(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -1631,6 +1769,8 @@ static void t_MPI_Ineighbor_alltoall(void) {
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_alltoall", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1656,6 +1796,8 @@ static void t_MPI_Ineighbor_alltoall_c(void) {
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_alltoall_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_alltoall_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -1668,6 +1810,8 @@ static void t_MPI_Ineighbor_alltoall_c(void) {
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_alltoall_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1693,6 +1837,8 @@ static void t_MPI_Ineighbor_alltoallv(void) {
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_alltoallv", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv", "recvcounts = NULL", BA_ANY,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv", "rdispls = NULL", BA_ANY,
@@ -1705,6 +1851,8 @@ static void t_MPI_Ineighbor_alltoallv(void) {
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_alltoallv", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1730,6 +1878,8 @@ static void t_MPI_Ineighbor_alltoallv_c(void) {
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv_c", "recvcounts = NULL", BA_ANY,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv_c", "rdispls = NULL", BA_ANY,
@@ -1742,6 +1892,8 @@ static void t_MPI_Ineighbor_alltoallv_c(void) {
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_alltoallv_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Ineighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoallv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1815,6 +1967,8 @@ static void t_MPI_Neighbor_allgather(void) {
             MPI_Neighbor_allgather(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_allgather", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgather(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -1825,6 +1979,8 @@ static void t_MPI_Neighbor_allgather(void) {
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart));
+    BA_CASE("MPI_Neighbor_allgather", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Neighbor_allgather", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1848,6 +2004,8 @@ static void t_MPI_Neighbor_allgather_c(void) {
             MPI_Neighbor_allgather_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_allgather_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgather_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -1860,6 +2018,8 @@ static void t_MPI_Neighbor_allgather_c(void) {
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
     BA_CASE("MPI_Neighbor_allgather_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart));
+    BA_CASE("MPI_Neighbor_allgather_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart));
     BA_CASE("MPI_Neighbor_allgather_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgather_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Neighbor_allgather_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1881,6 +2041,8 @@ static void t_MPI_Neighbor_allgather_init(void) {
             MPI_Neighbor_allgather_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgather_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgather_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -1891,6 +2053,8 @@ static void t_MPI_Neighbor_allgather_init(void) {
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgather_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1922,6 +2086,8 @@ static void t_MPI_Neighbor_allgather_init_c(void) {
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgather_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgather_init_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -1934,6 +2100,8 @@ static void t_MPI_Neighbor_allgather_init_c(void) {
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgather_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgather_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1963,6 +2131,8 @@ static void t_MPI_Neighbor_allgatherv(void) {
             MPI_Neighbor_allgatherv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_allgatherv", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgatherv(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv", "displs = NULL", BA_ANY,
@@ -1975,6 +2145,8 @@ static void t_MPI_Neighbor_allgatherv(void) {
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart));
+    BA_CASE("MPI_Neighbor_allgatherv", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Neighbor_allgatherv", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -1998,6 +2170,8 @@ static void t_MPI_Neighbor_allgatherv_c(void) {
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_allgatherv_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgatherv_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv_c", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv_c", "displs = NULL", BA_ANY,
@@ -2010,6 +2184,8 @@ static void t_MPI_Neighbor_allgatherv_c(void) {
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart));
+    BA_CASE("MPI_Neighbor_allgatherv_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Neighbor_allgatherv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2031,6 +2207,8 @@ static void t_MPI_Neighbor_allgatherv_init(void) {
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgatherv_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgatherv_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "displs = NULL", BA_ANY,
@@ -2043,6 +2221,8 @@ static void t_MPI_Neighbor_allgatherv_init(void) {
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgatherv_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2074,6 +2254,8 @@ static void t_MPI_Neighbor_allgatherv_init_c(void) {
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init_c", "displs = NULL", BA_ANY,
@@ -2086,6 +2268,8 @@ static void t_MPI_Neighbor_allgatherv_init_c(void) {
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgatherv_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_allgatherv_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2115,6 +2299,8 @@ static void t_MPI_Neighbor_alltoall(void) {
             MPI_Neighbor_alltoall(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_alltoall", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoall(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -2125,6 +2311,8 @@ static void t_MPI_Neighbor_alltoall(void) {
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart));
+    BA_CASE("MPI_Neighbor_alltoall", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Neighbor_alltoall", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2148,6 +2336,8 @@ static void t_MPI_Neighbor_alltoall_c(void) {
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_alltoall_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoall_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -2160,6 +2350,8 @@ static void t_MPI_Neighbor_alltoall_c(void) {
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart));
+    BA_CASE("MPI_Neighbor_alltoall_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Neighbor_alltoall_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2181,6 +2373,8 @@ static void t_MPI_Neighbor_alltoall_init(void) {
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_alltoall_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoall_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -2191,6 +2385,8 @@ static void t_MPI_Neighbor_alltoall_init(void) {
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_alltoall_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2222,6 +2418,8 @@ static void t_MPI_Neighbor_alltoall_init_c(void) {
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -2234,6 +2432,8 @@ static void t_MPI_Neighbor_alltoall_init_c(void) {
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_alltoall_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoall_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2265,6 +2465,8 @@ static void t_MPI_Neighbor_alltoallv(void) {
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_alltoallv", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv", "rdispls = NULL", BA_ANY,
@@ -2277,6 +2479,8 @@ static void t_MPI_Neighbor_alltoallv(void) {
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart));
+    BA_CASE("MPI_Neighbor_alltoallv", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Neighbor_alltoallv", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2300,6 +2504,8 @@ static void t_MPI_Neighbor_alltoallv_c(void) {
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_alltoallv_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv_c", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv_c", "rdispls = NULL", BA_ANY,
@@ -2312,6 +2518,8 @@ static void t_MPI_Neighbor_alltoallv_c(void) {
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart));
+    BA_CASE("MPI_Neighbor_alltoallv_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_cart));
     BA_CASE("MPI_Neighbor_alltoallv_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL));
     BA_CASE("MPI_Neighbor_alltoallv_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2335,6 +2543,8 @@ static void t_MPI_Neighbor_alltoallv_init(void) {
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_alltoallv_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, NULL, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init", "rdispls = NULL", BA_ANY,
@@ -2347,6 +2557,8 @@ static void t_MPI_Neighbor_alltoallv_init(void) {
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_alltoallv_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2378,6 +2590,8 @@ static void t_MPI_Neighbor_alltoallv_init_c(void) {
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init_c", "recvcounts = NULL", BA_ANY,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, NULL, ba_zeros_aint, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init_c", "rdispls = NULL", BA_ANY,
@@ -2390,6 +2604,8 @@ static void t_MPI_Neighbor_alltoallv_init_c(void) {
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_alltoallv_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init_c", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
             MPI_Neighbor_alltoallv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, ba_ones_count, ba_zeros_aint, MPI_INT, MPI_COMM_NULL, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoallv_init_c", "comm = reserved value 0x6", MPI_ERR_COMM,
@@ -2561,6 +2777,8 @@ static void t_MPI_Reduce(void) {
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Reduce", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2596,6 +2814,8 @@ static void t_MPI_Reduce_c(void) {
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Reduce_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2629,6 +2849,8 @@ static void t_MPI_Reduce_init(void) {
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Reduce_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2672,6 +2894,8 @@ static void t_MPI_Reduce_init_c(void) {
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Reduce_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2713,6 +2937,8 @@ static void t_MPI_Reduce_local(void) {
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM));
     BA_CASE("MPI_Reduce_local", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM));
+    BA_CASE("MPI_Reduce_local", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM));
     BA_CASE("MPI_Reduce_local", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL));
     BA_CASE("MPI_Reduce_local", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2736,6 +2962,8 @@ static void t_MPI_Reduce_local_c(void) {
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM));
     BA_CASE("MPI_Reduce_local_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM));
+    BA_CASE("MPI_Reduce_local_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM));
     BA_CASE("MPI_Reduce_local_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_local_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL));
     BA_CASE("MPI_Reduce_local_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2757,6 +2985,8 @@ static void t_MPI_Reduce_scatter(void) {
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Reduce_scatter", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, ba_uncommitted, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2786,6 +3016,8 @@ static void t_MPI_Reduce_scatter_c(void) {
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Reduce_scatter_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, ba_uncommitted, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2815,6 +3047,8 @@ static void t_MPI_Reduce_scatter_block(void) {
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter_block", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Reduce_scatter_block", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter_block", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_block(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter_block", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2846,6 +3080,8 @@ static void t_MPI_Reduce_scatter_block_c(void) {
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter_block_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Reduce_scatter_block_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter_block_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_block_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce_scatter_block_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2875,6 +3111,8 @@ static void t_MPI_Reduce_scatter_block_init(void) {
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_block_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Reduce_scatter_block_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_block_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_block_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_block_init", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2914,6 +3152,8 @@ static void t_MPI_Reduce_scatter_block_init_c(void) {
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_block_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Reduce_scatter_block_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_block_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_block_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_block_init_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2951,6 +3191,8 @@ static void t_MPI_Reduce_scatter_init(void) {
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Reduce_scatter_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, ba_uncommitted, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_init(ba_sbuf, ba_rbuf, ba_ones_int, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_init", "op = reserved value 0x6", MPI_ERR_OP,
@@ -2988,6 +3230,8 @@ static void t_MPI_Reduce_scatter_init_c(void) {
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Reduce_scatter_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, ba_uncommitted, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Reduce_scatter_init_c(ba_sbuf, ba_rbuf, ba_ones_count, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_scatter_init_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -3025,6 +3269,8 @@ static void t_MPI_Scan(void) {
             MPI_Scan(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Scan", "datatype = freed", MPI_ERR_TYPE,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Scan", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Scan(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Scan", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Scan", "op = reserved value 0x6", MPI_ERR_OP,
@@ -3056,6 +3302,8 @@ static void t_MPI_Scan_c(void) {
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Scan_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Scan_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Scan_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Scan_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Scan_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Scan_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -3085,6 +3333,8 @@ static void t_MPI_Scan_init(void) {
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scan_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scan_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Scan_init(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scan_init", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scan_init", "op = reserved value 0x6", MPI_ERR_OP,
@@ -3124,6 +3374,8 @@ static void t_MPI_Scan_init_c(void) {
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scan_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, ba_freed_Datatype, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scan_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, ba_uncommitted, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scan_init_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Scan_init_c(ba_sbuf, ba_rbuf, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scan_init_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -3161,6 +3413,8 @@ static void t_MPI_Scatter(void) {
             MPI_Scatter(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatter", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatter(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -3171,6 +3425,8 @@ static void t_MPI_Scatter(void) {
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatter", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "root = -7", MPI_ERR_ROOT,
@@ -3198,6 +3454,8 @@ static void t_MPI_Scatter_c(void) {
             MPI_Scatter_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatter_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatter_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -3210,6 +3468,8 @@ static void t_MPI_Scatter_c(void) {
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatter_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatter_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter_c", "root = -7", MPI_ERR_ROOT,
@@ -3235,6 +3495,8 @@ static void t_MPI_Scatter_init(void) {
             MPI_Scatter_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatter_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatter_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -3245,6 +3507,8 @@ static void t_MPI_Scatter_init(void) {
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatter_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "root = -7", MPI_ERR_ROOT,
@@ -3280,6 +3544,8 @@ static void t_MPI_Scatter_init_c(void) {
             MPI_Scatter_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_init_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatter_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatter_init_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -3292,6 +3558,8 @@ static void t_MPI_Scatter_init_c(void) {
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatter_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatter_init_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init_c", "root = -7", MPI_ERR_ROOT,
@@ -3327,6 +3595,8 @@ static void t_MPI_Scatterv(void) {
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatterv", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -3337,6 +3607,8 @@ static void t_MPI_Scatterv(void) {
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatterv", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "root = -7", MPI_ERR_ROOT,
@@ -3364,6 +3636,8 @@ static void t_MPI_Scatterv_c(void) {
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatterv_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -3376,6 +3650,8 @@ static void t_MPI_Scatterv_c(void) {
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatterv_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatterv_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv_c", "root = -7", MPI_ERR_ROOT,
@@ -3403,6 +3679,8 @@ static void t_MPI_Scatterv_init(void) {
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatterv_init", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -3413,6 +3691,8 @@ static void t_MPI_Scatterv_init(void) {
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatterv_init", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "root = -7", MPI_ERR_ROOT,
@@ -3448,6 +3728,8 @@ static void t_MPI_Scatterv_init_c(void) {
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatterv_init_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "recvcount x extent beyond isize", MPI_ERR_COUNT,
@@ -3460,6 +3742,8 @@ static void t_MPI_Scatterv_init_c(void) {
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatterv_init_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "root = 5 (beyond size)", MPI_ERR_ROOT,
             MPI_Scatterv_init_c(ba_sbuf, ba_ones_count, ba_zeros_aint, MPI_INT, ba_rbuf, 1, MPI_INT, 5, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init_c", "root = -7", MPI_ERR_ROOT,

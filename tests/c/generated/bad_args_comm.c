@@ -283,6 +283,8 @@ static void t_MPI_Comm_get_attr(void) {
             MPI_Comm_get_attr(ba_freed_Comm, ba_kv_comm, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Comm_get_attr", "comm_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Comm_get_attr(MPI_COMM_SELF, 12345, ba_rbuf, ba_out_int));
+    BA_CASE("MPI_Comm_get_attr", "attribute_val = NULL", BA_ANY,
+            MPI_Comm_get_attr(MPI_COMM_SELF, ba_kv_comm, NULL, ba_out_int));
     BA_CASE("MPI_Comm_get_attr", "flag = NULL", BA_ANY,
             MPI_Comm_get_attr(MPI_COMM_SELF, ba_kv_comm, ba_rbuf, NULL));
 }
@@ -320,6 +322,8 @@ static void t_MPI_Comm_get_name(void) {
             MPI_Comm_get_name((MPI_Comm)(intptr_t)0x5eadbeef0, ba_chars, ba_out_int));
     BA_CASE("MPI_Comm_get_name", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_get_name(ba_freed_Comm, ba_chars, ba_out_int));
+    BA_CASE("MPI_Comm_get_name", "comm_name = NULL", BA_ANY,
+            MPI_Comm_get_name(MPI_COMM_SELF, NULL, ba_out_int));
     BA_CASE("MPI_Comm_get_name", "resultlen = NULL", BA_ANY,
             MPI_Comm_get_name(MPI_COMM_SELF, ba_chars, NULL));
 }
@@ -556,6 +560,8 @@ static void t_MPI_Error_class(void) {
 static void t_MPI_Error_string(void) {
     BA_CASE("MPI_Error_string", "errorcode = -9", MPI_ERR_ARG,
             MPI_Error_string(-9, ba_chars, ba_out_int));
+    BA_CASE("MPI_Error_string", "string = NULL", BA_ANY,
+            MPI_Error_string(MPI_ERR_OTHER, NULL, ba_out_int));
     BA_CASE("MPI_Error_string", "resultlen = NULL", BA_ANY,
             MPI_Error_string(MPI_ERR_OTHER, ba_chars, NULL));
 }
@@ -571,11 +577,15 @@ static void t_MPI_Get_hw_resource_info(void) {
 }
 
 static void t_MPI_Get_library_version(void) {
+    BA_CASE("MPI_Get_library_version", "version = NULL", BA_ANY,
+            MPI_Get_library_version(NULL, ba_out_int));
     BA_CASE("MPI_Get_library_version", "resultlen = NULL", BA_ANY,
             MPI_Get_library_version(ba_chars, NULL));
 }
 
 static void t_MPI_Get_processor_name(void) {
+    BA_CASE("MPI_Get_processor_name", "name = NULL", BA_ANY,
+            MPI_Get_processor_name(NULL, ba_out_int));
     BA_CASE("MPI_Get_processor_name", "resultlen = NULL", BA_ANY,
             MPI_Get_processor_name(ba_chars, NULL));
 }
@@ -1549,6 +1559,8 @@ static void t_MPI_Info_get(void) {
             MPI_Info_get(ba_freed_Info, "ba_key", 64, ba_chars, ba_out_int));
     BA_CASE("MPI_Info_get", "key = NULL", BA_ANY,
             MPI_Info_get(ba_info, NULL, 64, ba_chars, ba_out_int));
+    BA_CASE("MPI_Info_get", "value = NULL", BA_ANY,
+            MPI_Info_get(ba_info, "ba_key", 64, NULL, ba_out_int));
     BA_CASE("MPI_Info_get", "flag = NULL", BA_ANY,
             MPI_Info_get(ba_info, "ba_key", 64, ba_chars, NULL));
 }
@@ -1575,6 +1587,8 @@ static void t_MPI_Info_get_nthkey(void) {
             MPI_Info_get_nthkey((MPI_Info)(intptr_t)0x5eadbeef0, 1, ba_chars));
     BA_CASE("MPI_Info_get_nthkey", "info = freed", MPI_ERR_INFO,
             MPI_Info_get_nthkey(ba_freed_Info, 1, ba_chars));
+    BA_CASE("MPI_Info_get_nthkey", "key = NULL", BA_ANY,
+            MPI_Info_get_nthkey(ba_info, 1, NULL));
 }
 
 static void t_MPI_Info_get_string(void) {
@@ -2438,6 +2452,8 @@ static void t_MPI_Session_get_nth_pset(void) {
             MPI_Session_get_nth_pset(MPI_SESSION_NULL, ba_freed_Info, 1, ba_out_int, ba_chars));
     BA_CASE("MPI_Session_get_nth_pset", "pset_len = NULL", BA_ANY,
             MPI_Session_get_nth_pset(MPI_SESSION_NULL, MPI_INFO_NULL, 1, NULL, ba_chars));
+    BA_CASE("MPI_Session_get_nth_pset", "pset_name = NULL", BA_ANY,
+            MPI_Session_get_nth_pset(MPI_SESSION_NULL, MPI_INFO_NULL, 1, ba_out_int, NULL));
 }
 
 static void t_MPI_Session_get_num_psets(void) {

@@ -573,6 +573,8 @@ static void t_MPI_Type_get_attr(void) {
             MPI_Type_get_attr(ba_freed_Datatype, ba_kv_type, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Type_get_attr", "type_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Type_get_attr(MPI_INT, 12345, ba_rbuf, ba_out_int));
+    BA_CASE("MPI_Type_get_attr", "attribute_val = NULL", BA_ANY,
+            MPI_Type_get_attr(MPI_INT, ba_kv_type, NULL, ba_out_int));
     BA_CASE("MPI_Type_get_attr", "flag = NULL", BA_ANY,
             MPI_Type_get_attr(MPI_INT, ba_kv_type, ba_rbuf, NULL));
 }
@@ -705,6 +707,8 @@ static void t_MPI_Type_get_name(void) {
             MPI_Type_get_name((MPI_Datatype)(intptr_t)0x5eadbeef0, ba_chars, ba_out_int));
     BA_CASE("MPI_Type_get_name", "datatype = freed", MPI_ERR_TYPE,
             MPI_Type_get_name(ba_freed_Datatype, ba_chars, ba_out_int));
+    BA_CASE("MPI_Type_get_name", "type_name = NULL", BA_ANY,
+            MPI_Type_get_name(MPI_INT, NULL, ba_out_int));
     BA_CASE("MPI_Type_get_name", "resultlen = NULL", BA_ANY,
             MPI_Type_get_name(MPI_INT, ba_chars, NULL));
 }

@@ -177,6 +177,8 @@ static void t_MPI_File_get_view(void) {
             MPI_File_get_view(MPI_FILE_NULL, ba_out_count, NULL, ba_out_Datatype, "external32"));
     BA_CASE("MPI_File_get_view", "filetype = NULL", BA_ANY,
             MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, NULL, "external32"));
+    BA_CASE("MPI_File_get_view", "datarep = NULL", BA_ANY,
+            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, ba_out_Datatype, NULL));
 }
 
 static void t_MPI_File_iread(void) {

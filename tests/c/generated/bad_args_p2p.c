@@ -13,6 +13,8 @@ static void t_MPI_Bsend(void) {
             MPI_Bsend(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Bsend", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bsend(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Bsend", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Bsend(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Bsend", "dest = size", MPI_ERR_RANK,
             MPI_Bsend(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Bsend", "dest = -7", MPI_ERR_RANK,
@@ -44,6 +46,8 @@ static void t_MPI_Bsend_c(void) {
             MPI_Bsend_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Bsend_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bsend_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Bsend_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Bsend_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Bsend_c", "dest = size", MPI_ERR_RANK,
             MPI_Bsend_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Bsend_c", "dest = -7", MPI_ERR_RANK,
@@ -73,6 +77,8 @@ static void t_MPI_Bsend_init(void) {
             MPI_Bsend_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Bsend_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bsend_init(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Bsend_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Bsend_init(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Bsend_init", "dest = size", MPI_ERR_RANK,
             MPI_Bsend_init(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Bsend_init", "dest = -7", MPI_ERR_RANK,
@@ -106,6 +112,8 @@ static void t_MPI_Bsend_init_c(void) {
             MPI_Bsend_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Bsend_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Bsend_init_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Bsend_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Bsend_init_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Bsend_init_c", "dest = size", MPI_ERR_RANK,
             MPI_Bsend_init_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Bsend_init_c", "dest = -7", MPI_ERR_RANK,
@@ -127,11 +135,15 @@ static void t_MPI_Bsend_init_c(void) {
 }
 
 static void t_MPI_Buffer_detach(void) {
+    BA_CASE("MPI_Buffer_detach", "buffer_addr = NULL", BA_ANY,
+            MPI_Buffer_detach(NULL, ba_out_int));
     BA_CASE("MPI_Buffer_detach", "size = NULL", BA_ANY,
             MPI_Buffer_detach(ba_rbuf, NULL));
 }
 
 static void t_MPI_Buffer_detach_c(void) {
+    BA_CASE("MPI_Buffer_detach_c", "buffer_addr = NULL", BA_ANY,
+            MPI_Buffer_detach_c(NULL, ba_out_count));
     BA_CASE("MPI_Buffer_detach_c", "size = NULL", BA_ANY,
             MPI_Buffer_detach_c(ba_rbuf, NULL));
 }
@@ -179,6 +191,8 @@ static void t_MPI_Comm_detach_buffer(void) {
             MPI_Comm_detach_buffer((MPI_Comm)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Comm_detach_buffer", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_detach_buffer(ba_freed_Comm, ba_rbuf, ba_out_int));
+    BA_CASE("MPI_Comm_detach_buffer", "buffer_addr = NULL", BA_ANY,
+            MPI_Comm_detach_buffer(MPI_COMM_WORLD, NULL, ba_out_int));
     BA_CASE("MPI_Comm_detach_buffer", "size = NULL", BA_ANY,
             MPI_Comm_detach_buffer(MPI_COMM_WORLD, ba_rbuf, NULL));
 }
@@ -192,6 +206,8 @@ static void t_MPI_Comm_detach_buffer_c(void) {
             MPI_Comm_detach_buffer_c((MPI_Comm)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_count));
     BA_CASE("MPI_Comm_detach_buffer_c", "comm = freed", MPI_ERR_COMM,
             MPI_Comm_detach_buffer_c(ba_freed_Comm, ba_rbuf, ba_out_count));
+    BA_CASE("MPI_Comm_detach_buffer_c", "buffer_addr = NULL", BA_ANY,
+            MPI_Comm_detach_buffer_c(MPI_COMM_WORLD, NULL, ba_out_count));
     BA_CASE("MPI_Comm_detach_buffer_c", "size = NULL", BA_ANY,
             MPI_Comm_detach_buffer_c(MPI_COMM_WORLD, ba_rbuf, NULL));
 }
@@ -308,6 +324,8 @@ static void t_MPI_Ibsend(void) {
             MPI_Ibsend(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ibsend", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ibsend(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Ibsend", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Ibsend(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ibsend", "dest = size", MPI_ERR_RANK,
             MPI_Ibsend(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ibsend", "dest = -7", MPI_ERR_RANK,
@@ -341,6 +359,8 @@ static void t_MPI_Ibsend_c(void) {
             MPI_Ibsend_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ibsend_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ibsend_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Ibsend_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Ibsend_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ibsend_c", "dest = size", MPI_ERR_RANK,
             MPI_Ibsend_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ibsend_c", "dest = -7", MPI_ERR_RANK,
@@ -393,6 +413,8 @@ static void t_MPI_Imrecv(void) {
             MPI_Imrecv(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_msg_noproc(), ba_req_out));
     BA_CASE("MPI_Imrecv", "datatype = freed", MPI_ERR_TYPE,
             MPI_Imrecv(ba_rbuf, 1, ba_freed_Datatype, ba_msg_noproc(), ba_req_out));
+    BA_CASE("MPI_Imrecv", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Imrecv(ba_rbuf, 1, ba_uncommitted, ba_msg_noproc(), ba_req_out));
     BA_CASE("MPI_Imrecv", "message = NULL", BA_ANY,
             MPI_Imrecv(ba_rbuf, 1, MPI_INT, NULL, ba_req_out));
     BA_CASE("MPI_Imrecv", "request = NULL", BA_ANY,
@@ -412,6 +434,8 @@ static void t_MPI_Imrecv_c(void) {
             MPI_Imrecv_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Message, ba_req_out));
     BA_CASE("MPI_Imrecv_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Imrecv_c(ba_rbuf, 1, ba_freed_Datatype, ba_out_Message, ba_req_out));
+    BA_CASE("MPI_Imrecv_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Imrecv_c(ba_rbuf, 1, ba_uncommitted, ba_out_Message, ba_req_out));
     BA_CASE("MPI_Imrecv_c", "message = NULL", BA_ANY,
             MPI_Imrecv_c(ba_rbuf, 1, MPI_INT, NULL, ba_req_out));
     BA_CASE("MPI_Imrecv_c", "request = NULL", BA_ANY,
@@ -448,6 +472,8 @@ static void t_MPI_Irecv(void) {
             MPI_Irecv(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irecv", "datatype = freed", MPI_ERR_TYPE,
             MPI_Irecv(ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Irecv", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Irecv(ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irecv", "source = size", MPI_ERR_RANK,
             MPI_Irecv(ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irecv", "source = -7", MPI_ERR_RANK,
@@ -479,6 +505,8 @@ static void t_MPI_Irecv_c(void) {
             MPI_Irecv_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irecv_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Irecv_c(ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Irecv_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Irecv_c(ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irecv_c", "source = size", MPI_ERR_RANK,
             MPI_Irecv_c(ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irecv_c", "source = -7", MPI_ERR_RANK,
@@ -508,6 +536,8 @@ static void t_MPI_Irsend(void) {
             MPI_Irsend(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irsend", "datatype = freed", MPI_ERR_TYPE,
             MPI_Irsend(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Irsend", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Irsend(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irsend", "dest = size", MPI_ERR_RANK,
             MPI_Irsend(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irsend", "dest = -7", MPI_ERR_RANK,
@@ -541,6 +571,8 @@ static void t_MPI_Irsend_c(void) {
             MPI_Irsend_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irsend_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Irsend_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Irsend_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Irsend_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irsend_c", "dest = size", MPI_ERR_RANK,
             MPI_Irsend_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irsend_c", "dest = -7", MPI_ERR_RANK,
@@ -572,6 +604,8 @@ static void t_MPI_Isend(void) {
             MPI_Isend(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isend", "datatype = freed", MPI_ERR_TYPE,
             MPI_Isend(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isend", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Isend(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isend", "dest = size", MPI_ERR_RANK,
             MPI_Isend(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isend", "dest = -7", MPI_ERR_RANK,
@@ -605,6 +639,8 @@ static void t_MPI_Isend_c(void) {
             MPI_Isend_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isend_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Isend_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isend_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Isend_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isend_c", "dest = size", MPI_ERR_RANK,
             MPI_Isend_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isend_c", "dest = -7", MPI_ERR_RANK,
@@ -636,6 +672,8 @@ static void t_MPI_Isendrecv(void) {
             MPI_Isendrecv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Isendrecv(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isendrecv", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Isendrecv(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "dest = size", MPI_ERR_RANK,
             MPI_Isendrecv(ba_sbuf, 1, MPI_INT, ba_world_size, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "dest = -7", MPI_ERR_RANK,
@@ -654,6 +692,8 @@ static void t_MPI_Isendrecv(void) {
             MPI_Isendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Isendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isendrecv", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Isendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "source = size", MPI_ERR_RANK,
             MPI_Isendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "source = -7", MPI_ERR_RANK,
@@ -685,6 +725,8 @@ static void t_MPI_Isendrecv_c(void) {
             MPI_Isendrecv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Isendrecv_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isendrecv_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Isendrecv_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_c", "dest = size", MPI_ERR_RANK,
             MPI_Isendrecv_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_c", "dest = -7", MPI_ERR_RANK,
@@ -705,6 +747,8 @@ static void t_MPI_Isendrecv_c(void) {
             MPI_Isendrecv_c(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Isendrecv_c(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isendrecv_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Isendrecv_c(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_c", "source = size", MPI_ERR_RANK,
             MPI_Isendrecv_c(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_c", "source = -7", MPI_ERR_RANK,
@@ -734,6 +778,8 @@ static void t_MPI_Isendrecv_replace(void) {
             MPI_Isendrecv_replace(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_replace", "datatype = freed", MPI_ERR_TYPE,
             MPI_Isendrecv_replace(ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isendrecv_replace", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Isendrecv_replace(ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_replace", "dest = size", MPI_ERR_RANK,
             MPI_Isendrecv_replace(ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_replace", "dest = -7", MPI_ERR_RANK,
@@ -773,6 +819,8 @@ static void t_MPI_Isendrecv_replace_c(void) {
             MPI_Isendrecv_replace_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_replace_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Isendrecv_replace_c(ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isendrecv_replace_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Isendrecv_replace_c(ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_replace_c", "dest = size", MPI_ERR_RANK,
             MPI_Isendrecv_replace_c(ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_replace_c", "dest = -7", MPI_ERR_RANK,
@@ -810,6 +858,8 @@ static void t_MPI_Issend(void) {
             MPI_Issend(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Issend", "datatype = freed", MPI_ERR_TYPE,
             MPI_Issend(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Issend", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Issend(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Issend", "dest = size", MPI_ERR_RANK,
             MPI_Issend(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Issend", "dest = -7", MPI_ERR_RANK,
@@ -843,6 +893,8 @@ static void t_MPI_Issend_c(void) {
             MPI_Issend_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Issend_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Issend_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Issend_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Issend_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Issend_c", "dest = size", MPI_ERR_RANK,
             MPI_Issend_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Issend_c", "dest = -7", MPI_ERR_RANK,
@@ -893,6 +945,8 @@ static void t_MPI_Mrecv(void) {
             MPI_Mrecv(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_msg_noproc(), ba_status));
     BA_CASE("MPI_Mrecv", "datatype = freed", MPI_ERR_TYPE,
             MPI_Mrecv(ba_rbuf, 1, ba_freed_Datatype, ba_msg_noproc(), ba_status));
+    BA_CASE("MPI_Mrecv", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Mrecv(ba_rbuf, 1, ba_uncommitted, ba_msg_noproc(), ba_status));
     BA_CASE("MPI_Mrecv", "message = NULL", BA_ANY,
             MPI_Mrecv(ba_rbuf, 1, MPI_INT, NULL, ba_status));
 }
@@ -910,6 +964,8 @@ static void t_MPI_Mrecv_c(void) {
             MPI_Mrecv_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_Message, ba_status));
     BA_CASE("MPI_Mrecv_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Mrecv_c(ba_rbuf, 1, ba_freed_Datatype, ba_out_Message, ba_status));
+    BA_CASE("MPI_Mrecv_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Mrecv_c(ba_rbuf, 1, ba_uncommitted, ba_out_Message, ba_status));
     BA_CASE("MPI_Mrecv_c", "message = NULL", BA_ANY,
             MPI_Mrecv_c(ba_rbuf, 1, MPI_INT, NULL, ba_status));
 }
@@ -957,6 +1013,8 @@ static void t_MPI_Precv_init(void) {
             MPI_Precv_init(ba_rbuf, 1, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Precv_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Precv_init(ba_rbuf, 1, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Precv_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Precv_init(ba_rbuf, 1, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Precv_init", "dest = size", MPI_ERR_RANK,
             MPI_Precv_init(ba_rbuf, 1, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Precv_init", "dest = -7", MPI_ERR_RANK,
@@ -994,6 +1052,8 @@ static void t_MPI_Precv_init_c(void) {
             MPI_Precv_init_c(ba_rbuf, 1, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Precv_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Precv_init_c(ba_rbuf, 1, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Precv_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Precv_init_c(ba_rbuf, 1, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Precv_init_c", "dest = size", MPI_ERR_RANK,
             MPI_Precv_init_c(ba_rbuf, 1, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Precv_init_c", "dest = -7", MPI_ERR_RANK,
@@ -1046,6 +1106,8 @@ static void t_MPI_Psend_init(void) {
             MPI_Psend_init(ba_sbuf, 1, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Psend_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Psend_init(ba_sbuf, 1, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Psend_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Psend_init(ba_sbuf, 1, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Psend_init", "dest = size", MPI_ERR_RANK,
             MPI_Psend_init(ba_sbuf, 1, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Psend_init", "dest = -7", MPI_ERR_RANK,
@@ -1085,6 +1147,8 @@ static void t_MPI_Psend_init_c(void) {
             MPI_Psend_init_c(ba_sbuf, 1, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Psend_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Psend_init_c(ba_sbuf, 1, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Psend_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Psend_init_c(ba_sbuf, 1, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Psend_init_c", "dest = size", MPI_ERR_RANK,
             MPI_Psend_init_c(ba_sbuf, 1, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Psend_init_c", "dest = -7", MPI_ERR_RANK,
@@ -1122,6 +1186,8 @@ static void t_MPI_Recv(void) {
             MPI_Recv(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Recv", "datatype = freed", MPI_ERR_TYPE,
             MPI_Recv(ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Recv", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Recv(ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Recv", "source = size", MPI_ERR_RANK,
             MPI_Recv(ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Recv", "source = -7", MPI_ERR_RANK,
@@ -1151,6 +1217,8 @@ static void t_MPI_Recv_c(void) {
             MPI_Recv_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Recv_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Recv_c(ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Recv_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Recv_c(ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Recv_c", "source = size", MPI_ERR_RANK,
             MPI_Recv_c(ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Recv_c", "source = -7", MPI_ERR_RANK,
@@ -1178,6 +1246,8 @@ static void t_MPI_Recv_init(void) {
             MPI_Recv_init(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Recv_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Recv_init(ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Recv_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Recv_init(ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Recv_init", "source = size", MPI_ERR_RANK,
             MPI_Recv_init(ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Recv_init", "source = -7", MPI_ERR_RANK,
@@ -1209,6 +1279,8 @@ static void t_MPI_Recv_init_c(void) {
             MPI_Recv_init_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Recv_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Recv_init_c(ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Recv_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Recv_init_c(ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Recv_init_c", "source = size", MPI_ERR_RANK,
             MPI_Recv_init_c(ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Recv_init_c", "source = -7", MPI_ERR_RANK,
@@ -1279,6 +1351,8 @@ static void t_MPI_Rsend(void) {
             MPI_Rsend(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Rsend", "datatype = freed", MPI_ERR_TYPE,
             MPI_Rsend(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Rsend", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Rsend(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Rsend", "dest = size", MPI_ERR_RANK,
             MPI_Rsend(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Rsend", "dest = -7", MPI_ERR_RANK,
@@ -1310,6 +1384,8 @@ static void t_MPI_Rsend_c(void) {
             MPI_Rsend_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Rsend_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Rsend_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Rsend_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Rsend_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Rsend_c", "dest = size", MPI_ERR_RANK,
             MPI_Rsend_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Rsend_c", "dest = -7", MPI_ERR_RANK,
@@ -1339,6 +1415,8 @@ static void t_MPI_Rsend_init(void) {
             MPI_Rsend_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Rsend_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Rsend_init(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Rsend_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Rsend_init(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Rsend_init", "dest = size", MPI_ERR_RANK,
             MPI_Rsend_init(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Rsend_init", "dest = -7", MPI_ERR_RANK,
@@ -1372,6 +1450,8 @@ static void t_MPI_Rsend_init_c(void) {
             MPI_Rsend_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Rsend_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Rsend_init_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Rsend_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Rsend_init_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Rsend_init_c", "dest = size", MPI_ERR_RANK,
             MPI_Rsend_init_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Rsend_init_c", "dest = -7", MPI_ERR_RANK,
@@ -1403,6 +1483,8 @@ static void t_MPI_Send(void) {
             MPI_Send(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Send", "datatype = freed", MPI_ERR_TYPE,
             MPI_Send(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Send", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Send(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Send", "dest = size", MPI_ERR_RANK,
             MPI_Send(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Send", "dest = -7", MPI_ERR_RANK,
@@ -1434,6 +1516,8 @@ static void t_MPI_Send_c(void) {
             MPI_Send_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Send_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Send_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Send_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Send_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Send_c", "dest = size", MPI_ERR_RANK,
             MPI_Send_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Send_c", "dest = -7", MPI_ERR_RANK,
@@ -1463,6 +1547,8 @@ static void t_MPI_Send_init(void) {
             MPI_Send_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Send_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Send_init(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Send_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Send_init(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Send_init", "dest = size", MPI_ERR_RANK,
             MPI_Send_init(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Send_init", "dest = -7", MPI_ERR_RANK,
@@ -1496,6 +1582,8 @@ static void t_MPI_Send_init_c(void) {
             MPI_Send_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Send_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Send_init_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Send_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Send_init_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Send_init_c", "dest = size", MPI_ERR_RANK,
             MPI_Send_init_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Send_init_c", "dest = -7", MPI_ERR_RANK,
@@ -1527,6 +1615,8 @@ static void t_MPI_Sendrecv(void) {
             MPI_Sendrecv(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Sendrecv(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Sendrecv", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Sendrecv(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "dest = size", MPI_ERR_RANK,
             MPI_Sendrecv(ba_sbuf, 1, MPI_INT, ba_world_size, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "dest = -7", MPI_ERR_RANK,
@@ -1545,6 +1635,8 @@ static void t_MPI_Sendrecv(void) {
             MPI_Sendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Sendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Sendrecv", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Sendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "source = size", MPI_ERR_RANK,
             MPI_Sendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "source = -7", MPI_ERR_RANK,
@@ -1574,6 +1666,8 @@ static void t_MPI_Sendrecv_c(void) {
             MPI_Sendrecv_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_c", "sendtype = freed", MPI_ERR_TYPE,
             MPI_Sendrecv_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Sendrecv_c", "sendtype = not committed", MPI_ERR_TYPE,
+            MPI_Sendrecv_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_c", "dest = size", MPI_ERR_RANK,
             MPI_Sendrecv_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_c", "dest = -7", MPI_ERR_RANK,
@@ -1594,6 +1688,8 @@ static void t_MPI_Sendrecv_c(void) {
             MPI_Sendrecv_c(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_c", "recvtype = freed", MPI_ERR_TYPE,
             MPI_Sendrecv_c(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Sendrecv_c", "recvtype = not committed", MPI_ERR_TYPE,
+            MPI_Sendrecv_c(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_c", "source = size", MPI_ERR_RANK,
             MPI_Sendrecv_c(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_c", "source = -7", MPI_ERR_RANK,
@@ -1621,6 +1717,8 @@ static void t_MPI_Sendrecv_replace(void) {
             MPI_Sendrecv_replace(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_replace", "datatype = freed", MPI_ERR_TYPE,
             MPI_Sendrecv_replace(ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Sendrecv_replace", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Sendrecv_replace(ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_replace", "dest = size", MPI_ERR_RANK,
             MPI_Sendrecv_replace(ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_replace", "dest = -7", MPI_ERR_RANK,
@@ -1658,6 +1756,8 @@ static void t_MPI_Sendrecv_replace_c(void) {
             MPI_Sendrecv_replace_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_replace_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Sendrecv_replace_c(ba_rbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Sendrecv_replace_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Sendrecv_replace_c(ba_rbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_replace_c", "dest = size", MPI_ERR_RANK,
             MPI_Sendrecv_replace_c(ba_rbuf, 1, MPI_INT, ba_world_size, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_replace_c", "dest = -7", MPI_ERR_RANK,
@@ -1707,6 +1807,8 @@ static void t_MPI_Session_detach_buffer(void) {
             MPI_Session_detach_buffer((MPI_Session)(intptr_t)0x6, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Session_detach_buffer", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_detach_buffer((MPI_Session)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_int));
+    BA_CASE("MPI_Session_detach_buffer", "buffer_addr = NULL", BA_ANY,
+            MPI_Session_detach_buffer(MPI_SESSION_NULL, NULL, ba_out_int));
     BA_CASE("MPI_Session_detach_buffer", "size = NULL", BA_ANY,
             MPI_Session_detach_buffer(MPI_SESSION_NULL, ba_rbuf, NULL));
 }
@@ -1718,6 +1820,8 @@ static void t_MPI_Session_detach_buffer_c(void) {
             MPI_Session_detach_buffer_c((MPI_Session)(intptr_t)0x6, ba_rbuf, ba_out_count));
     BA_CASE("MPI_Session_detach_buffer_c", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_detach_buffer_c((MPI_Session)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_count));
+    BA_CASE("MPI_Session_detach_buffer_c", "buffer_addr = NULL", BA_ANY,
+            MPI_Session_detach_buffer_c(MPI_SESSION_NULL, NULL, ba_out_count));
     BA_CASE("MPI_Session_detach_buffer_c", "size = NULL", BA_ANY,
             MPI_Session_detach_buffer_c(MPI_SESSION_NULL, ba_rbuf, NULL));
 }
@@ -1753,6 +1857,8 @@ static void t_MPI_Ssend(void) {
             MPI_Ssend(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Ssend", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ssend(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Ssend", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Ssend(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Ssend", "dest = size", MPI_ERR_RANK,
             MPI_Ssend(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Ssend", "dest = -7", MPI_ERR_RANK,
@@ -1784,6 +1890,8 @@ static void t_MPI_Ssend_c(void) {
             MPI_Ssend_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Ssend_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ssend_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Ssend_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Ssend_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Ssend_c", "dest = size", MPI_ERR_RANK,
             MPI_Ssend_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Ssend_c", "dest = -7", MPI_ERR_RANK,
@@ -1813,6 +1921,8 @@ static void t_MPI_Ssend_init(void) {
             MPI_Ssend_init(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ssend_init", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ssend_init(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Ssend_init", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Ssend_init(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ssend_init", "dest = size", MPI_ERR_RANK,
             MPI_Ssend_init(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ssend_init", "dest = -7", MPI_ERR_RANK,
@@ -1846,6 +1956,8 @@ static void t_MPI_Ssend_init_c(void) {
             MPI_Ssend_init_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ssend_init_c", "datatype = freed", MPI_ERR_TYPE,
             MPI_Ssend_init_c(ba_sbuf, 1, ba_freed_Datatype, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Ssend_init_c", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Ssend_init_c(ba_sbuf, 1, ba_uncommitted, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ssend_init_c", "dest = size", MPI_ERR_RANK,
             MPI_Ssend_init_c(ba_sbuf, 1, MPI_INT, ba_world_size, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ssend_init_c", "dest = -7", MPI_ERR_RANK,

@@ -13,6 +13,8 @@ static void t_MPI_Accumulate(void) {
             MPI_Accumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Accumulate", "origin_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Accumulate(ba_sbuf, 1, ba_uncommitted, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "target_count = -1", MPI_ERR_COUNT,
@@ -25,6 +27,8 @@ static void t_MPI_Accumulate(void) {
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Accumulate", "target_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_uncommitted, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win_locked));
     BA_CASE("MPI_Accumulate", "op = reserved value 0x6", MPI_ERR_OP,
@@ -56,6 +60,8 @@ static void t_MPI_Accumulate_c(void) {
             MPI_Accumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Accumulate_c(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Accumulate_c", "origin_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Accumulate_c(ba_sbuf, 1, ba_uncommitted, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate_c", "target_count = -1", MPI_ERR_COUNT,
@@ -70,6 +76,8 @@ static void t_MPI_Accumulate_c(void) {
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Accumulate_c", "target_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_uncommitted, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Accumulate_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win_locked));
     BA_CASE("MPI_Accumulate_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -95,6 +103,8 @@ static void t_MPI_Alloc_mem(void) {
             MPI_Alloc_mem(64, (MPI_Info)(intptr_t)0x5eadbeef0, ba_rbuf));
     BA_CASE("MPI_Alloc_mem", "info = freed", MPI_ERR_INFO,
             MPI_Alloc_mem(64, ba_freed_Info, ba_rbuf));
+    BA_CASE("MPI_Alloc_mem", "baseptr = NULL", BA_ANY,
+            MPI_Alloc_mem(64, MPI_INFO_NULL, NULL));
 }
 
 static void t_MPI_Compare_and_swap(void) {
@@ -106,6 +116,8 @@ static void t_MPI_Compare_and_swap(void) {
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, ba_win_locked));
     BA_CASE("MPI_Compare_and_swap", "datatype = freed", MPI_ERR_TYPE,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, ba_freed_Datatype, 0, 0, ba_win_locked));
+    BA_CASE("MPI_Compare_and_swap", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, ba_uncommitted, 0, 0, ba_win_locked));
     BA_CASE("MPI_Compare_and_swap", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Compare_and_swap(ba_sbuf, ba_sbuf, ba_rbuf, MPI_INT, 5, 0, ba_win_locked));
     BA_CASE("MPI_Compare_and_swap", "win = MPI_WIN_NULL", MPI_ERR_WIN,
@@ -127,6 +139,8 @@ static void t_MPI_Fetch_and_op(void) {
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Fetch_and_op", "datatype = freed", MPI_ERR_TYPE,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, ba_freed_Datatype, 0, 0, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Fetch_and_op", "datatype = not committed", MPI_ERR_TYPE,
+            MPI_Fetch_and_op(ba_sbuf, ba_rbuf, ba_uncommitted, 0, 0, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Fetch_and_op", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 5, 0, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Fetch_and_op", "op = MPI_OP_NULL", MPI_ERR_OP,
@@ -158,6 +172,8 @@ static void t_MPI_Get(void) {
             MPI_Get(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win_locked));
+    BA_CASE("MPI_Get", "origin_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Get(ba_rbuf, 1, ba_uncommitted, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Get(ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get", "target_count = -1", MPI_ERR_COUNT,
@@ -170,6 +186,8 @@ static void t_MPI_Get(void) {
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win_locked));
     BA_CASE("MPI_Get", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win_locked));
+    BA_CASE("MPI_Get", "target_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_uncommitted, ba_win_locked));
     BA_CASE("MPI_Get", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL));
     BA_CASE("MPI_Get", "win = reserved value 0x6", MPI_ERR_WIN,
@@ -193,6 +211,8 @@ static void t_MPI_Get_c(void) {
             MPI_Get_c(ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_c(ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win_locked));
+    BA_CASE("MPI_Get_c", "origin_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Get_c(ba_rbuf, 1, ba_uncommitted, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get_c", "target_count = -1", MPI_ERR_COUNT,
@@ -207,6 +227,8 @@ static void t_MPI_Get_c(void) {
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win_locked));
     BA_CASE("MPI_Get_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win_locked));
+    BA_CASE("MPI_Get_c", "target_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_uncommitted, ba_win_locked));
     BA_CASE("MPI_Get_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Get_c(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL));
     BA_CASE("MPI_Get_c", "win = reserved value 0x6", MPI_ERR_WIN,
@@ -228,6 +250,8 @@ static void t_MPI_Get_accumulate(void) {
             MPI_Get_accumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Get_accumulate", "origin_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Get_accumulate(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "result_count = -1", MPI_ERR_COUNT,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "result_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -238,6 +262,8 @@ static void t_MPI_Get_accumulate(void) {
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "result_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Get_accumulate", "result_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "target_count = -1", MPI_ERR_COUNT,
@@ -250,6 +276,8 @@ static void t_MPI_Get_accumulate(void) {
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Get_accumulate", "target_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_uncommitted, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "op = reserved value 0x6", MPI_ERR_OP,
@@ -281,6 +309,8 @@ static void t_MPI_Get_accumulate_c(void) {
             MPI_Get_accumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Get_accumulate_c", "origin_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Get_accumulate_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "result_count = -1", MPI_ERR_COUNT,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "result_count x extent beyond isize", MPI_ERR_COUNT,
@@ -293,6 +323,8 @@ static void t_MPI_Get_accumulate_c(void) {
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "result_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Get_accumulate_c", "result_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "target_count = -1", MPI_ERR_COUNT,
@@ -307,6 +339,8 @@ static void t_MPI_Get_accumulate_c(void) {
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Get_accumulate_c", "target_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_uncommitted, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Get_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win_locked));
     BA_CASE("MPI_Get_accumulate_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -336,6 +370,8 @@ static void t_MPI_Put(void) {
             MPI_Put(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win_locked));
+    BA_CASE("MPI_Put", "origin_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Put(ba_sbuf, 1, ba_uncommitted, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Put(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put", "target_count = -1", MPI_ERR_COUNT,
@@ -348,6 +384,8 @@ static void t_MPI_Put(void) {
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win_locked));
     BA_CASE("MPI_Put", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win_locked));
+    BA_CASE("MPI_Put", "target_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_uncommitted, ba_win_locked));
     BA_CASE("MPI_Put", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL));
     BA_CASE("MPI_Put", "win = reserved value 0x6", MPI_ERR_WIN,
@@ -371,6 +409,8 @@ static void t_MPI_Put_c(void) {
             MPI_Put_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Put_c(ba_sbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, ba_win_locked));
+    BA_CASE("MPI_Put_c", "origin_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Put_c(ba_sbuf, 1, ba_uncommitted, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put_c", "target_count = -1", MPI_ERR_COUNT,
@@ -385,6 +425,8 @@ static void t_MPI_Put_c(void) {
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_win_locked));
     BA_CASE("MPI_Put_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, ba_win_locked));
+    BA_CASE("MPI_Put_c", "target_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, ba_uncommitted, ba_win_locked));
     BA_CASE("MPI_Put_c", "win = MPI_WIN_NULL", MPI_ERR_WIN,
             MPI_Put_c(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL));
     BA_CASE("MPI_Put_c", "win = reserved value 0x6", MPI_ERR_WIN,
@@ -406,6 +448,8 @@ static void t_MPI_Rget_accumulate(void) {
             MPI_Rget_accumulate(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget_accumulate", "origin_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Rget_accumulate(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "result_count = -1", MPI_ERR_COUNT,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "result_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
@@ -416,6 +460,8 @@ static void t_MPI_Rget_accumulate(void) {
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "result_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget_accumulate", "result_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "target_count = -1", MPI_ERR_COUNT,
@@ -428,6 +474,8 @@ static void t_MPI_Rget_accumulate(void) {
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget_accumulate", "target_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_uncommitted, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "op = reserved value 0x6", MPI_ERR_OP,
@@ -461,6 +509,8 @@ static void t_MPI_Rget_accumulate_c(void) {
             MPI_Rget_accumulate_c(ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "origin_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget_accumulate_c", "origin_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Rget_accumulate_c(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "result_count = -1", MPI_ERR_COUNT,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "result_count x extent beyond isize", MPI_ERR_COUNT,
@@ -473,6 +523,8 @@ static void t_MPI_Rget_accumulate_c(void) {
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "result_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_freed_Datatype, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget_accumulate_c", "result_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, ba_uncommitted, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "target_rank = 5 (beyond size)", MPI_ERR_RANK,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "target_count = -1", MPI_ERR_COUNT,
@@ -487,6 +539,8 @@ static void t_MPI_Rget_accumulate_c(void) {
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "target_datatype = freed", MPI_ERR_TYPE,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_freed_Datatype, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget_accumulate_c", "target_datatype = not committed", MPI_ERR_TYPE,
+            MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, ba_uncommitted, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "op = MPI_OP_NULL", MPI_ERR_OP,
             MPI_Rget_accumulate_c(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate_c", "op = reserved value 0x6", MPI_ERR_OP,
@@ -522,6 +576,8 @@ static void t_MPI_Win_allocate(void) {
             MPI_Win_allocate(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_Win));
     BA_CASE("MPI_Win_allocate", "comm = freed", MPI_ERR_COMM,
             MPI_Win_allocate(64, 1, MPI_INFO_NULL, ba_freed_Comm, ba_rbuf, ba_out_Win));
+    BA_CASE("MPI_Win_allocate", "baseptr = NULL", BA_ANY,
+            MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, NULL, ba_out_Win));
     BA_CASE("MPI_Win_allocate", "win = NULL", BA_ANY,
             MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, ba_rbuf, NULL));
 }
@@ -541,6 +597,8 @@ static void t_MPI_Win_allocate_c(void) {
             MPI_Win_allocate_c(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_Win));
     BA_CASE("MPI_Win_allocate_c", "comm = freed", MPI_ERR_COMM,
             MPI_Win_allocate_c(64, 1, MPI_INFO_NULL, ba_freed_Comm, ba_rbuf, ba_out_Win));
+    BA_CASE("MPI_Win_allocate_c", "baseptr = NULL", BA_ANY,
+            MPI_Win_allocate_c(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, NULL, ba_out_Win));
     BA_CASE("MPI_Win_allocate_c", "win = NULL", BA_ANY,
             MPI_Win_allocate_c(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, ba_rbuf, NULL));
 }
@@ -560,6 +618,8 @@ static void t_MPI_Win_allocate_shared(void) {
             MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_Win));
     BA_CASE("MPI_Win_allocate_shared", "comm = freed", MPI_ERR_COMM,
             MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, ba_freed_Comm, ba_rbuf, ba_out_Win));
+    BA_CASE("MPI_Win_allocate_shared", "baseptr = NULL", BA_ANY,
+            MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, NULL, ba_out_Win));
     BA_CASE("MPI_Win_allocate_shared", "win = NULL", BA_ANY,
             MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, ba_rbuf, NULL));
 }
@@ -579,6 +639,8 @@ static void t_MPI_Win_allocate_shared_c(void) {
             MPI_Win_allocate_shared_c(64, 1, MPI_INFO_NULL, (MPI_Comm)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_Win));
     BA_CASE("MPI_Win_allocate_shared_c", "comm = freed", MPI_ERR_COMM,
             MPI_Win_allocate_shared_c(64, 1, MPI_INFO_NULL, ba_freed_Comm, ba_rbuf, ba_out_Win));
+    BA_CASE("MPI_Win_allocate_shared_c", "baseptr = NULL", BA_ANY,
+            MPI_Win_allocate_shared_c(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, NULL, ba_out_Win));
     BA_CASE("MPI_Win_allocate_shared_c", "win = NULL", BA_ANY,
             MPI_Win_allocate_shared_c(64, 1, MPI_INFO_NULL, MPI_COMM_SELF, ba_rbuf, NULL));
 }
@@ -787,6 +849,8 @@ static void t_MPI_Win_get_attr(void) {
             MPI_Win_get_attr(ba_freed_Win, ba_kv_win, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Win_get_attr", "win_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Win_get_attr(ba_win, 12345, ba_rbuf, ba_out_int));
+    BA_CASE("MPI_Win_get_attr", "attribute_val = NULL", BA_ANY,
+            MPI_Win_get_attr(ba_win, ba_kv_win, NULL, ba_out_int));
     BA_CASE("MPI_Win_get_attr", "flag = NULL", BA_ANY,
             MPI_Win_get_attr(ba_win, ba_kv_win, ba_rbuf, NULL));
 }
@@ -837,6 +901,8 @@ static void t_MPI_Win_get_name(void) {
             MPI_Win_get_name((MPI_Win)(intptr_t)0x5eadbeef0, ba_chars, ba_out_int));
     BA_CASE("MPI_Win_get_name", "win = freed", MPI_ERR_WIN,
             MPI_Win_get_name(ba_freed_Win, ba_chars, ba_out_int));
+    BA_CASE("MPI_Win_get_name", "win_name = NULL", BA_ANY,
+            MPI_Win_get_name(ba_win, NULL, ba_out_int));
     BA_CASE("MPI_Win_get_name", "resultlen = NULL", BA_ANY,
             MPI_Win_get_name(ba_win, ba_chars, NULL));
 }
@@ -957,6 +1023,8 @@ static void t_MPI_Win_shared_query(void) {
             MPI_Win_shared_query(ba_win, 0, NULL, ba_out_int, ba_rbuf));
     BA_CASE("MPI_Win_shared_query", "disp_unit = NULL", BA_ANY,
             MPI_Win_shared_query(ba_win, 0, ba_out_aint, NULL, ba_rbuf));
+    BA_CASE("MPI_Win_shared_query", "baseptr = NULL", BA_ANY,
+            MPI_Win_shared_query(ba_win, 0, ba_out_aint, ba_out_int, NULL));
 }
 
 static void t_MPI_Win_shared_query_c(void) {
@@ -972,6 +1040,8 @@ static void t_MPI_Win_shared_query_c(void) {
             MPI_Win_shared_query_c(ba_win, 0, NULL, ba_out_aint, ba_rbuf));
     BA_CASE("MPI_Win_shared_query_c", "disp_unit = NULL", BA_ANY,
             MPI_Win_shared_query_c(ba_win, 0, ba_out_aint, NULL, ba_rbuf));
+    BA_CASE("MPI_Win_shared_query_c", "baseptr = NULL", BA_ANY,
+            MPI_Win_shared_query_c(ba_win, 0, ba_out_aint, ba_out_aint, NULL));
 }
 
 static void t_MPI_Win_start(void) {
