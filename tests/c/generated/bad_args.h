@@ -243,7 +243,13 @@ static void ba_setup(void) {
     MPI_Graph_create(MPI_COMM_SELF, 1, index, edges, 0, &ba_graph);
     MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, self, MPI_UNWEIGHTED, 1, self,
                                    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &ba_distgraph);
-    MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_WORLD, rank == 0 ? 1 : 0, 77, &ba_inter);
+    /* Ranks 0 and 1 make the intercommunicator (any np >= 2). */
+    MPI_Comm pair = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
+    if (pair != MPI_COMM_NULL) {
+        MPI_Intercomm_create(MPI_COMM_SELF, 0, pair, 1 - rank, 77, &ba_inter);
+        MPI_Comm_free(&pair);
+    }
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &ba_kv_comm, NULL);
     MPI_Comm_set_attr(MPI_COMM_SELF, ba_kv_comm, NULL);
     MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &ba_kv_type, NULL);
