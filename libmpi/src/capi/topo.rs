@@ -102,6 +102,9 @@ mpi_fn! {
             if comm_cart.is_null() {
                 return Err(arg("comm_cart pointer is NULL"));
             }
+            // A failed creation leaves MPI_COMM_NULL behind, as MPICH does (errors/topo/cartsmall).
+            // SAFETY: checked non-NULL.
+            unsafe { store(comm_cart, None)? };
             let id = rt.cart_create(c, d, &p)?;
             // SAFETY: checked non-NULL.
             unsafe { store(comm_cart, id) }
