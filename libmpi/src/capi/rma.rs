@@ -377,6 +377,9 @@ mpi_fn! {
             if crate::datatype::lookup(datatype as usize).is_none() {
                 return Err(Error::new(ErrorClass::Type, "MPI_Compare_and_swap takes a predefined datatype"));
             }
+            if !crate::op::cas_type(datatype as usize) {
+                return Err(Error::new(ErrorClass::Type, "MPI_Compare_and_swap takes an integer, logical or byte datatype"));
+            }
             let o = message_c(origin_addr, 1, datatype)?;
             let c = message_c(compare_addr, 1, datatype)?;
             let r = message_c(result_addr, 1, datatype)?;
