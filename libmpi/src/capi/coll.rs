@@ -45,6 +45,18 @@ pub(super) fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
 }
 
+/// MPI forbids passing one buffer as both the send and the receive buffer (MPI_IN_PLACE says
+/// that instead): MPI_ERR_BUFFER, checked where the receive buffer matters, before any traffic.
+pub(super) fn no_alias(sendbuf: *const c_void, recvbuf: *const c_void, count: impl Wide) -> Result<()> {
+    if count.wide() > 0 && !sendbuf.is_null() && !in_place(sendbuf) && sendbuf == recvbuf {
+        return Err(Error::new(
+            ErrorClass::Buffer,
+            "sendbuf and recvbuf are the same buffer (aliased arguments; use MPI_IN_PLACE)",
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn at(p: *const c_void) -> At {
     At(Buf::User(p as *mut u8), 0)
 }
@@ -494,6 +506,9 @@ unsafe fn reduce(
     }
     let c = count_of(count, "count")?;
     let is_root = b.rank() == root;
+    if is_root {
+        no_alias(sendbuf, recvbuf, count)?;
+    }
     let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, is_root)?;
     algos::reduce(b, r.send, r.recv, r.count, root);
     Ok(())
@@ -513,6 +528,7 @@ unsafe fn allreduce(
     if b.is_inter() {
         return super::coll_inter::allreduce(b, sendbuf, recvbuf, count, datatype, op);
     }
+    no_alias(sendbuf, recvbuf, count)?;
     let c = count_of(count, "count")?;
     let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, true)?;
     algos::allreduce(b, r.send, r.recv, r.count);
@@ -533,6 +549,7 @@ unsafe fn scan(
     if b.is_inter() {
         return super::coll_inter::no_scan("MPI_Scan");
     }
+    no_alias(sendbuf, recvbuf, count)?;
     let c = count_of(count, "count")?;
     let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, true)?;
     algos::scan(b, r.send, r.recv, r.count);

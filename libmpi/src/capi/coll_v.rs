@@ -114,6 +114,9 @@ unsafe fn gather(
     recvtype: Handle,
     root: c_int,
 ) -> Result<()> {
+    if !b.is_inter() && b.rank() == root {
+        super::coll::no_alias(sendbuf, recvbuf, sendcount)?;
+    }
     let f = |_| Ok(Layout::Uniform(count_of(recvcount, "recvcount")?));
     // SAFETY: forwarded.
     unsafe { gatherv_common(b, sendbuf, sendcount, sendtype, recvbuf, f, recvtype, root) }
@@ -200,6 +203,9 @@ unsafe fn scatter(
     recvtype: Handle,
     root: c_int,
 ) -> Result<()> {
+    if !b.is_inter() && b.rank() == root {
+        super::coll::no_alias(sendbuf, recvbuf, recvcount)?;
+    }
     let f = |_| Ok(Layout::Uniform(count_of(sendcount, "sendcount")?));
     // SAFETY: forwarded.
     unsafe { scatterv_common(b, sendbuf, f, sendtype, recvbuf, recvcount, recvtype, root) }
