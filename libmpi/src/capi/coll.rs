@@ -570,6 +570,7 @@ unsafe fn exscan(
     if b.is_inter() {
         return super::coll_inter::no_scan("MPI_Exscan");
     }
+    no_alias(sendbuf, recvbuf, count)?;
     let c = count_of(count, "count")?;
     // Rank 0's recvbuf is undefined: staged in and out so it is left as it was.
     let (red, n, sh) = reduction_of(op, datatype, c)?;
@@ -610,6 +611,7 @@ unsafe fn reduce_scatter_counts(
     let sum = counts.iter().try_fold(0usize, |t, &c| t.checked_add(c));
     let total = sum.ok_or_else(|| Error::new(ErrorClass::Count, "recvcounts overflow"))?;
     let mine = counts[b.rank() as usize];
+    no_alias(sendbuf, recvbuf, mine.max(total.min(1)) as Count)?;
     let recv_count = if in_place(sendbuf) { total } else { mine };
     // Basic elements per element of `datatype` (the algorithm counts those).
     let per = reduction_of(op, datatype, 1)?.1;
