@@ -47,7 +47,11 @@ pub(super) fn in_place(p: *const c_void) -> bool {
 
 /// MPI forbids passing one buffer as both the send and the receive buffer (MPI_IN_PLACE says
 /// that instead): MPI_ERR_BUFFER, checked where the receive buffer matters, before any traffic.
-pub(super) fn no_alias(sendbuf: *const c_void, recvbuf: *const c_void, count: impl Wide) -> Result<()> {
+pub(super) fn no_alias(
+    sendbuf: *const c_void,
+    recvbuf: *const c_void,
+    count: impl Wide,
+) -> Result<()> {
     if count.wide() > 0 && !sendbuf.is_null() && !in_place(sendbuf) && sendbuf == recvbuf {
         return Err(Error::new(
             ErrorClass::Buffer,

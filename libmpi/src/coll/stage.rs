@@ -60,7 +60,12 @@ impl Shape {
     pub fn offset(&self, i: isize) -> Result<isize> {
         i.checked_mul(self.extent)
             // Element i's offset is a count times an extent: too many elements.
-            .ok_or_else(|| Error::new(ErrorClass::Count, "count x extent overflows the displacement"))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorClass::Count,
+                    "count x extent overflows the displacement",
+                )
+            })
     }
 }
 
