@@ -297,6 +297,10 @@ def bad_values(fn, p):
         elif n in ("keyval", "comm_keyval", "type_keyval", "win_keyval") and \
                 not bare.endswith("create_keyval"):
             out.append(("12345", "MPI_ERR_KEYVAL", "%s = 12345 (not a keyval)" % n))
+            # A keyval of another kind (window for communicator and type, else communicator).
+            other = "ba_kv_comm" if n == "win_keyval" or bare.startswith("Win_") else "ba_kv_win"
+            out.append((other, "MPI_ERR_KEYVAL", "%s = %s keyval" % (
+                n, "a communicator" if other == "ba_kv_comm" else "a window")))
         elif n in ("errorcode", "errorclass") and bare in ("Error_class", "Error_string",
                                                            "Add_error_code"):
             out.append(("-9", "MPI_ERR_ARG", "%s = -9" % n))

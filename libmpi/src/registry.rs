@@ -45,6 +45,8 @@ pub struct Keyval {
     pub extra: usize,
     /// Freed by the user: no new uses, but attributes already set keep their callbacks.
     pub freed: bool,
+    /// A window keyval (MPI_Win_create_keyval): refused on communicators, and the reverse.
+    pub win: bool,
 }
 
 pub struct Objects {
@@ -113,8 +115,30 @@ impl Objects {
             delete,
             extra,
             freed: false,
+            win: false,
         });
         FIRST_KEYVAL + self.keyvals.len() as i32 - 1
+    }
+
+    /// A window keyval (same table, its own kind).
+    pub fn add_win_keyval(&mut self, delete: Option<DeleteFn>, extra: usize) -> i32 {
+        let k = self.add_keyval(Copy::None, delete, extra);
+        self.keyvals[(k - FIRST_KEYVAL) as usize].win = true;
+        k
+    }
+
+    /// A window keyval the user may still use.
+    pub fn win_keyval(&self, k: i32) -> Result<Keyval> {
+        match self.keyval_any(k) {
+            Some(kv) if !kv.freed && kv.win => Ok(kv),
+            _ => err(ErrorClass::Keyval, format!("{k} is not a valid window keyval")),
+        }
+    }
+
+    pub fn free_win_keyval(&mut self, k: i32) -> Result<()> {
+        self.win_keyval(k)?;
+        self.keyvals[(k - FIRST_KEYVAL) as usize].freed = true;
+        Ok(())
     }
 
     /// A keyval's callbacks, freed or not (attributes outlive the user's free).
@@ -126,7 +150,7 @@ impl Objects {
     /// A keyval the user may still use.
     pub fn keyval(&self, k: i32) -> Result<Keyval> {
         match self.keyval_any(k) {
-            Some(kv) if !kv.freed => Ok(kv),
+            Some(kv) if !kv.freed && !kv.win => Ok(kv),
             _ => err(ErrorClass::Keyval, format!("{k} is not a valid keyval")),
         }
     }

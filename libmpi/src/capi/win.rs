@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 use super::*;
 use crate::osc;
-use crate::registry::{Copy, DeleteFn, ErrFn};
+use crate::registry::{DeleteFn, ErrFn};
 
 const WIN_NULL: usize = 0x110;
 /// Window handles: `WIN_BASE + slot`.
@@ -526,7 +526,7 @@ mpi_fn! {
             out(keyval, "keyval")?;
             // Windows are never duplicated: the copy callback is never called.
             let _ = copy_fn;
-            let k = rt.objs.add_keyval(Copy::None, delete_fn, extra_state as usize);
+            let k = rt.objs.add_win_keyval(delete_fn, extra_state as usize);
             // SAFETY: checked non-NULL.
             unsafe { *keyval = k };
             Ok(())
@@ -539,7 +539,7 @@ mpi_fn! {
         call("MPI_Win_free_keyval", crate::comm::WORLD, |rt| {
             out(keyval, "keyval")?;
             // SAFETY: checked non-NULL.
-            rt.objs.free_keyval(unsafe { *keyval })?;
+            rt.objs.free_win_keyval(unsafe { *keyval })?;
             // SAFETY: as above.
             unsafe { *keyval = KEYVAL_INVALID };
             Ok(())
@@ -551,7 +551,7 @@ mpi_fn! {
     fn MPI_Win_set_attr / PMPI_Win_set_attr(win: Handle, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
         let r = (|| {
             let id = win_index(win)?;
-            runtime::with(|rt| rt.objs.keyval(win_keyval).map(|_| ()))?;
+            runtime::with(|rt| rt.objs.win_keyval(win_keyval).map(|_| ()))?;
             let old = osc::with_win(id, |w| Ok(w.attrs.iter().find(|a| a.0 == win_keyval).map(|a| a.1)))?;
             if let Some(v) = old {
                 call_delete(id, win_keyval, v)?;
@@ -585,7 +585,7 @@ mpi_fn! {
                     WIN_CREATE_FLAVOR => Some(&vals.2 as *const i32 as usize),
                     WIN_MODEL => Some(&vals.3 as *const i32 as usize),
                     k => {
-                        rt.objs.keyval(k)?;
+                        rt.objs.win_keyval(k)?;
                         w.attrs.iter().find(|a| a.0 == k).map(|a| a.1)
                     }
                 })
@@ -606,7 +606,7 @@ mpi_fn! {
     fn MPI_Win_delete_attr / PMPI_Win_delete_attr(win: Handle, win_keyval: c_int) -> c_int {
         let r = (|| {
             let id = win_index(win)?;
-            runtime::with(|rt| rt.objs.keyval(win_keyval).map(|_| ()))?;
+            runtime::with(|rt| rt.objs.win_keyval(win_keyval).map(|_| ()))?;
             let v = osc::with_win(id, |w| match w.attrs.iter().find(|a| a.0 == win_keyval) {
                 Some(a) => Ok(a.1),
                 None => Err(Error::new(ErrorClass::Keyval, format!("keyval {win_keyval} has no attribute on this window"))),

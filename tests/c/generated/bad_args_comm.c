@@ -61,6 +61,8 @@ static void t_MPI_Attr_delete(void) {
             MPI_Attr_delete(ba_freed_Comm, ba_kv_comm));
     BA_CASE("MPI_Attr_delete", "keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Attr_delete(MPI_COMM_SELF, 12345));
+    BA_CASE("MPI_Attr_delete", "keyval = a window keyval", MPI_ERR_KEYVAL,
+            MPI_Attr_delete(MPI_COMM_SELF, ba_kv_win));
 }
 
 static void t_MPI_Attr_get(void) {
@@ -74,6 +76,8 @@ static void t_MPI_Attr_get(void) {
             MPI_Attr_get(ba_freed_Comm, ba_kv_comm, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Attr_get", "keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Attr_get(MPI_COMM_SELF, 12345, ba_rbuf, ba_out_int));
+    BA_CASE("MPI_Attr_get", "keyval = a window keyval", MPI_ERR_KEYVAL,
+            MPI_Attr_get(MPI_COMM_SELF, ba_kv_win, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Attr_get", "flag = NULL", BA_ANY,
             MPI_Attr_get(MPI_COMM_SELF, ba_kv_comm, ba_rbuf, NULL));
 }
@@ -89,6 +93,8 @@ static void t_MPI_Attr_put(void) {
             MPI_Attr_put(ba_freed_Comm, ba_kv_comm, ba_rbuf));
     BA_CASE("MPI_Attr_put", "keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Attr_put(MPI_COMM_SELF, 12345, ba_rbuf));
+    BA_CASE("MPI_Attr_put", "keyval = a window keyval", MPI_ERR_KEYVAL,
+            MPI_Attr_put(MPI_COMM_SELF, ba_kv_win, ba_rbuf));
 }
 
 static void t_MPI_Comm_call_errhandler(void) {
@@ -217,6 +223,8 @@ static void t_MPI_Comm_delete_attr(void) {
             MPI_Comm_delete_attr(ba_freed_Comm, ba_kv_comm));
     BA_CASE("MPI_Comm_delete_attr", "comm_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Comm_delete_attr(MPI_COMM_SELF, 12345));
+    BA_CASE("MPI_Comm_delete_attr", "comm_keyval = a window keyval", MPI_ERR_KEYVAL,
+            MPI_Comm_delete_attr(MPI_COMM_SELF, ba_kv_win));
 }
 
 static void t_MPI_Comm_disconnect(void) {
@@ -283,6 +291,8 @@ static void t_MPI_Comm_get_attr(void) {
             MPI_Comm_get_attr(ba_freed_Comm, ba_kv_comm, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Comm_get_attr", "comm_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Comm_get_attr(MPI_COMM_SELF, 12345, ba_rbuf, ba_out_int));
+    BA_CASE("MPI_Comm_get_attr", "comm_keyval = a window keyval", MPI_ERR_KEYVAL,
+            MPI_Comm_get_attr(MPI_COMM_SELF, ba_kv_win, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Comm_get_attr", "attribute_val = NULL", BA_ANY,
             MPI_Comm_get_attr(MPI_COMM_SELF, ba_kv_comm, NULL, ba_out_int));
     BA_CASE("MPI_Comm_get_attr", "flag = NULL", BA_ANY,
@@ -432,6 +442,8 @@ static void t_MPI_Comm_set_attr(void) {
             MPI_Comm_set_attr(ba_freed_Comm, ba_kv_comm, ba_rbuf));
     BA_CASE("MPI_Comm_set_attr", "comm_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Comm_set_attr(MPI_COMM_SELF, 12345, ba_rbuf));
+    BA_CASE("MPI_Comm_set_attr", "comm_keyval = a window keyval", MPI_ERR_KEYVAL,
+            MPI_Comm_set_attr(MPI_COMM_SELF, ba_kv_win, ba_rbuf));
 }
 
 static void t_MPI_Comm_set_errhandler(void) {

@@ -531,6 +531,8 @@ static void t_MPI_Type_delete_attr(void) {
             MPI_Type_delete_attr(ba_freed_Datatype, ba_kv_type));
     BA_CASE("MPI_Type_delete_attr", "type_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Type_delete_attr(MPI_INT, 12345));
+    BA_CASE("MPI_Type_delete_attr", "type_keyval = a window keyval", MPI_ERR_KEYVAL,
+            MPI_Type_delete_attr(MPI_INT, ba_kv_win));
 }
 
 static void t_MPI_Type_dup(void) {
@@ -573,6 +575,8 @@ static void t_MPI_Type_get_attr(void) {
             MPI_Type_get_attr(ba_freed_Datatype, ba_kv_type, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Type_get_attr", "type_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Type_get_attr(MPI_INT, 12345, ba_rbuf, ba_out_int));
+    BA_CASE("MPI_Type_get_attr", "type_keyval = a window keyval", MPI_ERR_KEYVAL,
+            MPI_Type_get_attr(MPI_INT, ba_kv_win, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Type_get_attr", "attribute_val = NULL", BA_ANY,
             MPI_Type_get_attr(MPI_INT, ba_kv_type, NULL, ba_out_int));
     BA_CASE("MPI_Type_get_attr", "flag = NULL", BA_ANY,
@@ -833,6 +837,8 @@ static void t_MPI_Type_set_attr(void) {
             MPI_Type_set_attr(ba_freed_Datatype, ba_kv_type, ba_rbuf));
     BA_CASE("MPI_Type_set_attr", "type_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Type_set_attr(MPI_INT, 12345, ba_rbuf));
+    BA_CASE("MPI_Type_set_attr", "type_keyval = a window keyval", MPI_ERR_KEYVAL,
+            MPI_Type_set_attr(MPI_INT, ba_kv_win, ba_rbuf));
 }
 
 static void t_MPI_Type_set_name(void) {

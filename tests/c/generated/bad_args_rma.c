@@ -756,6 +756,8 @@ static void t_MPI_Win_delete_attr(void) {
             MPI_Win_delete_attr(ba_freed_Win, ba_kv_win));
     BA_CASE("MPI_Win_delete_attr", "win_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Win_delete_attr(ba_win, 12345));
+    BA_CASE("MPI_Win_delete_attr", "win_keyval = a communicator keyval", MPI_ERR_KEYVAL,
+            MPI_Win_delete_attr(ba_win, ba_kv_comm));
 }
 
 static void t_MPI_Win_detach(void) {
@@ -849,6 +851,8 @@ static void t_MPI_Win_get_attr(void) {
             MPI_Win_get_attr(ba_freed_Win, ba_kv_win, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Win_get_attr", "win_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Win_get_attr(ba_win, 12345, ba_rbuf, ba_out_int));
+    BA_CASE("MPI_Win_get_attr", "win_keyval = a communicator keyval", MPI_ERR_KEYVAL,
+            MPI_Win_get_attr(ba_win, ba_kv_comm, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Win_get_attr", "attribute_val = NULL", BA_ANY,
             MPI_Win_get_attr(ba_win, ba_kv_win, NULL, ba_out_int));
     BA_CASE("MPI_Win_get_attr", "flag = NULL", BA_ANY,
@@ -959,6 +963,8 @@ static void t_MPI_Win_set_attr(void) {
             MPI_Win_set_attr(ba_freed_Win, ba_kv_win, ba_rbuf));
     BA_CASE("MPI_Win_set_attr", "win_keyval = 12345 (not a keyval)", MPI_ERR_KEYVAL,
             MPI_Win_set_attr(ba_win, 12345, ba_rbuf));
+    BA_CASE("MPI_Win_set_attr", "win_keyval = a communicator keyval", MPI_ERR_KEYVAL,
+            MPI_Win_set_attr(ba_win, ba_kv_comm, ba_rbuf));
 }
 
 static void t_MPI_Win_set_errhandler(void) {
