@@ -67,6 +67,8 @@ ACCEPTED = {
     ("MPI_Errhandler_free", "predefined MPI_ERRORS_RETURN freed"),
     # *buflen is 0 here: MPI 4.1 §10 lets value be anything then (only the length is returned).
     ("MPI_Info_get_string", "value = NULL"),
+    # A packed size does not depend on the extent: 8 GiB fits its MPI_Aint result.
+    ("MPI_Pack_external_size", "incount x extent 2^40 beyond isize"),
     # The graph is unweighted: MPI 4.1 §8.5.5 leaves the weight arrays untouched then.
     ("MPI_Dist_graph_neighbors", "sourceweights = NULL"),
     ("MPI_Dist_graph_neighbors", "destweights = NULL"),
@@ -106,6 +108,10 @@ HANDLE_NULL = {
 FREED = {"MPI_Comm", "MPI_Datatype", "MPI_Op", "MPI_Group", "MPI_Win", "MPI_Info",
          "MPI_Errhandler"}
 
+# The datatype argument a count counts.
+PAIRED_TYPE = {"count": "datatype", "sendcount": "sendtype", "recvcount": "recvtype",
+               "origin_count": "origin_datatype", "target_count": "target_datatype",
+               "result_count": "result_datatype", "incount": "datatype"}
 P2P_PEER = {"dest", "source", "rank_source", "rank_dest"}
 COUNTS = {"count", "sendcount", "recvcount", "origin_count", "target_count", "result_count",
           "incount"}
@@ -362,14 +368,26 @@ def cases(funcs):
         if any(v is None for v in vals):
             skipped.append(name)
             continue
+        names = [p.name for p in params]
         for i, p in enumerate(params):
             if NO_BAD_VALUES.match(name) and p.stars == 0:
                 continue
-            for expr, cls, what in bad_values(name, p):
+            bad = bad_values(name, p)
+            # An int count times a datatype of extent 2^40 passes isize: the count's datatype
+            # is then the huge one (the only case where two arguments change together).
+            pair = PAIRED_TYPE.get(p.name)
+            if p.stars == 0 and p.base == "int" and pair in names and \
+                    not name[4:].startswith("Type_") and p.name in COUNTS:
+                bad.append(("INT_MAX", "MPI_ERR_COUNT", "%s x extent 2^40 beyond isize" % p.name,
+                            {pair: "ba_huge"}))
+            for b in bad:
+                expr, cls, what = b[:3]
                 if (name, what) in ACCEPTED:
                     continue
                 args = list(vals)
                 args[i] = expr
+                for other, oexpr in (b[3] if len(b) > 3 else {}).items():
+                    args[names.index(other)] = oexpr
                 by_fam[family_of(name)].append(
                     (name, what, cls or "BA_ANY", "%s(%s)" % (name, ", ".join(args))))
     return by_fam, skipped
@@ -407,6 +425,7 @@ HARNESS = r'''
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #pragma GCC diagnostic ignored "-Wnonnull"
 #include <mpi.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -445,7 +464,8 @@ static int ba_ranges[64][3] = {{0, 0, 1}};
 static MPI_Comm ba_cart = MPI_COMM_NULL, ba_graph = MPI_COMM_NULL, ba_distgraph = MPI_COMM_NULL,
                 ba_inter = MPI_COMM_NULL, ba_freed_Comm = MPI_COMM_NULL;
 static MPI_Group ba_group = MPI_GROUP_EMPTY, ba_freed_Group = MPI_GROUP_NULL;
-static MPI_Datatype ba_freed_Datatype = MPI_DATATYPE_NULL, ba_uncommitted = MPI_DATATYPE_NULL;
+static MPI_Datatype ba_freed_Datatype = MPI_DATATYPE_NULL, ba_uncommitted = MPI_DATATYPE_NULL,
+                    ba_huge = MPI_DATATYPE_NULL;
 static MPI_Op ba_freed_Op = MPI_OP_NULL;
 static MPI_Win ba_win = MPI_WIN_NULL, ba_win_locked = MPI_WIN_NULL, ba_freed_Win = MPI_WIN_NULL;
 static MPI_Info ba_info = MPI_INFO_NULL, ba_freed_Info = MPI_INFO_NULL;
@@ -656,6 +676,9 @@ static void ba_setup(void) {
     MPI_Info_create(&ba_info);
     MPI_Info_set(ba_info, "ba_key", "value");
     MPI_Type_contiguous(3, MPI_INT, &ba_uncommitted);
+    /* One int in an extent of 2^40 bytes: INT_MAX of them span 2^71. */
+    MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 40, &ba_huge);
+    MPI_Type_commit(&ba_huge);
     MPI_Send_init(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &ba_persistent);
     /* Freed last, so that no later object takes their slots. */
     MPI_Comm_dup(MPI_COMM_SELF, &ba_freed_Comm);

@@ -69,6 +69,13 @@ fn message_general(buf: *const c_void, count: Count, datatype: Handle) -> Result
         None => table::committed(h)?,
     };
     byte_len(count as usize, layout.size())?;
+    // The elements must also lie within the address space: count x extent within isize.
+    if layout.span(count as usize).is_none() {
+        return Err(Error::new(
+            ErrorClass::Count,
+            format!("count {count} x extent {} overflows the address space", layout.extent()),
+        ));
+    }
     let m = Msg::typed(buf.cast(), count as usize, &layout);
     if m.is_contiguous() && m.ptr.is_null() && m.len > 0 {
         return Err(Error::new(

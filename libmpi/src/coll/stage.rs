@@ -50,9 +50,11 @@ impl Shape {
 
     /// Bytes of `count` elements' data (MPI_ERR_COUNT past isize::MAX).
     pub fn bytes(&self, count: usize) -> Result<usize> {
+        // count x extent too: the elements must lie within the address space.
+        let span = count.checked_mul(self.extent.unsigned_abs());
         count
             .checked_mul(self.size)
-            .filter(|&n| n <= isize::MAX as usize)
+            .filter(|&n| n <= isize::MAX as usize && span.is_some_and(|s| s <= isize::MAX as usize))
             .ok_or_else(|| Error::new(ErrorClass::Count, format!("count {count} overflows")))
     }
 

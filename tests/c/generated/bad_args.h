@@ -14,6 +14,7 @@
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #pragma GCC diagnostic ignored "-Wnonnull"
 #include <mpi.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,7 +53,8 @@ static int ba_ranges[64][3] = {{0, 0, 1}};
 static MPI_Comm ba_cart = MPI_COMM_NULL, ba_graph = MPI_COMM_NULL, ba_distgraph = MPI_COMM_NULL,
                 ba_inter = MPI_COMM_NULL, ba_freed_Comm = MPI_COMM_NULL;
 static MPI_Group ba_group = MPI_GROUP_EMPTY, ba_freed_Group = MPI_GROUP_NULL;
-static MPI_Datatype ba_freed_Datatype = MPI_DATATYPE_NULL, ba_uncommitted = MPI_DATATYPE_NULL;
+static MPI_Datatype ba_freed_Datatype = MPI_DATATYPE_NULL, ba_uncommitted = MPI_DATATYPE_NULL,
+                    ba_huge = MPI_DATATYPE_NULL;
 static MPI_Op ba_freed_Op = MPI_OP_NULL;
 static MPI_Win ba_win = MPI_WIN_NULL, ba_win_locked = MPI_WIN_NULL, ba_freed_Win = MPI_WIN_NULL;
 static MPI_Info ba_info = MPI_INFO_NULL, ba_freed_Info = MPI_INFO_NULL;
@@ -263,6 +265,9 @@ static void ba_setup(void) {
     MPI_Info_create(&ba_info);
     MPI_Info_set(ba_info, "ba_key", "value");
     MPI_Type_contiguous(3, MPI_INT, &ba_uncommitted);
+    /* One int in an extent of 2^40 bytes: INT_MAX of them span 2^71. */
+    MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 40, &ba_huge);
+    MPI_Type_commit(&ba_huge);
     MPI_Send_init(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &ba_persistent);
     /* Freed last, so that no later object takes their slots. */
     MPI_Comm_dup(MPI_COMM_SELF, &ba_freed_Comm);

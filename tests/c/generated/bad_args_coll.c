@@ -5,6 +5,8 @@
 static void t_MPI_Allgather(void) {
     BA_CASE("MPI_Allgather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Allgather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgather", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Allgather(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -17,6 +19,8 @@ static void t_MPI_Allgather(void) {
             MPI_Allgather(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgather", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Allgather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -79,6 +83,8 @@ static void t_MPI_Allgather_c(void) {
 static void t_MPI_Allgather_init(void) {
     BA_CASE("MPI_Allgather_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Allgather_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgather_init", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Allgather_init(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -91,6 +97,8 @@ static void t_MPI_Allgather_init(void) {
             MPI_Allgather_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgather_init", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgather_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -169,6 +177,8 @@ static void t_MPI_Allgather_init_c(void) {
 static void t_MPI_Allgatherv(void) {
     BA_CASE("MPI_Allgatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Allgatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Allgatherv", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Allgatherv(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Allgatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -245,6 +255,8 @@ static void t_MPI_Allgatherv_c(void) {
 static void t_MPI_Allgatherv_init(void) {
     BA_CASE("MPI_Allgatherv_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Allgatherv_init(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allgatherv_init", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Allgatherv_init(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allgatherv_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allgatherv_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -337,6 +349,8 @@ static void t_MPI_Allgatherv_init_c(void) {
 static void t_MPI_Allreduce(void) {
     BA_CASE("MPI_Allreduce", "count = -1", MPI_ERR_COUNT,
             MPI_Allreduce(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Allreduce", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Allreduce(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Allreduce", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allreduce(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Allreduce", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -401,6 +415,8 @@ static void t_MPI_Allreduce_c(void) {
 static void t_MPI_Allreduce_init(void) {
     BA_CASE("MPI_Allreduce_init", "count = -1", MPI_ERR_COUNT,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Allreduce_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Allreduce_init(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allreduce_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Allreduce_init(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Allreduce_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -481,6 +497,8 @@ static void t_MPI_Allreduce_init_c(void) {
 static void t_MPI_Alltoall(void) {
     BA_CASE("MPI_Alltoall", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Alltoall", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Alltoall(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -493,6 +511,8 @@ static void t_MPI_Alltoall(void) {
             MPI_Alltoall(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF));
+    BA_CASE("MPI_Alltoall", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF));
     BA_CASE("MPI_Alltoall", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -555,6 +575,8 @@ static void t_MPI_Alltoall_c(void) {
 static void t_MPI_Alltoall_init(void) {
     BA_CASE("MPI_Alltoall_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Alltoall_init", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Alltoall_init(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -567,6 +589,8 @@ static void t_MPI_Alltoall_init(void) {
             MPI_Alltoall_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Alltoall_init", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Alltoall_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -955,6 +979,8 @@ static void t_MPI_Barrier_init(void) {
 static void t_MPI_Bcast(void) {
     BA_CASE("MPI_Bcast", "count = -1", MPI_ERR_COUNT,
             MPI_Bcast(ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Bcast", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Bcast(ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Bcast(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Bcast", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1011,6 +1037,8 @@ static void t_MPI_Bcast_c(void) {
 static void t_MPI_Bcast_init(void) {
     BA_CASE("MPI_Bcast_init", "count = -1", MPI_ERR_COUNT,
             MPI_Bcast_init(ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Bcast_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Bcast_init(ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Bcast_init(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Bcast_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1083,6 +1111,8 @@ static void t_MPI_Bcast_init_c(void) {
 static void t_MPI_Exscan(void) {
     BA_CASE("MPI_Exscan", "count = -1", MPI_ERR_COUNT,
             MPI_Exscan(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Exscan", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Exscan(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Exscan", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Exscan(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Exscan", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1147,6 +1177,8 @@ static void t_MPI_Exscan_c(void) {
 static void t_MPI_Exscan_init(void) {
     BA_CASE("MPI_Exscan_init", "count = -1", MPI_ERR_COUNT,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Exscan_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Exscan_init(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Exscan_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Exscan_init(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Exscan_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1227,6 +1259,8 @@ static void t_MPI_Exscan_init_c(void) {
 static void t_MPI_Gather(void) {
     BA_CASE("MPI_Gather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Gather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gather", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Gather(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1239,6 +1273,8 @@ static void t_MPI_Gather(void) {
             MPI_Gather(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gather", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1309,6 +1345,8 @@ static void t_MPI_Gather_c(void) {
 static void t_MPI_Gather_init(void) {
     BA_CASE("MPI_Gather_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Gather_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gather_init", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Gather_init(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1321,6 +1359,8 @@ static void t_MPI_Gather_init(void) {
             MPI_Gather_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gather_init", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gather_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1407,6 +1447,8 @@ static void t_MPI_Gather_init_c(void) {
 static void t_MPI_Gatherv(void) {
     BA_CASE("MPI_Gatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Gatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Gatherv", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Gatherv(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Gatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1491,6 +1533,8 @@ static void t_MPI_Gatherv_c(void) {
 static void t_MPI_Gatherv_init(void) {
     BA_CASE("MPI_Gatherv_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Gatherv_init(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Gatherv_init", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Gatherv_init(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Gatherv_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Gatherv_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1591,6 +1635,8 @@ static void t_MPI_Gatherv_init_c(void) {
 static void t_MPI_Ineighbor_allgather(void) {
     BA_CASE("MPI_Ineighbor_allgather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_allgather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgather", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ineighbor_allgather(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1603,6 +1649,8 @@ static void t_MPI_Ineighbor_allgather(void) {
             MPI_Ineighbor_allgather(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgather", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1669,6 +1717,8 @@ static void t_MPI_Ineighbor_allgather_c(void) {
 static void t_MPI_Ineighbor_allgatherv(void) {
     BA_CASE("MPI_Ineighbor_allgatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_allgatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_allgatherv", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ineighbor_allgatherv(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_allgatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_allgatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1749,6 +1799,8 @@ static void t_MPI_Ineighbor_allgatherv_c(void) {
 static void t_MPI_Ineighbor_alltoall(void) {
     BA_CASE("MPI_Ineighbor_alltoall", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_alltoall(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_alltoall", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ineighbor_alltoall(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1761,6 +1813,8 @@ static void t_MPI_Ineighbor_alltoall(void) {
             MPI_Ineighbor_alltoall(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, ba_req_out));
+    BA_CASE("MPI_Ineighbor_alltoall", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ineighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, ba_req_out));
     BA_CASE("MPI_Ineighbor_alltoall", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1959,6 +2013,8 @@ static void t_MPI_Ineighbor_alltoallw_c(void) {
 static void t_MPI_Neighbor_allgather(void) {
     BA_CASE("MPI_Neighbor_allgather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_allgather", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Neighbor_allgather(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1971,6 +2027,8 @@ static void t_MPI_Neighbor_allgather(void) {
             MPI_Neighbor_allgather(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_allgather", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart));
     BA_CASE("MPI_Neighbor_allgather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2033,6 +2091,8 @@ static void t_MPI_Neighbor_allgather_c(void) {
 static void t_MPI_Neighbor_allgather_init(void) {
     BA_CASE("MPI_Neighbor_allgather_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgather_init", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Neighbor_allgather_init(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2045,6 +2105,8 @@ static void t_MPI_Neighbor_allgather_init(void) {
             MPI_Neighbor_allgather_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgather_init", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgather_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgather_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2123,6 +2185,8 @@ static void t_MPI_Neighbor_allgather_init_c(void) {
 static void t_MPI_Neighbor_allgatherv(void) {
     BA_CASE("MPI_Neighbor_allgatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_allgatherv", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Neighbor_allgatherv(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_allgatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2199,6 +2263,8 @@ static void t_MPI_Neighbor_allgatherv_c(void) {
 static void t_MPI_Neighbor_allgatherv_init(void) {
     BA_CASE("MPI_Neighbor_allgatherv_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_allgatherv_init(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_allgatherv_init", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Neighbor_allgatherv_init(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_allgatherv_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_allgatherv_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2291,6 +2357,8 @@ static void t_MPI_Neighbor_allgatherv_init_c(void) {
 static void t_MPI_Neighbor_alltoall(void) {
     BA_CASE("MPI_Neighbor_alltoall", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_alltoall", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Neighbor_alltoall(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2303,6 +2371,8 @@ static void t_MPI_Neighbor_alltoall(void) {
             MPI_Neighbor_alltoall(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart));
+    BA_CASE("MPI_Neighbor_alltoall", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart));
     BA_CASE("MPI_Neighbor_alltoall", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2365,6 +2435,8 @@ static void t_MPI_Neighbor_alltoall_c(void) {
 static void t_MPI_Neighbor_alltoall_init(void) {
     BA_CASE("MPI_Neighbor_alltoall_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_alltoall_init", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Neighbor_alltoall_init(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2377,6 +2449,8 @@ static void t_MPI_Neighbor_alltoall_init(void) {
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, ba_cart, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Neighbor_alltoall_init", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Neighbor_alltoall_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_cart, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Neighbor_alltoall_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2769,6 +2843,8 @@ static void t_MPI_Op_free(void) {
 static void t_MPI_Reduce(void) {
     BA_CASE("MPI_Reduce", "count = -1", MPI_ERR_COUNT,
             MPI_Reduce(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Reduce", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Reduce(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Reduce", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2841,6 +2917,8 @@ static void t_MPI_Reduce_c(void) {
 static void t_MPI_Reduce_init(void) {
     BA_CASE("MPI_Reduce_init", "count = -1", MPI_ERR_COUNT,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Reduce_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Reduce_init(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_init(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Reduce_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2929,6 +3007,8 @@ static void t_MPI_Reduce_init_c(void) {
 static void t_MPI_Reduce_local(void) {
     BA_CASE("MPI_Reduce_local", "count = -1", MPI_ERR_COUNT,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM));
+    BA_CASE("MPI_Reduce_local", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Reduce_local(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM));
     BA_CASE("MPI_Reduce_local", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Reduce_local(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM));
     BA_CASE("MPI_Reduce_local", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -3261,6 +3341,8 @@ static void t_MPI_Reduce_scatter_init_c(void) {
 static void t_MPI_Scan(void) {
     BA_CASE("MPI_Scan", "count = -1", MPI_ERR_COUNT,
             MPI_Scan(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
+    BA_CASE("MPI_Scan", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Scan(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Scan", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scan(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF));
     BA_CASE("MPI_Scan", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -3325,6 +3407,8 @@ static void t_MPI_Scan_c(void) {
 static void t_MPI_Scan_init(void) {
     BA_CASE("MPI_Scan_init", "count = -1", MPI_ERR_COUNT,
             MPI_Scan_init(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scan_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Scan_init(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scan_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scan_init(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scan_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -3405,6 +3489,8 @@ static void t_MPI_Scan_init_c(void) {
 static void t_MPI_Scatter(void) {
     BA_CASE("MPI_Scatter", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Scatter(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatter", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Scatter(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -3417,6 +3503,8 @@ static void t_MPI_Scatter(void) {
             MPI_Scatter(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatter", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatter", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -3487,6 +3575,8 @@ static void t_MPI_Scatter_c(void) {
 static void t_MPI_Scatter_init(void) {
     BA_CASE("MPI_Scatter_init", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Scatter_init(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatter_init", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Scatter_init(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -3499,6 +3589,8 @@ static void t_MPI_Scatter_init(void) {
             MPI_Scatter_init(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatter_init", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatter_init(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatter_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -3599,6 +3691,8 @@ static void t_MPI_Scatterv(void) {
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF));
+    BA_CASE("MPI_Scatterv", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF));
     BA_CASE("MPI_Scatterv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -3683,6 +3777,8 @@ static void t_MPI_Scatterv_init(void) {
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Scatterv_init", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Scatterv_init(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Scatterv_init", "recvtype = reserved value 0x6", MPI_ERR_TYPE,

@@ -827,6 +827,8 @@ static void t_MPI_Group_union(void) {
 static void t_MPI_Iallgather(void) {
     BA_CASE("MPI_Iallgather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Iallgather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Iallgather", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Iallgather(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -837,6 +839,8 @@ static void t_MPI_Iallgather(void) {
             MPI_Iallgather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Iallgather", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -897,6 +901,8 @@ static void t_MPI_Iallgather_c(void) {
 static void t_MPI_Iallgatherv(void) {
     BA_CASE("MPI_Iallgatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Iallgatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Iallgatherv", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Iallgatherv(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallgatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallgatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -969,6 +975,8 @@ static void t_MPI_Iallgatherv_c(void) {
 static void t_MPI_Iallreduce(void) {
     BA_CASE("MPI_Iallreduce", "count = -1", MPI_ERR_COUNT,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Iallreduce", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Iallreduce(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallreduce", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iallreduce(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iallreduce", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1033,6 +1041,8 @@ static void t_MPI_Iallreduce_c(void) {
 static void t_MPI_Ialltoall(void) {
     BA_CASE("MPI_Ialltoall", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Ialltoall(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Ialltoall", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ialltoall(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoall", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ialltoall(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoall", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1043,6 +1053,8 @@ static void t_MPI_Ialltoall(void) {
             MPI_Ialltoall(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoall", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Ialltoall", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoall", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ialltoall(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ialltoall", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1240,6 +1252,8 @@ static void t_MPI_Ibarrier(void) {
 static void t_MPI_Ibcast(void) {
     BA_CASE("MPI_Ibcast", "count = -1", MPI_ERR_COUNT,
             MPI_Ibcast(ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Ibcast", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ibcast(ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ibcast", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ibcast(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ibcast", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1296,6 +1310,8 @@ static void t_MPI_Ibcast_c(void) {
 static void t_MPI_Iexscan(void) {
     BA_CASE("MPI_Iexscan", "count = -1", MPI_ERR_COUNT,
             MPI_Iexscan(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Iexscan", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Iexscan(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iexscan", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iexscan(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iexscan", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1360,6 +1376,8 @@ static void t_MPI_Iexscan_c(void) {
 static void t_MPI_Igather(void) {
     BA_CASE("MPI_Igather", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Igather(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Igather", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Igather(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igather(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1370,6 +1388,8 @@ static void t_MPI_Igather(void) {
             MPI_Igather(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Igather", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igather(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igather", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1438,6 +1458,8 @@ static void t_MPI_Igather_c(void) {
 static void t_MPI_Igatherv(void) {
     BA_CASE("MPI_Igatherv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Igatherv(ba_sbuf, -1, MPI_INT, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Igatherv", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Igatherv(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Igatherv(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, ba_ones_int, ba_zeros_int, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Igatherv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1733,6 +1755,8 @@ static void t_MPI_Intercomm_merge(void) {
 static void t_MPI_Ireduce(void) {
     BA_CASE("MPI_Ireduce", "count = -1", MPI_ERR_COUNT,
             MPI_Ireduce(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Ireduce", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ireduce(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ireduce", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ireduce(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Ireduce", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1936,6 +1960,8 @@ static void t_MPI_Is_thread_main(void) {
 static void t_MPI_Iscan(void) {
     BA_CASE("MPI_Iscan", "count = -1", MPI_ERR_COUNT,
             MPI_Iscan(ba_sbuf, ba_rbuf, -1, MPI_INT, MPI_SUM, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Iscan", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Iscan(ba_sbuf, ba_rbuf, INT_MAX, ba_huge, MPI_SUM, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscan", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscan(ba_sbuf, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscan", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2000,6 +2026,8 @@ static void t_MPI_Iscan_c(void) {
 static void t_MPI_Iscatter(void) {
     BA_CASE("MPI_Iscatter", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Iscatter(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Iscatter", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Iscatter(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatter(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2010,6 +2038,8 @@ static void t_MPI_Iscatter(void) {
             MPI_Iscatter(ba_sbuf, 1, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Iscatter", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatter(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatter", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2090,6 +2120,8 @@ static void t_MPI_Iscatterv(void) {
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, ba_freed_Datatype, ba_rbuf, 1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, -1, MPI_INT, 0, MPI_COMM_SELF, ba_req_out));
+    BA_CASE("MPI_Iscatterv", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Iscatterv(ba_sbuf, ba_ones_int, ba_zeros_int, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_SELF, ba_req_out));
     BA_CASE("MPI_Iscatterv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2173,6 +2205,8 @@ static void t_MPI_Query_thread(void) {
 static void t_MPI_Raccumulate(void) {
     BA_CASE("MPI_Raccumulate", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Raccumulate(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Raccumulate", "origin_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Raccumulate(ba_sbuf, INT_MAX, ba_huge, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Raccumulate", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Raccumulate(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Raccumulate", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2185,6 +2219,8 @@ static void t_MPI_Raccumulate(void) {
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Raccumulate", "target_count = -1", MPI_ERR_COUNT,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Raccumulate", "target_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, INT_MAX, ba_huge, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Raccumulate", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Raccumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Raccumulate", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2263,6 +2299,8 @@ static void t_MPI_Raccumulate_c(void) {
 static void t_MPI_Rget(void) {
     BA_CASE("MPI_Rget", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Rget(ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget", "origin_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Rget(ba_rbuf, INT_MAX, ba_huge, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rget", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rget", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2275,6 +2313,8 @@ static void t_MPI_Rget(void) {
             MPI_Rget(ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rget", "target_count = -1", MPI_ERR_COUNT,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget", "target_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, INT_MAX, ba_huge, ba_win, ba_req_out));
     BA_CASE("MPI_Rget", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win, ba_req_out));
     BA_CASE("MPI_Rget", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2337,6 +2377,8 @@ static void t_MPI_Rget_c(void) {
 static void t_MPI_Rput(void) {
     BA_CASE("MPI_Rput", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Rput(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
+    BA_CASE("MPI_Rput", "origin_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Rput(ba_sbuf, INT_MAX, ba_huge, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rput", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rput(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rput", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -2349,6 +2391,8 @@ static void t_MPI_Rput(void) {
             MPI_Rput(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win, ba_req_out));
     BA_CASE("MPI_Rput", "target_count = -1", MPI_ERR_COUNT,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win, ba_req_out));
+    BA_CASE("MPI_Rput", "target_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, INT_MAX, ba_huge, ba_win, ba_req_out));
     BA_CASE("MPI_Rput", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rput(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win, ba_req_out));
     BA_CASE("MPI_Rput", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,

@@ -10,6 +10,8 @@ static void t_MPI_Get_address(void) {
 static void t_MPI_Pack(void) {
     BA_CASE("MPI_Pack", "incount = -1", MPI_ERR_COUNT,
             MPI_Pack(ba_sbuf, -1, MPI_INT, ba_rbuf, 64, ba_out_int, MPI_COMM_SELF));
+    BA_CASE("MPI_Pack", "incount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Pack(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 64, ba_out_int, MPI_COMM_SELF));
     BA_CASE("MPI_Pack", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 64, ba_out_int, MPI_COMM_SELF));
     BA_CASE("MPI_Pack", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -60,6 +62,8 @@ static void t_MPI_Pack_external(void) {
             MPI_Pack_external(NULL, ba_sbuf, 1, MPI_INT, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "incount = -1", MPI_ERR_COUNT,
             MPI_Pack_external("external32", ba_sbuf, -1, MPI_INT, ba_rbuf, 64, ba_out_aint));
+    BA_CASE("MPI_Pack_external", "incount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Pack_external("external32", ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack_external("external32", ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 64, ba_out_aint));
     BA_CASE("MPI_Pack_external", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -130,6 +134,8 @@ static void t_MPI_Pack_external_size_c(void) {
 static void t_MPI_Pack_size(void) {
     BA_CASE("MPI_Pack_size", "incount = -1", MPI_ERR_COUNT,
             MPI_Pack_size(-1, MPI_INT, MPI_COMM_SELF, ba_out_int));
+    BA_CASE("MPI_Pack_size", "incount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Pack_size(INT_MAX, ba_huge, MPI_COMM_SELF, ba_out_int));
     BA_CASE("MPI_Pack_size", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Pack_size(1, MPI_DATATYPE_NULL, MPI_COMM_SELF, ba_out_int));
     BA_CASE("MPI_Pack_size", "datatype = reserved value 0x6", MPI_ERR_TYPE,

@@ -190,6 +190,8 @@ static void t_MPI_File_iread(void) {
             MPI_File_iread((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_iread(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iread", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -234,6 +236,8 @@ static void t_MPI_File_iread_all(void) {
             MPI_File_iread_all((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iread_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -278,6 +282,8 @@ static void t_MPI_File_iread_at(void) {
             MPI_File_iread_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iread_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -322,6 +328,8 @@ static void t_MPI_File_iread_at_all(void) {
             MPI_File_iread_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -366,6 +374,8 @@ static void t_MPI_File_iread_shared(void) {
             MPI_File_iread_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_shared", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -410,6 +420,8 @@ static void t_MPI_File_iwrite(void) {
             MPI_File_iwrite((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iwrite", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -454,6 +466,8 @@ static void t_MPI_File_iwrite_all(void) {
             MPI_File_iwrite_all((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -498,6 +512,8 @@ static void t_MPI_File_iwrite_at(void) {
             MPI_File_iwrite_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -542,6 +558,8 @@ static void t_MPI_File_iwrite_at_all(void) {
             MPI_File_iwrite_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -586,6 +604,8 @@ static void t_MPI_File_iwrite_shared(void) {
             MPI_File_iwrite_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_shared", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -658,6 +678,8 @@ static void t_MPI_File_read(void) {
             MPI_File_read((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read", "count = -1", MPI_ERR_COUNT,
             MPI_File_read(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_read(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -698,6 +720,8 @@ static void t_MPI_File_read_all(void) {
             MPI_File_read_all((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -738,6 +762,8 @@ static void t_MPI_File_read_all_begin(void) {
             MPI_File_read_all_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT));
+    BA_CASE("MPI_File_read_all_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_read_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_read_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -787,6 +813,8 @@ static void t_MPI_File_read_at(void) {
             MPI_File_read_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -827,6 +855,8 @@ static void t_MPI_File_read_at_all(void) {
             MPI_File_read_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -867,6 +897,8 @@ static void t_MPI_File_read_at_all_begin(void) {
             MPI_File_read_at_all_begin((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT));
+    BA_CASE("MPI_File_read_at_all_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_read_at_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_read_at_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -916,6 +948,8 @@ static void t_MPI_File_read_ordered(void) {
             MPI_File_read_ordered((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_ordered", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read_ordered", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_ordered", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -956,6 +990,8 @@ static void t_MPI_File_read_ordered_begin(void) {
             MPI_File_read_ordered_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT));
+    BA_CASE("MPI_File_read_ordered_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_read_ordered_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_read_ordered_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1005,6 +1041,8 @@ static void t_MPI_File_read_shared(void) {
             MPI_File_read_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_shared", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1155,6 +1193,8 @@ static void t_MPI_File_write(void) {
             MPI_File_write((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write", "count = -1", MPI_ERR_COUNT,
             MPI_File_write(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_write(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1195,6 +1235,8 @@ static void t_MPI_File_write_all(void) {
             MPI_File_write_all((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1235,6 +1277,8 @@ static void t_MPI_File_write_all_begin(void) {
             MPI_File_write_all_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT));
+    BA_CASE("MPI_File_write_all_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_write_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_write_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1284,6 +1328,8 @@ static void t_MPI_File_write_at(void) {
             MPI_File_write_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1324,6 +1370,8 @@ static void t_MPI_File_write_at_all(void) {
             MPI_File_write_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1364,6 +1412,8 @@ static void t_MPI_File_write_at_all_begin(void) {
             MPI_File_write_at_all_begin((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT));
+    BA_CASE("MPI_File_write_at_all_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_write_at_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_write_at_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1413,6 +1463,8 @@ static void t_MPI_File_write_ordered(void) {
             MPI_File_write_ordered((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_ordered", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write_ordered", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_ordered", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1453,6 +1505,8 @@ static void t_MPI_File_write_ordered_begin(void) {
             MPI_File_write_ordered_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT));
+    BA_CASE("MPI_File_write_ordered_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_write_ordered_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_write_ordered_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1502,6 +1556,8 @@ static void t_MPI_File_write_shared(void) {
             MPI_File_write_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_shared", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,

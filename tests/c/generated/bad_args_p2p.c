@@ -5,6 +5,8 @@
 static void t_MPI_Bsend(void) {
     BA_CASE("MPI_Bsend", "count = -1", MPI_ERR_COUNT,
             MPI_Bsend(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Bsend", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Bsend(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Bsend", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Bsend(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Bsend", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -69,6 +71,8 @@ static void t_MPI_Bsend_c(void) {
 static void t_MPI_Bsend_init(void) {
     BA_CASE("MPI_Bsend_init", "count = -1", MPI_ERR_COUNT,
             MPI_Bsend_init(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Bsend_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Bsend_init(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Bsend_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Bsend_init(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Bsend_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -316,6 +320,8 @@ static void t_MPI_Grequest_start(void) {
 static void t_MPI_Ibsend(void) {
     BA_CASE("MPI_Ibsend", "count = -1", MPI_ERR_COUNT,
             MPI_Ibsend(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Ibsend", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ibsend(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ibsend", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ibsend(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ibsend", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -405,6 +411,8 @@ static void t_MPI_Improbe(void) {
 static void t_MPI_Imrecv(void) {
     BA_CASE("MPI_Imrecv", "count = -1", MPI_ERR_COUNT,
             MPI_Imrecv(ba_rbuf, -1, MPI_INT, ba_msg_noproc(), ba_req_out));
+    BA_CASE("MPI_Imrecv", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Imrecv(ba_rbuf, INT_MAX, ba_huge, ba_msg_noproc(), ba_req_out));
     BA_CASE("MPI_Imrecv", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Imrecv(ba_rbuf, 1, MPI_DATATYPE_NULL, ba_msg_noproc(), ba_req_out));
     BA_CASE("MPI_Imrecv", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -464,6 +472,8 @@ static void t_MPI_Iprobe(void) {
 static void t_MPI_Irecv(void) {
     BA_CASE("MPI_Irecv", "count = -1", MPI_ERR_COUNT,
             MPI_Irecv(ba_rbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Irecv", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Irecv(ba_rbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irecv", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Irecv(ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irecv", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -528,6 +538,8 @@ static void t_MPI_Irecv_c(void) {
 static void t_MPI_Irsend(void) {
     BA_CASE("MPI_Irsend", "count = -1", MPI_ERR_COUNT,
             MPI_Irsend(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Irsend", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Irsend(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irsend", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Irsend(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Irsend", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -596,6 +608,8 @@ static void t_MPI_Irsend_c(void) {
 static void t_MPI_Isend(void) {
     BA_CASE("MPI_Isend", "count = -1", MPI_ERR_COUNT,
             MPI_Isend(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isend", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Isend(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isend", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Isend(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isend", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -664,6 +678,8 @@ static void t_MPI_Isend_c(void) {
 static void t_MPI_Isendrecv(void) {
     BA_CASE("MPI_Isendrecv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Isendrecv(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isendrecv", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Isendrecv(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Isendrecv(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -684,6 +700,8 @@ static void t_MPI_Isendrecv(void) {
             MPI_Isendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Isendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isendrecv", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Isendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Isendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -770,6 +788,8 @@ static void t_MPI_Isendrecv_c(void) {
 static void t_MPI_Isendrecv_replace(void) {
     BA_CASE("MPI_Isendrecv_replace", "count = -1", MPI_ERR_COUNT,
             MPI_Isendrecv_replace(ba_rbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Isendrecv_replace", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Isendrecv_replace(ba_rbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_replace", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Isendrecv_replace(ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Isendrecv_replace", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -850,6 +870,8 @@ static void t_MPI_Isendrecv_replace_c(void) {
 static void t_MPI_Issend(void) {
     BA_CASE("MPI_Issend", "count = -1", MPI_ERR_COUNT,
             MPI_Issend(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Issend", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Issend(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Issend", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Issend(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Issend", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -937,6 +959,8 @@ static void t_MPI_Mprobe(void) {
 static void t_MPI_Mrecv(void) {
     BA_CASE("MPI_Mrecv", "count = -1", MPI_ERR_COUNT,
             MPI_Mrecv(ba_rbuf, -1, MPI_INT, ba_msg_noproc(), ba_status));
+    BA_CASE("MPI_Mrecv", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Mrecv(ba_rbuf, INT_MAX, ba_huge, ba_msg_noproc(), ba_status));
     BA_CASE("MPI_Mrecv", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Mrecv(ba_rbuf, 1, MPI_DATATYPE_NULL, ba_msg_noproc(), ba_status));
     BA_CASE("MPI_Mrecv", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1005,6 +1029,8 @@ static void t_MPI_Pready_range(void) {
 static void t_MPI_Precv_init(void) {
     BA_CASE("MPI_Precv_init", "count = -1", MPI_ERR_COUNT,
             MPI_Precv_init(ba_rbuf, 1, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Precv_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Precv_init(ba_rbuf, 1, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Precv_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Precv_init(ba_rbuf, 1, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Precv_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1098,6 +1124,8 @@ static void t_MPI_Probe(void) {
 static void t_MPI_Psend_init(void) {
     BA_CASE("MPI_Psend_init", "count = -1", MPI_ERR_COUNT,
             MPI_Psend_init(ba_sbuf, 1, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
+    BA_CASE("MPI_Psend_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Psend_init(ba_sbuf, 1, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Psend_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Psend_init(ba_sbuf, 1, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, ba_req_out));
     BA_CASE("MPI_Psend_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1178,6 +1206,8 @@ static void t_MPI_Psend_init_c(void) {
 static void t_MPI_Recv(void) {
     BA_CASE("MPI_Recv", "count = -1", MPI_ERR_COUNT,
             MPI_Recv(ba_rbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Recv", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Recv(ba_rbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Recv", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Recv(ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Recv", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1238,6 +1268,8 @@ static void t_MPI_Recv_c(void) {
 static void t_MPI_Recv_init(void) {
     BA_CASE("MPI_Recv_init", "count = -1", MPI_ERR_COUNT,
             MPI_Recv_init(ba_rbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Recv_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Recv_init(ba_rbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Recv_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Recv_init(ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Recv_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1343,6 +1375,8 @@ static void t_MPI_Request_get_status_some(void) {
 static void t_MPI_Rsend(void) {
     BA_CASE("MPI_Rsend", "count = -1", MPI_ERR_COUNT,
             MPI_Rsend(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Rsend", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Rsend(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Rsend", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rsend(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Rsend", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1407,6 +1441,8 @@ static void t_MPI_Rsend_c(void) {
 static void t_MPI_Rsend_init(void) {
     BA_CASE("MPI_Rsend_init", "count = -1", MPI_ERR_COUNT,
             MPI_Rsend_init(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Rsend_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Rsend_init(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Rsend_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rsend_init(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Rsend_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1475,6 +1511,8 @@ static void t_MPI_Rsend_init_c(void) {
 static void t_MPI_Send(void) {
     BA_CASE("MPI_Send", "count = -1", MPI_ERR_COUNT,
             MPI_Send(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Send", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Send(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Send", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Send(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Send", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1539,6 +1577,8 @@ static void t_MPI_Send_c(void) {
 static void t_MPI_Send_init(void) {
     BA_CASE("MPI_Send_init", "count = -1", MPI_ERR_COUNT,
             MPI_Send_init(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Send_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Send_init(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Send_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Send_init(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Send_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1607,6 +1647,8 @@ static void t_MPI_Send_init_c(void) {
 static void t_MPI_Sendrecv(void) {
     BA_CASE("MPI_Sendrecv", "sendcount = -1", MPI_ERR_COUNT,
             MPI_Sendrecv(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Sendrecv", "sendcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Sendrecv(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "sendtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Sendrecv(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "sendtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1627,6 +1669,8 @@ static void t_MPI_Sendrecv(void) {
             MPI_Sendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "recvcount = -1", MPI_ERR_COUNT,
             MPI_Sendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Sendrecv", "recvcount x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Sendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "recvtype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Sendrecv(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv", "recvtype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1709,6 +1753,8 @@ static void t_MPI_Sendrecv_c(void) {
 static void t_MPI_Sendrecv_replace(void) {
     BA_CASE("MPI_Sendrecv_replace", "count = -1", MPI_ERR_COUNT,
             MPI_Sendrecv_replace(ba_rbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
+    BA_CASE("MPI_Sendrecv_replace", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Sendrecv_replace(ba_rbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_replace", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Sendrecv_replace(ba_rbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Sendrecv_replace", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1849,6 +1895,8 @@ static void t_MPI_Session_iflush_buffer(void) {
 static void t_MPI_Ssend(void) {
     BA_CASE("MPI_Ssend", "count = -1", MPI_ERR_COUNT,
             MPI_Ssend(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    BA_CASE("MPI_Ssend", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ssend(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Ssend", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ssend(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Ssend", "datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1913,6 +1961,8 @@ static void t_MPI_Ssend_c(void) {
 static void t_MPI_Ssend_init(void) {
     BA_CASE("MPI_Ssend_init", "count = -1", MPI_ERR_COUNT,
             MPI_Ssend_init(ba_sbuf, -1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
+    BA_CASE("MPI_Ssend_init", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Ssend_init(ba_sbuf, INT_MAX, ba_huge, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ssend_init", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Ssend_init(ba_sbuf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_req_out));
     BA_CASE("MPI_Ssend_init", "datatype = reserved value 0x6", MPI_ERR_TYPE,

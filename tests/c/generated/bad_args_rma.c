@@ -5,6 +5,8 @@
 static void t_MPI_Accumulate(void) {
     BA_CASE("MPI_Accumulate", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Accumulate(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Accumulate", "origin_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Accumulate(ba_sbuf, INT_MAX, ba_huge, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -19,6 +21,8 @@ static void t_MPI_Accumulate(void) {
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "target_count = -1", MPI_ERR_COUNT,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Accumulate", "target_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, INT_MAX, ba_huge, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Accumulate(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Accumulate", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -164,6 +168,8 @@ static void t_MPI_Fetch_and_op(void) {
 static void t_MPI_Get(void) {
     BA_CASE("MPI_Get", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Get(ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win_locked));
+    BA_CASE("MPI_Get", "origin_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Get(ba_rbuf, INT_MAX, ba_huge, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -178,6 +184,8 @@ static void t_MPI_Get(void) {
             MPI_Get(ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Get", "target_count = -1", MPI_ERR_COUNT,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win_locked));
+    BA_CASE("MPI_Get", "target_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, INT_MAX, ba_huge, ba_win_locked));
     BA_CASE("MPI_Get", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get(ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win_locked));
     BA_CASE("MPI_Get", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -242,6 +250,8 @@ static void t_MPI_Get_c(void) {
 static void t_MPI_Get_accumulate(void) {
     BA_CASE("MPI_Get_accumulate", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Get_accumulate(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Get_accumulate", "origin_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Get_accumulate(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -254,6 +264,8 @@ static void t_MPI_Get_accumulate(void) {
             MPI_Get_accumulate(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "result_count = -1", MPI_ERR_COUNT,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Get_accumulate", "result_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "result_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "result_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -268,6 +280,8 @@ static void t_MPI_Get_accumulate(void) {
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "target_count = -1", MPI_ERR_COUNT,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win_locked));
+    BA_CASE("MPI_Get_accumulate", "target_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, INT_MAX, ba_huge, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Get_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_Get_accumulate", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -362,6 +376,8 @@ static void t_MPI_Get_accumulate_c(void) {
 static void t_MPI_Put(void) {
     BA_CASE("MPI_Put", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Put(ba_sbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, ba_win_locked));
+    BA_CASE("MPI_Put", "origin_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Put(ba_sbuf, INT_MAX, ba_huge, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -376,6 +392,8 @@ static void t_MPI_Put(void) {
             MPI_Put(ba_sbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, ba_win_locked));
     BA_CASE("MPI_Put", "target_count = -1", MPI_ERR_COUNT,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, ba_win_locked));
+    BA_CASE("MPI_Put", "target_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, INT_MAX, ba_huge, ba_win_locked));
     BA_CASE("MPI_Put", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Put(ba_sbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, ba_win_locked));
     BA_CASE("MPI_Put", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -440,6 +458,8 @@ static void t_MPI_Put_c(void) {
 static void t_MPI_Rget_accumulate(void) {
     BA_CASE("MPI_Rget_accumulate", "origin_count = -1", MPI_ERR_COUNT,
             MPI_Rget_accumulate(ba_sbuf, -1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget_accumulate", "origin_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Rget_accumulate(ba_sbuf, INT_MAX, ba_huge, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "origin_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_DATATYPE_NULL, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "origin_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -452,6 +472,8 @@ static void t_MPI_Rget_accumulate(void) {
             MPI_Rget_accumulate(ba_sbuf, 1, ba_uncommitted, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "result_count = -1", MPI_ERR_COUNT,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, -1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget_accumulate", "result_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, INT_MAX, ba_huge, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "result_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "result_datatype = reserved value 0x6", MPI_ERR_TYPE,
@@ -466,6 +488,8 @@ static void t_MPI_Rget_accumulate(void) {
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 5, 0, 1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "target_count = -1", MPI_ERR_COUNT,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, ba_win, ba_req_out));
+    BA_CASE("MPI_Rget_accumulate", "target_count x extent 2^40 beyond isize", MPI_ERR_COUNT,
+            MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, INT_MAX, ba_huge, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "target_datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_Rget_accumulate(ba_sbuf, 1, MPI_INT, ba_rbuf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, MPI_SUM, ba_win, ba_req_out));
     BA_CASE("MPI_Rget_accumulate", "target_datatype = reserved value 0x6", MPI_ERR_TYPE,
