@@ -131,7 +131,10 @@ impl Objects {
     pub fn win_keyval(&self, k: i32) -> Result<Keyval> {
         match self.keyval_any(k) {
             Some(kv) if !kv.freed && kv.win => Ok(kv),
-            _ => err(ErrorClass::Keyval, format!("{k} is not a valid window keyval")),
+            _ => err(
+                ErrorClass::Keyval,
+                format!("{k} is not a valid window keyval"),
+            ),
         }
     }
 

@@ -73,7 +73,10 @@ fn message_general(buf: *const c_void, count: Count, datatype: Handle) -> Result
     if layout.span(count as usize).is_none() {
         return Err(Error::new(
             ErrorClass::Count,
-            format!("count {count} x extent {} overflows the address space", layout.extent()),
+            format!(
+                "count {count} x extent {} overflows the address space",
+                layout.extent()
+            ),
         ));
     }
     let m = Msg::typed(buf.cast(), count as usize, &layout);
