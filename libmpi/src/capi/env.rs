@@ -252,9 +252,12 @@ mpi_fn! {
         if errorclass.is_null() {
             return ErrorClass::Arg as c_int;
         }
-        // A value that is no error code (negative, never handed out) is a bad argument.
-        let Some(class) = super::errh::class_of(errorcode) else {
-            return ErrorClass::Arg as c_int;
+        // A negative value is no error code: a bad argument. Other unknown codes keep the
+        // lenient answer MPI_ERR_UNKNOWN (bindings probe whole ranges of codes).
+        let class = match super::errh::class_of(errorcode) {
+            Some(c) => c,
+            None if errorcode < 0 => return ErrorClass::Arg as c_int,
+            None => ErrorClass::Unknown as c_int,
         };
         // SAFETY: checked non-NULL.
         unsafe { *errorclass = class };
@@ -277,10 +280,12 @@ mpi_fn! {
             super::unsupported::message(f)
         } else if super::errh::class_of(errorcode).is_some() {
             format!("MPI error class {errorcode}")
-        } else {
+        } else if errorcode < 0 {
             // SAFETY: as below.
-            unsafe { *resultlen = copy_cstr(&format!("unknown error code {errorcode}"), string, MAX_ERROR_STRING) };
+            unsafe { *resultlen = copy_cstr(&format!("invalid error code {errorcode}"), string, MAX_ERROR_STRING) };
             return ErrorClass::Arg as c_int;
+        } else {
+            format!("unknown error code {errorcode}")
         };
         // SAFETY: the standard requires MPI_MAX_ERROR_STRING bytes at `string`; resultlen checked.
         unsafe { *resultlen = copy_cstr(&text, string, MAX_ERROR_STRING) };
