@@ -615,7 +615,7 @@ unsafe fn reduce_scatter_counts(
     let sum = counts.iter().try_fold(0usize, |t, &c| t.checked_add(c));
     let total = sum.ok_or_else(|| Error::new(ErrorClass::Count, "recvcounts overflow"))?;
     let mine = counts[b.rank() as usize];
-    no_alias(sendbuf, recvbuf, mine.max(total.min(1)) as Count)?;
+    no_alias(sendbuf, recvbuf, mine as Count)?;
     let recv_count = if in_place(sendbuf) { total } else { mine };
     // Basic elements per element of `datatype` (the algorithm counts those).
     let per = reduction_of(op, datatype, 1)?.1;
