@@ -7,7 +7,8 @@
 #                 test/mpi, confdb/ and maint/version.m4; it is only read
 #   --mpi         whose mpicc builds the tests and whose launcher runs them (default rmpi:
 #                 target/<profile>/mpicc and mpirun, profile as scripts/mpi4py.sh picks it)
-#   --dirs        test directories (default: the 13 of issue 14, part = the MPI-4 partitioned tests)
+#   --dirs        test directories (default: the 13 of issue 14, part = the MPI-4 partitioned tests,
+#                 errors = the bad-argument tests of issue 15)
 #   --out DIR     per-entry logs and results (default target/mpich-tests/results)
 #   --timeout S   limit of each entry, unless its testlist timeLimit= is longer (default 60)
 #   --dtpools     also the generated datatype-pool tests (thousands of entries; off by default)
@@ -29,7 +30,7 @@ ROOT=$PWD
 [ $# -ge 1 ] && [ "${1#-}" = "$1" ] || { sed -n '2,25p' "$0"; exit 2; }
 CHECKOUT=$(realpath "$1"); shift
 MPI=rmpi
-DIRS="pt2pt coll comm group datatype rma topo info attr errhan init spawn part"
+DIRS="pt2pt coll comm group datatype rma topo info attr errhan init spawn part errors"
 WORK=${RMPI_MPICH_TESTS_DIR:-$ROOT/target/mpich-tests}
 OUT=$WORK/results
 TIMEOUT=60

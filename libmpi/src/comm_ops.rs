@@ -164,8 +164,13 @@ impl Runtime {
 
 /// A callback's non-zero return as an error.
 fn callback_error(what: &str, rc: i32) -> Error {
-    let class = ErrorClass::from_code(rc).unwrap_or(ErrorClass::Other);
-    Error::new(class, format!("{what} callback returned error {rc}"))
+    let msg = format!("{what} callback returned error {rc}");
+    match ErrorClass::from_code(rc) {
+        Some(class) => Error::new(class, msg),
+        // A user-defined class or code: the call returns it (MPICH errors/comm/userdup).
+        None if rc > 16383 => Error::with_user_code(rc, msg),
+        None => Error::new(ErrorClass::Other, msg),
+    }
 }
 
 /// Run an attribute's delete callback, if any (outside the runtime borrow).

@@ -276,6 +276,9 @@ impl ErrorClass {
 pub struct Error {
     pub class: ErrorClass,
     pub message: String,
+    /// A code of the user's (MPI_Add_error_code/class) returned by a callback, passed on as
+    /// the call's result; `class` is then only what Rust callers see.
+    user_code: Option<i32>,
 }
 
 impl Error {
@@ -283,11 +286,21 @@ impl Error {
         Error {
             class,
             message: message.into(),
+            user_code: None,
         }
     }
-    /// The MPI error code (equal to the class: this library has no codes beyond the classes).
+
+    /// An error carrying a user-defined code (one MPI_Add_error_code/class gave).
+    pub fn with_user_code(code: i32, message: impl Into<String>) -> Error {
+        Error {
+            user_code: Some(code),
+            ..Error::new(ErrorClass::Other, message)
+        }
+    }
+
+    /// The MPI error code: the class, or the user's code a callback returned.
     pub fn code(&self) -> i32 {
-        self.class as i32
+        self.user_code.unwrap_or(self.class as i32)
     }
 }
 

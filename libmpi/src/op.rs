@@ -241,6 +241,12 @@ fn elem(handle: usize) -> Option<Elem> {
     })
 }
 
+/// Whether MPI_Compare_and_swap may use predefined type `handle`: C and Fortran integers,
+/// multi-language types, logicals and MPI_BYTE (MPI 4.1 §12.3.4), not floating point.
+pub fn cas_type(handle: usize) -> bool {
+    elem(handle).is_some_and(|e| is_int(e) || matches!(e, Elem::Logical(_) | Elem::Byte))
+}
+
 fn is_int(e: Elem) -> bool {
     use Elem::*;
     matches!(e, I8 | I16 | I32 | I64 | I128 | U8 | U16 | U32 | U64)

@@ -59,6 +59,8 @@ impl Runtime {
         tag: i32,
         mode: SendMode,
     ) -> Result<Started> {
+        // The communicator is checked even for MPI_PROC_NULL: a bad handle is an error.
+        self.comm(comm)?;
         match mode {
             // SAFETY: forwarded contract.
             SendMode::Standard | SendMode::Ready => unsafe {

@@ -45,6 +45,8 @@ pub struct Keyval {
     pub extra: usize,
     /// Freed by the user: no new uses, but attributes already set keep their callbacks.
     pub freed: bool,
+    /// A window keyval (MPI_Win_create_keyval): refused on communicators, and the reverse.
+    pub win: bool,
 }
 
 pub struct Objects {
@@ -54,6 +56,9 @@ pub struct Objects {
     groups: Vec<Option<Group>>,
     keyvals: Vec<Keyval>,
     errhandlers: Vec<ErrFn>,
+    /// Live C handles per error handler (create and each get_errhandler add one, free takes
+    /// one); a handle used at zero was freed. The entry itself stays for the objects using it.
+    errhandler_refs: Vec<u32>,
 }
 
 impl Objects {
@@ -64,6 +69,7 @@ impl Objects {
             groups: Vec::new(),
             keyvals: Vec::new(),
             errhandlers: Vec::new(),
+            errhandler_refs: Vec::new(),
         }
     }
 
@@ -109,8 +115,33 @@ impl Objects {
             delete,
             extra,
             freed: false,
+            win: false,
         });
         FIRST_KEYVAL + self.keyvals.len() as i32 - 1
+    }
+
+    /// A window keyval (same table, its own kind).
+    pub fn add_win_keyval(&mut self, delete: Option<DeleteFn>, extra: usize) -> i32 {
+        let k = self.add_keyval(Copy::None, delete, extra);
+        self.keyvals[(k - FIRST_KEYVAL) as usize].win = true;
+        k
+    }
+
+    /// A window keyval the user may still use.
+    pub fn win_keyval(&self, k: i32) -> Result<Keyval> {
+        match self.keyval_any(k) {
+            Some(kv) if !kv.freed && kv.win => Ok(kv),
+            _ => err(
+                ErrorClass::Keyval,
+                format!("{k} is not a valid window keyval"),
+            ),
+        }
+    }
+
+    pub fn free_win_keyval(&mut self, k: i32) -> Result<()> {
+        self.win_keyval(k)?;
+        self.keyvals[(k - FIRST_KEYVAL) as usize].freed = true;
+        Ok(())
     }
 
     /// A keyval's callbacks, freed or not (attributes outlive the user's free).
@@ -122,7 +153,7 @@ impl Objects {
     /// A keyval the user may still use.
     pub fn keyval(&self, k: i32) -> Result<Keyval> {
         match self.keyval_any(k) {
-            Some(kv) if !kv.freed => Ok(kv),
+            Some(kv) if !kv.freed && !kv.win => Ok(kv),
             _ => err(ErrorClass::Keyval, format!("{k} is not a valid keyval")),
         }
     }
@@ -131,8 +162,19 @@ impl Objects {
     /// and deleted through it (MPI-1 5.7.1: freeing does not remove a keyval in use).
     pub fn keyval_known(&self, k: i32) -> Result<Keyval> {
         match self.keyval_any(k) {
-            Some(kv) => Ok(kv),
-            None => err(ErrorClass::Keyval, format!("{k} is not a valid keyval")),
+            Some(kv) if !kv.win => Ok(kv),
+            _ => err(ErrorClass::Keyval, format!("{k} is not a valid keyval")),
+        }
+    }
+
+    /// A window keyval that exists, freed or not (as `keyval_known`).
+    pub fn win_keyval_known(&self, k: i32) -> Result<Keyval> {
+        match self.keyval_any(k) {
+            Some(kv) if kv.win => Ok(kv),
+            _ => err(
+                ErrorClass::Keyval,
+                format!("{k} is not a valid window keyval"),
+            ),
         }
     }
 
@@ -146,7 +188,34 @@ impl Objects {
 
     pub fn add_errhandler(&mut self, f: ErrFn) -> usize {
         self.errhandlers.push(f);
+        self.errhandler_refs.push(1);
         self.errhandlers.len() - 1
+    }
+
+    /// The error handler behind a C handle the user passes: refused once every handle to it
+    /// was freed.
+    pub fn errhandler_handle(&self, id: usize) -> Result<ErrFn> {
+        match self.errhandler_refs.get(id) {
+            Some(0) => Err(crate::error::Error::new(
+                ErrorClass::Errhandler,
+                "the error handler was freed",
+            )),
+            _ => self.errhandler(id),
+        }
+    }
+
+    /// A new C handle to error handler `id` (MPI_Comm_get_errhandler and the like).
+    pub fn retain_errhandler(&mut self, id: usize) {
+        if let Some(r) = self.errhandler_refs.get_mut(id) {
+            *r += 1;
+        }
+    }
+
+    /// MPI_Errhandler_free of a handle to `id`.
+    pub fn release_errhandler(&mut self, id: usize) -> Result<()> {
+        self.errhandler_handle(id)?;
+        self.errhandler_refs[id] -= 1;
+        Ok(())
     }
 
     pub fn errhandler(&self, id: usize) -> Result<ErrFn> {

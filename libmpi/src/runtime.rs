@@ -451,10 +451,11 @@ impl Runtime {
         tag: i32,
     ) -> Result<Started> {
         Self::check_tag(tag, false)?;
+        // The communicator is checked even for MPI_PROC_NULL: a bad handle is an error.
+        let c = self.comm(comm)?;
         if dest == PROC_NULL {
             return Ok(Started::Done(Status::default()));
         }
-        let c = self.comm(comm)?;
         let (world, ctx, me) = (c.world_of(dest)?, c.ctx, c.rank);
         // SAFETY: forwarded from this function's contract.
         Ok(unsafe { self.pml.isend_msg(m, world, ctx, me, tag) })
@@ -464,8 +465,9 @@ impl Runtime {
     /// bad send before they start their receive (MPI_Isendrecv).
     pub(crate) fn check_send(&self, comm: usize, dest: i32, tag: i32) -> Result<()> {
         Self::check_tag(tag, false)?;
+        let c = self.comm(comm)?;
         if dest != PROC_NULL {
-            self.comm(comm)?.world_of(dest)?;
+            c.world_of(dest)?;
         }
         Ok(())
     }
@@ -563,6 +565,7 @@ impl Runtime {
         tag: i32,
     ) -> Result<Started> {
         Self::check_tag(tag, true)?;
+        let c = self.comm(comm)?;
         if src == PROC_NULL {
             return Ok(Started::Done(Status {
                 source: PROC_NULL,
@@ -570,7 +573,6 @@ impl Runtime {
                 ..Status::default()
             }));
         }
-        let c = self.comm(comm)?;
         if src != crate::pml::ANY_SOURCE {
             c.world_of(src)?;
         }

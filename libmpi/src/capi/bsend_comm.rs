@@ -80,6 +80,7 @@ fn comm_detach(
     let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
     call(name, ci, |rt| {
         let c = comm_index(comm)?;
+        rt.comm(c)?;
         if buffer_addr.is_null() {
             return Err(Error::new(
                 ErrorClass::Arg,

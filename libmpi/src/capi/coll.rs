@@ -44,6 +44,22 @@ pub(super) fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
 }
 
+/// MPI forbids passing one buffer as both the send and the receive buffer (MPI_IN_PLACE says
+/// that instead): MPI_ERR_BUFFER, checked where the receive buffer matters, before any traffic.
+pub(super) fn no_alias(
+    sendbuf: *const c_void,
+    recvbuf: *const c_void,
+    count: impl Wide,
+) -> Result<()> {
+    if count.wide() > 0 && !sendbuf.is_null() && !in_place(sendbuf) && sendbuf == recvbuf {
+        return Err(Error::new(
+            ErrorClass::Buffer,
+            "sendbuf and recvbuf are the same buffer (aliased arguments; use MPI_IN_PLACE)",
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn at(p: *const c_void) -> At {
     At(Buf::User(p as *mut u8), 0)
 }
@@ -480,6 +496,9 @@ unsafe fn reduce(
     }
     let c = count_of(count, "count")?;
     let is_root = b.rank() == root;
+    if is_root {
+        no_alias(sendbuf, recvbuf, count)?;
+    }
     let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, is_root)?;
     algos::reduce(b, r.send, r.recv, r.count, root);
     Ok(())
@@ -499,6 +518,7 @@ unsafe fn allreduce(
     if b.is_inter() {
         return super::coll_inter::allreduce(b, sendbuf, recvbuf, count, datatype, op);
     }
+    no_alias(sendbuf, recvbuf, count)?;
     let c = count_of(count, "count")?;
     let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, true)?;
     algos::allreduce(b, r.send, r.recv, r.count);
@@ -519,6 +539,7 @@ unsafe fn scan(
     if b.is_inter() {
         return super::coll_inter::no_scan("MPI_Scan");
     }
+    no_alias(sendbuf, recvbuf, count)?;
     let c = count_of(count, "count")?;
     let r = red_bufs(b, sendbuf, recvbuf, c, c, datatype, op, true)?;
     algos::scan(b, r.send, r.recv, r.count);
@@ -539,6 +560,7 @@ unsafe fn exscan(
     if b.is_inter() {
         return super::coll_inter::no_scan("MPI_Exscan");
     }
+    no_alias(sendbuf, recvbuf, count)?;
     let c = count_of(count, "count")?;
     // Rank 0's recvbuf is undefined: staged in and out so it is left as it was.
     let (red, n, sh) = reduction_of(op, datatype, c)?;
@@ -579,6 +601,7 @@ unsafe fn reduce_scatter_counts(
     let sum = counts.iter().try_fold(0usize, |t, &c| t.checked_add(c));
     let total = sum.ok_or_else(|| Error::new(ErrorClass::Count, "recvcounts overflow"))?;
     let mine = counts[b.rank() as usize];
+    no_alias(sendbuf, recvbuf, mine as Count)?;
     let recv_count = if in_place(sendbuf) { total } else { mine };
     // Basic elements per element of `datatype` (the algorithm counts those).
     let per = reduction_of(op, datatype, 1)?.1;

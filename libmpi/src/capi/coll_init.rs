@@ -27,7 +27,11 @@ struct CollInit {
 impl crate::persist::Start for CollInit {
     fn start(&self, rt: &mut Runtime, _req: ReqId) -> Result<ReqId> {
         rt.comm(self.comm)?; // still there
-        Ok(coll::start_tagged(&mut rt.pml, self.schedule.clone(), self.tag))
+        Ok(coll::start_tagged(
+            &mut rt.pml,
+            self.schedule.clone(),
+            self.tag,
+        ))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -35,15 +39,23 @@ impl crate::persist::Start for CollInit {
     }
 }
 
-/// MPI_*_init: check the arguments now (a schedule built and dropped), then hand out an
-/// inactive persistent request.
-pub(super) fn coll_init(name: &str, comm: Handle, request: *mut Handle, build: Build) -> c_int {
+/// MPI_*_init: check the arguments and build the schedule now, then hand out an inactive
+/// persistent request.
+pub(super) fn coll_init(
+    name: &str,
+    comm: Handle,
+    info: Handle,
+    request: *mut Handle,
+    build: Build,
+) -> c_int {
     let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
     call(name, ci, |rt| {
-        if request.is_null() {
-            return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
-        }
         let comm = comm_index(comm)?;
+        rt.comm(comm)?;
+        if request.is_null() {
+            return Err(Error::new(ErrorClass::Arg, "request pointer is NULL"));
+        }
+        super::info::hints(info)?;
         let (key, schedule) = {
             let c = rt.comm(comm)?;
             let mut b = Builder::new(c, None);
@@ -51,7 +63,14 @@ pub(super) fn coll_init(name: &str, comm: Handle, request: *mut Handle, build: B
             (coll::seq_key(c), b.finish())
         };
         let tag = coll::reserve_tag(&mut rt.pml, key);
-        let id = crate::persist::register(rt, Box::new(CollInit { comm, tag, schedule }));
+        let id = crate::persist::register(
+            rt,
+            Box::new(CollInit {
+                comm,
+                tag,
+                schedule,
+            }),
+        );
         // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
         unsafe { request.write(request_handle(id)) };
         Ok(())
@@ -64,17 +83,17 @@ macro_rules! init_fns {
     ($name:ident / $pname:ident, $cname:ident / $pcname:ident,
      $build:ident ( $($arg:ident : $ty:ty $(| $cty:ty)?),* )) => {
         mpi_fn! {
-            fn $name / $pname($($arg: $ty,)* comm: Handle, _info: Handle, request: *mut Handle) -> c_int {
+            fn $name / $pname($($arg: $ty,)* comm: Handle, info: Handle, request: *mut Handle) -> c_int {
                 // SAFETY: the caller passes arguments as the standard requires and keeps the
                 // buffers and arrays valid until the request is freed.
-                $crate::capi::coll_init::coll_init(stringify!($name), comm, request,
+                $crate::capi::coll_init::coll_init(stringify!($name), comm, info, request,
                     Box::new(move |b| unsafe { $build(b, $($arg),*) }))
             }
         }
         mpi_fn! {
-            fn $cname / $pcname($($arg: pick!($ty $(, $cty)?),)* comm: Handle, _info: Handle, request: *mut Handle) -> c_int {
+            fn $cname / $pcname($($arg: pick!($ty $(, $cty)?),)* comm: Handle, info: Handle, request: *mut Handle) -> c_int {
                 // SAFETY: as for the int form.
-                $crate::capi::coll_init::coll_init(stringify!($cname), comm, request,
+                $crate::capi::coll_init::coll_init(stringify!($cname), comm, info, request,
                     Box::new(move |b| unsafe { $build(b, $($arg),*) }))
             }
         }
@@ -83,8 +102,8 @@ macro_rules! init_fns {
 pub(super) use init_fns;
 
 mpi_fn! {
-    fn MPI_Barrier_init / PMPI_Barrier_init(comm: Handle, _info: Handle, request: *mut Handle) -> c_int {
-        coll_init("MPI_Barrier_init", comm, request, Box::new(|b| {
+    fn MPI_Barrier_init / PMPI_Barrier_init(comm: Handle, info: Handle, request: *mut Handle) -> c_int {
+        coll_init("MPI_Barrier_init", comm, info, request, Box::new(|b| {
             crate::coll::algos::barrier(b);
             Ok(())
         }))

@@ -32,6 +32,28 @@ fn send_side(
     )?))
 }
 
+/// A send block that overlaps the receive blocks is aliasing MPI forbids (MPI_ERR_BUFFER),
+/// caught before the schedule could overwrite data it is still to send.
+fn no_overlap(send: &Option<(At, usize)>, r: &Blocks) -> Result<()> {
+    let (Some((At(Buf::User(s), so), sn)), At(Buf::User(rp), ro)) = (send, &r.at) else {
+        return Ok(());
+    };
+    let s_lo = *s as usize + so;
+    let s_hi = s_lo.saturating_add(*sn);
+    let base = *rp as usize + ro;
+    let hit = r.lens.iter().zip(&r.displs).any(|(&l, &d)| {
+        let lo = base.saturating_add(d);
+        *sn > 0 && l > 0 && lo < s_hi && s_lo < lo.saturating_add(l)
+    });
+    if hit {
+        return Err(Error::new(
+            ErrorClass::Buffer,
+            "sendbuf overlaps recvbuf (aliased arguments; use MPI_IN_PLACE)",
+        ));
+    }
+    Ok(())
+}
+
 /// `n` blocks of `count` elements one after another (a gather's or scatter's root buffer),
 /// or the blocks `counts`/`displs` (element displacements) describe.
 enum Layout {
@@ -82,6 +104,9 @@ unsafe fn gatherv_common(
     check_root(b, root)?;
     let n = b.size() as usize;
     let is_root = b.rank() == root;
+    if is_root {
+        super::coll::no_alias(sendbuf, recvbuf, sendcount)?;
+    }
     if in_place(sendbuf) && !is_root {
         return Err(Error::new(
             ErrorClass::Buffer,
@@ -163,6 +188,9 @@ unsafe fn scatterv_common(
     check_root(b, root)?;
     let n = b.size() as usize;
     let is_root = b.rank() == root;
+    if is_root {
+        super::coll::no_alias(sendbuf, recvbuf, recvcount)?;
+    }
     if in_place(recvbuf) && !is_root {
         return Err(Error::new(
             ErrorClass::Buffer,
@@ -243,10 +271,12 @@ unsafe fn allgatherv_common(
         let f = |b: &mut Builder| l.stage(b, recvbuf, recvtype, n, Dir::Out, "recvbuf");
         return super::coll_inter::allgatherv(b, sendbuf, sendcount, sendtype, recvbuf, f);
     }
+    super::coll::no_alias(sendbuf, recvbuf, sendcount)?;
     let n = b.size() as usize;
     let send = send_side(b, sendbuf, sendcount, sendtype)?;
     let dir = if send.is_none() { Dir::InOut } else { Dir::Out };
     let r = l.stage(b, recvbuf, recvtype, n, dir, "recvbuf")?;
+    no_overlap(&send, &r)?;
     algos::allgatherv(b, send, r.at, &r.lens, &r.displs);
     Ok(())
 }
@@ -323,6 +353,10 @@ fn alltoall_common(
         let r = stage_per(b, recvbuf, &recv, Dir::Out, "recvbuf")?;
         return super::coll_inter::alltoallw(b, sendbuf, s, r);
     }
+    // Aliasing only matters when both sides move data (mpi4py passes one empty buffer twice).
+    let moves = |p: &Per| p.counts.iter().any(|&c| c > 0);
+    let both = send.as_ref().is_some_and(moves) && moves(&recv);
+    super::coll::no_alias(sendbuf, recvbuf, both as c_int)?;
     let rdir = if send.is_none() { Dir::InOut } else { Dir::Out };
     let r = stage_per(b, recvbuf, &recv, rdir, "recvbuf")?;
     match send {

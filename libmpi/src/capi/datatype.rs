@@ -69,6 +69,16 @@ fn message_general(buf: *const c_void, count: Count, datatype: Handle) -> Result
         None => table::committed(h)?,
     };
     byte_len(count as usize, layout.size())?;
+    // The elements must also lie within the address space: count x extent within isize.
+    if layout.span(count as usize).is_none() {
+        return Err(Error::new(
+            ErrorClass::Count,
+            format!(
+                "count {count} x extent {} overflows the address space",
+                layout.extent()
+            ),
+        ));
+    }
     let m = Msg::typed(buf.cast(), count as usize, &layout);
     if m.is_contiguous() && m.ptr.is_null() && m.len > 0 {
         return Err(Error::new(
@@ -138,7 +148,7 @@ pub(crate) fn type_size(datatype: Handle) -> Result<usize> {
 
 /// Run a datatype call; errors go to MPI_COMM_WORLD's handler (these calls need no runtime).
 fn dcall(name: &str, f: impl FnOnce() -> Result<()>) -> c_int {
-    match f() {
+    match running().and_then(|()| f()) {
         Ok(()) => MPI_SUCCESS,
         Err(e) => fail(name, crate::comm::WORLD, e),
     }
@@ -765,7 +775,7 @@ unsafe fn unpack(m: &Msg, inp: *const c_void, insize: usize, pos: Count) -> Resu
 mpi_fn! {
     fn MPI_Pack / PMPI_Pack(inbuf: *const c_void, incount: c_int, datatype: Handle, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, comm: Handle) -> c_int {
         dcall("MPI_Pack", || {
-            comm_index(comm)?;
+            live_comm(comm)?;
             let m = message_c(inbuf, incount as Count, datatype)?;
             if position.is_null() {
                 return err(ErrorClass::Arg, "position is NULL");
@@ -783,7 +793,7 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Pack_c / PMPI_Pack_c(inbuf: *const c_void, incount: Count, datatype: Handle, outbuf: *mut c_void, outsize: Count, position: *mut Count, comm: Handle) -> c_int {
         dcall("MPI_Pack_c", || {
-            comm_index(comm)?;
+            live_comm(comm)?;
             let m = message_c(inbuf, incount, datatype)?;
             if position.is_null() {
                 return err(ErrorClass::Arg, "position is NULL");
@@ -798,7 +808,7 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Unpack / PMPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: Handle, comm: Handle) -> c_int {
         dcall("MPI_Unpack", || {
-            comm_index(comm)?;
+            live_comm(comm)?;
             let m = message_c(outbuf, outcount as Count, datatype)?;
             if position.is_null() {
                 return err(ErrorClass::Arg, "position is NULL");
@@ -816,7 +826,7 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Unpack_c / PMPI_Unpack_c(inbuf: *const c_void, insize: Count, position: *mut Count, outbuf: *mut c_void, outcount: Count, datatype: Handle, comm: Handle) -> c_int {
         dcall("MPI_Unpack_c", || {
-            comm_index(comm)?;
+            live_comm(comm)?;
             let m = message_c(outbuf, outcount, datatype)?;
             if position.is_null() {
                 return err(ErrorClass::Arg, "position is NULL");
@@ -831,7 +841,7 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Pack_size / PMPI_Pack_size(incount: c_int, datatype: Handle, comm: Handle, size: *mut c_int) -> c_int {
         dcall("MPI_Pack_size", || {
-            comm_index(comm)?;
+            live_comm(comm)?;
             let n = packed_bytes(incount, datatype)?;
             // SAFETY: size is NULL or writable, per the standard.
             unsafe { put(size, c_int::try_from(n).map_err(|_| too_large())?, "size") }
@@ -842,7 +852,7 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Pack_size_c / PMPI_Pack_size_c(incount: Count, datatype: Handle, comm: Handle, size: *mut Count) -> c_int {
         dcall("MPI_Pack_size_c", || {
-            comm_index(comm)?;
+            live_comm(comm)?;
             let n = nonneg(incount, "incount")?.checked_mul(type_size(datatype)?).ok_or_else(too_large)?;
             // SAFETY: size is NULL or writable, per the standard.
             unsafe { put(size, n as Count, "size") }

@@ -50,7 +50,7 @@ fn keyval(k: c_int, any: bool) -> Result<Keyval> {
 }
 
 fn dcall(name: &str, f: impl FnOnce() -> Result<()>) -> c_int {
-    match f() {
+    match running().and_then(|()| f()) {
         Ok(()) => MPI_SUCCESS,
         Err(e) => fail(name, crate::comm::WORLD, e),
     }

@@ -15,7 +15,7 @@ const TYPECLASS_COMPLEX: c_int = 194;
 
 /// Run a datatype call; errors go to MPI_COMM_WORLD's handler (no runtime needed).
 fn dcall(name: &str, f: impl FnOnce() -> Result<()>) -> c_int {
-    match f() {
+    match running().and_then(|()| f()) {
         Ok(()) => MPI_SUCCESS,
         Err(e) => fail(name, crate::comm::WORLD, e),
     }

@@ -62,10 +62,16 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Query_thread / PMPI_Query_thread(provided: *mut c_int) -> c_int {
-        if !provided.is_null() {
-            // SAFETY: checked non-NULL.
-            unsafe { *provided = PROVIDED.load(std::sync::atomic::Ordering::Relaxed) };
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Query_thread", crate::comm::WORLD, e);
         }
+        if provided.is_null() {
+            return fail("MPI_Query_thread", crate::comm::WORLD,
+                        Error::new(ErrorClass::Arg, "provided is NULL"));
+        }
+        // SAFETY: checked non-NULL.
+        unsafe { *provided = PROVIDED.load(std::sync::atomic::Ordering::Relaxed) };
         MPI_SUCCESS
     }
 }
@@ -199,7 +205,7 @@ pub(super) fn errhandler_of(rt: &Runtime, h: Handle) -> Result<ErrHandler> {
         ERRORS_RETURN => Ok(ErrHandler::Return),
         ERRORS_ABORT => Ok(ErrHandler::Abort),
         v => match super::errh::user_errhandler(v) {
-            Some(i) if rt.objs.errhandler(i).is_ok() => Ok(ErrHandler::User(i)),
+            Some(i) if rt.objs.errhandler_handle(i).is_ok() => Ok(ErrHandler::User(i)),
             _ => Err(Error::new(
                 ErrorClass::Errhandler,
                 format!("{v:#x} is not an error handler"),
@@ -230,6 +236,9 @@ mpi_fn! {
             if errhandler.is_null() {
                 return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));
             }
+            if let Some(i) = super::errh::user_errhandler(h) {
+                rt.objs.retain_errhandler(i);
+            }
             // SAFETY: checked non-NULL.
             unsafe { *errhandler = h as Handle };
             Ok(())
@@ -242,7 +251,13 @@ mpi_fn! {
         if errorclass.is_null() {
             return ErrorClass::Arg as c_int;
         }
-        let class = super::errh::class_of(errorcode).unwrap_or(ErrorClass::Unknown as c_int);
+        // A negative value is no error code: a bad argument. Other unknown codes keep the
+        // lenient answer MPI_ERR_UNKNOWN (bindings probe whole ranges of codes).
+        let class = match super::errh::class_of(errorcode) {
+            Some(c) => c,
+            None if errorcode < 0 => return ErrorClass::Arg as c_int,
+            None => ErrorClass::Unknown as c_int,
+        };
         // SAFETY: checked non-NULL.
         unsafe { *errorclass = class };
         MPI_SUCCESS
@@ -264,6 +279,10 @@ mpi_fn! {
             super::unsupported::message(f)
         } else if super::errh::class_of(errorcode).is_some() {
             format!("MPI error class {errorcode}")
+        } else if errorcode < 0 {
+            // SAFETY: as below.
+            unsafe { *resultlen = copy_cstr(&format!("invalid error code {errorcode}"), string, MAX_ERROR_STRING) };
+            return ErrorClass::Arg as c_int;
         } else {
             format!("unknown error code {errorcode}")
         };
@@ -314,6 +333,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Is_thread_main / PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Is_thread_main", crate::comm::WORLD, e);
+        }
         if flag.is_null() {
             return fail("MPI_Is_thread_main", crate::comm::WORLD, Error::new(ErrorClass::Arg, "flag pointer is NULL"));
         }

@@ -119,7 +119,7 @@ mpi_fn! {
                 ERRORS_ARE_FATAL | ERRORS_RETURN | ERRORS_ABORT => {}
                 v if user_errhandler(v).is_some() => {
                     // Communicators using it keep it: the entry stays, only the handle goes.
-                    rt.objs.errhandler(v - ERRH_BASE)?;
+                    rt.objs.release_errhandler(v - ERRH_BASE)?;
                 }
                 v => {
                     return Err(Error::new(ErrorClass::Errhandler, format!("{v:#x} is not an error handler")));

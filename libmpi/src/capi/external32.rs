@@ -9,7 +9,7 @@ use crate::datatype::external32::{self, Seq};
 use crate::datatype::{table, Layout};
 
 fn dcall(name: &str, f: impl FnOnce() -> Result<()>) -> std::ffi::c_int {
-    match f() {
+    match running().and_then(|()| f()) {
         Ok(()) => MPI_SUCCESS,
         Err(e) => fail(name, crate::comm::WORLD, e),
     }

@@ -283,6 +283,7 @@ mpi_fn! {
         let c = comm_index(comm).unwrap_or(crate::comm::WORLD);
         call("MPI_Comm_set_info", c, |rt| {
             let c = comm_index(comm)?;
+            rt.comm(c)?;
             let h = info_of(info)?;
             rt.comm_mut(c)?.info.merge(&h);
             Ok(())
@@ -309,6 +310,10 @@ mpi_fn! {
     /// MPI-4.1: a new info describing the hardware. Its keys are the implementation's choice;
     /// rmpi describes none yet, so the object is empty (the caller frees it).
     fn MPI_Get_hw_resource_info / PMPI_Get_hw_resource_info(hw_info: *mut Handle) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Get_hw_resource_info", crate::comm::WORLD, e);
+        }
         outside("MPI_Get_hw_resource_info", crate::comm::WORLD, || {
             out_ptr(hw_info, "hw_info")?;
             // SAFETY: checked non-NULL.

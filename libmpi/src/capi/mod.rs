@@ -172,6 +172,14 @@ fn bad_comm(v: usize) -> Error {
     }
 }
 
+/// `comm_index` for a call that does not otherwise touch the communicator (MPI_Pack, ...):
+/// the handle must also name a live communicator, not a freed one. Outside `runtime::with`.
+fn live_comm(h: Handle) -> Result<usize> {
+    let i = comm_index(h)?;
+    runtime::with(|rt| rt.comm(i).map(|_| ()))?;
+    Ok(i)
+}
+
 /// The C handle of communicator table slot `id`.
 pub(crate) fn comm_handle(id: usize) -> Handle {
     match id {
@@ -223,6 +231,11 @@ fn fail(call: &str, comm: usize, e: Error) -> c_int {
 /// code, see `unsupported`); `msg` says what went wrong, naming the class.
 #[cold]
 fn fail_code(call: &str, comm: usize, code: c_int, msg: &dyn std::fmt::Display) -> c_int {
+    // Before MPI_Init and after MPI_Finalize no communicator holds a handler: the call returns
+    // its error, never aborts a process that is not (or no longer) part of the job.
+    if !runtime::is_initialized() || runtime::is_finalized() {
+        return code;
+    }
     // An invalid (e.g. freed) communicator's errors go to MPI_COMM_WORLD's handler.
     let (comm, handler) = runtime::with(|rt| match rt.comm(comm) {
         Ok(c) => Ok((comm, c.errhandler)),
@@ -246,6 +259,23 @@ fn fail_code(call: &str, comm: usize, code: c_int, msg: &dyn std::fmt::Display) 
     eprintln!("rmpi: {msg} (error handler {name}: aborting the job)");
     let _ = runtime::with(|rt| -> Result<()> { rt.abort(code, &msg) });
     runtime::abort_without_runtime(code, &msg)
+}
+
+/// Ok between MPI_Init and MPI_Finalize; for the calls that do not otherwise need the runtime
+/// (datatypes, statuses, ops), which MPI allows only then.
+#[inline]
+fn running() -> Result<()> {
+    if runtime::is_initialized() && !runtime::is_finalized() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorClass::Other,
+        if runtime::is_finalized() {
+            "called after MPI_Finalize"
+        } else {
+            "called before MPI_Init"
+        },
+    ))
 }
 
 /// Run `f` on the runtime; errors go through `comm`'s error handler.

@@ -67,12 +67,20 @@ fn reduce_local(
 
 mpi_fn! {
     fn MPI_Reduce_local / PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Reduce_local", crate::comm::WORLD, e);
+        }
         reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op)
     }
 }
 
 mpi_fn! {
     fn MPI_Reduce_local_c / PMPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut c_void, count: Count, datatype: Handle, op: Handle) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Reduce_local_c", crate::comm::WORLD, e);
+        }
         reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op)
     }
 }
@@ -93,12 +101,20 @@ fn op_create(name: &str, f: Option<op::CFn>, commute: c_int, op: *mut Handle) ->
 
 mpi_fn! {
     fn MPI_Op_create / PMPI_Op_create(user_fn: Option<op::CUserFn>, commute: c_int, op: *mut Handle) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Op_create", crate::comm::WORLD, e);
+        }
         op_create("MPI_Op_create", user_fn.map(op::CFn::Int), commute, op)
     }
 }
 
 mpi_fn! {
     fn MPI_Op_create_c / PMPI_Op_create_c(user_fn: Option<op::CUserFnC>, commute: c_int, op: *mut Handle) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Op_create_c", crate::comm::WORLD, e);
+        }
         op_create("MPI_Op_create_c", user_fn.map(op::CFn::Large), commute, op)
     }
 }
@@ -122,6 +138,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Op_commutative / PMPI_Op_commutative(op: Handle, commute: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Op_commutative", crate::comm::WORLD, e);
+        }
         if commute.is_null() {
             return fail("MPI_Op_commutative", crate::comm::WORLD, Error::new(ErrorClass::Arg, "commute pointer is NULL"));
         }

@@ -445,6 +445,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Get_count / PMPI_Get_count(status: *const MpiStatus, datatype: Handle, count: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Get_count", crate::comm::WORLD, e);
+        }
         if status.is_null() || count.is_null() {
             return fail("MPI_Get_count", crate::comm::WORLD, Error::new(ErrorClass::Arg, "status or count pointer is NULL"));
         }

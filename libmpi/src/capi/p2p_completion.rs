@@ -346,6 +346,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Test_cancelled / PMPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Test_cancelled", crate::comm::WORLD, e);
+        }
         if status.is_null() || flag.is_null() {
             return fail("MPI_Test_cancelled", crate::comm::WORLD, Error::new(ErrorClass::Arg, "status or flag pointer is NULL"));
         }
@@ -397,6 +401,10 @@ fn store_count(name: &str, status: *const MpiStatus, datatype: Handle, count: *m
 
 mpi_fn! {
     fn MPI_Get_count_c / PMPI_Get_count_c(status: *const MpiStatus, datatype: Handle, count: *mut i64) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Get_count_c", crate::comm::WORLD, e);
+        }
         store_count("MPI_Get_count_c", status, datatype, count)
     }
 }
@@ -537,6 +545,10 @@ fn set_elements(s: &mut MpiStatus, datatype: Handle, count: i64) -> Result<()> {
 
 mpi_fn! {
     fn MPI_Status_set_cancelled / PMPI_Status_set_cancelled(status: *mut MpiStatus, flag: c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Status_set_cancelled", crate::comm::WORLD, e);
+        }
         with_status("MPI_Status_set_cancelled", status, |s| {
             s.internal[2] = (flag != 0) as c_int;
             Ok(())
@@ -546,24 +558,40 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Status_set_elements / PMPI_Status_set_elements(status: *mut MpiStatus, datatype: Handle, count: c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Status_set_elements", crate::comm::WORLD, e);
+        }
         with_status("MPI_Status_set_elements", status, |s| set_elements(s, datatype, count as i64))
     }
 }
 
 mpi_fn! {
     fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x(status: *mut MpiStatus, datatype: Handle, count: i64) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Status_set_elements_x", crate::comm::WORLD, e);
+        }
         with_status("MPI_Status_set_elements_x", status, |s| set_elements(s, datatype, count))
     }
 }
 
 mpi_fn! {
     fn MPI_Status_set_elements_c / PMPI_Status_set_elements_c(status: *mut MpiStatus, datatype: Handle, count: i64) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Status_set_elements_c", crate::comm::WORLD, e);
+        }
         with_status("MPI_Status_set_elements_c", status, |s| set_elements(s, datatype, count))
     }
 }
 
 mpi_fn! {
     fn MPI_Status_set_source / PMPI_Status_set_source(status: *mut MpiStatus, source: c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Status_set_source", crate::comm::WORLD, e);
+        }
         with_status("MPI_Status_set_source", status, |s| {
             s.source = source;
             Ok(())
@@ -573,6 +601,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Status_set_tag / PMPI_Status_set_tag(status: *mut MpiStatus, tag: c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Status_set_tag", crate::comm::WORLD, e);
+        }
         with_status("MPI_Status_set_tag", status, |s| {
             s.tag = tag;
             Ok(())
@@ -582,6 +614,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Status_set_error / PMPI_Status_set_error(status: *mut MpiStatus, error: c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Status_set_error", crate::comm::WORLD, e);
+        }
         with_status("MPI_Status_set_error", status, |s| {
             s.error = error;
             Ok(())

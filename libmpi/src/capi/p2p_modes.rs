@@ -180,8 +180,11 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Startall / PMPI_Startall(count: c_int, requests: *mut Handle) -> c_int {
         call("MPI_Startall", crate::comm::WORLD, |rt| {
-            if count < 0 || (requests.is_null() && count > 0) {
-                return Err(Error::new(ErrorClass::Arg, "bad count or NULL array of requests"));
+            if count < 0 {
+                return Err(Error::new(ErrorClass::Count, format!("count {count} is negative")));
+            }
+            if requests.is_null() && count > 0 {
+                return Err(Error::new(ErrorClass::Arg, "NULL array of requests"));
             }
             for i in 0..count as usize {
                 // SAFETY: the caller passes `count` requests.

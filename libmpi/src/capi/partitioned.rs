@@ -18,14 +18,17 @@ fn init(
     peer: c_int,
     tag: c_int,
     comm: Handle,
+    info: Handle,
     request: *mut Handle,
 ) -> c_int {
     let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
     call(name, ci, |rt| {
-        if request.is_null() {
-            return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
-        }
         let comm = comm_index(comm)?;
+        rt.comm(comm)?;
+        if request.is_null() {
+            return Err(Error::new(ErrorClass::Arg, "request pointer is NULL"));
+        }
+        super::info::hints(info)?;
         // One partition's message: checks the type and gives its packed size.
         let part_bytes = message_c(buf, count, datatype)?.len;
         let h = datatype as usize;
@@ -48,10 +51,10 @@ macro_rules! init_fns {
     ($($name:ident / $pname:ident ($pt:ty, $ct:ty) = $send:expr;)*) => {$(
         mpi_fn! {
             fn $name / $pname(buf: *mut c_void, partitions: $pt, count: $ct, datatype: Handle,
-                              peer: c_int, tag: c_int, comm: Handle, _info: Handle,
+                              peer: c_int, tag: c_int, comm: Handle, info: Handle,
                               request: *mut Handle) -> c_int {
                 init(stringify!($name), $send, buf, partitions as i64, count as Count, datatype,
-                     peer, tag, comm, request)
+                     peer, tag, comm, info, request)
             }
         }
     )*};

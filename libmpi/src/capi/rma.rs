@@ -35,11 +35,23 @@ fn target(rank: c_int, disp: Aint, count: Count, dt: Handle) -> Result<Target> {
             format!("target displacement {disp} is negative"),
         ));
     }
+    let layout = layout_of(dt)?;
+    // count x extent beyond isize cannot describe memory (MPI_ERR_COUNT, not a hang).
+    let fits = (count as usize)
+        .checked_mul(layout.size())
+        .is_some_and(|n| n <= super::datatype::MAX_BYTES)
+        && layout.span(count as usize).is_some();
+    if !fits {
+        return Err(Error::new(
+            ErrorClass::Count,
+            format!("target count {count} of this datatype overflows the address space"),
+        ));
+    }
     Ok(Target {
         rank,
         disp,
         count: count as usize,
-        layout: layout_of(dt)?,
+        layout,
     })
 }
 
@@ -364,6 +376,9 @@ mpi_fn! {
         rcall("MPI_Compare_and_swap", win, |rt, id| {
             if crate::datatype::lookup(datatype as usize).is_none() {
                 return Err(Error::new(ErrorClass::Type, "MPI_Compare_and_swap takes a predefined datatype"));
+            }
+            if !crate::op::cas_type(datatype as usize) {
+                return Err(Error::new(ErrorClass::Type, "MPI_Compare_and_swap takes an integer, logical or byte datatype"));
             }
             let o = message_c(origin_addr, 1, datatype)?;
             let c = message_c(compare_addr, 1, datatype)?;

@@ -26,18 +26,30 @@ fn get(
 
 mpi_fn! {
     fn MPI_Status_get_source / PMPI_Status_get_source(status: *const MpiStatus, source: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Status_get_source", crate::comm::WORLD, e);
+        }
         get("MPI_Status_get_source", status, source, |s| s.source)
     }
 }
 
 mpi_fn! {
     fn MPI_Status_get_tag / PMPI_Status_get_tag(status: *const MpiStatus, tag: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Status_get_tag", crate::comm::WORLD, e);
+        }
         get("MPI_Status_get_tag", status, tag, |s| s.tag)
     }
 }
 
 mpi_fn! {
     fn MPI_Status_get_error / PMPI_Status_get_error(status: *const MpiStatus, error: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Status_get_error", crate::comm::WORLD, e);
+        }
         get("MPI_Status_get_error", status, error, |s| s.error)
     }
 }

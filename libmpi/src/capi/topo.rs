@@ -102,6 +102,9 @@ mpi_fn! {
             if comm_cart.is_null() {
                 return Err(arg("comm_cart pointer is NULL"));
             }
+            // A failed creation leaves MPI_COMM_NULL behind, as MPICH does (errors/topo/cartsmall).
+            // SAFETY: checked non-NULL.
+            unsafe { store(comm_cart, None)? };
             let id = rt.cart_create(c, d, &p)?;
             // SAFETY: checked non-NULL.
             unsafe { store(comm_cart, id) }
@@ -358,9 +361,10 @@ unsafe fn weights(p: *const c_int, n: usize, what: &str) -> Result<Option<Vec<i3
 }
 
 mpi_fn! {
-    fn MPI_Dist_graph_create_adjacent / PMPI_Dist_graph_create_adjacent(comm_old: Handle, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, _info: Handle, _reorder: c_int, comm_dist_graph: *mut Handle) -> c_int {
+    fn MPI_Dist_graph_create_adjacent / PMPI_Dist_graph_create_adjacent(comm_old: Handle, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: Handle, _reorder: c_int, comm_dist_graph: *mut Handle) -> c_int {
         call("MPI_Dist_graph_create_adjacent", err_comm(comm_old), |rt| {
             let c = comm_index(comm_old)?;
+            super::info::hints(info)?;
             let (ni, no) = (count_of(indegree, "indegree")?, count_of(outdegree, "outdegree")?);
             // SAFETY: each array holds its degree's ints (or is a weights sentinel).
             let g = unsafe {
@@ -386,9 +390,10 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    fn MPI_Dist_graph_create / PMPI_Dist_graph_create(comm_old: Handle, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights_: *const c_int, _info: Handle, _reorder: c_int, comm_dist_graph: *mut Handle) -> c_int {
+    fn MPI_Dist_graph_create / PMPI_Dist_graph_create(comm_old: Handle, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights_: *const c_int, info: Handle, _reorder: c_int, comm_dist_graph: *mut Handle) -> c_int {
         call("MPI_Dist_graph_create", err_comm(comm_old), |rt| {
             let c = comm_index(comm_old)?;
+            super::info::hints(info)?;
             let size = rt.comm(c)?.size();
             let n = count_of(n, "n")?;
             // SAFETY: sources and degrees hold n ints, destinations and weights the degrees' sum.

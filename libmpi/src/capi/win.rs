@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 use super::*;
 use crate::osc;
-use crate::registry::{Copy, DeleteFn, ErrFn};
+use crate::registry::{DeleteFn, ErrFn};
 
 const WIN_NULL: usize = 0x110;
 /// Window handles: `WIN_BASE + slot`.
@@ -389,6 +389,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_get_name / PMPI_Win_get_name(win: Handle, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+        // Outside Init..Finalize: an error, not a result.
+        if let Err(e) = running() {
+            return fail("MPI_Win_get_name", crate::comm::WORLD, e);
+        }
         // MPI_WIN_NULL is named, as MPICH names it (its tests expect it).
         let null = win as usize == WIN_NULL;
         let body = |id: Option<usize>| -> Result<()> {
@@ -462,13 +466,16 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler(win: Handle, errhandler: *mut Handle) -> c_int {
-        wcall("MPI_Win_get_errhandler", win, |_, id| {
+        wcall("MPI_Win_get_errhandler", win, |rt, id| {
             out(errhandler, "errhandler")?;
             let h = match osc::with_win(id, |w| Ok(w.errhandler))? {
                 ErrHandler::Fatal => ERRORS_ARE_FATAL,
                 ErrHandler::Return => ERRORS_RETURN,
                 ErrHandler::Abort => ERRORS_ABORT,
-                ErrHandler::User(i) => super::errh::ERRH_BASE + i,
+                ErrHandler::User(i) => {
+                    rt.objs.retain_errhandler(i);
+                    super::errh::ERRH_BASE + i
+                }
             };
             // SAFETY: checked non-NULL.
             unsafe { *errhandler = h as Handle };
@@ -519,7 +526,7 @@ mpi_fn! {
             out(keyval, "keyval")?;
             // Windows are never duplicated: the copy callback is never called.
             let _ = copy_fn;
-            let k = rt.objs.add_keyval(Copy::None, delete_fn, extra_state as usize);
+            let k = rt.objs.add_win_keyval(delete_fn, extra_state as usize);
             // SAFETY: checked non-NULL.
             unsafe { *keyval = k };
             Ok(())
@@ -532,7 +539,7 @@ mpi_fn! {
         call("MPI_Win_free_keyval", crate::comm::WORLD, |rt| {
             out(keyval, "keyval")?;
             // SAFETY: checked non-NULL.
-            rt.objs.free_keyval(unsafe { *keyval })?;
+            rt.objs.free_win_keyval(unsafe { *keyval })?;
             // SAFETY: as above.
             unsafe { *keyval = KEYVAL_INVALID };
             Ok(())
@@ -544,7 +551,7 @@ mpi_fn! {
     fn MPI_Win_set_attr / PMPI_Win_set_attr(win: Handle, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
         let r = (|| {
             let id = win_index(win)?;
-            runtime::with(|rt| rt.objs.keyval(win_keyval).map(|_| ()))?;
+            runtime::with(|rt| rt.objs.win_keyval(win_keyval).map(|_| ()))?;
             let old = osc::with_win(id, |w| Ok(w.attrs.iter().find(|a| a.0 == win_keyval).map(|a| a.1)))?;
             if let Some(v) = old {
                 call_delete(id, win_keyval, v)?;
@@ -578,7 +585,7 @@ mpi_fn! {
                     WIN_CREATE_FLAVOR => Some(&vals.2 as *const i32 as usize),
                     WIN_MODEL => Some(&vals.3 as *const i32 as usize),
                     k => {
-                        let kv = rt.objs.keyval_known(k)?;
+                        let kv = rt.objs.win_keyval_known(k)?;
                         let v = w.attrs.iter().find(|a| a.0 == k).map(|a| a.1);
                         // A freed keyval reaches only the attributes set before its free.
                         if kv.freed && v.is_none() {
@@ -604,7 +611,7 @@ mpi_fn! {
     fn MPI_Win_delete_attr / PMPI_Win_delete_attr(win: Handle, win_keyval: c_int) -> c_int {
         let r = (|| {
             let id = win_index(win)?;
-            runtime::with(|rt| rt.objs.keyval_known(win_keyval).map(|_| ()))?;
+            runtime::with(|rt| rt.objs.win_keyval_known(win_keyval).map(|_| ()))?;
             let v = osc::with_win(id, |w| match w.attrs.iter().find(|a| a.0 == win_keyval) {
                 Some(a) => Ok(a.1),
                 None => Err(Error::new(ErrorClass::Keyval, format!("keyval {win_keyval} has no attribute on this window"))),

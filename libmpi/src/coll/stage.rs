@@ -50,16 +50,24 @@ impl Shape {
 
     /// Bytes of `count` elements' data (MPI_ERR_COUNT past isize::MAX).
     pub fn bytes(&self, count: usize) -> Result<usize> {
+        // count x extent too: the elements must lie within the address space.
+        let span = count.checked_mul(self.extent.unsigned_abs());
         count
             .checked_mul(self.size)
-            .filter(|&n| n <= isize::MAX as usize)
+            .filter(|&n| n <= isize::MAX as usize && span.is_some_and(|s| s <= isize::MAX as usize))
             .ok_or_else(|| Error::new(ErrorClass::Count, format!("count {count} overflows")))
     }
 
     /// Byte displacement of element `i`.
     pub fn offset(&self, i: isize) -> Result<isize> {
         i.checked_mul(self.extent)
-            .ok_or_else(|| Error::new(ErrorClass::Arg, "displacement overflows"))
+            // Element i's offset is a count times an extent: too many elements.
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorClass::Count,
+                    "count x extent overflows the displacement",
+                )
+            })
     }
 }
 
