@@ -58,6 +58,16 @@ static GLOBAL: Spin<Global> = Spin::new(Global {
     key: None,
 });
 
+/// fork's prepare handler (fork.rs): no heap is being made or adopted while the process is copied.
+pub(super) fn fork_lock() {
+    GLOBAL.acquire();
+}
+
+/// fork's parent and child handlers.
+pub(super) fn fork_unlock() {
+    GLOBAL.release();
+}
+
 /// At thread exit (pthread key destructor): the heap dies and becomes an orphan.
 unsafe extern "C" fn thread_exit(h: *mut libc::c_void) {
     HEAP.with(|c| c.set(null_mut()));
@@ -151,6 +161,8 @@ fn new_for_thread() -> Option<*mut Heap> {
         hh.tending.store(false, Ordering::Release);
     }
     HEAP.with(|c| c.set(h));
+    // Outside our locks and with this thread's heap set: pthread_atfork may call malloc.
+    super::fork::register();
     if let Some(k) = key {
         // SAFETY: a valid key; the value is only passed back to thread_exit.
         unsafe { libc::pthread_setspecific(k, h.cast()) };

@@ -10,6 +10,7 @@
 //! From Rust, [`PtMalloc`] is a `#[global_allocator]`.
 
 mod block;
+mod fork;
 mod heap;
 mod shared;
 mod source;
@@ -23,6 +24,12 @@ pub use shared::range as shared_range;
 pub use source::{policy, set_policy, stats, Policy, Stats, DEFAULT_KEEP_BLOCKS};
 
 const MIN_ALIGN: usize = 16;
+
+/// librmalloc.so's defaults, from its constructor: no node-shared range of large blocks (no MPI
+/// peer reads it) unless `MEMHOOK_PTMALLOC_SHARED=1` asks for it.
+pub fn preload_defaults() {
+    shared::set_default(false);
+}
 
 fn set_errno(e: i32) {
     // SAFETY: this thread's errno slot.
@@ -300,7 +307,15 @@ macro_rules! __memhook_export_ptmalloc {
             $crate::sys,
             $crate::interpose
         );
+        $crate::__memhook_export_malloc_family!();
+    };
+}
 
+/// The malloc family alone (no release-call interposition): librmalloc.so's exports.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __memhook_export_malloc_family {
+    () => {
         /// malloc(3) from memhook's allocator.
         #[no_mangle]
         pub extern "C" fn malloc(size: usize) -> *mut $crate::__libc::c_void {

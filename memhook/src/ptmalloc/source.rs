@@ -321,3 +321,13 @@ pub fn huge_free(b: *mut Block) {
         unmap(base, len);
     }
 }
+
+/// fork's prepare handler (fork.rs): the caches are consistent in the child.
+pub(super) fn fork_lock() {
+    CACHE.acquire();
+}
+
+/// fork's parent and child handlers.
+pub(super) fn fork_unlock() {
+    CACHE.release();
+}
