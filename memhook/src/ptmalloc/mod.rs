@@ -161,6 +161,15 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
     if size <= have && (size > MAX_SMALL || have <= 2 * size.max(MIN_ALIGN)) {
         return p; // fits, and not wastefully
     }
+    if size > have && have > MAX_SMALL {
+        let b = Block::of(p as usize);
+        // SAFETY: a live huge allocation's header.
+        if unsafe { (*b).magic } == MAGIC_HUGE {
+            if let Some(q) = source::huge_grow(b, p, size) {
+                return q; // grown without copying
+            }
+        }
+    }
     let q = malloc(size);
     if !q.is_null() {
         // SAFETY: both are live allocations of at least min(have, size) bytes.

@@ -85,6 +85,22 @@ static MAPPED: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 static HELD: AtomicUsize = AtomicUsize::new(0);
 static RELEASED: AtomicU64 = AtomicU64::new(0);
+/// Bytes of huge allocations' mappings now live (for the keep budget).
+static HUGE_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of freed huge mappings the source may keep for reuse: under `Release`, `keep_blocks`
+/// blocks' worth or half of what huge allocations hold now, whichever is more (a program
+/// cycling large buffers keeps a few of them, so the next one costs no mmap, munmap or page
+/// faults; one that stops using them gives most back); nothing with `keep_blocks: 0`.
+fn huge_budget() -> usize {
+    match policy() {
+        Policy::Retain => usize::MAX,
+        Policy::Release { keep_blocks: 0 } => 0,
+        Policy::Release { keep_blocks } => keep_blocks
+            .saturating_mul(BLOCK)
+            .max(HUGE_LIVE.load(Ordering::Relaxed) / 2),
+    }
+}
 
 pub fn stats() -> Stats {
     Stats {
@@ -211,13 +227,15 @@ pub fn huge_alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
             let now = MAPPED.fetch_add(ml - dirty, Ordering::Relaxed) + ml - dirty;
             PEAK.fetch_max(now, Ordering::Relaxed);
             HELD.fetch_sub(dirty, Ordering::Relaxed);
+            HUGE_LIVE.fetch_add(ml, Ordering::Relaxed);
             return Some((
                 huge_init(base + lead, base, ml, base + lead + off),
                 dirty == 0,
             ));
         }
-        if let Some(p) = huge_from_cache(len, lead, off) {
-            return Some((p, false));
+        if let Some((base, ml)) = huge_from_cache(len) {
+            HUGE_LIVE.fetch_add(ml, Ordering::Relaxed);
+            return Some((huge_init(base + lead, base, ml, base + lead + off), false));
         }
     }
     let base = if align > BLOCK {
@@ -225,10 +243,12 @@ pub fn huge_alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
         let a = map_aligned(len + align)?;
         let user = (a + BLOCK).next_multiple_of(align);
         // The mapping is [a, a+len+align); keep it whole, bookkeeping covers it all.
+        HUGE_LIVE.fetch_add(len + align, Ordering::Relaxed);
         return Some((huge_init(user - BLOCK, a, len + align, user), true));
     } else {
         map_aligned(len)?
     };
+    HUGE_LIVE.fetch_add(len, Ordering::Relaxed);
     Some((huge_init(base + lead, base, len, base + lead + off), true))
 }
 
@@ -245,24 +265,38 @@ fn huge_init(hdr: usize, map_base: usize, map_len: usize, user: usize) -> *mut u
     user as *mut u8
 }
 
-/// Retain policy: a kept huge mapping big enough (but not more than twice) for `len`.
-fn huge_from_cache(len: usize, lead: usize, off: usize) -> Option<*mut u8> {
+/// A kept huge mapping of at least `len` bytes, as (base, length): the smallest kept one that is
+/// big enough (its tail beyond `2 * len` given back), else the biggest, grown (in place, or moved by mremap
+/// into a fresh aligned range: its pages move, nothing is copied). Returns its base.
+fn huge_from_cache(len: usize) -> Option<(usize, usize)> {
     let found = CACHE.lock(|c| {
+        let mut best: *mut *mut Block = std::ptr::null_mut();
         let mut link: *mut *mut Block = &mut c.huge;
         // SAFETY: the list holds headers of kept huge mappings, linked through `next`.
         unsafe {
             while !(*link).is_null() {
-                let b = *link;
-                let ml = (*b).map_len;
-                if ml >= len && ml <= 2 * len && (*b).map_base & (BLOCK - 1) == 0 {
-                    *link = (*b).next;
-                    c.huge_bytes -= ml;
-                    return b;
+                let ml = (**link).map_len;
+                let better = best.is_null() || {
+                    let bl = (**best).map_len;
+                    if bl >= len {
+                        ml >= len && ml < bl
+                    } else {
+                        ml > bl
+                    }
+                };
+                if better {
+                    best = link;
                 }
-                link = &mut (*b).next;
+                link = &mut (**link).next;
             }
+            if best.is_null() {
+                return std::ptr::null_mut();
+            }
+            let b = *best;
+            *best = (*b).next;
+            c.huge_bytes -= (*b).map_len;
+            b
         }
-        std::ptr::null_mut()
     });
     if found.is_null() {
         return None;
@@ -270,7 +304,73 @@ fn huge_from_cache(len: usize, lead: usize, off: usize) -> Option<*mut u8> {
     // SAFETY: a kept mapping's header.
     let (base, ml) = unsafe { ((*found).map_base, (*found).map_len) };
     HELD.fetch_sub(ml, Ordering::Relaxed);
-    Some(huge_init(base + lead, base, ml, base + lead + off))
+    if ml >= len {
+        // Slack up to the size itself stays with the allocation (its pages are likely to be
+        // wanted again by the next, bigger one); more goes back.
+        if ml > 2 * len {
+            unmap(base + 2 * len, ml - 2 * len);
+            return Some((base, 2 * len));
+        }
+        return Some((base, ml));
+    }
+    let grown = resize(base, ml, len);
+    if grown.is_none() {
+        unmap(base, ml);
+    }
+    grown.map(|b| (b, len))
+}
+
+/// Grows the private mapping `[base, base + ml)` to `len` bytes, keeping its contents and a
+/// BLOCK-aligned base: in place when the address space after it is free, else moved (pages and
+/// all) into a fresh aligned range; the old range is then gone (an event). None: unchanged.
+fn resize(base: usize, ml: usize, len: usize) -> Option<usize> {
+    // SAFETY: growing our own whole mapping without moving it; nothing else maps there.
+    let r = unsafe { sys::mremap(base as *mut libc::c_void, ml, len, 0, std::ptr::null_mut()) };
+    if r as usize == base {
+        let now = MAPPED.fetch_add(len - ml, Ordering::Relaxed) + len - ml;
+        PEAK.fetch_max(now, Ordering::Relaxed);
+        return Some(base);
+    }
+    let to = map_aligned(len)?;
+    notify(Source::Allocator, base, ml);
+    // SAFETY: moves our whole mapping over the first `ml` bytes of the fresh range `to` (ours,
+    // unused); MREMAP_FIXED replaces what was there.
+    let r = unsafe {
+        sys::mremap(
+            base as *mut libc::c_void,
+            ml,
+            ml,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            to as *mut libc::c_void,
+        )
+    };
+    if r as usize != to {
+        // Not moved: the fresh range stays ours, the old one is still there.
+        unmap(to, len);
+        return None;
+    }
+    MAPPED.fetch_sub(ml, Ordering::Relaxed);
+    Some(to)
+}
+
+/// realloc of a huge allocation to `size` bytes without copying: its private mapping grown in
+/// place or moved. Returns the new user pointer, or None (the caller copies).
+pub fn huge_grow(b: *mut Block, p: *mut u8, size: usize) -> Option<*mut u8> {
+    // SAFETY: `b` is the header of the live huge allocation holding `p`.
+    let (base, ml) = unsafe { ((*b).map_base, (*b).map_len) };
+    if b as usize != base || shared::contains(base) {
+        return None; // over-aligned, or in the shared range: copied
+    }
+    let off = p as usize - base;
+    let len = off.checked_add(size)?.checked_add(4095)? & !4095;
+    let nb = resize(base, ml, len)?;
+    HUGE_LIVE.fetch_add(len - ml, Ordering::Relaxed);
+    // SAFETY: the header moved with the mapping's pages; it is ours.
+    unsafe {
+        (*(nb as *mut Block)).map_base = nb;
+        (*(nb as *mut Block)).map_len = len;
+    }
+    Some((nb + off) as *mut u8)
 }
 
 /// Frees a huge allocation whose header is `b`: kept for reuse while the policy allows,
@@ -278,10 +378,8 @@ fn huge_from_cache(len: usize, lead: usize, off: usize) -> Option<*mut u8> {
 pub fn huge_free(b: *mut Block) {
     // SAFETY: `b` is the header of a live huge allocation being freed.
     let (base, len) = unsafe { ((*b).map_base, (*b).map_len) };
-    let budget = match policy() {
-        Policy::Retain => usize::MAX,
-        Policy::Release { keep_blocks } => keep_blocks.saturating_mul(BLOCK),
-    };
+    HUGE_LIVE.fetch_sub(len, Ordering::Relaxed);
+    let budget = huge_budget();
     if shared::contains(base) {
         if shared::detached() {
             // A forked child's private copy: an ordinary mapping now.
