@@ -181,3 +181,18 @@ fn threaded_cpp_with_fork() {
     assert_eq!(stdout(&o).trim(), "threads ok");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn large_blocks_reused_and_grown() {
+    let d = tmpdir("large");
+    let exe = d.join("large");
+    let st = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/large.c"))
+        .status()
+        .expect("run gcc");
+    assert!(st.success(), "gcc large.c");
+    assert_eq!(stdout(&preloaded(Command::new(&exe), "large")).trim(), "large ok");
+    let _ = std::fs::remove_dir_all(&d);
+}
