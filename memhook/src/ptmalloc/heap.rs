@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use super::block::{Block, FreeObj, BLOCK, NCLASSES};
 use super::source;
+use super::tls;
 use super::spin::Spin;
 
 /// State only the heap's thread touches (or, for a dead heap, the thread holding `tending`).
@@ -35,10 +36,6 @@ pub struct Heap {
     next_orphan: Cell<*mut Heap>,
 }
 
-thread_local! {
-    // Const, no destructor: no registration or allocation on first use, usable in any context.
-    static HEAP: Cell<*mut Heap> = const { Cell::new(null_mut()) };
-}
 
 struct Global {
     orphans: *mut Heap,
@@ -70,7 +67,7 @@ pub(super) fn fork_unlock() {
 
 /// At thread exit (pthread key destructor): the heap dies and becomes an orphan.
 unsafe extern "C" fn thread_exit(h: *mut libc::c_void) {
-    HEAP.with(|c| c.set(null_mut()));
+    tls::set(0);
     let h = h.cast::<Heap>();
     // SAFETY: still this thread's heap: nobody else works on it until it is marked dead.
     unsafe {
@@ -87,7 +84,7 @@ unsafe extern "C" fn thread_exit(h: *mut libc::c_void) {
 /// The calling thread's heap, adopting an orphan or making one on first use.
 #[inline]
 pub fn mine() -> Option<*mut Heap> {
-    let h = HEAP.with(|c| c.get());
+    let h = tls::get() as *mut Heap;
     if !h.is_null() {
         return Some(h);
     }
@@ -97,7 +94,7 @@ pub fn mine() -> Option<*mut Heap> {
 /// The calling thread's heap if it has one (free() does not make one).
 #[inline]
 pub fn mine_if_any() -> *mut Heap {
-    HEAP.with(|c| c.get())
+    tls::get() as *mut Heap
 }
 
 #[cold]
@@ -160,7 +157,7 @@ fn new_for_thread() -> Option<*mut Heap> {
         hh.dead.store(false, Ordering::Relaxed);
         hh.tending.store(false, Ordering::Release);
     }
-    HEAP.with(|c| c.set(h));
+    tls::set(h as usize);
     // Outside our locks and with this thread's heap set: pthread_atfork may call malloc.
     super::fork::register();
     if let Some(k) = key {

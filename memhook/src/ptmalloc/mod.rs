@@ -15,6 +15,7 @@ mod heap;
 mod shared;
 mod source;
 mod spin;
+mod tls;
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ptr::null_mut;
