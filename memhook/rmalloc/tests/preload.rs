@@ -193,6 +193,56 @@ fn large_blocks_reused_and_grown() {
         .status()
         .expect("run gcc");
     assert!(st.success(), "gcc large.c");
-    assert_eq!(stdout(&preloaded(Command::new(&exe), "large")).trim(), "large ok");
+    assert_eq!(
+        stdout(&preloaded(Command::new(&exe), "large")).trim(),
+        "large ok"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The spy: a trace of tests/c/spy.c read back by ptmalloc-spy shows the remote frees, the live
+/// objects by class and the large block.
+#[test]
+fn spy_trace() {
+    let d = tmpdir("spy");
+    let exe = d.join("spy");
+    let st = Command::new("gcc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&exe)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/spy.c"))
+        .status()
+        .expect("run gcc");
+    assert!(st.success(), "gcc spy.c");
+    let trace = d.join("trace.bin");
+    let mut c = Command::new(&exe);
+    c.env("MEMHOOK_PTMALLOC_TRACE", &trace);
+    preloaded(c, "spy");
+    let spy = lib().parent().unwrap().join("ptmalloc-spy");
+    let o = Command::new(&spy)
+        .arg(&trace)
+        .output()
+        .expect("run ptmalloc-spy");
+    let out = stdout(&o);
+    assert!(o.status.success(), "ptmalloc-spy: {out}");
+    let fields = |prefix: &str| -> Vec<String> {
+        out.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no line {prefix:?} in\n{out}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    // The main thread's chain is the first: 1000 mallocs (and pthread_create's), 400 frees, all
+    // of them remote.
+    let main = out
+        .lines()
+        .find(|l| l.starts_with("0x"))
+        .unwrap_or_else(|| panic!("no chain in\n{out}"));
+    let m: Vec<&str> = main.split_whitespace().collect();
+    assert_eq!(&m[4..6], ["400", "400"], "main chain: {main}\n{out}");
+    // By class: 600 objects of 112 bytes, 50 of 3072, one large block.
+    assert_eq!(fields("6 ")[1..3], ["112", "600"], "{out}");
+    assert_eq!(fields("25 ")[1..3], ["3072", "50"], "{out}");
+    assert_eq!(fields("large blocks")[4..7], ["1", "0", "0"], "{out}");
     let _ = std::fs::remove_dir_all(&d);
 }

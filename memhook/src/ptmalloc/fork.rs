@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{heap, shared, source};
+use super::{heap, shared, source, trace};
 
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
@@ -26,15 +26,19 @@ extern "C" fn prepare() {
     heap::fork_lock();
     source::fork_lock();
     shared::fork_lock();
+    trace::fork_lock();
 }
 
 extern "C" fn parent() {
+    trace::fork_unlock();
     shared::fork_unlock();
     source::fork_unlock();
     heap::fork_unlock();
 }
 
 extern "C" fn child() {
+    trace::fork_unlock();
+    trace::after_fork_in_child();
     shared::fork_unlock();
     source::fork_unlock();
     heap::fork_unlock();

@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use super::block::{Block, FreeObj, BLOCK, NCLASSES};
 use super::source;
-use super::tls;
 use super::spin::Spin;
+use super::tls;
+use super::trace::{self, kind};
 
 /// State only the heap's thread touches (or, for a dead heap, the thread holding `tending`).
 struct Local {
@@ -34,8 +35,9 @@ pub struct Heap {
     tending: AtomicBool,
     /// Orphan list link, only touched under GLOBAL's lock.
     next_orphan: Cell<*mut Heap>,
+    /// The spy's records of this thread (trace.rs).
+    trace: trace::Buf,
 }
-
 
 struct Global {
     orphans: *mut Heap,
@@ -67,11 +69,13 @@ pub(super) fn fork_unlock() {
 
 /// At thread exit (pthread key destructor): the heap dies and becomes an orphan.
 unsafe extern "C" fn thread_exit(h: *mut libc::c_void) {
-    tls::set(0);
     let h = h.cast::<Heap>();
+    trace::rec(kind::HEAP_DEAD, 0, h as usize, 0, 0, 0);
     // SAFETY: still this thread's heap: nobody else works on it until it is marked dead.
     unsafe {
         (*h).release_empty();
+        (*h).trace.flush();
+        tls::set(0);
         (*h).dead.store(true, Ordering::Release);
     }
     GLOBAL.lock(|g| {
@@ -89,6 +93,13 @@ pub fn mine() -> Option<*mut Heap> {
         return Some(h);
     }
     new_for_thread()
+}
+
+/// The calling thread's heap's trace buffer, if it has a heap.
+pub fn my_trace_buf() -> Option<*const trace::Buf> {
+    let h = tls::get() as *const Heap;
+    // SAFETY: heaps are never freed; only the address of the field is taken.
+    (!h.is_null()).then(|| unsafe { &raw const (*h).trace })
 }
 
 /// The calling thread's heap if it has one (free() does not make one).
@@ -136,6 +147,7 @@ fn new_for_thread() -> Option<*mut Heap> {
                 dead: AtomicBool::new(false),
                 tending: AtomicBool::new(false),
                 next_orphan: Cell::new(null_mut()),
+                trace: trace::Buf::new(),
             })
         };
         (h, false, g.key)
@@ -160,6 +172,8 @@ fn new_for_thread() -> Option<*mut Heap> {
     tls::set(h as usize);
     // Outside our locks and with this thread's heap set: pthread_atfork may call malloc.
     super::fork::register();
+    trace::init();
+    trace::rec(kind::HEAP_START, 0, h as usize, adopted as usize, 0, 0);
     if let Some(k) = key {
         // SAFETY: a valid key; the value is only passed back to thread_exit.
         unsafe { libc::pthread_setspecific(k, h.cast()) };
@@ -213,8 +227,16 @@ impl Heap {
                     (*l).current[c] = next;
                     continue;
                 }
-                let nb = source::get_block()?;
+                let (nb, fresh) = source::get_block()?;
                 Block::init_small(nb, c, self as *const Heap as *mut Heap);
+                trace::rec(
+                    kind::BLOCK_GET,
+                    c as u16,
+                    self as *const Heap as usize,
+                    nb as usize,
+                    fresh as usize,
+                    0,
+                );
                 (*l).current[c] = nb;
             }
         }

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use super::block::{Block, BLOCK, HEADER, MAGIC_HUGE};
 use super::shared;
 use super::spin::Spin;
+use super::trace::{self, kind, HUGE};
 use crate::events::{notify, Source};
 use crate::sys;
 
@@ -164,8 +165,8 @@ fn unmap(addr: usize, len: usize) {
     RELEASED.fetch_add(len as u64, Ordering::Relaxed);
 }
 
-/// A macro-block for a heap.
-pub fn get_block() -> Option<*mut Block> {
+/// A macro-block for a heap, and whether it is fresh from the OS.
+pub fn get_block() -> Option<(*mut Block, bool)> {
     let cached = CACHE.lock(|c| {
         let b = c.blocks;
         if !b.is_null() {
@@ -177,9 +178,9 @@ pub fn get_block() -> Option<*mut Block> {
     });
     if !cached.is_null() {
         HELD.fetch_sub(BLOCK, Ordering::Relaxed);
-        return Some(cached);
+        return Some((cached, false));
     }
-    map_aligned(BLOCK).map(|a| a as *mut Block)
+    map_aligned(BLOCK).map(|a| (a as *mut Block, true))
 }
 
 /// A heap's empty block comes back: kept or unmapped, as the policy says.
@@ -199,6 +200,18 @@ pub fn put_block(b: *mut Block) {
             false
         }
     });
+    if trace::on() {
+        // SAFETY: the block's header is intact until it is reused or unmapped.
+        let (class, owner) = unsafe { ((*b).class, (*b).owner()) };
+        trace::rec(
+            kind::BLOCK_PUT,
+            class as u16,
+            owner as usize,
+            b as usize,
+            !kept as usize,
+            0,
+        );
+    }
     if kept {
         HELD.fetch_add(BLOCK, Ordering::Relaxed);
     } else {
@@ -209,6 +222,24 @@ pub fn put_block(b: *mut Block) {
 /// A huge allocation of `size` bytes aligned to `align` (a power of two). Returns the pointer
 /// and whether its memory is fresh from the OS (already zero).
 pub fn huge_alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
+    trace::init();
+    let r = huge_alloc_inner(size, align);
+    if let Some((p, fresh)) = r {
+        if trace::on() {
+            // SAFETY: the header of the allocation just made.
+            let (base, len) = unsafe {
+                (
+                    (*Block::of(p as usize)).map_base,
+                    (*Block::of(p as usize)).map_len,
+                )
+            };
+            trace::rec(kind::HUGE_GET, HUGE, 0, base, len, fresh as usize);
+        }
+    }
+    r
+}
+
+fn huge_alloc_inner(size: usize, align: usize) -> Option<(*mut u8, bool)> {
     let align = align.max(16);
     // The user pointer sits `off` bytes after the header's block boundary (0 < off <= BLOCK).
     let (off, lead) = if align >= BLOCK {
@@ -365,6 +396,8 @@ pub fn huge_grow(b: *mut Block, p: *mut u8, size: usize) -> Option<*mut u8> {
     let len = off.checked_add(size)?.checked_add(4095)? & !4095;
     let nb = resize(base, ml, len)?;
     HUGE_LIVE.fetch_add(len - ml, Ordering::Relaxed);
+    trace::rec(kind::HUGE_PUT, HUGE, 0, base, ml, 0);
+    trace::rec(kind::HUGE_GET, HUGE, 0, nb, len, 0);
     // SAFETY: the header moved with the mapping's pages; it is ours.
     unsafe {
         (*(nb as *mut Block)).map_base = nb;
@@ -383,11 +416,14 @@ pub fn huge_free(b: *mut Block) {
     if shared::contains(base) {
         if shared::detached() {
             // A forked child's private copy: an ordinary mapping now.
+            trace::rec(kind::HUGE_PUT, HUGE, 0, base, len, 1);
             unmap(base, len);
         } else if shared::held().saturating_add(len) <= budget {
+            trace::rec(kind::HUGE_PUT, HUGE, 0, base, len, 0);
             shared::give(base, len, true);
             HELD.fetch_add(len, Ordering::Relaxed);
         } else {
+            trace::rec(kind::HUGE_PUT, HUGE, 0, base, len, 1);
             notify(Source::Allocator, base, len);
             shared::give(base, len, false);
             MAPPED.fetch_sub(len, Ordering::Relaxed);
@@ -413,6 +449,7 @@ pub fn huge_free(b: *mut Block) {
         c.huge_bytes += len;
         true
     });
+    trace::rec(kind::HUGE_PUT, HUGE, 0, base, len, !kept as usize);
     if kept {
         HELD.fetch_add(len, Ordering::Relaxed);
     } else {
