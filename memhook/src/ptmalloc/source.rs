@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use super::block::{Block, BLOCK, HEADER, MAGIC_HUGE};
+use super::block::{Block, BLOCK, HUGE_HEADER, MAGIC_HUGE};
 use super::shared;
 use super::spin::Spin;
 use super::trace::{self, kind, HUGE};
@@ -180,7 +180,7 @@ pub fn get_block() -> Option<(*mut Block, bool)> {
         HELD.fetch_sub(BLOCK, Ordering::Relaxed);
         return Some((cached, false));
     }
-    map_aligned(BLOCK).map(|a| (a as *mut Block, true))
+    map_aligned(BLOCK).map(|a| (Block::at(a), true))
 }
 
 /// A heap's empty block comes back: kept or unmapped, as the policy says.
@@ -215,7 +215,7 @@ pub fn put_block(b: *mut Block) {
     if kept {
         HELD.fetch_add(BLOCK, Ordering::Relaxed);
     } else {
-        unmap(b as usize, BLOCK);
+        unmap(Block::base(b), BLOCK);
     }
 }
 
@@ -245,7 +245,7 @@ fn huge_alloc_inner(size: usize, align: usize) -> Option<(*mut u8, bool)> {
     let (off, lead) = if align >= BLOCK {
         (BLOCK, align - BLOCK) // header one block below an align-aligned pointer
     } else {
-        (HEADER.next_multiple_of(align), 0)
+        (HUGE_HEADER.next_multiple_of(align), 0)
     };
     let len = (lead + off).checked_add(size)?.checked_add(4095)? & !4095;
     if len > isize::MAX as usize {
@@ -284,7 +284,7 @@ fn huge_alloc_inner(size: usize, align: usize) -> Option<(*mut u8, bool)> {
 }
 
 fn huge_init(hdr: usize, map_base: usize, map_len: usize, user: usize) -> *mut u8 {
-    let b = hdr as *mut Block;
+    let b = Block::at(hdr);
     // SAFETY: `hdr` is a block boundary inside a mapping just made (or reused) for this
     // allocation; the header is ours.
     unsafe {
@@ -389,7 +389,7 @@ fn resize(base: usize, ml: usize, len: usize) -> Option<usize> {
 pub fn huge_grow(b: *mut Block, p: *mut u8, size: usize) -> Option<*mut u8> {
     // SAFETY: `b` is the header of the live huge allocation holding `p`.
     let (base, ml) = unsafe { ((*b).map_base, (*b).map_len) };
-    if b as usize != base || shared::contains(base) {
+    if Block::base(b) != base || shared::contains(base) {
         return None; // over-aligned, or in the shared range: copied
     }
     let off = p as usize - base;
@@ -398,12 +398,9 @@ pub fn huge_grow(b: *mut Block, p: *mut u8, size: usize) -> Option<*mut u8> {
     HUGE_LIVE.fetch_add(len - ml, Ordering::Relaxed);
     trace::rec(kind::HUGE_PUT, HUGE, 0, base, ml, 0);
     trace::rec(kind::HUGE_GET, HUGE, 0, nb, len, 0);
-    // SAFETY: the header moved with the mapping's pages; it is ours.
-    unsafe {
-        (*(nb as *mut Block)).map_base = nb;
-        (*(nb as *mut Block)).map_len = len;
-    }
-    Some((nb + off) as *mut u8)
+    // The header moved with the pages; rewritten at its colour for the new address (the user
+    // data starts past every colour's header).
+    Some(huge_init(nb, nb, len, nb + off))
 }
 
 /// Frees a huge allocation whose header is `b`: kept for reuse while the policy allows,
