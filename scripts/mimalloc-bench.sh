@@ -2,6 +2,7 @@
 # mimalloc-bench's bench/ tests with glibc, jemalloc, mimalloc, tcmalloc and ours (librmalloc.so),
 # each allocator by LD_PRELOAD, interleaved (every round runs each test with each allocator in
 # turn), medians of N rounds; prints issue 21's table (wall seconds; larsonN in operations/s,
+# glibc-thread in iterations and rptestN in memory ops per CPU second, all three higher-is-better,
 # xmalloc-testN in its rtime) and one of peak RSS (MiB, /usr/bin/time -v's maximum resident set).
 #
 # Usage: scripts/mimalloc-bench.sh DIR [--rounds N] [--tests "cfrac larsonN ..."]
@@ -11,7 +12,8 @@
 # which need a download, are left out). The build goes to target/mimalloc-bench/build; raw
 # figures to target/mimalloc-bench/results.tsv. Installs cmake, g++, time and the three peer
 # allocators' Debian packages when missing. --ours adds another allocator (e.g. an older
-# librmalloc.so) under NAME, or replaces ours with --ours ours=LIB.so. Figures from a shared or loaded machine are rough.
+# librmalloc.so) under NAME, or replaces ours with --ours ours=LIB.so. Figures from a
+# shared or loaded machine are rough.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 [ $# -ge 1 ] && [ -d "$1/bench" ] || { sed -n 2,14p "$0" >&2; exit 2; }
@@ -88,6 +90,8 @@ for r in $(seq 1 "$rounds"); do
             case "$t" in
                 larsonN) v="$(sed -n 's/^Throughput = *\([0-9]*\).*/\1/p' "$out/stdout.txt")" ;;
                 xmalloc-testN) v="$(sed -n 's/^rtime: \([0-9.]*\).*/\1/p' "$out/stdout.txt")" ;;
+                glibc-thread) v="$(sed -n 's/^\([0-9]*\) iterations.*/\1/p' "$out/stdout.txt")" ;;
+                rptestN) v="$(sed -n 's/^\([0-9]*\) memory ops.*/\1/p' "$out/stdout.txt")" ;;
                 *) v="$wall" ;;
             esac
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$t" "$a" "${v:-NA}" "$wall" "$rss" "$st" >>"$res"
@@ -104,10 +108,10 @@ tests = list(dict.fromkeys(r["test"] for r in rows))
 def med(t, a, key):
     v = [float(r[key]) for r in rows if r["test"] == t and r["alloc"] == a and r[key] != "NA" and r["status"] == "0"]
     return statistics.median(v) if v else None
-higher = {"larsonN"}
+higher = {"larsonN", "glibc-thread", "rptestN"}  # fixed-duration tests: operations
 def fmt(x, t):
     if x is None: return "fail"
-    return f"{x / 1e6:.0f} M" if t in higher else f"{x:.2f}"
+    return f"{x / 1e6:.1f} M" if t in higher else f"{x:.2f}"
 peers = [a for a in allocs if a in ("glibc", "jemalloc", "mimalloc", "tcmalloc")]
 print("| test | " + " | ".join(allocs) + " | ours / best peer |")
 print("|---" * (len(allocs) + 2) + "|")
@@ -118,7 +122,7 @@ for t in tests:
     if p and v.get("ours"):
         best = max(p) if t in higher else min(p)
         ratio = f"{v['ours'] / best:.2f}×"
-    name = t + (" (ops/s, higher is better)" if t in higher else " (rtime)" if t.startswith("xmalloc") else "")
+    name = t + (" (ops, higher is better)" if t in higher else " (rtime)" if t.startswith("xmalloc") else "")
     print(f"| {name} | " + " | ".join(fmt(v[a], t) for a in allocs) + f" | {ratio} |")
 print()
 print("peak RSS (MiB, median)")
