@@ -16,7 +16,7 @@
 # shared or loaded machine are rough.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-[ $# -ge 1 ] && [ -d "$1/bench" ] || { sed -n 2,14p "$0" >&2; exit 2; }
+[ $# -ge 1 ] && [ -d "$1/bench" ] || { sed -n 2,16p "$0" >&2; exit 2; }
 src="$(cd "$1" && pwd)/bench"; shift
 rounds=3
 tests="cfrac espresso barnes alloc-test1 alloc-testN glibc-simple glibc-thread malloc-large larsonN xmalloc-testN rptestN cache-scratchN mstressN mleak10"
