@@ -246,3 +246,53 @@ fn spy_trace() {
     assert_eq!(fields("large blocks")[4..7], ["1", "0", "0"], "{out}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The decision component: with a footprint target the process is always over, freed large
+/// blocks go straight back to the OS (the spy counts none kept or reused); without one they are
+/// kept and reused.
+#[test]
+fn footprint_target_gives_memory_back() {
+    let d = tmpdir("target");
+    let exe = d.join("large");
+    let st = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/large.c"))
+        .status()
+        .expect("run gcc");
+    assert!(st.success(), "gcc large.c");
+    let spy = lib().parent().unwrap().join("ptmalloc-spy");
+    let source_line = |target: Option<&str>| -> Vec<u64> {
+        let trace = d.join("trace.bin");
+        let mut c = Command::new(&exe);
+        c.env("MEMHOOK_PTMALLOC_TRACE", &trace);
+        if let Some(t) = target {
+            c.env("MEMHOOK_PTMALLOC_TARGET", t);
+        }
+        preloaded(c, "large with a trace");
+        let out = stdout(&Command::new(&spy).arg(&trace).output().unwrap());
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("memory source:"))
+            .unwrap_or_else(|| panic!("no source line in\n{out}"))
+            .to_string();
+        // "... large blocks F fresh, R reused, K kept, X released"
+        let tail = &line[line.find("large blocks").unwrap()..];
+        tail.split(|c: char| !c.is_ascii_digit())
+            .filter(|w| !w.is_empty())
+            .map(|w| w.parse().unwrap())
+            .collect()
+    };
+    let free = source_line(None);
+    assert!(
+        free[1] > 0 && free[2] > 0,
+        "no target: reused and kept {free:?}"
+    );
+    let pressed = source_line(Some("1m"));
+    assert_eq!(
+        pressed[1..3],
+        [0, 0],
+        "target 1m: none reused or kept {pressed:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -12,6 +12,7 @@
 mod block;
 mod fork;
 mod heap;
+mod pressure;
 mod shared;
 mod source;
 mod spin;
@@ -22,6 +23,7 @@ use std::alloc::{GlobalAlloc, Layout};
 use std::ptr::null_mut;
 
 use block::{Block, MAGIC_HUGE, MAGIC_SMALL, MAX_SMALL};
+pub use pressure::set_target;
 pub use shared::range as shared_range;
 pub use source::{policy, set_policy, stats, Policy, Stats, DEFAULT_KEEP_BLOCKS};
 

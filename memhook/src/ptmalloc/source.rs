@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::block::{Block, BLOCK, HUGE_HEADER, MAGIC_HUGE};
+use super::pressure;
 use super::shared;
 use super::spin::Spin;
 use super::trace::{self, kind, HUGE};
@@ -97,6 +98,7 @@ fn huge_budget() -> usize {
     match policy() {
         Policy::Retain => usize::MAX,
         Policy::Release { keep_blocks: 0 } => 0,
+        Policy::Release { .. } if pressed() => 0,
         Policy::Release { keep_blocks } => keep_blocks
             .saturating_mul(BLOCK)
             .max(HUGE_LIVE.load(Ordering::Relaxed) / 2),
@@ -165,6 +167,45 @@ fn unmap(addr: usize, len: usize) {
     RELEASED.fetch_add(len as u64, Ordering::Relaxed);
 }
 
+/// Under pressure (pressure.rs): true, and whatever the source keeps goes back to the OS now.
+fn pressed() -> bool {
+    if !pressure::under_pressure(MAPPED.load(Ordering::Relaxed)) {
+        return false;
+    }
+    if HELD.load(Ordering::Relaxed) > 0 {
+        trim();
+    }
+    true
+}
+
+/// Gives back every kept macro-block and private large mapping.
+fn trim() {
+    let (mut blocks, mut huge) = CACHE.lock(|c| {
+        let taken = (c.blocks, c.huge);
+        c.blocks = std::ptr::null_mut();
+        c.nblocks = 0;
+        c.huge = std::ptr::null_mut();
+        c.huge_bytes = 0;
+        taken
+    });
+    pressure::TRIMS.fetch_add(1, Ordering::Relaxed);
+    while !blocks.is_null() {
+        // SAFETY: kept blocks are ours, linked through their headers; nobody else sees them now.
+        let next = unsafe { (*blocks).next };
+        HELD.fetch_sub(BLOCK, Ordering::Relaxed);
+        unmap(Block::base(blocks), BLOCK);
+        blocks = next;
+    }
+    while !huge.is_null() {
+        // SAFETY: as above, for kept large mappings (their list entry at their base).
+        let (next, base, len) = unsafe { ((*huge).next, (*huge).map_base, (*huge).map_len) };
+        HELD.fetch_sub(len, Ordering::Relaxed);
+        trace::rec(kind::HUGE_PUT, HUGE, 0, base, 0, 1);
+        unmap(base, len);
+        huge = next;
+    }
+}
+
 /// A macro-block for a heap, and whether it is fresh from the OS.
 pub fn get_block() -> Option<(*mut Block, bool)> {
     let cached = CACHE.lock(|c| {
@@ -187,6 +228,7 @@ pub fn get_block() -> Option<(*mut Block, bool)> {
 pub fn put_block(b: *mut Block) {
     let keep = match policy() {
         Policy::Retain => usize::MAX,
+        Policy::Release { .. } if pressed() => 0,
         Policy::Release { keep_blocks } => keep_blocks,
     };
     let kept = CACHE.lock(|c| {
@@ -396,8 +438,8 @@ pub fn huge_grow(b: *mut Block, p: *mut u8, size: usize) -> Option<*mut u8> {
     let len = off.checked_add(size)?.checked_add(4095)? & !4095;
     let nb = resize(base, ml, len)?;
     HUGE_LIVE.fetch_add(len - ml, Ordering::Relaxed);
-    trace::rec(kind::HUGE_PUT, HUGE, 0, base, ml, 0);
-    trace::rec(kind::HUGE_GET, HUGE, 0, nb, len, 0);
+    trace::rec(kind::HUGE_PUT, HUGE, 0, base, ml, 2);
+    trace::rec(kind::HUGE_GET, HUGE, 0, nb, len, 2);
     // The header moved with the pages; rewritten at its colour for the new address (the user
     // data starts past every colour's header).
     Some(huge_init(nb, nb, len, nb + off))

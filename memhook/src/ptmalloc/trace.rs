@@ -53,9 +53,11 @@ pub mod kind {
     pub const BLOCK_GET: u16 = 5;
     /// A heap's empty macro-block goes back: a = block, b = 1 when unmapped, 0 when kept.
     pub const BLOCK_PUT: u16 = 6;
-    /// A large mapping is taken: a = base, b = length, c = 1 when fresh from the OS.
+    /// A large mapping is taken: a = base, b = length, c = 1 when fresh from the OS, 2 when
+    /// it is a realloc's grown mapping (its old one was put with c = 2).
     pub const HUGE_GET: u16 = 7;
-    /// A large mapping is freed: a = base, b = length, c = 1 when given back to the OS.
+    /// A large mapping is freed: a = base, b = length, c = 1 when given back to the OS, 0 when
+    /// kept, 2 when a realloc grows it.
     pub const HUGE_PUT: u16 = 8;
 }
 

@@ -47,6 +47,7 @@ struct Source {
     huge_reused: u64,
     huge_kept: u64,
     huge_released: u64,
+    huge_grown: u64,
     huge_virtual: i64,
     peak_huge_virtual: i64,
 }
@@ -170,18 +171,18 @@ fn main() {
             kind::HUGE_GET => {
                 src.huge_virtual += r.b as i64;
                 src.peak_huge_virtual = src.peak_huge_virtual.max(src.huge_virtual);
-                if r.c != 0 {
-                    src.huge_fresh += 1
-                } else {
-                    src.huge_reused += 1
+                match r.c {
+                    0 => src.huge_reused += 1,
+                    1 => src.huge_fresh += 1,
+                    _ => src.huge_grown += 1,
                 }
             }
             kind::HUGE_PUT => {
                 src.huge_virtual -= r.b as i64;
-                if r.c != 0 {
-                    src.huge_released += 1
-                } else {
-                    src.huge_kept += 1
+                match r.c {
+                    0 => src.huge_kept += 1,
+                    1 => src.huge_released += 1,
+                    _ => {}
                 }
             }
             _ => {}
@@ -278,7 +279,7 @@ fn main() {
     }
     println!();
     println!(
-        "memory source: macro-blocks {} fresh, {} from the cache, {} kept, {} unmapped; large blocks {} fresh, {} reused, {} kept, {} released",
+        "memory source: macro-blocks {} fresh, {} from the cache, {} kept, {} unmapped; large blocks {} fresh, {} reused, {} kept, {} released, {} grown by realloc",
         src.block_fresh,
         src.block_cached,
         src.block_kept,
@@ -286,7 +287,8 @@ fn main() {
         src.huge_fresh,
         src.huge_reused,
         src.huge_kept,
-        src.huge_released
+        src.huge_released,
+        src.huge_grown
     );
     println!(
         "real memory in live objects: {} MiB at the end, peak {} MiB",
