@@ -69,6 +69,12 @@ pub struct Buf {
     recs: UnsafeCell<[Rec; BUF]>,
 }
 
+impl Default for Buf {
+    fn default() -> Self {
+        Buf::new()
+    }
+}
+
 // SAFETY: a heap's buffer is only touched by its thread (or its tender, which holds `tending`);
 // the shared one only under its spinlock.
 unsafe impl Sync for Buf {}

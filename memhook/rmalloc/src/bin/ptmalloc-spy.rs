@@ -79,7 +79,7 @@ fn read(path: &str) -> Vec<Rec> {
             }
         })
         .collect();
-    if bytes.len() % REC_SIZE != 0 {
+    if !bytes.len().is_multiple_of(REC_SIZE) {
         eprintln!("ptmalloc-spy: {path}: a partial record at the end, ignored");
     }
     // Each thread writes its records in order, but whole buffers at a time: sort by time.
