@@ -91,7 +91,7 @@ for r in $(seq 1 "$rounds"); do
                 larsonN) v="$(sed -n 's/^Throughput = *\([0-9]*\).*/\1/p' "$out/stdout.txt")" ;;
                 xmalloc-testN) v="$(sed -n 's/^rtime: \([0-9.]*\).*/\1/p' "$out/stdout.txt")" ;;
                 glibc-thread) v="$(sed -n 's/^\([0-9]*\) iterations.*/\1/p' "$out/stdout.txt")" ;;
-                rptestN) v="$(sed -n 's/^\([0-9]*\) memory ops.*/\1/p' "$out/stdout.txt")" ;;
+                rptestN) v="$(grep -o '[0-9][0-9]* memory ops' "$out/stdout.txt" | head -1 | cut -d' ' -f1)" ;;
                 *) v="$wall" ;;
             esac
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$t" "$a" "${v:-NA}" "$wall" "$rss" "$st" >>"$res"
