@@ -23,7 +23,7 @@ pub mod events;
 #[doc(hidden)]
 pub mod interpose;
 mod provider;
-#[cfg(memhook_provider = "ptmalloc")]
+#[cfg(any(memhook_provider = "ptmalloc", feature = "allocator"))]
 pub mod ptmalloc;
 mod recorder;
 #[doc(hidden)]
@@ -149,6 +149,16 @@ macro_rules! export_malloc {
 #[macro_export]
 macro_rules! export_malloc {
     () => {};
+}
+
+/// In librmalloc.so (memhook/rmalloc, built with memhook's `allocator` feature): exports the
+/// ptmalloc allocator's malloc family whatever the provider, without interposing munmap & co.
+#[cfg(feature = "allocator")]
+#[macro_export]
+macro_rules! export_allocator {
+    () => {
+        $crate::__memhook_export_malloc_family!();
+    };
 }
 
 /// The ptmalloc provider's node-shared range of huge allocations, as (memfd, base, length):

@@ -1,7 +1,8 @@
-//! Macro-blocks: 2 MiB, 2 MiB-aligned, a header at the start. A small block holds objects of one
-//! size class for one thread's heap; a huge block holds one large allocation. The header of any
-//! pointer p we handed out is at `(p - 1) & !(BLOCK - 1)`: objects never start at a block's first
-//! byte (the header is there), and huge allocations put their header at most 2 MiB below p.
+//! Macro-blocks: 2 MiB, 2 MiB-aligned, a header in the first 4 KiB (coloured, see
+//! [`Block::at`]). A small block holds objects of one size class for one thread's heap; a huge
+//! block holds one large allocation. The header of any pointer p we handed out is at
+//! `Block::at((p - 1) & !(BLOCK - 1))`: objects never start at a block's first byte (they follow
+//! the header), and huge allocations put their header at most 2 MiB below p.
 
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -9,6 +10,8 @@ use super::heap::Heap;
 
 pub const BLOCK: usize = 2 << 20;
 pub const HEADER: usize = 128;
+/// Room before a huge allocation's user data for its coloured header.
+pub const HUGE_HEADER: usize = 64 * 64 + HEADER;
 pub const MAGIC_SMALL: usize = 0x6d68_736d_616c_6c31; // "mhsmall1"
 pub const MAGIC_HUGE: usize = 0x6d68_6875_6765_3131; // "mhhuge11"
 
@@ -44,7 +47,10 @@ pub fn class_of(size: usize) -> usize {
     if size <= 128 {
         return size.saturating_sub(1) / 16;
     }
-    CLASS_SIZE.partition_point(|&s| s < size)
+    // Four classes per doubling above 128: the power of two below size-1, then its quarter.
+    let s = size - 1;
+    let e = usize::BITS as usize - 1 - s.leading_zeros() as usize; // >= 7
+    8 + (e - 7) * 4 + ((s - (1 << e)) >> (e - 2))
 }
 
 pub struct FreeObj {
@@ -77,7 +83,22 @@ impl Block {
     /// The header of the block holding `p`, a pointer this allocator handed out.
     #[inline]
     pub fn of(p: usize) -> *mut Block {
-        ((p - 1) & !(BLOCK - 1)) as *mut Block
+        Block::at((p - 1) & !(BLOCK - 1))
+    }
+
+    /// The header of the block starting at `base`. Headers are coloured: at one of 64 cache-line
+    /// offsets chosen by the block's address, so that the headers of a thread's blocks (read
+    /// on every malloc and free) do not all fall in the same cache set, as 2 MiB-aligned
+    /// addresses would.
+    #[inline]
+    pub fn at(base: usize) -> *mut Block {
+        (base + ((base / BLOCK) & 63) * 64) as *mut Block
+    }
+
+    /// The block (its first byte) whose header is `b`.
+    #[inline]
+    pub fn base(b: *const Block) -> usize {
+        b as usize & !(BLOCK - 1)
     }
 
     /// # Safety
@@ -90,7 +111,7 @@ impl Block {
                 magic: MAGIC_SMALL,
                 class,
                 obj_size,
-                capacity: (BLOCK - HEADER) / obj_size,
+                capacity: (Block::base(b) + BLOCK - (b as usize + HEADER)) / obj_size,
                 owner: AtomicPtr::new(owner),
                 free: std::ptr::null_mut(),
                 bump: 0,

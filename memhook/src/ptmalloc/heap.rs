@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use super::block::{Block, FreeObj, BLOCK, NCLASSES};
 use super::source;
 use super::spin::Spin;
+use super::tls;
+use super::trace::{self, kind};
 
 /// State only the heap's thread touches (or, for a dead heap, the thread holding `tending`).
 struct Local {
@@ -33,11 +35,8 @@ pub struct Heap {
     tending: AtomicBool,
     /// Orphan list link, only touched under GLOBAL's lock.
     next_orphan: Cell<*mut Heap>,
-}
-
-thread_local! {
-    // Const, no destructor: no registration or allocation on first use, usable in any context.
-    static HEAP: Cell<*mut Heap> = const { Cell::new(null_mut()) };
+    /// The spy's records of this thread (trace.rs).
+    trace: trace::Buf,
 }
 
 struct Global {
@@ -58,13 +57,25 @@ static GLOBAL: Spin<Global> = Spin::new(Global {
     key: None,
 });
 
+/// fork's prepare handler (fork.rs): no heap is being made or adopted while the process is copied.
+pub(super) fn fork_lock() {
+    GLOBAL.acquire();
+}
+
+/// fork's parent and child handlers.
+pub(super) fn fork_unlock() {
+    GLOBAL.release();
+}
+
 /// At thread exit (pthread key destructor): the heap dies and becomes an orphan.
 unsafe extern "C" fn thread_exit(h: *mut libc::c_void) {
-    HEAP.with(|c| c.set(null_mut()));
     let h = h.cast::<Heap>();
+    trace::rec(kind::HEAP_DEAD, 0, h as usize, 0, 0, 0);
     // SAFETY: still this thread's heap: nobody else works on it until it is marked dead.
     unsafe {
         (*h).release_empty();
+        (*h).trace.flush();
+        tls::set(0);
         (*h).dead.store(true, Ordering::Release);
     }
     GLOBAL.lock(|g| {
@@ -77,17 +88,24 @@ unsafe extern "C" fn thread_exit(h: *mut libc::c_void) {
 /// The calling thread's heap, adopting an orphan or making one on first use.
 #[inline]
 pub fn mine() -> Option<*mut Heap> {
-    let h = HEAP.with(|c| c.get());
+    let h = tls::get() as *mut Heap;
     if !h.is_null() {
         return Some(h);
     }
     new_for_thread()
 }
 
+/// The calling thread's heap's trace buffer, if it has a heap.
+pub fn my_trace_buf() -> Option<*const trace::Buf> {
+    let h = tls::get() as *const Heap;
+    // SAFETY: heaps are never freed; only the address of the field is taken.
+    (!h.is_null()).then(|| unsafe { &raw const (*h).trace })
+}
+
 /// The calling thread's heap if it has one (free() does not make one).
 #[inline]
 pub fn mine_if_any() -> *mut Heap {
-    HEAP.with(|c| c.get())
+    tls::get() as *mut Heap
 }
 
 #[cold]
@@ -129,6 +147,7 @@ fn new_for_thread() -> Option<*mut Heap> {
                 dead: AtomicBool::new(false),
                 tending: AtomicBool::new(false),
                 next_orphan: Cell::new(null_mut()),
+                trace: trace::Buf::new(),
             })
         };
         (h, false, g.key)
@@ -150,7 +169,11 @@ fn new_for_thread() -> Option<*mut Heap> {
         hh.dead.store(false, Ordering::Relaxed);
         hh.tending.store(false, Ordering::Release);
     }
-    HEAP.with(|c| c.set(h));
+    tls::set(h as usize);
+    // Outside our locks and with this thread's heap set: pthread_atfork may call malloc.
+    super::fork::register();
+    trace::init();
+    trace::rec(kind::HEAP_START, 0, h as usize, adopted as usize, 0, 0);
     if let Some(k) = key {
         // SAFETY: a valid key; the value is only passed back to thread_exit.
         unsafe { libc::pthread_setspecific(k, h.cast()) };
@@ -204,8 +227,16 @@ impl Heap {
                     (*l).current[c] = next;
                     continue;
                 }
-                let nb = source::get_block()?;
+                let (nb, fresh) = source::get_block()?;
                 Block::init_small(nb, c, self as *const Heap as *mut Heap);
+                trace::rec(
+                    kind::BLOCK_GET,
+                    c as u16,
+                    self as *const Heap as usize,
+                    nb as usize,
+                    fresh as usize,
+                    0,
+                );
                 (*l).current[c] = nb;
             }
         }

@@ -10,19 +10,30 @@
 //! From Rust, [`PtMalloc`] is a `#[global_allocator]`.
 
 mod block;
+mod fork;
 mod heap;
+mod pressure;
 mod shared;
 mod source;
 mod spin;
+mod tls;
+pub mod trace;
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ptr::null_mut;
 
 use block::{Block, MAGIC_HUGE, MAGIC_SMALL, MAX_SMALL};
+pub use pressure::set_target;
 pub use shared::range as shared_range;
 pub use source::{policy, set_policy, stats, Policy, Stats, DEFAULT_KEEP_BLOCKS};
 
 const MIN_ALIGN: usize = 16;
+
+/// librmalloc.so's defaults, from its constructor: no node-shared range of large blocks (no MPI
+/// peer reads it) unless `MEMHOOK_PTMALLOC_SHARED=1` asks for it.
+pub fn preload_defaults() {
+    shared::set_default(false);
+}
 
 fn set_errno(e: i32) {
     // SAFETY: this thread's errno slot.
@@ -34,8 +45,58 @@ pub fn malloc(size: usize) -> *mut u8 {
     let p = alloc(size);
     if p.is_null() {
         set_errno(libc::ENOMEM);
+    } else if trace::on() {
+        trace_malloc(p, size);
     }
     p
+}
+
+/// The spy's record of an allocation: its chain, class and real size from its header.
+#[cold]
+fn trace_malloc(p: *mut u8, size: usize) {
+    // SAFETY: `p` is a live allocation of ours: its header is there.
+    let b = unsafe { &*Block::of(p as usize) };
+    if b.magic == MAGIC_HUGE {
+        trace::rec(
+            trace::kind::MALLOC,
+            trace::HUGE,
+            0,
+            p as usize,
+            size,
+            b.map_len,
+        );
+    } else {
+        let owner = b.owner() as usize;
+        trace::rec(
+            trace::kind::MALLOC,
+            b.class as u16,
+            owner,
+            p as usize,
+            size,
+            b.obj_size,
+        );
+    }
+}
+
+/// The spy's record of a free, before it happens.
+#[cold]
+fn trace_free(p: *mut u8) {
+    // SAFETY: `p` is a live allocation of ours: its header is there.
+    let b = unsafe { &*Block::of(p as usize) };
+    if b.magic == MAGIC_HUGE {
+        trace::rec(trace::kind::FREE, trace::HUGE, 0, p as usize, 0, 0);
+    } else {
+        let owner = b.owner();
+        let remote = owner != heap::mine_if_any();
+        trace::rec(
+            trace::kind::FREE,
+            b.class as u16,
+            owner as usize,
+            p as usize,
+            remote as usize,
+            0,
+        );
+    }
 }
 
 #[inline]
@@ -64,6 +125,9 @@ fn alloc(size: usize) -> *mut u8 {
 pub unsafe fn free(p: *mut u8) {
     if p.is_null() {
         return;
+    }
+    if trace::on() {
+        trace_free(p);
     }
     let b = Block::of(p as usize);
     // SAFETY: every pointer we hand out has its block header there (block.rs).
@@ -125,6 +189,9 @@ pub fn calloc(n: usize, size: usize) -> *mut u8 {
                     // SAFETY: `total` bytes of a new allocation.
                     unsafe { std::ptr::write_bytes(p, 0, total) };
                 }
+                if trace::on() {
+                    trace_malloc(p, total);
+                }
                 p
             }
             None => {
@@ -152,7 +219,30 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
     // SAFETY: forwarded.
     let have = unsafe { usable_size(p) };
     if size <= have && (size > MAX_SMALL || have <= 2 * size.max(MIN_ALIGN)) {
+        if trace::on() {
+            trace_free(p);
+            trace_malloc(p, size);
+        }
         return p; // fits, and not wastefully
+    }
+    if size > have && have > MAX_SMALL {
+        let b = Block::of(p as usize);
+        // SAFETY: a live huge allocation's header.
+        if unsafe { (*b).magic } == MAGIC_HUGE {
+            let traced = trace::on();
+            if traced {
+                trace_free(p);
+            }
+            if let Some(q) = source::huge_grow(b, p, size) {
+                if traced {
+                    trace_malloc(q, size);
+                }
+                return q; // grown without copying
+            }
+            if traced {
+                trace_malloc(p, have); // still there: its free comes below
+            }
+        }
     }
     let q = malloc(size);
     if !q.is_null() {
@@ -190,6 +280,8 @@ pub fn memalign(align: usize, size: usize) -> *mut u8 {
     };
     if p.is_null() {
         set_errno(libc::ENOMEM);
+    } else if trace::on() {
+        trace_malloc(p, size);
     }
     p
 }
@@ -300,7 +392,15 @@ macro_rules! __memhook_export_ptmalloc {
             $crate::sys,
             $crate::interpose
         );
+        $crate::__memhook_export_malloc_family!();
+    };
+}
 
+/// The malloc family alone (no release-call interposition): librmalloc.so's exports.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __memhook_export_malloc_family {
+    () => {
         /// malloc(3) from memhook's allocator.
         #[no_mangle]
         pub extern "C" fn malloc(size: usize) -> *mut $crate::__libc::c_void {

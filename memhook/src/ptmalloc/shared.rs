@@ -11,7 +11,7 @@
 //! made private (copied into anonymous memory, remapped in place) and the child never allocates
 //! from the range again.
 
-use std::sync::atomic::{AtomicI32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicUsize, Ordering};
 
 use super::block::BLOCK;
 use super::spin::Spin;
@@ -59,11 +59,21 @@ fn set(m: &mut [u64; WORDS], g: usize, on: bool) {
     }
 }
 
-fn env_off(name: &std::ffi::CStr) -> bool {
+fn env(name: &std::ffi::CStr) -> Option<&'static [u8]> {
     // SAFETY: getenv reads the environment without allocating; the name is NUL-terminated.
     let p = unsafe { libc::getenv(name.as_ptr()) };
-    // SAFETY: a non-null getenv result is a NUL-terminated string.
-    !p.is_null() && unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes() == b"0"
+    // SAFETY: a non-null getenv result is a NUL-terminated string that lives as long as the
+    // environment is not changed (read once, at the range's creation).
+    (!p.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes())
+}
+
+/// Whether the range is used when the environment does not say: yes under MPI (libmpi), no in
+/// librmalloc.so, where no peer reads it and a fork would copy every large block.
+static ON_BY_DEFAULT: AtomicBool = AtomicBool::new(true);
+
+/// Sets the default (before the first large allocation).
+pub fn set_default(on: bool) {
+    ON_BY_DEFAULT.store(on, Ordering::Relaxed);
 }
 
 /// Make the range (first caller); false when it is off or cannot be made.
@@ -80,9 +90,14 @@ fn ready() -> bool {
         // Another thread is creating it: this allocation takes the plain path.
         return STATE.load(Ordering::Acquire) == READY;
     }
-    let ok = !env_off(c"MEMHOOK_PTMALLOC_SHARED")
-        && !env_off(c"RMPI_MCA_memhook_ptmalloc_shared")
-        && create();
+    let on = match (
+        env(c"MEMHOOK_PTMALLOC_SHARED"),
+        env(c"RMPI_MCA_memhook_ptmalloc_shared"),
+    ) {
+        (Some(v), _) | (None, Some(v)) => v != b"0",
+        (None, None) => ON_BY_DEFAULT.load(Ordering::Relaxed),
+    };
+    let ok = on && create();
     STATE.store(if ok { READY } else { OFF }, Ordering::Release);
     ok
 }
@@ -137,7 +152,6 @@ fn create() -> bool {
         }
         BASE.store(base, Ordering::Relaxed);
         FD.store(fd, Ordering::Relaxed);
-        libc::pthread_atfork(None, None, Some(after_fork_in_child));
     }
     true
 }
@@ -233,9 +247,20 @@ pub fn give(addr: usize, len: usize, keep: bool) {
     });
 }
 
-/// In a forked child (one thread): make every live block private, so that parent and child
-/// stop sharing heap memory, and stop using the range.
-extern "C" fn after_fork_in_child() {
+/// fork's prepare handler (fork.rs): nobody changes the bitmaps while the process is copied.
+pub(super) fn fork_lock() {
+    MAP.acquire();
+}
+
+/// fork's parent and child handlers.
+pub(super) fn fork_unlock() {
+    MAP.release();
+}
+
+/// In a forked child (one thread, called by fork.rs once the locks are free again): make every
+/// live block private, so that parent and child stop sharing heap memory, and stop using the
+/// range.
+pub(super) fn after_fork_in_child() {
     if STATE.load(Ordering::Relaxed) != READY {
         return;
     }

@@ -5,9 +5,11 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use super::block::{Block, BLOCK, HEADER, MAGIC_HUGE};
+use super::block::{Block, BLOCK, HUGE_HEADER, MAGIC_HUGE};
+use super::pressure;
 use super::shared;
 use super::spin::Spin;
+use super::trace::{self, kind, HUGE};
 use crate::events::{notify, Source};
 use crate::sys;
 
@@ -85,6 +87,23 @@ static MAPPED: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 static HELD: AtomicUsize = AtomicUsize::new(0);
 static RELEASED: AtomicU64 = AtomicU64::new(0);
+/// Bytes of huge allocations' mappings now live (for the keep budget).
+static HUGE_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of freed huge mappings the source may keep for reuse: under `Release`, `keep_blocks`
+/// blocks' worth or half of what huge allocations hold now, whichever is more (a program
+/// cycling large buffers keeps a few of them, so the next one costs no mmap, munmap or page
+/// faults; one that stops using them gives most back); nothing with `keep_blocks: 0`.
+fn huge_budget() -> usize {
+    match policy() {
+        Policy::Retain => usize::MAX,
+        Policy::Release { keep_blocks: 0 } => 0,
+        Policy::Release { .. } if pressed() => 0,
+        Policy::Release { keep_blocks } => keep_blocks
+            .saturating_mul(BLOCK)
+            .max(HUGE_LIVE.load(Ordering::Relaxed) / 2),
+    }
+}
 
 pub fn stats() -> Stats {
     Stats {
@@ -148,8 +167,47 @@ fn unmap(addr: usize, len: usize) {
     RELEASED.fetch_add(len as u64, Ordering::Relaxed);
 }
 
-/// A macro-block for a heap.
-pub fn get_block() -> Option<*mut Block> {
+/// Under pressure (pressure.rs): true, and whatever the source keeps goes back to the OS now.
+fn pressed() -> bool {
+    if !pressure::under_pressure(MAPPED.load(Ordering::Relaxed)) {
+        return false;
+    }
+    if HELD.load(Ordering::Relaxed) > 0 {
+        trim();
+    }
+    true
+}
+
+/// Gives back every kept macro-block and private large mapping.
+fn trim() {
+    let (mut blocks, mut huge) = CACHE.lock(|c| {
+        let taken = (c.blocks, c.huge);
+        c.blocks = std::ptr::null_mut();
+        c.nblocks = 0;
+        c.huge = std::ptr::null_mut();
+        c.huge_bytes = 0;
+        taken
+    });
+    pressure::TRIMS.fetch_add(1, Ordering::Relaxed);
+    while !blocks.is_null() {
+        // SAFETY: kept blocks are ours, linked through their headers; nobody else sees them now.
+        let next = unsafe { (*blocks).next };
+        HELD.fetch_sub(BLOCK, Ordering::Relaxed);
+        unmap(Block::base(blocks), BLOCK);
+        blocks = next;
+    }
+    while !huge.is_null() {
+        // SAFETY: as above, for kept large mappings (their list entry at their base).
+        let (next, base, len) = unsafe { ((*huge).next, (*huge).map_base, (*huge).map_len) };
+        HELD.fetch_sub(len, Ordering::Relaxed);
+        trace::rec(kind::HUGE_PUT, HUGE, 0, base, 0, 1);
+        unmap(base, len);
+        huge = next;
+    }
+}
+
+/// A macro-block for a heap, and whether it is fresh from the OS.
+pub fn get_block() -> Option<(*mut Block, bool)> {
     let cached = CACHE.lock(|c| {
         let b = c.blocks;
         if !b.is_null() {
@@ -161,15 +219,16 @@ pub fn get_block() -> Option<*mut Block> {
     });
     if !cached.is_null() {
         HELD.fetch_sub(BLOCK, Ordering::Relaxed);
-        return Some(cached);
+        return Some((cached, false));
     }
-    map_aligned(BLOCK).map(|a| a as *mut Block)
+    map_aligned(BLOCK).map(|a| (Block::at(a), true))
 }
 
 /// A heap's empty block comes back: kept or unmapped, as the policy says.
 pub fn put_block(b: *mut Block) {
     let keep = match policy() {
         Policy::Retain => usize::MAX,
+        Policy::Release { .. } if pressed() => 0,
         Policy::Release { keep_blocks } => keep_blocks,
     };
     let kept = CACHE.lock(|c| {
@@ -183,22 +242,52 @@ pub fn put_block(b: *mut Block) {
             false
         }
     });
+    if trace::on() {
+        // SAFETY: the block's header is intact until it is reused or unmapped.
+        let (class, owner) = unsafe { ((*b).class, (*b).owner()) };
+        trace::rec(
+            kind::BLOCK_PUT,
+            class as u16,
+            owner as usize,
+            b as usize,
+            !kept as usize,
+            0,
+        );
+    }
     if kept {
         HELD.fetch_add(BLOCK, Ordering::Relaxed);
     } else {
-        unmap(b as usize, BLOCK);
+        unmap(Block::base(b), BLOCK);
     }
 }
 
 /// A huge allocation of `size` bytes aligned to `align` (a power of two). Returns the pointer
 /// and whether its memory is fresh from the OS (already zero).
 pub fn huge_alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
+    trace::init();
+    let r = huge_alloc_inner(size, align);
+    if let Some((p, fresh)) = r {
+        if trace::on() {
+            // SAFETY: the header of the allocation just made.
+            let (base, len) = unsafe {
+                (
+                    (*Block::of(p as usize)).map_base,
+                    (*Block::of(p as usize)).map_len,
+                )
+            };
+            trace::rec(kind::HUGE_GET, HUGE, 0, base, len, fresh as usize);
+        }
+    }
+    r
+}
+
+fn huge_alloc_inner(size: usize, align: usize) -> Option<(*mut u8, bool)> {
     let align = align.max(16);
     // The user pointer sits `off` bytes after the header's block boundary (0 < off <= BLOCK).
     let (off, lead) = if align >= BLOCK {
         (BLOCK, align - BLOCK) // header one block below an align-aligned pointer
     } else {
-        (HEADER.next_multiple_of(align), 0)
+        (HUGE_HEADER.next_multiple_of(align), 0)
     };
     let len = (lead + off).checked_add(size)?.checked_add(4095)? & !4095;
     if len > isize::MAX as usize {
@@ -211,13 +300,15 @@ pub fn huge_alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
             let now = MAPPED.fetch_add(ml - dirty, Ordering::Relaxed) + ml - dirty;
             PEAK.fetch_max(now, Ordering::Relaxed);
             HELD.fetch_sub(dirty, Ordering::Relaxed);
+            HUGE_LIVE.fetch_add(ml, Ordering::Relaxed);
             return Some((
                 huge_init(base + lead, base, ml, base + lead + off),
                 dirty == 0,
             ));
         }
-        if let Some(p) = huge_from_cache(len, lead, off) {
-            return Some((p, false));
+        if let Some((base, ml)) = huge_from_cache(len) {
+            HUGE_LIVE.fetch_add(ml, Ordering::Relaxed);
+            return Some((huge_init(base + lead, base, ml, base + lead + off), false));
         }
     }
     let base = if align > BLOCK {
@@ -225,15 +316,17 @@ pub fn huge_alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
         let a = map_aligned(len + align)?;
         let user = (a + BLOCK).next_multiple_of(align);
         // The mapping is [a, a+len+align); keep it whole, bookkeeping covers it all.
+        HUGE_LIVE.fetch_add(len + align, Ordering::Relaxed);
         return Some((huge_init(user - BLOCK, a, len + align, user), true));
     } else {
         map_aligned(len)?
     };
+    HUGE_LIVE.fetch_add(len, Ordering::Relaxed);
     Some((huge_init(base + lead, base, len, base + lead + off), true))
 }
 
 fn huge_init(hdr: usize, map_base: usize, map_len: usize, user: usize) -> *mut u8 {
-    let b = hdr as *mut Block;
+    let b = Block::at(hdr);
     // SAFETY: `hdr` is a block boundary inside a mapping just made (or reused) for this
     // allocation; the header is ours.
     unsafe {
@@ -245,24 +338,38 @@ fn huge_init(hdr: usize, map_base: usize, map_len: usize, user: usize) -> *mut u
     user as *mut u8
 }
 
-/// Retain policy: a kept huge mapping big enough (but not more than twice) for `len`.
-fn huge_from_cache(len: usize, lead: usize, off: usize) -> Option<*mut u8> {
+/// A kept huge mapping of at least `len` bytes, as (base, length): the smallest kept one that is
+/// big enough (its tail beyond `2 * len` given back), else the biggest, grown (in place, or moved by mremap
+/// into a fresh aligned range: its pages move, nothing is copied). Returns its base.
+fn huge_from_cache(len: usize) -> Option<(usize, usize)> {
     let found = CACHE.lock(|c| {
+        let mut best: *mut *mut Block = std::ptr::null_mut();
         let mut link: *mut *mut Block = &mut c.huge;
         // SAFETY: the list holds headers of kept huge mappings, linked through `next`.
         unsafe {
             while !(*link).is_null() {
-                let b = *link;
-                let ml = (*b).map_len;
-                if ml >= len && ml <= 2 * len && (*b).map_base & (BLOCK - 1) == 0 {
-                    *link = (*b).next;
-                    c.huge_bytes -= ml;
-                    return b;
+                let ml = (**link).map_len;
+                let better = best.is_null() || {
+                    let bl = (**best).map_len;
+                    if bl >= len {
+                        ml >= len && ml < bl
+                    } else {
+                        ml > bl
+                    }
+                };
+                if better {
+                    best = link;
                 }
-                link = &mut (*b).next;
+                link = &mut (**link).next;
             }
+            if best.is_null() {
+                return std::ptr::null_mut();
+            }
+            let b = *best;
+            *best = (*b).next;
+            c.huge_bytes -= (*b).map_len;
+            b
         }
-        std::ptr::null_mut()
     });
     if found.is_null() {
         return None;
@@ -270,7 +377,72 @@ fn huge_from_cache(len: usize, lead: usize, off: usize) -> Option<*mut u8> {
     // SAFETY: a kept mapping's header.
     let (base, ml) = unsafe { ((*found).map_base, (*found).map_len) };
     HELD.fetch_sub(ml, Ordering::Relaxed);
-    Some(huge_init(base + lead, base, ml, base + lead + off))
+    if ml >= len {
+        // Slack up to the size itself stays with the allocation (its pages are likely to be
+        // wanted again by the next, bigger one); more goes back.
+        if ml > 2 * len {
+            unmap(base + 2 * len, ml - 2 * len);
+            return Some((base, 2 * len));
+        }
+        return Some((base, ml));
+    }
+    let grown = resize(base, ml, len);
+    if grown.is_none() {
+        unmap(base, ml);
+    }
+    grown.map(|b| (b, len))
+}
+
+/// Grows the private mapping `[base, base + ml)` to `len` bytes, keeping its contents and a
+/// BLOCK-aligned base: in place when the address space after it is free, else moved (pages and
+/// all) into a fresh aligned range; the old range is then gone (an event). None: unchanged.
+fn resize(base: usize, ml: usize, len: usize) -> Option<usize> {
+    // SAFETY: growing our own whole mapping without moving it; nothing else maps there.
+    let r = unsafe { sys::mremap(base as *mut libc::c_void, ml, len, 0, std::ptr::null_mut()) };
+    if r as usize == base {
+        let now = MAPPED.fetch_add(len - ml, Ordering::Relaxed) + len - ml;
+        PEAK.fetch_max(now, Ordering::Relaxed);
+        return Some(base);
+    }
+    let to = map_aligned(len)?;
+    notify(Source::Allocator, base, ml);
+    // SAFETY: moves our whole mapping over the first `ml` bytes of the fresh range `to` (ours,
+    // unused); MREMAP_FIXED replaces what was there.
+    let r = unsafe {
+        sys::mremap(
+            base as *mut libc::c_void,
+            ml,
+            ml,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            to as *mut libc::c_void,
+        )
+    };
+    if r as usize != to {
+        // Not moved: the fresh range stays ours, the old one is still there.
+        unmap(to, len);
+        return None;
+    }
+    MAPPED.fetch_sub(ml, Ordering::Relaxed);
+    Some(to)
+}
+
+/// realloc of a huge allocation to `size` bytes without copying: its private mapping grown in
+/// place or moved. Returns the new user pointer, or None (the caller copies).
+pub fn huge_grow(b: *mut Block, p: *mut u8, size: usize) -> Option<*mut u8> {
+    // SAFETY: `b` is the header of the live huge allocation holding `p`.
+    let (base, ml) = unsafe { ((*b).map_base, (*b).map_len) };
+    if Block::base(b) != base || shared::contains(base) {
+        return None; // over-aligned, or in the shared range: copied
+    }
+    let off = p as usize - base;
+    let len = off.checked_add(size)?.checked_add(4095)? & !4095;
+    let nb = resize(base, ml, len)?;
+    HUGE_LIVE.fetch_add(len - ml, Ordering::Relaxed);
+    trace::rec(kind::HUGE_PUT, HUGE, 0, base, ml, 2);
+    trace::rec(kind::HUGE_GET, HUGE, 0, nb, len, 2);
+    // The header moved with the pages; rewritten at its colour for the new address (the user
+    // data starts past every colour's header).
+    Some(huge_init(nb, nb, len, nb + off))
 }
 
 /// Frees a huge allocation whose header is `b`: kept for reuse while the policy allows,
@@ -278,18 +450,19 @@ fn huge_from_cache(len: usize, lead: usize, off: usize) -> Option<*mut u8> {
 pub fn huge_free(b: *mut Block) {
     // SAFETY: `b` is the header of a live huge allocation being freed.
     let (base, len) = unsafe { ((*b).map_base, (*b).map_len) };
-    let budget = match policy() {
-        Policy::Retain => usize::MAX,
-        Policy::Release { keep_blocks } => keep_blocks.saturating_mul(BLOCK),
-    };
+    HUGE_LIVE.fetch_sub(len, Ordering::Relaxed);
+    let budget = huge_budget();
     if shared::contains(base) {
         if shared::detached() {
             // A forked child's private copy: an ordinary mapping now.
+            trace::rec(kind::HUGE_PUT, HUGE, 0, base, len, 1);
             unmap(base, len);
         } else if shared::held().saturating_add(len) <= budget {
+            trace::rec(kind::HUGE_PUT, HUGE, 0, base, len, 0);
             shared::give(base, len, true);
             HELD.fetch_add(len, Ordering::Relaxed);
         } else {
+            trace::rec(kind::HUGE_PUT, HUGE, 0, base, len, 1);
             notify(Source::Allocator, base, len);
             shared::give(base, len, false);
             MAPPED.fetch_sub(len, Ordering::Relaxed);
@@ -315,9 +488,20 @@ pub fn huge_free(b: *mut Block) {
         c.huge_bytes += len;
         true
     });
+    trace::rec(kind::HUGE_PUT, HUGE, 0, base, len, !kept as usize);
     if kept {
         HELD.fetch_add(len, Ordering::Relaxed);
     } else {
         unmap(base, len);
     }
+}
+
+/// fork's prepare handler (fork.rs): the caches are consistent in the child.
+pub(super) fn fork_lock() {
+    CACHE.acquire();
+}
+
+/// fork's parent and child handlers.
+pub(super) fn fork_unlock() {
+    CACHE.release();
 }

@@ -21,6 +21,16 @@ impl<T> Spin<T> {
     }
 
     pub fn lock<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        self.acquire();
+        // SAFETY: the flag was taken above, so this is the only access until it is released.
+        let r = f(unsafe { &mut *self.value.get() });
+        self.locked.store(false, Ordering::Release);
+        r
+    }
+
+    /// Takes the lock with no access to the value (fork's prepare handler); undone by
+    /// [`Spin::release`].
+    pub fn acquire(&self) {
         while self
             .locked
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -30,9 +40,10 @@ impl<T> Spin<T> {
                 std::hint::spin_loop();
             }
         }
-        // SAFETY: the flag was taken above, so this is the only access until it is released.
-        let r = f(unsafe { &mut *self.value.get() });
+    }
+
+    /// Releases a lock taken with [`Spin::acquire`] (fork's parent and child handlers).
+    pub fn release(&self) {
         self.locked.store(false, Ordering::Release);
-        r
     }
 }
