@@ -311,7 +311,7 @@ def bad_values(fn, p):
                 not bare.startswith(("Get_count", "Get_elements", "Status_")):
             out.append(("ba_uncommitted", cls, "%s = not committed" % n))
         return out
-    if p.stars == 0 and b in ("int", "MPI_Count", "MPI_Aint"):
+    if p.stars == 0 and b in ("int", "MPI_Count", "MPI_Aint", "MPI_Offset"):
         if n in COUNTS and not bare.startswith("Type_"):
             out.append(("-1", "MPI_ERR_COUNT", "%s = -1" % n))
             if b == "MPI_Count" and fn.endswith("_c"):
@@ -346,6 +346,12 @@ def bad_values(fn, p):
                         "amode = RDONLY | RDWR"))
             out.append(("MPI_MODE_RDONLY | MPI_MODE_CREATE", "MPI_ERR_AMODE",
                         "amode = RDONLY | CREATE"))
+        elif n == "whence":
+            out.append(("12345", None, "whence = 12345"))
+        elif bare.startswith("File_") and b == "MPI_Offset" and n in ("offset", "size", "disp"):
+            # A negative offset, position, size or displacement is erroneous (MPI 4.1 §14.4,
+            # §14.3.3; MPI_DISPLACEMENT_CURRENT is the one negative disp allowed).
+            out.append(("-1", None, "%s = -1" % n))
         elif n in ("errorcode", "errorclass") and bare in ("Error_class", "Error_string",
                                                            "Add_error_code"):
             out.append(("-9", "MPI_ERR_ARG", "%s = -9" % n))
@@ -380,6 +386,9 @@ def bad_values(fn, p):
         return out
     if b == "char" and p.stars == 1:
         out.append(("NULL", None, "%s = NULL" % n))
+        if n == "datarep" and bare == "File_set_view":
+            out.append(('"ba_no_such_rep"', "MPI_ERR_UNSUPPORTED_DATAREP",
+                        "datarep = unknown"))
     # void * outputs the call writes a pointer or value through (not buffers, where NULL is
     # MPI_BOTTOM).
     if b == "void" and p.stars == 1 and not p.const and (

@@ -168,6 +168,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_File_delete / PMPI_File_delete(filename: *const c_char, info: Handle) -> c_int {
+        // It needs no runtime, but MPI allows it only between MPI_Init and MPI_Finalize.
+        if let Err(e) = running() {
+            return e.code();
+        }
         let r = (|| {
             super::info::hints(info)?;
             // SAFETY: the standard passes a NUL-terminated file name.
@@ -569,20 +573,6 @@ mpi_fn! {
     }
 }
 
-/// MPI_FILE_NULL's error handler lives outside the runtime, so the calls that read or raise it
-/// check on their own that MPI is running (MPI 4.1 §11.4.1: not callable before MPI_Init or
-/// after MPI_Finalize).
-fn not_running(name: &str) -> Option<c_int> {
-    if runtime::is_initialized() && !runtime::is_finalized() {
-        return None;
-    }
-    let e = Error::new(
-        ErrorClass::Other,
-        format!("{name} called before MPI is initialized or after it is finalized"),
-    );
-    Some(e.code())
-}
-
 fn errhandler_handle(h: ErrHandler) -> Handle {
     (match h {
         ErrHandler::Fatal => ERRORS_ARE_FATAL,
@@ -594,8 +584,10 @@ fn errhandler_handle(h: ErrHandler) -> Handle {
 
 mpi_fn! {
     fn MPI_File_get_errhandler / PMPI_File_get_errhandler(file: Handle, errhandler: *mut Handle) -> c_int {
-        if let Some(code) = not_running("MPI_File_get_errhandler") {
-            return code;
+        // MPI_FILE_NULL's error handler needs no runtime, but MPI allows this call only
+        // between MPI_Init and MPI_Finalize.
+        if let Err(e) = running() {
+            return e.code();
         }
         if errhandler.is_null() {
             let e = Error::new(ErrorClass::Arg, "errhandler pointer is NULL");
@@ -617,8 +609,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_File_call_errhandler / PMPI_File_call_errhandler(fh: Handle, errorcode: c_int) -> c_int {
-        if let Some(code) = not_running("MPI_File_call_errhandler") {
-            return code;
+        // MPI_FILE_NULL's error handler needs no runtime, but MPI allows this call only
+        // between MPI_Init and MPI_Finalize.
+        if let Err(e) = running() {
+            return e.code();
         }
         let id = if fh as usize == FILE_NULL {
             None

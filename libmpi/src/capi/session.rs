@@ -562,7 +562,7 @@ mpi_fn! {
     fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(session: Handle, request: *mut Handle) -> c_int {
         scall("MPI_Session_iflush_buffer", session, |rt, id| {
             if request.is_null() {
-                return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
+                return Err(Error::new(ErrorClass::Arg, "request pointer is NULL"));
             }
             // A session without a buffer: nothing to flush.
             let req = match rt.bsend.comm(buffer_key(id)) {

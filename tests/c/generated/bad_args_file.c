@@ -62,6 +62,8 @@ static void t_MPI_File_get_byte_offset(void) {
             MPI_File_get_byte_offset((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_out_count));
     BA_CASE("MPI_File_get_byte_offset", "fh = freed", MPI_ERR_FILE,
             MPI_File_get_byte_offset(ba_freed_File, 0, ba_out_count));
+    BA_CASE("MPI_File_get_byte_offset", "offset = -1", BA_ANY,
+            MPI_File_get_byte_offset(ba_file, -1, ba_out_count));
     BA_CASE("MPI_File_get_byte_offset", "disp = NULL", BA_ANY,
             MPI_File_get_byte_offset(ba_file, 0, NULL));
 }
@@ -312,6 +314,8 @@ static void t_MPI_File_iread_at(void) {
             MPI_File_iread_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at", "fh = freed", MPI_ERR_FILE,
             MPI_File_iread_at(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at", "offset = -1", BA_ANY,
+            MPI_File_iread_at(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_at(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
@@ -337,6 +341,8 @@ static void t_MPI_File_iread_at_c(void) {
             MPI_File_iread_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "fh = freed", MPI_ERR_FILE,
             MPI_File_iread_at_c(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at_c", "offset = -1", BA_ANY,
+            MPI_File_iread_at_c(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_at_c(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
@@ -362,6 +368,8 @@ static void t_MPI_File_iread_at_all(void) {
             MPI_File_iread_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "fh = freed", MPI_ERR_FILE,
             MPI_File_iread_at_all(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at_all", "offset = -1", BA_ANY,
+            MPI_File_iread_at_all(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_at_all(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
@@ -387,6 +395,8 @@ static void t_MPI_File_iread_at_all_c(void) {
             MPI_File_iread_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "fh = freed", MPI_ERR_FILE,
             MPI_File_iread_at_all_c(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at_all_c", "offset = -1", BA_ANY,
+            MPI_File_iread_at_all_c(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iread_at_all_c(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
@@ -562,6 +572,8 @@ static void t_MPI_File_iwrite_at(void) {
             MPI_File_iwrite_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "fh = freed", MPI_ERR_FILE,
             MPI_File_iwrite_at(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at", "offset = -1", BA_ANY,
+            MPI_File_iwrite_at(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_at(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
@@ -587,6 +599,8 @@ static void t_MPI_File_iwrite_at_c(void) {
             MPI_File_iwrite_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "fh = freed", MPI_ERR_FILE,
             MPI_File_iwrite_at_c(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at_c", "offset = -1", BA_ANY,
+            MPI_File_iwrite_at_c(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_at_c(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
@@ -612,6 +626,8 @@ static void t_MPI_File_iwrite_at_all(void) {
             MPI_File_iwrite_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "fh = freed", MPI_ERR_FILE,
             MPI_File_iwrite_at_all(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at_all", "offset = -1", BA_ANY,
+            MPI_File_iwrite_at_all(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_at_all(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
@@ -637,6 +653,8 @@ static void t_MPI_File_iwrite_at_all_c(void) {
             MPI_File_iwrite_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "fh = freed", MPI_ERR_FILE,
             MPI_File_iwrite_at_all_c(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at_all_c", "offset = -1", BA_ANY,
+            MPI_File_iwrite_at_all_c(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_iwrite_at_all_c(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
@@ -737,6 +755,8 @@ static void t_MPI_File_preallocate(void) {
             MPI_File_preallocate((MPI_File)(intptr_t)0x5eadbeef0, 64));
     BA_CASE("MPI_File_preallocate", "fh = freed", MPI_ERR_FILE,
             MPI_File_preallocate(ba_freed_File, 64));
+    BA_CASE("MPI_File_preallocate", "size = -1", BA_ANY,
+            MPI_File_preallocate(ba_file, -1));
 }
 
 static void t_MPI_File_read(void) {
@@ -897,6 +917,8 @@ static void t_MPI_File_read_at(void) {
             MPI_File_read_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at", "fh = freed", MPI_ERR_FILE,
             MPI_File_read_at(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at", "offset = -1", BA_ANY,
+            MPI_File_read_at(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
@@ -920,6 +942,8 @@ static void t_MPI_File_read_at_c(void) {
             MPI_File_read_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_c", "fh = freed", MPI_ERR_FILE,
             MPI_File_read_at_c(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at_c", "offset = -1", BA_ANY,
+            MPI_File_read_at_c(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_c(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
@@ -943,6 +967,8 @@ static void t_MPI_File_read_at_all(void) {
             MPI_File_read_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all", "fh = freed", MPI_ERR_FILE,
             MPI_File_read_at_all(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at_all", "offset = -1", BA_ANY,
+            MPI_File_read_at_all(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_all(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
@@ -966,6 +992,8 @@ static void t_MPI_File_read_at_all_c(void) {
             MPI_File_read_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "fh = freed", MPI_ERR_FILE,
             MPI_File_read_at_all_c(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at_all_c", "offset = -1", BA_ANY,
+            MPI_File_read_at_all_c(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_all_c(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
@@ -989,6 +1017,8 @@ static void t_MPI_File_read_at_all_begin(void) {
             MPI_File_read_at_all_begin((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin", "fh = freed", MPI_ERR_FILE,
             MPI_File_read_at_all_begin(ba_freed_File, 0, ba_rbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_read_at_all_begin", "offset = -1", BA_ANY,
+            MPI_File_read_at_all_begin(ba_file, -1, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_all_begin(ba_file, 0, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
@@ -1012,6 +1042,8 @@ static void t_MPI_File_read_at_all_begin_c(void) {
             MPI_File_read_at_all_begin_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin_c", "fh = freed", MPI_ERR_FILE,
             MPI_File_read_at_all_begin_c(ba_freed_File, 0, ba_rbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_read_at_all_begin_c", "offset = -1", BA_ANY,
+            MPI_File_read_at_all_begin_c(ba_file, -1, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_read_at_all_begin_c(ba_file, 0, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
@@ -1195,6 +1227,10 @@ static void t_MPI_File_seek(void) {
             MPI_File_seek((MPI_File)(intptr_t)0x5eadbeef0, 0, MPI_SEEK_SET));
     BA_CASE("MPI_File_seek", "fh = freed", MPI_ERR_FILE,
             MPI_File_seek(ba_freed_File, 0, MPI_SEEK_SET));
+    BA_CASE("MPI_File_seek", "offset = -1", BA_ANY,
+            MPI_File_seek(ba_file, -1, MPI_SEEK_SET));
+    BA_CASE("MPI_File_seek", "whence = 12345", BA_ANY,
+            MPI_File_seek(ba_file, 0, 12345));
 }
 
 static void t_MPI_File_seek_shared(void) {
@@ -1206,6 +1242,10 @@ static void t_MPI_File_seek_shared(void) {
             MPI_File_seek_shared((MPI_File)(intptr_t)0x5eadbeef0, 0, MPI_SEEK_SET));
     BA_CASE("MPI_File_seek_shared", "fh = freed", MPI_ERR_FILE,
             MPI_File_seek_shared(ba_freed_File, 0, MPI_SEEK_SET));
+    BA_CASE("MPI_File_seek_shared", "offset = -1", BA_ANY,
+            MPI_File_seek_shared(ba_file, -1, MPI_SEEK_SET));
+    BA_CASE("MPI_File_seek_shared", "whence = 12345", BA_ANY,
+            MPI_File_seek_shared(ba_file, 0, 12345));
 }
 
 static void t_MPI_File_set_atomicity(void) {
@@ -1262,6 +1302,8 @@ static void t_MPI_File_set_size(void) {
             MPI_File_set_size((MPI_File)(intptr_t)0x5eadbeef0, 64));
     BA_CASE("MPI_File_set_size", "fh = freed", MPI_ERR_FILE,
             MPI_File_set_size(ba_freed_File, 64));
+    BA_CASE("MPI_File_set_size", "size = -1", BA_ANY,
+            MPI_File_set_size(ba_file, -1));
 }
 
 static void t_MPI_File_set_view(void) {
@@ -1273,6 +1315,8 @@ static void t_MPI_File_set_view(void) {
             MPI_File_set_view((MPI_File)(intptr_t)0x5eadbeef0, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "fh = freed", MPI_ERR_FILE,
             MPI_File_set_view(ba_freed_File, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    BA_CASE("MPI_File_set_view", "disp = -1", BA_ANY,
+            MPI_File_set_view(ba_file, -1, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "etype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
             MPI_File_set_view(ba_file, 0, MPI_DATATYPE_NULL, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "etype = reserved value 0x6", MPI_ERR_TYPE,
@@ -1291,6 +1335,8 @@ static void t_MPI_File_set_view(void) {
             MPI_File_set_view(ba_file, 0, MPI_INT, ba_freed_Datatype, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "datarep = NULL", BA_ANY,
             MPI_File_set_view(ba_file, 0, MPI_INT, MPI_INT, NULL, MPI_INFO_NULL));
+    BA_CASE("MPI_File_set_view", "datarep = unknown", MPI_ERR_UNSUPPORTED_DATAREP,
+            MPI_File_set_view(ba_file, 0, MPI_INT, MPI_INT, "ba_no_such_rep", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "info = reserved value 0x6", MPI_ERR_INFO,
             MPI_File_set_view(ba_file, 0, MPI_INT, MPI_INT, "native", (MPI_Info)(intptr_t)0x6));
     BA_CASE("MPI_File_set_view", "info = garbage", MPI_ERR_INFO,
@@ -1468,6 +1514,8 @@ static void t_MPI_File_write_at(void) {
             MPI_File_write_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at", "fh = freed", MPI_ERR_FILE,
             MPI_File_write_at(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at", "offset = -1", BA_ANY,
+            MPI_File_write_at(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
@@ -1491,6 +1539,8 @@ static void t_MPI_File_write_at_c(void) {
             MPI_File_write_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_c", "fh = freed", MPI_ERR_FILE,
             MPI_File_write_at_c(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at_c", "offset = -1", BA_ANY,
+            MPI_File_write_at_c(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_c(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
@@ -1514,6 +1564,8 @@ static void t_MPI_File_write_at_all(void) {
             MPI_File_write_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all", "fh = freed", MPI_ERR_FILE,
             MPI_File_write_at_all(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at_all", "offset = -1", BA_ANY,
+            MPI_File_write_at_all(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_all(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
@@ -1537,6 +1589,8 @@ static void t_MPI_File_write_at_all_c(void) {
             MPI_File_write_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "fh = freed", MPI_ERR_FILE,
             MPI_File_write_at_all_c(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at_all_c", "offset = -1", BA_ANY,
+            MPI_File_write_at_all_c(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_all_c(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
@@ -1560,6 +1614,8 @@ static void t_MPI_File_write_at_all_begin(void) {
             MPI_File_write_at_all_begin((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin", "fh = freed", MPI_ERR_FILE,
             MPI_File_write_at_all_begin(ba_freed_File, 0, ba_sbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_write_at_all_begin", "offset = -1", BA_ANY,
+            MPI_File_write_at_all_begin(ba_file, -1, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_all_begin(ba_file, 0, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
@@ -1583,6 +1639,8 @@ static void t_MPI_File_write_at_all_begin_c(void) {
             MPI_File_write_at_all_begin_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin_c", "fh = freed", MPI_ERR_FILE,
             MPI_File_write_at_all_begin_c(ba_freed_File, 0, ba_sbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_write_at_all_begin_c", "offset = -1", BA_ANY,
+            MPI_File_write_at_all_begin_c(ba_file, -1, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin_c", "count = -1", MPI_ERR_COUNT,
             MPI_File_write_at_all_begin_c(ba_file, 0, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
