@@ -601,6 +601,13 @@ mpi_fn! {
                 Err(e) => return file_fail("MPI_File_get_errhandler", None, e.code(), &e),
             }
         };
+        // The caller gets a handle of its own, which it frees (as MPI_Comm_get_errhandler).
+        if let ErrHandler::User(i) = h {
+            let _ = runtime::with(|rt| {
+                rt.objs.retain_errhandler(i);
+                Ok(())
+            });
+        }
         // SAFETY: checked non-NULL.
         unsafe { *errhandler = errhandler_handle(h) };
         MPI_SUCCESS
