@@ -36,7 +36,9 @@ from gen_mpi_h import DEFAULT_ABI_DIR, REPO_ROOT, AbiError, read_functions  # no
 OUT_DIR = os.path.join(REPO_ROOT, "tests", "c", "generated")
 
 # Not called at all: they end or start the library, or start processes through the launcher
-# (a forked child speaking PMI on its parent's connection would confuse mpirun).
+# or talk to it (spawn, ports, names: a forked child speaking PMI on its parent's connection
+# would interleave its requests and replies with the parent's and confuse mpirun; accept/connect
+# and join would also block waiting for a peer that never comes).
 SKIP = {
     "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Pcontrol",
     "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Comm_accept", "MPI_Comm_connect",
@@ -72,6 +74,14 @@ ACCEPTED = {
     # The graph is unweighted: MPI 4.1 §8.5.5 leaves the weight arrays untouched then.
     ("MPI_Dist_graph_neighbors", "sourceweights = NULL"),
     ("MPI_Dist_graph_neighbors", "destweights = NULL"),
+    # MPI_FILE_NULL has an error handler, the one file opens use (MPI 4.1 §14.7): it may be
+    # set, read and called.
+    ("MPI_File_set_errhandler", "file = MPI_FILE_NULL"),
+    ("MPI_File_get_errhandler", "file = MPI_FILE_NULL"),
+    ("MPI_File_call_errhandler", "fh = MPI_FILE_NULL"),
+    # *pset_len is 0 here: only the length is returned (MPI 4.1 §11.3.2), as for
+    # MPI_Info_get_string.
+    ("MPI_Session_get_nth_pset", "pset_name = NULL"),
 }
 
 FAMILIES = [
@@ -106,7 +116,7 @@ HANDLE_NULL = {
 }
 # Objects the harness frees in setup (ba_freed_*), per kind.
 FREED = {"MPI_Comm", "MPI_Datatype", "MPI_Op", "MPI_Group", "MPI_Win", "MPI_Info",
-         "MPI_Errhandler"}
+         "MPI_Errhandler", "MPI_File", "MPI_Session"}
 
 # The datatype argument a count counts.
 PAIRED_TYPE = {"count": "datatype", "sendcount": "sendtype", "recvcount": "recvtype",
@@ -170,6 +180,9 @@ def comm_for(fn):
     return "MPI_COMM_SELF"
 
 
+# Calls that release their object like the _free calls (a pointer to a handle they reset).
+RELEASES = {"File_close", "Session_finalize"}
+
 RMA_COMM_OPS = re.compile(r"R?(Put|Get|Accumulate|Get_accumulate)(_c)?$|Fetch_and_op|"
                           r"Compare_and_swap|Win_flush|Win_unlock_all|Win_sync")
 INREQ = re.compile(r"Wait|Test|Start|Request_free|Cancel|Request_get_status|Pready|Parrived")
@@ -195,9 +208,11 @@ def valid(fn, p):
         if b == "MPI_Win":
             return "ba_win_locked" if RMA_COMM_OPS.match(bare) else "ba_win"
         if b == "MPI_File":
-            return "MPI_FILE_NULL"
+            # A real file, open on MPI_COMM_SELF (a lone forked child can make its collective
+            # calls), with MPI_ERRORS_RETURN.
+            return "ba_file"
         if b == "MPI_Session":
-            return "MPI_SESSION_NULL"
+            return "ba_session"
         if b == "MPI_Request":
             return "MPI_REQUEST_NULL"
         if b == "MPI_Message":
@@ -207,6 +222,12 @@ def valid(fn, p):
                 return "MPI_PROC_NULL"
             if n in COUNTS:
                 return "1"
+            if n == "amode":
+                # Reopen the harness's file read-only: nothing is created (a child ends with
+                # _exit, so MPI_MODE_DELETE_ON_CLOSE would never remove a file it made).
+                return "MPI_MODE_RDONLY"
+            if n == "whence":
+                return "MPI_SEEK_SET"
             return INT_DEFAULTS.get(n, "0")
         if b.startswith("MPI_T_"):
             return "0"
@@ -220,8 +241,17 @@ def valid(fn, p):
     if b == "MPI_Status":
         return "ba_status"
     if b == "char":
+        if n == "datarep" and bare.startswith("File_"):
+            return '"native"'
         if n == "datarep":
             return '"external32"'
+        if n == "filename" and bare == "File_open":
+            return "ba_path"
+        if n == "filename":
+            # MPI_File_delete: a name that does not exist, so a wrong success deletes nothing.
+            return "ba_path_none"
+        if n == "pset_name":
+            return '"mpi://SELF"'
         if p.stars == 1 and p.const:
             return '"ba_key"'
         if p.stars == 1:
@@ -247,7 +277,8 @@ def valid(fn, p):
              "MPI_Errhandler", "MPI_File", "MPI_Session", "MPI_Message"):
         if p.const:
             return "ba_out_%s" % b[4:]
-        if bare.endswith("_free") or bare in ("Type_commit", "Win_free_keyval"):
+        if bare.endswith("_free") or bare in ("Type_commit", "Win_free_keyval") or \
+                bare in RELEASES:
             return "ba_freeable_%s()" % b[4:]
         if bare in ("Mrecv", "Imrecv"):
             return "ba_msg_noproc()"
@@ -280,7 +311,7 @@ def bad_values(fn, p):
                 not bare.startswith(("Get_count", "Get_elements", "Status_")):
             out.append(("ba_uncommitted", cls, "%s = not committed" % n))
         return out
-    if p.stars == 0 and b in ("int", "MPI_Count", "MPI_Aint"):
+    if p.stars == 0 and b in ("int", "MPI_Count", "MPI_Aint", "MPI_Offset"):
         if n in COUNTS and not bare.startswith("Type_"):
             out.append(("-1", "MPI_ERR_COUNT", "%s = -1" % n))
             if b == "MPI_Count" and fn.endswith("_c"):
@@ -307,6 +338,20 @@ def bad_values(fn, p):
             other = "ba_kv_comm" if n == "win_keyval" or bare.startswith("Win_") else "ba_kv_win"
             out.append((other, "MPI_ERR_KEYVAL", "%s = %s keyval" % (
                 n, "a communicator" if other == "ba_kv_comm" else "a window")))
+        elif n == "amode":
+            # MPI 4.1 §14.2.1: exactly one of RDONLY, RDWR, WRONLY; no CREATE or EXCL with
+            # RDONLY; no SEQUENTIAL with RDWR.
+            out.append(("0", "MPI_ERR_AMODE", "amode = 0"))
+            out.append(("MPI_MODE_RDONLY | MPI_MODE_RDWR", "MPI_ERR_AMODE",
+                        "amode = RDONLY | RDWR"))
+            out.append(("MPI_MODE_RDONLY | MPI_MODE_CREATE", "MPI_ERR_AMODE",
+                        "amode = RDONLY | CREATE"))
+        elif n == "whence":
+            out.append(("12345", None, "whence = 12345"))
+        elif bare.startswith("File_") and b == "MPI_Offset" and n in ("offset", "size", "disp"):
+            # A negative offset, position, size or displacement is erroneous (MPI 4.1 §14.4,
+            # §14.3.3; MPI_DISPLACEMENT_CURRENT is the one negative disp allowed).
+            out.append(("-1", None, "%s = -1" % n))
         elif n in ("errorcode", "errorclass") and bare in ("Error_class", "Error_string",
                                                            "Add_error_code"):
             out.append(("-9", "MPI_ERR_ARG", "%s = -9" % n))
@@ -318,7 +363,8 @@ def bad_values(fn, p):
         if p.array and b == "int" and n in ("array_of_indices", "indices"):
             pass
         out.append(("NULL", None, "%s = NULL" % n))
-        if bare.endswith("_free") and b in HANDLE_NULL and b not in ("MPI_Message",):
+        if (bare.endswith("_free") or bare in RELEASES) and b in HANDLE_NULL and \
+                b not in ("MPI_Message",):
             pre = {"MPI_Comm": "MPI_COMM_WORLD", "MPI_Datatype": "MPI_INT", "MPI_Op": "MPI_SUM",
                    "MPI_Errhandler": "MPI_ERRORS_RETURN", "MPI_Info": "MPI_INFO_ENV",
                    "MPI_Group": None, "MPI_Win": None, "MPI_File": None, "MPI_Session": None,
@@ -340,6 +386,9 @@ def bad_values(fn, p):
         return out
     if b == "char" and p.stars == 1:
         out.append(("NULL", None, "%s = NULL" % n))
+        if n == "datarep" and bare == "File_set_view":
+            out.append(('"ba_no_such_rep"', "MPI_ERR_UNSUPPORTED_DATAREP",
+                        "datarep = unknown"))
     # void * outputs the call writes a pointer or value through (not buffers, where NULL is
     # MPI_BOTTOM).
     if b == "void" and p.stars == 1 and not p.const and (
@@ -469,6 +518,11 @@ static MPI_Datatype ba_freed_Datatype = MPI_DATATYPE_NULL, ba_uncommitted = MPI_
 static MPI_Op ba_freed_Op = MPI_OP_NULL;
 static MPI_Win ba_win = MPI_WIN_NULL, ba_win_locked = MPI_WIN_NULL, ba_freed_Win = MPI_WIN_NULL;
 static MPI_Info ba_info = MPI_INFO_NULL, ba_freed_Info = MPI_INFO_NULL;
+/* A real open file (on MPI_COMM_SELF, deleted on close) and a real session, both with
+ * MPI_ERRORS_RETURN; ba_path_none names no file. */
+static MPI_File ba_file = MPI_FILE_NULL, ba_freed_File = MPI_FILE_NULL;
+static MPI_Session ba_session = MPI_SESSION_NULL, ba_freed_Session = MPI_SESSION_NULL;
+static char ba_path[256], ba_path_none[256];
 static MPI_Errhandler ba_freed_Errhandler = MPI_ERRHANDLER_NULL;
 static int ba_kv_comm = MPI_KEYVAL_INVALID, ba_kv_type = MPI_KEYVAL_INVALID,
            ba_kv_win = MPI_KEYVAL_INVALID;
@@ -502,8 +556,8 @@ static MPI_Errhandler *ba_freeable_Errhandler(void) { MPI_Errhandler e = MPI_ERR
 static MPI_Info *ba_freeable_Info(void) { MPI_Info i = MPI_INFO_NULL; MPI_Info_create(&i); return ba_ptr_Info(i); }
 static MPI_Group *ba_freeable_Group(void) { MPI_Group g = MPI_GROUP_NULL; if (ba_initialized) MPI_Comm_group(MPI_COMM_WORLD, &g); return ba_ptr_Group(g); }
 static MPI_Win *ba_freeable_Win(void) { MPI_Win w = MPI_WIN_NULL; if (ba_initialized) MPI_Win_create(ba_winbuf, sizeof ba_winbuf, 1, MPI_INFO_NULL, MPI_COMM_SELF, &w); return ba_ptr_Win(w); }
-static MPI_File *ba_freeable_File(void) { return ba_ptr_File(MPI_FILE_NULL); }
-static MPI_Session *ba_freeable_Session(void) { return ba_ptr_Session(MPI_SESSION_NULL); }
+static MPI_File *ba_freeable_File(void) { MPI_File f = MPI_FILE_NULL; if (ba_initialized) MPI_File_open(MPI_COMM_SELF, ba_path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f); return ba_ptr_File(f); }
+static MPI_Session *ba_freeable_Session(void) { MPI_Session s = MPI_SESSION_NULL; if (ba_initialized) MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s); return ba_ptr_Session(s); }
 static MPI_Message *ba_freeable_Message(void) { return ba_ptr_Message(MPI_MESSAGE_NO_PROC); }
 static MPI_Message *ba_msg_noproc(void) { return ba_ptr_Message(MPI_MESSAGE_NO_PROC); }
 /* An input request: a persistent one (MPI_Start, MPI_Cancel, MPI_Request_free accept it;
@@ -675,6 +729,15 @@ static void ba_setup(void) {
     MPI_Win_lock_all(0, ba_win_locked);
     MPI_Info_create(&ba_info);
     MPI_Info_set(ba_info, "ba_key", "value");
+    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &ba_session);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(ba_path, sizeof ba_path, "%s/ba_file_%d_%d", tmp && *tmp ? tmp : "/tmp",
+             (int)getpid(), rank);
+    snprintf(ba_path_none, sizeof ba_path_none, "%s.none", ba_path);
+    MPI_File_open(MPI_COMM_SELF, ba_path,
+                  MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                  &ba_file);
+    MPI_File_set_errhandler(ba_file, MPI_ERRORS_RETURN);
     MPI_Type_contiguous(3, MPI_INT, &ba_uncommitted);
     /* One int in an extent of 2^40 bytes: INT_MAX of them span 2^71. */
     MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 40, &ba_huge);
@@ -703,6 +766,12 @@ static void ba_setup(void) {
     MPI_Comm_create_errhandler(ba_user_errh, &ba_freed_Errhandler);
     MPI_Errhandler e = ba_freed_Errhandler;
     MPI_Errhandler_free(&e);
+    MPI_File_open(MPI_COMM_SELF, ba_path, MPI_MODE_RDONLY, MPI_INFO_NULL, &ba_freed_File);
+    MPI_File f = ba_freed_File;
+    MPI_File_close(&f);
+    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &ba_freed_Session);
+    MPI_Session s = ba_freed_Session;
+    MPI_Session_finalize(&s);
     ba_verbose = getenv("BA_VERBOSE") != NULL;
 }
 #endif
@@ -735,6 +804,8 @@ def family_program(fam, items):
     out.append("    }")
     out.append("    MPI_Bcast(&ba_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);")
     out.append("    MPI_Win_unlock_all(ba_win_locked);")
+    out.append("    MPI_File_close(&ba_file);")
+    out.append("    MPI_Session_finalize(&ba_session);")
     out.append("    MPI_Finalize();")
     out.append("    return ba_failed ? 1 : 0;")
     out.append("}")

@@ -168,6 +168,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_File_delete / PMPI_File_delete(filename: *const c_char, info: Handle) -> c_int {
+        // It needs no runtime, but MPI allows it only between MPI_Init and MPI_Finalize.
+        if let Err(e) = running() {
+            return e.code();
+        }
         let r = (|| {
             super::info::hints(info)?;
             // SAFETY: the standard passes a NUL-terminated file name.
@@ -580,6 +584,11 @@ fn errhandler_handle(h: ErrHandler) -> Handle {
 
 mpi_fn! {
     fn MPI_File_get_errhandler / PMPI_File_get_errhandler(file: Handle, errhandler: *mut Handle) -> c_int {
+        // MPI_FILE_NULL's error handler needs no runtime, but MPI allows this call only
+        // between MPI_Init and MPI_Finalize.
+        if let Err(e) = running() {
+            return e.code();
+        }
         if errhandler.is_null() {
             let e = Error::new(ErrorClass::Arg, "errhandler pointer is NULL");
             return file_fail("MPI_File_get_errhandler", file_index(file).ok(), e.code(), &e);
@@ -592,6 +601,13 @@ mpi_fn! {
                 Err(e) => return file_fail("MPI_File_get_errhandler", None, e.code(), &e),
             }
         };
+        // The caller gets a handle of its own, which it frees (as MPI_Comm_get_errhandler).
+        if let ErrHandler::User(i) = h {
+            let _ = runtime::with(|rt| {
+                rt.objs.retain_errhandler(i);
+                Ok(())
+            });
+        }
         // SAFETY: checked non-NULL.
         unsafe { *errhandler = errhandler_handle(h) };
         MPI_SUCCESS
@@ -600,6 +616,11 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_File_call_errhandler / PMPI_File_call_errhandler(fh: Handle, errorcode: c_int) -> c_int {
+        // MPI_FILE_NULL's error handler needs no runtime, but MPI allows this call only
+        // between MPI_Init and MPI_Finalize.
+        if let Err(e) = running() {
+            return e.code();
+        }
         let id = if fh as usize == FILE_NULL {
             None
         } else {

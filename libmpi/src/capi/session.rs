@@ -382,14 +382,18 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Session_get_errhandler / PMPI_Session_get_errhandler(session: Handle, errhandler: *mut Handle) -> c_int {
-        scall("MPI_Session_get_errhandler", session, |_, id| {
+        scall("MPI_Session_get_errhandler", session, |rt, id| {
             out(errhandler, "errhandler")?;
             let h = sessions()[id].as_ref().map_or(ErrHandler::Return, |s| s.errhandler);
             let v = match h {
                 ErrHandler::Fatal => ERRORS_ARE_FATAL,
                 ErrHandler::Return => ERRORS_RETURN,
                 ErrHandler::Abort => ERRORS_ABORT,
-                ErrHandler::User(i) => super::errh::ERRH_BASE + i,
+                ErrHandler::User(i) => {
+                    // The caller gets a handle of its own, which it frees.
+                    rt.objs.retain_errhandler(i);
+                    super::errh::ERRH_BASE + i
+                }
             };
             // SAFETY: checked non-NULL.
             unsafe { *errhandler = v as Handle };
@@ -562,7 +566,7 @@ mpi_fn! {
     fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(session: Handle, request: *mut Handle) -> c_int {
         scall("MPI_Session_iflush_buffer", session, |rt, id| {
             if request.is_null() {
-                return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
+                return Err(Error::new(ErrorClass::Arg, "request pointer is NULL"));
             }
             // A session without a buffer: nothing to flush.
             let req = match rt.bsend.comm(buffer_key(id)) {

@@ -58,6 +58,11 @@ static MPI_Datatype ba_freed_Datatype = MPI_DATATYPE_NULL, ba_uncommitted = MPI_
 static MPI_Op ba_freed_Op = MPI_OP_NULL;
 static MPI_Win ba_win = MPI_WIN_NULL, ba_win_locked = MPI_WIN_NULL, ba_freed_Win = MPI_WIN_NULL;
 static MPI_Info ba_info = MPI_INFO_NULL, ba_freed_Info = MPI_INFO_NULL;
+/* A real open file (on MPI_COMM_SELF, deleted on close) and a real session, both with
+ * MPI_ERRORS_RETURN; ba_path_none names no file. */
+static MPI_File ba_file = MPI_FILE_NULL, ba_freed_File = MPI_FILE_NULL;
+static MPI_Session ba_session = MPI_SESSION_NULL, ba_freed_Session = MPI_SESSION_NULL;
+static char ba_path[256], ba_path_none[256];
 static MPI_Errhandler ba_freed_Errhandler = MPI_ERRHANDLER_NULL;
 static int ba_kv_comm = MPI_KEYVAL_INVALID, ba_kv_type = MPI_KEYVAL_INVALID,
            ba_kv_win = MPI_KEYVAL_INVALID;
@@ -91,8 +96,8 @@ static MPI_Errhandler *ba_freeable_Errhandler(void) { MPI_Errhandler e = MPI_ERR
 static MPI_Info *ba_freeable_Info(void) { MPI_Info i = MPI_INFO_NULL; MPI_Info_create(&i); return ba_ptr_Info(i); }
 static MPI_Group *ba_freeable_Group(void) { MPI_Group g = MPI_GROUP_NULL; if (ba_initialized) MPI_Comm_group(MPI_COMM_WORLD, &g); return ba_ptr_Group(g); }
 static MPI_Win *ba_freeable_Win(void) { MPI_Win w = MPI_WIN_NULL; if (ba_initialized) MPI_Win_create(ba_winbuf, sizeof ba_winbuf, 1, MPI_INFO_NULL, MPI_COMM_SELF, &w); return ba_ptr_Win(w); }
-static MPI_File *ba_freeable_File(void) { return ba_ptr_File(MPI_FILE_NULL); }
-static MPI_Session *ba_freeable_Session(void) { return ba_ptr_Session(MPI_SESSION_NULL); }
+static MPI_File *ba_freeable_File(void) { MPI_File f = MPI_FILE_NULL; if (ba_initialized) MPI_File_open(MPI_COMM_SELF, ba_path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f); return ba_ptr_File(f); }
+static MPI_Session *ba_freeable_Session(void) { MPI_Session s = MPI_SESSION_NULL; if (ba_initialized) MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s); return ba_ptr_Session(s); }
 static MPI_Message *ba_freeable_Message(void) { return ba_ptr_Message(MPI_MESSAGE_NO_PROC); }
 static MPI_Message *ba_msg_noproc(void) { return ba_ptr_Message(MPI_MESSAGE_NO_PROC); }
 /* An input request: a persistent one (MPI_Start, MPI_Cancel, MPI_Request_free accept it;
@@ -264,6 +269,15 @@ static void ba_setup(void) {
     MPI_Win_lock_all(0, ba_win_locked);
     MPI_Info_create(&ba_info);
     MPI_Info_set(ba_info, "ba_key", "value");
+    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &ba_session);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(ba_path, sizeof ba_path, "%s/ba_file_%d_%d", tmp && *tmp ? tmp : "/tmp",
+             (int)getpid(), rank);
+    snprintf(ba_path_none, sizeof ba_path_none, "%s.none", ba_path);
+    MPI_File_open(MPI_COMM_SELF, ba_path,
+                  MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                  &ba_file);
+    MPI_File_set_errhandler(ba_file, MPI_ERRORS_RETURN);
     MPI_Type_contiguous(3, MPI_INT, &ba_uncommitted);
     /* One int in an extent of 2^40 bytes: INT_MAX of them span 2^71. */
     MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 40, &ba_huge);
@@ -292,6 +306,12 @@ static void ba_setup(void) {
     MPI_Comm_create_errhandler(ba_user_errh, &ba_freed_Errhandler);
     MPI_Errhandler e = ba_freed_Errhandler;
     MPI_Errhandler_free(&e);
+    MPI_File_open(MPI_COMM_SELF, ba_path, MPI_MODE_RDONLY, MPI_INFO_NULL, &ba_freed_File);
+    MPI_File f = ba_freed_File;
+    MPI_File_close(&f);
+    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &ba_freed_Session);
+    MPI_Session s = ba_freed_Session;
+    MPI_Session_finalize(&s);
     ba_verbose = getenv("BA_VERBOSE") != NULL;
 }
 #endif

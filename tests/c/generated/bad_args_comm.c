@@ -677,15 +677,17 @@ static void t_MPI_Group_free(void) {
 
 static void t_MPI_Group_from_session_pset(void) {
     BA_CASE("MPI_Group_from_session_pset", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
-            MPI_Group_from_session_pset(MPI_SESSION_NULL, "ba_key", ba_out_Group));
+            MPI_Group_from_session_pset(MPI_SESSION_NULL, "mpi://SELF", ba_out_Group));
     BA_CASE("MPI_Group_from_session_pset", "session = reserved value 0x6", MPI_ERR_SESSION,
-            MPI_Group_from_session_pset((MPI_Session)(intptr_t)0x6, "ba_key", ba_out_Group));
+            MPI_Group_from_session_pset((MPI_Session)(intptr_t)0x6, "mpi://SELF", ba_out_Group));
     BA_CASE("MPI_Group_from_session_pset", "session = garbage", MPI_ERR_SESSION,
-            MPI_Group_from_session_pset((MPI_Session)(intptr_t)0x5eadbeef0, "ba_key", ba_out_Group));
+            MPI_Group_from_session_pset((MPI_Session)(intptr_t)0x5eadbeef0, "mpi://SELF", ba_out_Group));
+    BA_CASE("MPI_Group_from_session_pset", "session = freed", MPI_ERR_SESSION,
+            MPI_Group_from_session_pset(ba_freed_Session, "mpi://SELF", ba_out_Group));
     BA_CASE("MPI_Group_from_session_pset", "pset_name = NULL", BA_ANY,
-            MPI_Group_from_session_pset(MPI_SESSION_NULL, NULL, ba_out_Group));
+            MPI_Group_from_session_pset(ba_session, NULL, ba_out_Group));
     BA_CASE("MPI_Group_from_session_pset", "newgroup = NULL", BA_ANY,
-            MPI_Group_from_session_pset(MPI_SESSION_NULL, "ba_key", NULL));
+            MPI_Group_from_session_pset(ba_session, "mpi://SELF", NULL));
 }
 
 static void t_MPI_Group_incl(void) {
@@ -2459,6 +2461,8 @@ static void t_MPI_Session_call_errhandler(void) {
             MPI_Session_call_errhandler((MPI_Session)(intptr_t)0x6, MPI_ERR_OTHER));
     BA_CASE("MPI_Session_call_errhandler", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_call_errhandler((MPI_Session)(intptr_t)0x5eadbeef0, MPI_ERR_OTHER));
+    BA_CASE("MPI_Session_call_errhandler", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_call_errhandler(ba_freed_Session, MPI_ERR_OTHER));
 }
 
 static void t_MPI_Session_create_errhandler(void) {
@@ -2469,6 +2473,10 @@ static void t_MPI_Session_create_errhandler(void) {
 static void t_MPI_Session_finalize(void) {
     BA_CASE("MPI_Session_finalize", "session = NULL", BA_ANY,
             MPI_Session_finalize(NULL));
+    BA_CASE("MPI_Session_finalize", "MPI_SESSION_NULL freed", MPI_ERR_SESSION,
+            MPI_Session_finalize(ba_ptr_Session(MPI_SESSION_NULL)));
+    BA_CASE("MPI_Session_finalize", "garbage handle freed", MPI_ERR_SESSION,
+            MPI_Session_finalize(ba_ptr_Session((MPI_Session)(intptr_t)0x5eadbeef0)));
 }
 
 static void t_MPI_Session_get_errhandler(void) {
@@ -2478,8 +2486,10 @@ static void t_MPI_Session_get_errhandler(void) {
             MPI_Session_get_errhandler((MPI_Session)(intptr_t)0x6, ba_out_Errhandler));
     BA_CASE("MPI_Session_get_errhandler", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_get_errhandler((MPI_Session)(intptr_t)0x5eadbeef0, ba_out_Errhandler));
+    BA_CASE("MPI_Session_get_errhandler", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_get_errhandler(ba_freed_Session, ba_out_Errhandler));
     BA_CASE("MPI_Session_get_errhandler", "errhandler = NULL", BA_ANY,
-            MPI_Session_get_errhandler(MPI_SESSION_NULL, NULL));
+            MPI_Session_get_errhandler(ba_session, NULL));
 }
 
 static void t_MPI_Session_get_info(void) {
@@ -2489,27 +2499,29 @@ static void t_MPI_Session_get_info(void) {
             MPI_Session_get_info((MPI_Session)(intptr_t)0x6, ba_out_Info));
     BA_CASE("MPI_Session_get_info", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_get_info((MPI_Session)(intptr_t)0x5eadbeef0, ba_out_Info));
+    BA_CASE("MPI_Session_get_info", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_get_info(ba_freed_Session, ba_out_Info));
     BA_CASE("MPI_Session_get_info", "info_used = NULL", BA_ANY,
-            MPI_Session_get_info(MPI_SESSION_NULL, NULL));
+            MPI_Session_get_info(ba_session, NULL));
 }
 
 static void t_MPI_Session_get_nth_pset(void) {
     BA_CASE("MPI_Session_get_nth_pset", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
-            MPI_Session_get_nth_pset(MPI_SESSION_NULL, MPI_INFO_NULL, 1, ba_out_int, ba_chars));
+            MPI_Session_get_nth_pset(MPI_SESSION_NULL, MPI_INFO_NULL, 1, ba_out_int, "mpi://SELF"));
     BA_CASE("MPI_Session_get_nth_pset", "session = reserved value 0x6", MPI_ERR_SESSION,
-            MPI_Session_get_nth_pset((MPI_Session)(intptr_t)0x6, MPI_INFO_NULL, 1, ba_out_int, ba_chars));
+            MPI_Session_get_nth_pset((MPI_Session)(intptr_t)0x6, MPI_INFO_NULL, 1, ba_out_int, "mpi://SELF"));
     BA_CASE("MPI_Session_get_nth_pset", "session = garbage", MPI_ERR_SESSION,
-            MPI_Session_get_nth_pset((MPI_Session)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, 1, ba_out_int, ba_chars));
+            MPI_Session_get_nth_pset((MPI_Session)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, 1, ba_out_int, "mpi://SELF"));
+    BA_CASE("MPI_Session_get_nth_pset", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_get_nth_pset(ba_freed_Session, MPI_INFO_NULL, 1, ba_out_int, "mpi://SELF"));
     BA_CASE("MPI_Session_get_nth_pset", "info = reserved value 0x6", MPI_ERR_INFO,
-            MPI_Session_get_nth_pset(MPI_SESSION_NULL, (MPI_Info)(intptr_t)0x6, 1, ba_out_int, ba_chars));
+            MPI_Session_get_nth_pset(ba_session, (MPI_Info)(intptr_t)0x6, 1, ba_out_int, "mpi://SELF"));
     BA_CASE("MPI_Session_get_nth_pset", "info = garbage", MPI_ERR_INFO,
-            MPI_Session_get_nth_pset(MPI_SESSION_NULL, (MPI_Info)(intptr_t)0x5eadbeef0, 1, ba_out_int, ba_chars));
+            MPI_Session_get_nth_pset(ba_session, (MPI_Info)(intptr_t)0x5eadbeef0, 1, ba_out_int, "mpi://SELF"));
     BA_CASE("MPI_Session_get_nth_pset", "info = freed", MPI_ERR_INFO,
-            MPI_Session_get_nth_pset(MPI_SESSION_NULL, ba_freed_Info, 1, ba_out_int, ba_chars));
+            MPI_Session_get_nth_pset(ba_session, ba_freed_Info, 1, ba_out_int, "mpi://SELF"));
     BA_CASE("MPI_Session_get_nth_pset", "pset_len = NULL", BA_ANY,
-            MPI_Session_get_nth_pset(MPI_SESSION_NULL, MPI_INFO_NULL, 1, NULL, ba_chars));
-    BA_CASE("MPI_Session_get_nth_pset", "pset_name = NULL", BA_ANY,
-            MPI_Session_get_nth_pset(MPI_SESSION_NULL, MPI_INFO_NULL, 1, ba_out_int, NULL));
+            MPI_Session_get_nth_pset(ba_session, MPI_INFO_NULL, 1, NULL, "mpi://SELF"));
 }
 
 static void t_MPI_Session_get_num_psets(void) {
@@ -2519,27 +2531,31 @@ static void t_MPI_Session_get_num_psets(void) {
             MPI_Session_get_num_psets((MPI_Session)(intptr_t)0x6, MPI_INFO_NULL, ba_out_int));
     BA_CASE("MPI_Session_get_num_psets", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_get_num_psets((MPI_Session)(intptr_t)0x5eadbeef0, MPI_INFO_NULL, ba_out_int));
+    BA_CASE("MPI_Session_get_num_psets", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_get_num_psets(ba_freed_Session, MPI_INFO_NULL, ba_out_int));
     BA_CASE("MPI_Session_get_num_psets", "info = reserved value 0x6", MPI_ERR_INFO,
-            MPI_Session_get_num_psets(MPI_SESSION_NULL, (MPI_Info)(intptr_t)0x6, ba_out_int));
+            MPI_Session_get_num_psets(ba_session, (MPI_Info)(intptr_t)0x6, ba_out_int));
     BA_CASE("MPI_Session_get_num_psets", "info = garbage", MPI_ERR_INFO,
-            MPI_Session_get_num_psets(MPI_SESSION_NULL, (MPI_Info)(intptr_t)0x5eadbeef0, ba_out_int));
+            MPI_Session_get_num_psets(ba_session, (MPI_Info)(intptr_t)0x5eadbeef0, ba_out_int));
     BA_CASE("MPI_Session_get_num_psets", "info = freed", MPI_ERR_INFO,
-            MPI_Session_get_num_psets(MPI_SESSION_NULL, ba_freed_Info, ba_out_int));
+            MPI_Session_get_num_psets(ba_session, ba_freed_Info, ba_out_int));
     BA_CASE("MPI_Session_get_num_psets", "npset_names = NULL", BA_ANY,
-            MPI_Session_get_num_psets(MPI_SESSION_NULL, MPI_INFO_NULL, NULL));
+            MPI_Session_get_num_psets(ba_session, MPI_INFO_NULL, NULL));
 }
 
 static void t_MPI_Session_get_pset_info(void) {
     BA_CASE("MPI_Session_get_pset_info", "session = MPI_SESSION_NULL", MPI_ERR_SESSION,
-            MPI_Session_get_pset_info(MPI_SESSION_NULL, "ba_key", ba_out_Info));
+            MPI_Session_get_pset_info(MPI_SESSION_NULL, "mpi://SELF", ba_out_Info));
     BA_CASE("MPI_Session_get_pset_info", "session = reserved value 0x6", MPI_ERR_SESSION,
-            MPI_Session_get_pset_info((MPI_Session)(intptr_t)0x6, "ba_key", ba_out_Info));
+            MPI_Session_get_pset_info((MPI_Session)(intptr_t)0x6, "mpi://SELF", ba_out_Info));
     BA_CASE("MPI_Session_get_pset_info", "session = garbage", MPI_ERR_SESSION,
-            MPI_Session_get_pset_info((MPI_Session)(intptr_t)0x5eadbeef0, "ba_key", ba_out_Info));
+            MPI_Session_get_pset_info((MPI_Session)(intptr_t)0x5eadbeef0, "mpi://SELF", ba_out_Info));
+    BA_CASE("MPI_Session_get_pset_info", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_get_pset_info(ba_freed_Session, "mpi://SELF", ba_out_Info));
     BA_CASE("MPI_Session_get_pset_info", "pset_name = NULL", BA_ANY,
-            MPI_Session_get_pset_info(MPI_SESSION_NULL, NULL, ba_out_Info));
+            MPI_Session_get_pset_info(ba_session, NULL, ba_out_Info));
     BA_CASE("MPI_Session_get_pset_info", "info = NULL", BA_ANY,
-            MPI_Session_get_pset_info(MPI_SESSION_NULL, "ba_key", NULL));
+            MPI_Session_get_pset_info(ba_session, "mpi://SELF", NULL));
 }
 
 static void t_MPI_Session_set_errhandler(void) {
@@ -2549,14 +2565,16 @@ static void t_MPI_Session_set_errhandler(void) {
             MPI_Session_set_errhandler((MPI_Session)(intptr_t)0x6, MPI_ERRORS_RETURN));
     BA_CASE("MPI_Session_set_errhandler", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_set_errhandler((MPI_Session)(intptr_t)0x5eadbeef0, MPI_ERRORS_RETURN));
+    BA_CASE("MPI_Session_set_errhandler", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_set_errhandler(ba_freed_Session, MPI_ERRORS_RETURN));
     BA_CASE("MPI_Session_set_errhandler", "errhandler = MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
-            MPI_Session_set_errhandler(MPI_SESSION_NULL, MPI_ERRHANDLER_NULL));
+            MPI_Session_set_errhandler(ba_session, MPI_ERRHANDLER_NULL));
     BA_CASE("MPI_Session_set_errhandler", "errhandler = reserved value 0x6", MPI_ERR_ERRHANDLER,
-            MPI_Session_set_errhandler(MPI_SESSION_NULL, (MPI_Errhandler)(intptr_t)0x6));
+            MPI_Session_set_errhandler(ba_session, (MPI_Errhandler)(intptr_t)0x6));
     BA_CASE("MPI_Session_set_errhandler", "errhandler = garbage", MPI_ERR_ERRHANDLER,
-            MPI_Session_set_errhandler(MPI_SESSION_NULL, (MPI_Errhandler)(intptr_t)0x5eadbeef0));
+            MPI_Session_set_errhandler(ba_session, (MPI_Errhandler)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_Session_set_errhandler", "errhandler = freed", MPI_ERR_ERRHANDLER,
-            MPI_Session_set_errhandler(MPI_SESSION_NULL, ba_freed_Errhandler));
+            MPI_Session_set_errhandler(ba_session, ba_freed_Errhandler));
 }
 
 int main(int argc, char **argv) {
@@ -2700,6 +2718,8 @@ int main(int argc, char **argv) {
     }
     MPI_Bcast(&ba_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Win_unlock_all(ba_win_locked);
+    MPI_File_close(&ba_file);
+    MPI_Session_finalize(&ba_session);
     MPI_Finalize();
     return ba_failed ? 1 : 0;
 }

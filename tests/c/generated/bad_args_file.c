@@ -3,12 +3,12 @@
 #include "bad_args.h"
 
 static void t_MPI_File_call_errhandler(void) {
-    BA_CASE("MPI_File_call_errhandler", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
-            MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_OTHER));
     BA_CASE("MPI_File_call_errhandler", "fh = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_call_errhandler((MPI_File)(intptr_t)0x6, MPI_ERR_OTHER));
     BA_CASE("MPI_File_call_errhandler", "fh = garbage", MPI_ERR_FILE,
             MPI_File_call_errhandler((MPI_File)(intptr_t)0x5eadbeef0, MPI_ERR_OTHER));
+    BA_CASE("MPI_File_call_errhandler", "fh = freed", MPI_ERR_FILE,
+            MPI_File_call_errhandler(ba_freed_File, MPI_ERR_OTHER));
 }
 
 static void t_MPI_File_create_errhandler(void) {
@@ -20,11 +20,11 @@ static void t_MPI_File_delete(void) {
     BA_CASE("MPI_File_delete", "filename = NULL", BA_ANY,
             MPI_File_delete(NULL, MPI_INFO_NULL));
     BA_CASE("MPI_File_delete", "info = reserved value 0x6", MPI_ERR_INFO,
-            MPI_File_delete("ba_key", (MPI_Info)(intptr_t)0x6));
+            MPI_File_delete(ba_path_none, (MPI_Info)(intptr_t)0x6));
     BA_CASE("MPI_File_delete", "info = garbage", MPI_ERR_INFO,
-            MPI_File_delete("ba_key", (MPI_Info)(intptr_t)0x5eadbeef0));
+            MPI_File_delete(ba_path_none, (MPI_Info)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_delete", "info = freed", MPI_ERR_INFO,
-            MPI_File_delete("ba_key", ba_freed_Info));
+            MPI_File_delete(ba_path_none, ba_freed_Info));
 }
 
 static void t_MPI_File_get_amode(void) {
@@ -34,8 +34,10 @@ static void t_MPI_File_get_amode(void) {
             MPI_File_get_amode((MPI_File)(intptr_t)0x6, ba_out_int));
     BA_CASE("MPI_File_get_amode", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_amode((MPI_File)(intptr_t)0x5eadbeef0, ba_out_int));
+    BA_CASE("MPI_File_get_amode", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_amode(ba_freed_File, ba_out_int));
     BA_CASE("MPI_File_get_amode", "amode = NULL", BA_ANY,
-            MPI_File_get_amode(MPI_FILE_NULL, NULL));
+            MPI_File_get_amode(ba_file, NULL));
 }
 
 static void t_MPI_File_get_atomicity(void) {
@@ -45,8 +47,10 @@ static void t_MPI_File_get_atomicity(void) {
             MPI_File_get_atomicity((MPI_File)(intptr_t)0x6, ba_out_int));
     BA_CASE("MPI_File_get_atomicity", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_atomicity((MPI_File)(intptr_t)0x5eadbeef0, ba_out_int));
+    BA_CASE("MPI_File_get_atomicity", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_atomicity(ba_freed_File, ba_out_int));
     BA_CASE("MPI_File_get_atomicity", "flag = NULL", BA_ANY,
-            MPI_File_get_atomicity(MPI_FILE_NULL, NULL));
+            MPI_File_get_atomicity(ba_file, NULL));
 }
 
 static void t_MPI_File_get_byte_offset(void) {
@@ -56,19 +60,23 @@ static void t_MPI_File_get_byte_offset(void) {
             MPI_File_get_byte_offset((MPI_File)(intptr_t)0x6, 0, ba_out_count));
     BA_CASE("MPI_File_get_byte_offset", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_byte_offset((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_out_count));
+    BA_CASE("MPI_File_get_byte_offset", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_byte_offset(ba_freed_File, 0, ba_out_count));
+    BA_CASE("MPI_File_get_byte_offset", "offset = -1", BA_ANY,
+            MPI_File_get_byte_offset(ba_file, -1, ba_out_count));
     BA_CASE("MPI_File_get_byte_offset", "disp = NULL", BA_ANY,
-            MPI_File_get_byte_offset(MPI_FILE_NULL, 0, NULL));
+            MPI_File_get_byte_offset(ba_file, 0, NULL));
 }
 
 static void t_MPI_File_get_errhandler(void) {
-    BA_CASE("MPI_File_get_errhandler", "file = MPI_FILE_NULL", MPI_ERR_FILE,
-            MPI_File_get_errhandler(MPI_FILE_NULL, ba_out_Errhandler));
     BA_CASE("MPI_File_get_errhandler", "file = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_get_errhandler((MPI_File)(intptr_t)0x6, ba_out_Errhandler));
     BA_CASE("MPI_File_get_errhandler", "file = garbage", MPI_ERR_FILE,
             MPI_File_get_errhandler((MPI_File)(intptr_t)0x5eadbeef0, ba_out_Errhandler));
+    BA_CASE("MPI_File_get_errhandler", "file = freed", MPI_ERR_FILE,
+            MPI_File_get_errhandler(ba_freed_File, ba_out_Errhandler));
     BA_CASE("MPI_File_get_errhandler", "errhandler = NULL", BA_ANY,
-            MPI_File_get_errhandler(MPI_FILE_NULL, NULL));
+            MPI_File_get_errhandler(ba_file, NULL));
 }
 
 static void t_MPI_File_get_group(void) {
@@ -78,8 +86,10 @@ static void t_MPI_File_get_group(void) {
             MPI_File_get_group((MPI_File)(intptr_t)0x6, ba_out_Group));
     BA_CASE("MPI_File_get_group", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_group((MPI_File)(intptr_t)0x5eadbeef0, ba_out_Group));
+    BA_CASE("MPI_File_get_group", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_group(ba_freed_File, ba_out_Group));
     BA_CASE("MPI_File_get_group", "group = NULL", BA_ANY,
-            MPI_File_get_group(MPI_FILE_NULL, NULL));
+            MPI_File_get_group(ba_file, NULL));
 }
 
 static void t_MPI_File_get_info(void) {
@@ -89,8 +99,10 @@ static void t_MPI_File_get_info(void) {
             MPI_File_get_info((MPI_File)(intptr_t)0x6, ba_out_Info));
     BA_CASE("MPI_File_get_info", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_info((MPI_File)(intptr_t)0x5eadbeef0, ba_out_Info));
+    BA_CASE("MPI_File_get_info", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_info(ba_freed_File, ba_out_Info));
     BA_CASE("MPI_File_get_info", "info_used = NULL", BA_ANY,
-            MPI_File_get_info(MPI_FILE_NULL, NULL));
+            MPI_File_get_info(ba_file, NULL));
 }
 
 static void t_MPI_File_get_position(void) {
@@ -100,8 +112,10 @@ static void t_MPI_File_get_position(void) {
             MPI_File_get_position((MPI_File)(intptr_t)0x6, ba_out_count));
     BA_CASE("MPI_File_get_position", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_position((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count));
+    BA_CASE("MPI_File_get_position", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_position(ba_freed_File, ba_out_count));
     BA_CASE("MPI_File_get_position", "offset = NULL", BA_ANY,
-            MPI_File_get_position(MPI_FILE_NULL, NULL));
+            MPI_File_get_position(ba_file, NULL));
 }
 
 static void t_MPI_File_get_position_shared(void) {
@@ -111,8 +125,10 @@ static void t_MPI_File_get_position_shared(void) {
             MPI_File_get_position_shared((MPI_File)(intptr_t)0x6, ba_out_count));
     BA_CASE("MPI_File_get_position_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_position_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count));
+    BA_CASE("MPI_File_get_position_shared", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_position_shared(ba_freed_File, ba_out_count));
     BA_CASE("MPI_File_get_position_shared", "offset = NULL", BA_ANY,
-            MPI_File_get_position_shared(MPI_FILE_NULL, NULL));
+            MPI_File_get_position_shared(ba_file, NULL));
 }
 
 static void t_MPI_File_get_size(void) {
@@ -122,8 +138,10 @@ static void t_MPI_File_get_size(void) {
             MPI_File_get_size((MPI_File)(intptr_t)0x6, ba_out_count));
     BA_CASE("MPI_File_get_size", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_size((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count));
+    BA_CASE("MPI_File_get_size", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_size(ba_freed_File, ba_out_count));
     BA_CASE("MPI_File_get_size", "size = NULL", BA_ANY,
-            MPI_File_get_size(MPI_FILE_NULL, NULL));
+            MPI_File_get_size(ba_file, NULL));
 }
 
 static void t_MPI_File_get_type_extent(void) {
@@ -133,16 +151,18 @@ static void t_MPI_File_get_type_extent(void) {
             MPI_File_get_type_extent((MPI_File)(intptr_t)0x6, MPI_INT, ba_out_aint));
     BA_CASE("MPI_File_get_type_extent", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_type_extent((MPI_File)(intptr_t)0x5eadbeef0, MPI_INT, ba_out_aint));
+    BA_CASE("MPI_File_get_type_extent", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_type_extent(ba_freed_File, MPI_INT, ba_out_aint));
     BA_CASE("MPI_File_get_type_extent", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_get_type_extent(MPI_FILE_NULL, MPI_DATATYPE_NULL, ba_out_aint));
+            MPI_File_get_type_extent(ba_file, MPI_DATATYPE_NULL, ba_out_aint));
     BA_CASE("MPI_File_get_type_extent", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_get_type_extent(MPI_FILE_NULL, (MPI_Datatype)(intptr_t)0x6, ba_out_aint));
+            MPI_File_get_type_extent(ba_file, (MPI_Datatype)(intptr_t)0x6, ba_out_aint));
     BA_CASE("MPI_File_get_type_extent", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_get_type_extent(MPI_FILE_NULL, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_aint));
+            MPI_File_get_type_extent(ba_file, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_aint));
     BA_CASE("MPI_File_get_type_extent", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_get_type_extent(MPI_FILE_NULL, ba_freed_Datatype, ba_out_aint));
+            MPI_File_get_type_extent(ba_file, ba_freed_Datatype, ba_out_aint));
     BA_CASE("MPI_File_get_type_extent", "extent = NULL", BA_ANY,
-            MPI_File_get_type_extent(MPI_FILE_NULL, MPI_INT, NULL));
+            MPI_File_get_type_extent(ba_file, MPI_INT, NULL));
 }
 
 static void t_MPI_File_get_type_extent_c(void) {
@@ -152,33 +172,37 @@ static void t_MPI_File_get_type_extent_c(void) {
             MPI_File_get_type_extent_c((MPI_File)(intptr_t)0x6, MPI_INT, ba_out_count));
     BA_CASE("MPI_File_get_type_extent_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_get_type_extent_c((MPI_File)(intptr_t)0x5eadbeef0, MPI_INT, ba_out_count));
+    BA_CASE("MPI_File_get_type_extent_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_type_extent_c(ba_freed_File, MPI_INT, ba_out_count));
     BA_CASE("MPI_File_get_type_extent_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_get_type_extent_c(MPI_FILE_NULL, MPI_DATATYPE_NULL, ba_out_count));
+            MPI_File_get_type_extent_c(ba_file, MPI_DATATYPE_NULL, ba_out_count));
     BA_CASE("MPI_File_get_type_extent_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_get_type_extent_c(MPI_FILE_NULL, (MPI_Datatype)(intptr_t)0x6, ba_out_count));
+            MPI_File_get_type_extent_c(ba_file, (MPI_Datatype)(intptr_t)0x6, ba_out_count));
     BA_CASE("MPI_File_get_type_extent_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_get_type_extent_c(MPI_FILE_NULL, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count));
+            MPI_File_get_type_extent_c(ba_file, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_out_count));
     BA_CASE("MPI_File_get_type_extent_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_get_type_extent_c(MPI_FILE_NULL, ba_freed_Datatype, ba_out_count));
+            MPI_File_get_type_extent_c(ba_file, ba_freed_Datatype, ba_out_count));
     BA_CASE("MPI_File_get_type_extent_c", "extent = NULL", BA_ANY,
-            MPI_File_get_type_extent_c(MPI_FILE_NULL, MPI_INT, NULL));
+            MPI_File_get_type_extent_c(ba_file, MPI_INT, NULL));
 }
 
 static void t_MPI_File_get_view(void) {
     BA_CASE("MPI_File_get_view", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
-            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, ba_out_Datatype, "external32"));
+            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, ba_out_Datatype, "native"));
     BA_CASE("MPI_File_get_view", "fh = reserved value 0x6", MPI_ERR_FILE,
-            MPI_File_get_view((MPI_File)(intptr_t)0x6, ba_out_count, ba_out_Datatype, ba_out_Datatype, "external32"));
+            MPI_File_get_view((MPI_File)(intptr_t)0x6, ba_out_count, ba_out_Datatype, ba_out_Datatype, "native"));
     BA_CASE("MPI_File_get_view", "fh = garbage", MPI_ERR_FILE,
-            MPI_File_get_view((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count, ba_out_Datatype, ba_out_Datatype, "external32"));
+            MPI_File_get_view((MPI_File)(intptr_t)0x5eadbeef0, ba_out_count, ba_out_Datatype, ba_out_Datatype, "native"));
+    BA_CASE("MPI_File_get_view", "fh = freed", MPI_ERR_FILE,
+            MPI_File_get_view(ba_freed_File, ba_out_count, ba_out_Datatype, ba_out_Datatype, "native"));
     BA_CASE("MPI_File_get_view", "disp = NULL", BA_ANY,
-            MPI_File_get_view(MPI_FILE_NULL, NULL, ba_out_Datatype, ba_out_Datatype, "external32"));
+            MPI_File_get_view(ba_file, NULL, ba_out_Datatype, ba_out_Datatype, "native"));
     BA_CASE("MPI_File_get_view", "etype = NULL", BA_ANY,
-            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, NULL, ba_out_Datatype, "external32"));
+            MPI_File_get_view(ba_file, ba_out_count, NULL, ba_out_Datatype, "native"));
     BA_CASE("MPI_File_get_view", "filetype = NULL", BA_ANY,
-            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, NULL, "external32"));
+            MPI_File_get_view(ba_file, ba_out_count, ba_out_Datatype, NULL, "native"));
     BA_CASE("MPI_File_get_view", "datarep = NULL", BA_ANY,
-            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, ba_out_Datatype, NULL));
+            MPI_File_get_view(ba_file, ba_out_count, ba_out_Datatype, ba_out_Datatype, NULL));
 }
 
 static void t_MPI_File_iread(void) {
@@ -188,20 +212,22 @@ static void t_MPI_File_iread(void) {
             MPI_File_iread((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iread(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iread(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iread(ba_file, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_iread(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
+            MPI_File_iread(ba_file, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iread", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iread(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iread(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iread", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iread(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iread", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iread(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread", "request = NULL", BA_ANY,
-            MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
+            MPI_File_iread(ba_file, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_c(void) {
@@ -211,20 +237,22 @@ static void t_MPI_File_iread_c(void) {
             MPI_File_iread_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iread_c(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iread_c(ba_file, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
+            MPI_File_iread_c(ba_file, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iread_c(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iread_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iread_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iread_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iread_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iread_c(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_c", "request = NULL", BA_ANY,
-            MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
+            MPI_File_iread_c(ba_file, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_all(void) {
@@ -234,20 +262,22 @@ static void t_MPI_File_iread_all(void) {
             MPI_File_iread_all((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_all((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_all", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iread_all(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iread_all(ba_file, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
+            MPI_File_iread_all(ba_file, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iread_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iread_all(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iread_all(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iread_all", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iread_all(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iread_all", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iread_all(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_all", "request = NULL", BA_ANY,
-            MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
+            MPI_File_iread_all(ba_file, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_all_c(void) {
@@ -257,20 +287,22 @@ static void t_MPI_File_iread_all_c(void) {
             MPI_File_iread_all_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_all_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_all_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iread_all_c(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iread_all_c(ba_file, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
+            MPI_File_iread_all_c(ba_file, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iread_all_c(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iread_all_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iread_all_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iread_all_c(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", "request = NULL", BA_ANY,
-            MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
+            MPI_File_iread_all_c(ba_file, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_at(void) {
@@ -280,20 +312,24 @@ static void t_MPI_File_iread_at(void) {
             MPI_File_iread_at((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iread_at(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at", "offset = -1", BA_ANY,
+            MPI_File_iread_at(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iread_at(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
+            MPI_File_iread_at(ba_file, 0, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iread_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iread_at(ba_file, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iread_at(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iread_at", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iread_at(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iread_at", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iread_at(ba_file, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_at", "request = NULL", BA_ANY,
-            MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, NULL));
+            MPI_File_iread_at(ba_file, 0, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_at_c(void) {
@@ -303,20 +339,24 @@ static void t_MPI_File_iread_at_c(void) {
             MPI_File_iread_at_c((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iread_at_c(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at_c", "offset = -1", BA_ANY,
+            MPI_File_iread_at_c(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iread_at_c(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
+            MPI_File_iread_at_c(ba_file, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iread_at_c(ba_file, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iread_at_c(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iread_at_c(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iread_at_c(ba_file, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", "request = NULL", BA_ANY,
-            MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, NULL));
+            MPI_File_iread_at_c(ba_file, 0, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_at_all(void) {
@@ -326,20 +366,24 @@ static void t_MPI_File_iread_at_all(void) {
             MPI_File_iread_at_all((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at_all", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iread_at_all(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at_all", "offset = -1", BA_ANY,
+            MPI_File_iread_at_all(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iread_at_all(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
+            MPI_File_iread_at_all(ba_file, 0, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iread_at_all(ba_file, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iread_at_all(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iread_at_all(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iread_at_all(ba_file, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", "request = NULL", BA_ANY,
-            MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, NULL));
+            MPI_File_iread_at_all(ba_file, 0, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_at_all_c(void) {
@@ -349,20 +393,24 @@ static void t_MPI_File_iread_at_all_c(void) {
             MPI_File_iread_at_all_c((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at_all_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iread_at_all_c(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_at_all_c", "offset = -1", BA_ANY,
+            MPI_File_iread_at_all_c(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iread_at_all_c(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
+            MPI_File_iread_at_all_c(ba_file, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iread_at_all_c(ba_file, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iread_at_all_c(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iread_at_all_c(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iread_at_all_c(ba_file, 0, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", "request = NULL", BA_ANY,
-            MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, NULL));
+            MPI_File_iread_at_all_c(ba_file, 0, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_shared(void) {
@@ -372,20 +420,22 @@ static void t_MPI_File_iread_shared(void) {
             MPI_File_iread_shared((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_shared", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iread_shared(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iread_shared(ba_file, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
+            MPI_File_iread_shared(ba_file, ba_rbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iread_shared(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iread_shared(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iread_shared(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iread_shared(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_shared", "request = NULL", BA_ANY,
-            MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
+            MPI_File_iread_shared(ba_file, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iread_shared_c(void) {
@@ -395,20 +445,22 @@ static void t_MPI_File_iread_shared_c(void) {
             MPI_File_iread_shared_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iread_shared_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iread_shared_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iread_shared_c(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iread_shared_c(ba_file, ba_rbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
+            MPI_File_iread_shared_c(ba_file, ba_rbuf, INT64_MAX, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iread_shared_c(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iread_shared_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iread_shared_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iread_shared_c(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", "request = NULL", BA_ANY,
-            MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, NULL));
+            MPI_File_iread_shared_c(ba_file, ba_rbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite(void) {
@@ -418,20 +470,22 @@ static void t_MPI_File_iwrite(void) {
             MPI_File_iwrite((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iwrite(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iwrite(ba_file, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
+            MPI_File_iwrite(ba_file, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iwrite", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iwrite(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iwrite(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iwrite", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iwrite(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iwrite", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iwrite(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite", "request = NULL", BA_ANY,
-            MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
+            MPI_File_iwrite(ba_file, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_c(void) {
@@ -441,20 +495,22 @@ static void t_MPI_File_iwrite_c(void) {
             MPI_File_iwrite_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iwrite_c(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_c(ba_file, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
+            MPI_File_iwrite_c(ba_file, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iwrite_c(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iwrite_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iwrite_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iwrite_c(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", "request = NULL", BA_ANY,
-            MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
+            MPI_File_iwrite_c(ba_file, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_all(void) {
@@ -464,20 +520,22 @@ static void t_MPI_File_iwrite_all(void) {
             MPI_File_iwrite_all((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_all((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_all", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iwrite_all(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_all(ba_file, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
+            MPI_File_iwrite_all(ba_file, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iwrite_all(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iwrite_all(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iwrite_all(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iwrite_all(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", "request = NULL", BA_ANY,
-            MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
+            MPI_File_iwrite_all(ba_file, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_all_c(void) {
@@ -487,20 +545,22 @@ static void t_MPI_File_iwrite_all_c(void) {
             MPI_File_iwrite_all_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_all_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_all_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iwrite_all_c(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_all_c(ba_file, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
+            MPI_File_iwrite_all_c(ba_file, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iwrite_all_c(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iwrite_all_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iwrite_all_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iwrite_all_c(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", "request = NULL", BA_ANY,
-            MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
+            MPI_File_iwrite_all_c(ba_file, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_at(void) {
@@ -510,20 +570,24 @@ static void t_MPI_File_iwrite_at(void) {
             MPI_File_iwrite_at((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iwrite_at(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at", "offset = -1", BA_ANY,
+            MPI_File_iwrite_at(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_at(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
+            MPI_File_iwrite_at(ba_file, 0, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iwrite_at(ba_file, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iwrite_at(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iwrite_at(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iwrite_at(ba_file, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", "request = NULL", BA_ANY,
-            MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, NULL));
+            MPI_File_iwrite_at(ba_file, 0, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_at_c(void) {
@@ -533,20 +597,24 @@ static void t_MPI_File_iwrite_at_c(void) {
             MPI_File_iwrite_at_c((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iwrite_at_c(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at_c", "offset = -1", BA_ANY,
+            MPI_File_iwrite_at_c(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_at_c(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
+            MPI_File_iwrite_at_c(ba_file, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iwrite_at_c(ba_file, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iwrite_at_c(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iwrite_at_c(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iwrite_at_c(ba_file, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", "request = NULL", BA_ANY,
-            MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, NULL));
+            MPI_File_iwrite_at_c(ba_file, 0, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_at_all(void) {
@@ -556,20 +624,24 @@ static void t_MPI_File_iwrite_at_all(void) {
             MPI_File_iwrite_at_all((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at_all", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iwrite_at_all(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at_all", "offset = -1", BA_ANY,
+            MPI_File_iwrite_at_all(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_at_all(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
+            MPI_File_iwrite_at_all(ba_file, 0, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iwrite_at_all(ba_file, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iwrite_at_all(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iwrite_at_all(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iwrite_at_all(ba_file, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", "request = NULL", BA_ANY,
-            MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, NULL));
+            MPI_File_iwrite_at_all(ba_file, 0, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_at_all_c(void) {
@@ -579,20 +651,24 @@ static void t_MPI_File_iwrite_at_all_c(void) {
             MPI_File_iwrite_at_all_c((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at_all_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iwrite_at_all_c(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_at_all_c", "offset = -1", BA_ANY,
+            MPI_File_iwrite_at_all_c(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_at_all_c(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
+            MPI_File_iwrite_at_all_c(ba_file, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iwrite_at_all_c(ba_file, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iwrite_at_all_c(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iwrite_at_all_c(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iwrite_at_all_c(ba_file, 0, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", "request = NULL", BA_ANY,
-            MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, NULL));
+            MPI_File_iwrite_at_all_c(ba_file, 0, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_shared(void) {
@@ -602,20 +678,22 @@ static void t_MPI_File_iwrite_shared(void) {
             MPI_File_iwrite_shared((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_shared", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iwrite_shared(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_shared(ba_file, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
+            MPI_File_iwrite_shared(ba_file, ba_sbuf, INT_MAX, ba_huge, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iwrite_shared(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iwrite_shared(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iwrite_shared(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iwrite_shared(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", "request = NULL", BA_ANY,
-            MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
+            MPI_File_iwrite_shared(ba_file, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_iwrite_shared_c(void) {
@@ -625,39 +703,47 @@ static void t_MPI_File_iwrite_shared_c(void) {
             MPI_File_iwrite_shared_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_iwrite_shared_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_req_out));
+    BA_CASE("MPI_File_iwrite_shared_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_iwrite_shared_c(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_shared_c(ba_file, ba_sbuf, -1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
+            MPI_File_iwrite_shared_c(ba_file, ba_sbuf, INT64_MAX, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
+            MPI_File_iwrite_shared_c(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
+            MPI_File_iwrite_shared_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
+            MPI_File_iwrite_shared_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
+            MPI_File_iwrite_shared_c(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", "request = NULL", BA_ANY,
-            MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, NULL));
+            MPI_File_iwrite_shared_c(ba_file, ba_sbuf, 1, MPI_INT, NULL));
 }
 
 static void t_MPI_File_open(void) {
     BA_CASE("MPI_File_open", "comm = MPI_COMM_NULL", MPI_ERR_COMM,
-            MPI_File_open(MPI_COMM_NULL, "ba_key", 0, MPI_INFO_NULL, ba_out_File));
+            MPI_File_open(MPI_COMM_NULL, ba_path, MPI_MODE_RDONLY, MPI_INFO_NULL, ba_out_File));
     BA_CASE("MPI_File_open", "comm = reserved value 0x6", MPI_ERR_COMM,
-            MPI_File_open((MPI_Comm)(intptr_t)0x6, "ba_key", 0, MPI_INFO_NULL, ba_out_File));
+            MPI_File_open((MPI_Comm)(intptr_t)0x6, ba_path, MPI_MODE_RDONLY, MPI_INFO_NULL, ba_out_File));
     BA_CASE("MPI_File_open", "comm = garbage", MPI_ERR_COMM,
-            MPI_File_open((MPI_Comm)(intptr_t)0x5eadbeef0, "ba_key", 0, MPI_INFO_NULL, ba_out_File));
+            MPI_File_open((MPI_Comm)(intptr_t)0x5eadbeef0, ba_path, MPI_MODE_RDONLY, MPI_INFO_NULL, ba_out_File));
     BA_CASE("MPI_File_open", "comm = freed", MPI_ERR_COMM,
-            MPI_File_open(ba_freed_Comm, "ba_key", 0, MPI_INFO_NULL, ba_out_File));
+            MPI_File_open(ba_freed_Comm, ba_path, MPI_MODE_RDONLY, MPI_INFO_NULL, ba_out_File));
     BA_CASE("MPI_File_open", "filename = NULL", BA_ANY,
-            MPI_File_open(MPI_COMM_SELF, NULL, 0, MPI_INFO_NULL, ba_out_File));
+            MPI_File_open(MPI_COMM_SELF, NULL, MPI_MODE_RDONLY, MPI_INFO_NULL, ba_out_File));
+    BA_CASE("MPI_File_open", "amode = 0", MPI_ERR_AMODE,
+            MPI_File_open(MPI_COMM_SELF, ba_path, 0, MPI_INFO_NULL, ba_out_File));
+    BA_CASE("MPI_File_open", "amode = RDONLY | RDWR", MPI_ERR_AMODE,
+            MPI_File_open(MPI_COMM_SELF, ba_path, MPI_MODE_RDONLY | MPI_MODE_RDWR, MPI_INFO_NULL, ba_out_File));
+    BA_CASE("MPI_File_open", "amode = RDONLY | CREATE", MPI_ERR_AMODE,
+            MPI_File_open(MPI_COMM_SELF, ba_path, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL, ba_out_File));
     BA_CASE("MPI_File_open", "info = reserved value 0x6", MPI_ERR_INFO,
-            MPI_File_open(MPI_COMM_SELF, "ba_key", 0, (MPI_Info)(intptr_t)0x6, ba_out_File));
+            MPI_File_open(MPI_COMM_SELF, ba_path, MPI_MODE_RDONLY, (MPI_Info)(intptr_t)0x6, ba_out_File));
     BA_CASE("MPI_File_open", "info = garbage", MPI_ERR_INFO,
-            MPI_File_open(MPI_COMM_SELF, "ba_key", 0, (MPI_Info)(intptr_t)0x5eadbeef0, ba_out_File));
+            MPI_File_open(MPI_COMM_SELF, ba_path, MPI_MODE_RDONLY, (MPI_Info)(intptr_t)0x5eadbeef0, ba_out_File));
     BA_CASE("MPI_File_open", "info = freed", MPI_ERR_INFO,
-            MPI_File_open(MPI_COMM_SELF, "ba_key", 0, ba_freed_Info, ba_out_File));
+            MPI_File_open(MPI_COMM_SELF, ba_path, MPI_MODE_RDONLY, ba_freed_Info, ba_out_File));
 }
 
 static void t_MPI_File_preallocate(void) {
@@ -667,6 +753,10 @@ static void t_MPI_File_preallocate(void) {
             MPI_File_preallocate((MPI_File)(intptr_t)0x6, 64));
     BA_CASE("MPI_File_preallocate", "fh = garbage", MPI_ERR_FILE,
             MPI_File_preallocate((MPI_File)(intptr_t)0x5eadbeef0, 64));
+    BA_CASE("MPI_File_preallocate", "fh = freed", MPI_ERR_FILE,
+            MPI_File_preallocate(ba_freed_File, 64));
+    BA_CASE("MPI_File_preallocate", "size = -1", BA_ANY,
+            MPI_File_preallocate(ba_file, -1));
 }
 
 static void t_MPI_File_read(void) {
@@ -676,18 +766,20 @@ static void t_MPI_File_read(void) {
             MPI_File_read((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read(ba_file, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_read(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_read(ba_file, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_c(void) {
@@ -697,18 +789,20 @@ static void t_MPI_File_read_c(void) {
             MPI_File_read_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_c(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_c(ba_file, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_read_c(ba_file, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_c(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_c(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_all(void) {
@@ -718,18 +812,20 @@ static void t_MPI_File_read_all(void) {
             MPI_File_read_all((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_all((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_all", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_all(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_all(ba_file, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_read_all(ba_file, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_all(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_all(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_all", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_all(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_all", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_all(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_all_c(void) {
@@ -739,18 +835,20 @@ static void t_MPI_File_read_all_c(void) {
             MPI_File_read_all_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_all_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_all_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_all_c(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_all_c(ba_file, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_read_all_c(ba_file, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_all_c(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_all_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_all_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_all_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_all_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_all_c(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_all_begin(void) {
@@ -760,18 +858,20 @@ static void t_MPI_File_read_all_begin(void) {
             MPI_File_read_all_begin((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_all_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_read_all_begin", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_all_begin(ba_freed_File, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT));
+            MPI_File_read_all_begin(ba_file, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge));
+            MPI_File_read_all_begin(ba_file, ba_rbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_read_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_read_all_begin(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_read_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_read_all_begin(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_read_all_begin", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_read_all_begin(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_read_all_begin", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype));
+            MPI_File_read_all_begin(ba_file, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_all_begin_c(void) {
@@ -781,18 +881,20 @@ static void t_MPI_File_read_all_begin_c(void) {
             MPI_File_read_all_begin_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_all_begin_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_read_all_begin_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_all_begin_c(ba_freed_File, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT));
+            MPI_File_read_all_begin_c(ba_file, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT));
+            MPI_File_read_all_begin_c(ba_file, ba_rbuf, INT64_MAX, MPI_INT));
     BA_CASE("MPI_File_read_all_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_read_all_begin_c(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_read_all_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_read_all_begin_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_read_all_begin_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_read_all_begin_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_read_all_begin_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype));
+            MPI_File_read_all_begin_c(ba_file, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_all_end(void) {
@@ -802,6 +904,8 @@ static void t_MPI_File_read_all_end(void) {
             MPI_File_read_all_end((MPI_File)(intptr_t)0x6, ba_rbuf, ba_status));
     BA_CASE("MPI_File_read_all_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_all_end((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, ba_status));
+    BA_CASE("MPI_File_read_all_end", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_all_end(ba_freed_File, ba_rbuf, ba_status));
 }
 
 static void t_MPI_File_read_at(void) {
@@ -811,18 +915,22 @@ static void t_MPI_File_read_at(void) {
             MPI_File_read_at((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_at(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at", "offset = -1", BA_ANY,
+            MPI_File_read_at(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_at(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_read_at(ba_file, 0, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_at(ba_file, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_at(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_at", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_at(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_at", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_at(ba_file, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_at_c(void) {
@@ -832,18 +940,22 @@ static void t_MPI_File_read_at_c(void) {
             MPI_File_read_at_c((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_at_c(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at_c", "offset = -1", BA_ANY,
+            MPI_File_read_at_c(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_at_c(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_read_at_c(ba_file, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_at_c(ba_file, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_at_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_at_c(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_at_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_at_c(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_at_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_at_c(ba_file, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_at_all(void) {
@@ -853,18 +965,22 @@ static void t_MPI_File_read_at_all(void) {
             MPI_File_read_at_all((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at_all", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_at_all(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at_all", "offset = -1", BA_ANY,
+            MPI_File_read_at_all(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_at_all(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_read_at_all(ba_file, 0, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_at_all(ba_file, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_at_all(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_at_all", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_at_all(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_at_all", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_at_all(ba_file, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_at_all_c(void) {
@@ -874,18 +990,22 @@ static void t_MPI_File_read_at_all_c(void) {
             MPI_File_read_at_all_c((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at_all_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_at_all_c(ba_freed_File, 0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_at_all_c", "offset = -1", BA_ANY,
+            MPI_File_read_at_all_c(ba_file, -1, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_at_all_c(ba_file, 0, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_read_at_all_c(ba_file, 0, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_at_all_c(ba_file, 0, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_at_all_c(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_at_all_c(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_at_all_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_at_all_c(ba_file, 0, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_at_all_begin(void) {
@@ -895,18 +1015,22 @@ static void t_MPI_File_read_at_all_begin(void) {
             MPI_File_read_at_all_begin((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_all_begin((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_read_at_all_begin", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_at_all_begin(ba_freed_File, 0, ba_rbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_read_at_all_begin", "offset = -1", BA_ANY,
+            MPI_File_read_at_all_begin(ba_file, -1, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT));
+            MPI_File_read_at_all_begin(ba_file, 0, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, INT_MAX, ba_huge));
+            MPI_File_read_at_all_begin(ba_file, 0, ba_rbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_read_at_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_read_at_all_begin(ba_file, 0, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_read_at_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_read_at_all_begin(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_read_at_all_begin", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_read_at_all_begin(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_read_at_all_begin", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype));
+            MPI_File_read_at_all_begin(ba_file, 0, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_at_all_begin_c(void) {
@@ -916,18 +1040,22 @@ static void t_MPI_File_read_at_all_begin_c(void) {
             MPI_File_read_at_all_begin_c((MPI_File)(intptr_t)0x6, 0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_all_begin_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_rbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_read_at_all_begin_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_at_all_begin_c(ba_freed_File, 0, ba_rbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_read_at_all_begin_c", "offset = -1", BA_ANY,
+            MPI_File_read_at_all_begin_c(ba_file, -1, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, -1, MPI_INT));
+            MPI_File_read_at_all_begin_c(ba_file, 0, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, INT64_MAX, MPI_INT));
+            MPI_File_read_at_all_begin_c(ba_file, 0, ba_rbuf, INT64_MAX, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_read_at_all_begin_c(ba_file, 0, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_read_at_all_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_read_at_all_begin_c(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_read_at_all_begin_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_read_at_all_begin_c(ba_file, 0, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_read_at_all_begin_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, 1, ba_freed_Datatype));
+            MPI_File_read_at_all_begin_c(ba_file, 0, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_at_all_end(void) {
@@ -937,6 +1065,8 @@ static void t_MPI_File_read_at_all_end(void) {
             MPI_File_read_at_all_end((MPI_File)(intptr_t)0x6, ba_rbuf, ba_status));
     BA_CASE("MPI_File_read_at_all_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_at_all_end((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, ba_status));
+    BA_CASE("MPI_File_read_at_all_end", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_at_all_end(ba_freed_File, ba_rbuf, ba_status));
 }
 
 static void t_MPI_File_read_ordered(void) {
@@ -946,18 +1076,20 @@ static void t_MPI_File_read_ordered(void) {
             MPI_File_read_ordered((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_ordered((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_ordered", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_ordered(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_ordered(ba_file, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_read_ordered(ba_file, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read_ordered", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_ordered(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_ordered", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_ordered(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_ordered", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_ordered(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_ordered", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_ordered(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_ordered_c(void) {
@@ -967,18 +1099,20 @@ static void t_MPI_File_read_ordered_c(void) {
             MPI_File_read_ordered_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_ordered_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_ordered_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_ordered_c(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_ordered_c(ba_file, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_read_ordered_c(ba_file, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_ordered_c(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_ordered_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_ordered_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_ordered_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_ordered_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_ordered_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_ordered_c(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_ordered_begin(void) {
@@ -988,18 +1122,20 @@ static void t_MPI_File_read_ordered_begin(void) {
             MPI_File_read_ordered_begin((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_ordered_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_read_ordered_begin", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_ordered_begin(ba_freed_File, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT));
+            MPI_File_read_ordered_begin(ba_file, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge));
+            MPI_File_read_ordered_begin(ba_file, ba_rbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_read_ordered_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_read_ordered_begin(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_read_ordered_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_read_ordered_begin(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_read_ordered_begin", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_read_ordered_begin(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_read_ordered_begin", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype));
+            MPI_File_read_ordered_begin(ba_file, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_ordered_begin_c(void) {
@@ -1009,18 +1145,20 @@ static void t_MPI_File_read_ordered_begin_c(void) {
             MPI_File_read_ordered_begin_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_ordered_begin_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_read_ordered_begin_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_ordered_begin_c(ba_freed_File, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT));
+            MPI_File_read_ordered_begin_c(ba_file, ba_rbuf, -1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT));
+            MPI_File_read_ordered_begin_c(ba_file, ba_rbuf, INT64_MAX, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_read_ordered_begin_c(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_read_ordered_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_read_ordered_begin_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_read_ordered_begin_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_read_ordered_begin_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_read_ordered_begin_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype));
+            MPI_File_read_ordered_begin_c(ba_file, ba_rbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_read_ordered_end(void) {
@@ -1030,6 +1168,8 @@ static void t_MPI_File_read_ordered_end(void) {
             MPI_File_read_ordered_end((MPI_File)(intptr_t)0x6, ba_rbuf, ba_status));
     BA_CASE("MPI_File_read_ordered_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_ordered_end((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, ba_status));
+    BA_CASE("MPI_File_read_ordered_end", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_ordered_end(ba_freed_File, ba_rbuf, ba_status));
 }
 
 static void t_MPI_File_read_shared(void) {
@@ -1039,18 +1179,20 @@ static void t_MPI_File_read_shared(void) {
             MPI_File_read_shared((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_shared", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_shared(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_shared(ba_file, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_read_shared(ba_file, ba_rbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_read_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_shared(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_shared(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_shared", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_shared(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_shared", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_shared(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_read_shared_c(void) {
@@ -1060,36 +1202,50 @@ static void t_MPI_File_read_shared_c(void) {
             MPI_File_read_shared_c((MPI_File)(intptr_t)0x6, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_read_shared_c((MPI_File)(intptr_t)0x5eadbeef0, ba_rbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_read_shared_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_read_shared_c(ba_freed_File, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, -1, MPI_INT, ba_status));
+            MPI_File_read_shared_c(ba_file, ba_rbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_read_shared_c(ba_file, ba_rbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_read_shared_c(ba_file, ba_rbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_read_shared_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_read_shared_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_read_shared_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_read_shared_c(ba_file, ba_rbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_read_shared_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_read_shared_c(ba_file, ba_rbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_seek(void) {
     BA_CASE("MPI_File_seek", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
-            MPI_File_seek(MPI_FILE_NULL, 0, 0));
+            MPI_File_seek(MPI_FILE_NULL, 0, MPI_SEEK_SET));
     BA_CASE("MPI_File_seek", "fh = reserved value 0x6", MPI_ERR_FILE,
-            MPI_File_seek((MPI_File)(intptr_t)0x6, 0, 0));
+            MPI_File_seek((MPI_File)(intptr_t)0x6, 0, MPI_SEEK_SET));
     BA_CASE("MPI_File_seek", "fh = garbage", MPI_ERR_FILE,
-            MPI_File_seek((MPI_File)(intptr_t)0x5eadbeef0, 0, 0));
+            MPI_File_seek((MPI_File)(intptr_t)0x5eadbeef0, 0, MPI_SEEK_SET));
+    BA_CASE("MPI_File_seek", "fh = freed", MPI_ERR_FILE,
+            MPI_File_seek(ba_freed_File, 0, MPI_SEEK_SET));
+    BA_CASE("MPI_File_seek", "offset = -1", BA_ANY,
+            MPI_File_seek(ba_file, -1, MPI_SEEK_SET));
+    BA_CASE("MPI_File_seek", "whence = 12345", BA_ANY,
+            MPI_File_seek(ba_file, 0, 12345));
 }
 
 static void t_MPI_File_seek_shared(void) {
     BA_CASE("MPI_File_seek_shared", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
-            MPI_File_seek_shared(MPI_FILE_NULL, 0, 0));
+            MPI_File_seek_shared(MPI_FILE_NULL, 0, MPI_SEEK_SET));
     BA_CASE("MPI_File_seek_shared", "fh = reserved value 0x6", MPI_ERR_FILE,
-            MPI_File_seek_shared((MPI_File)(intptr_t)0x6, 0, 0));
+            MPI_File_seek_shared((MPI_File)(intptr_t)0x6, 0, MPI_SEEK_SET));
     BA_CASE("MPI_File_seek_shared", "fh = garbage", MPI_ERR_FILE,
-            MPI_File_seek_shared((MPI_File)(intptr_t)0x5eadbeef0, 0, 0));
+            MPI_File_seek_shared((MPI_File)(intptr_t)0x5eadbeef0, 0, MPI_SEEK_SET));
+    BA_CASE("MPI_File_seek_shared", "fh = freed", MPI_ERR_FILE,
+            MPI_File_seek_shared(ba_freed_File, 0, MPI_SEEK_SET));
+    BA_CASE("MPI_File_seek_shared", "offset = -1", BA_ANY,
+            MPI_File_seek_shared(ba_file, -1, MPI_SEEK_SET));
+    BA_CASE("MPI_File_seek_shared", "whence = 12345", BA_ANY,
+            MPI_File_seek_shared(ba_file, 0, 12345));
 }
 
 static void t_MPI_File_set_atomicity(void) {
@@ -1099,23 +1255,25 @@ static void t_MPI_File_set_atomicity(void) {
             MPI_File_set_atomicity((MPI_File)(intptr_t)0x6, 0));
     BA_CASE("MPI_File_set_atomicity", "fh = garbage", MPI_ERR_FILE,
             MPI_File_set_atomicity((MPI_File)(intptr_t)0x5eadbeef0, 0));
+    BA_CASE("MPI_File_set_atomicity", "fh = freed", MPI_ERR_FILE,
+            MPI_File_set_atomicity(ba_freed_File, 0));
 }
 
 static void t_MPI_File_set_errhandler(void) {
-    BA_CASE("MPI_File_set_errhandler", "file = MPI_FILE_NULL", MPI_ERR_FILE,
-            MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
     BA_CASE("MPI_File_set_errhandler", "file = reserved value 0x6", MPI_ERR_FILE,
             MPI_File_set_errhandler((MPI_File)(intptr_t)0x6, MPI_ERRORS_RETURN));
     BA_CASE("MPI_File_set_errhandler", "file = garbage", MPI_ERR_FILE,
             MPI_File_set_errhandler((MPI_File)(intptr_t)0x5eadbeef0, MPI_ERRORS_RETURN));
+    BA_CASE("MPI_File_set_errhandler", "file = freed", MPI_ERR_FILE,
+            MPI_File_set_errhandler(ba_freed_File, MPI_ERRORS_RETURN));
     BA_CASE("MPI_File_set_errhandler", "errhandler = MPI_ERRHANDLER_NULL", MPI_ERR_ERRHANDLER,
-            MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRHANDLER_NULL));
+            MPI_File_set_errhandler(ba_file, MPI_ERRHANDLER_NULL));
     BA_CASE("MPI_File_set_errhandler", "errhandler = reserved value 0x6", MPI_ERR_ERRHANDLER,
-            MPI_File_set_errhandler(MPI_FILE_NULL, (MPI_Errhandler)(intptr_t)0x6));
+            MPI_File_set_errhandler(ba_file, (MPI_Errhandler)(intptr_t)0x6));
     BA_CASE("MPI_File_set_errhandler", "errhandler = garbage", MPI_ERR_ERRHANDLER,
-            MPI_File_set_errhandler(MPI_FILE_NULL, (MPI_Errhandler)(intptr_t)0x5eadbeef0));
+            MPI_File_set_errhandler(ba_file, (MPI_Errhandler)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_set_errhandler", "errhandler = freed", MPI_ERR_ERRHANDLER,
-            MPI_File_set_errhandler(MPI_FILE_NULL, ba_freed_Errhandler));
+            MPI_File_set_errhandler(ba_file, ba_freed_Errhandler));
 }
 
 static void t_MPI_File_set_info(void) {
@@ -1125,12 +1283,14 @@ static void t_MPI_File_set_info(void) {
             MPI_File_set_info((MPI_File)(intptr_t)0x6, MPI_INFO_NULL));
     BA_CASE("MPI_File_set_info", "fh = garbage", MPI_ERR_FILE,
             MPI_File_set_info((MPI_File)(intptr_t)0x5eadbeef0, MPI_INFO_NULL));
+    BA_CASE("MPI_File_set_info", "fh = freed", MPI_ERR_FILE,
+            MPI_File_set_info(ba_freed_File, MPI_INFO_NULL));
     BA_CASE("MPI_File_set_info", "info = reserved value 0x6", MPI_ERR_INFO,
-            MPI_File_set_info(MPI_FILE_NULL, (MPI_Info)(intptr_t)0x6));
+            MPI_File_set_info(ba_file, (MPI_Info)(intptr_t)0x6));
     BA_CASE("MPI_File_set_info", "info = garbage", MPI_ERR_INFO,
-            MPI_File_set_info(MPI_FILE_NULL, (MPI_Info)(intptr_t)0x5eadbeef0));
+            MPI_File_set_info(ba_file, (MPI_Info)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_set_info", "info = freed", MPI_ERR_INFO,
-            MPI_File_set_info(MPI_FILE_NULL, ba_freed_Info));
+            MPI_File_set_info(ba_file, ba_freed_Info));
 }
 
 static void t_MPI_File_set_size(void) {
@@ -1140,39 +1300,49 @@ static void t_MPI_File_set_size(void) {
             MPI_File_set_size((MPI_File)(intptr_t)0x6, 64));
     BA_CASE("MPI_File_set_size", "fh = garbage", MPI_ERR_FILE,
             MPI_File_set_size((MPI_File)(intptr_t)0x5eadbeef0, 64));
+    BA_CASE("MPI_File_set_size", "fh = freed", MPI_ERR_FILE,
+            MPI_File_set_size(ba_freed_File, 64));
+    BA_CASE("MPI_File_set_size", "size = -1", BA_ANY,
+            MPI_File_set_size(ba_file, -1));
 }
 
 static void t_MPI_File_set_view(void) {
     BA_CASE("MPI_File_set_view", "fh = MPI_FILE_NULL", MPI_ERR_FILE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
+            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "fh = reserved value 0x6", MPI_ERR_FILE,
-            MPI_File_set_view((MPI_File)(intptr_t)0x6, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
+            MPI_File_set_view((MPI_File)(intptr_t)0x6, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "fh = garbage", MPI_ERR_FILE,
-            MPI_File_set_view((MPI_File)(intptr_t)0x5eadbeef0, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
+            MPI_File_set_view((MPI_File)(intptr_t)0x5eadbeef0, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    BA_CASE("MPI_File_set_view", "fh = freed", MPI_ERR_FILE,
+            MPI_File_set_view(ba_freed_File, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    BA_CASE("MPI_File_set_view", "disp = -1", BA_ANY,
+            MPI_File_set_view(ba_file, -1, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "etype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_DATATYPE_NULL, MPI_INT, "external32", MPI_INFO_NULL));
+            MPI_File_set_view(ba_file, 0, MPI_DATATYPE_NULL, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "etype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, (MPI_Datatype)(intptr_t)0x6, MPI_INT, "external32", MPI_INFO_NULL));
+            MPI_File_set_view(ba_file, 0, (MPI_Datatype)(intptr_t)0x6, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "etype = garbage", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_INT, "external32", MPI_INFO_NULL));
+            MPI_File_set_view(ba_file, 0, (MPI_Datatype)(intptr_t)0x5eadbeef0, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "etype = freed", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, ba_freed_Datatype, MPI_INT, "external32", MPI_INFO_NULL));
+            MPI_File_set_view(ba_file, 0, ba_freed_Datatype, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "filetype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_DATATYPE_NULL, "external32", MPI_INFO_NULL));
+            MPI_File_set_view(ba_file, 0, MPI_INT, MPI_DATATYPE_NULL, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "filetype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, (MPI_Datatype)(intptr_t)0x6, "external32", MPI_INFO_NULL));
+            MPI_File_set_view(ba_file, 0, MPI_INT, (MPI_Datatype)(intptr_t)0x6, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "filetype = garbage", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, (MPI_Datatype)(intptr_t)0x5eadbeef0, "external32", MPI_INFO_NULL));
+            MPI_File_set_view(ba_file, 0, MPI_INT, (MPI_Datatype)(intptr_t)0x5eadbeef0, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "filetype = freed", MPI_ERR_TYPE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, ba_freed_Datatype, "external32", MPI_INFO_NULL));
+            MPI_File_set_view(ba_file, 0, MPI_INT, ba_freed_Datatype, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "datarep = NULL", BA_ANY,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, NULL, MPI_INFO_NULL));
+            MPI_File_set_view(ba_file, 0, MPI_INT, MPI_INT, NULL, MPI_INFO_NULL));
+    BA_CASE("MPI_File_set_view", "datarep = unknown", MPI_ERR_UNSUPPORTED_DATAREP,
+            MPI_File_set_view(ba_file, 0, MPI_INT, MPI_INT, "ba_no_such_rep", MPI_INFO_NULL));
     BA_CASE("MPI_File_set_view", "info = reserved value 0x6", MPI_ERR_INFO,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "external32", (MPI_Info)(intptr_t)0x6));
+            MPI_File_set_view(ba_file, 0, MPI_INT, MPI_INT, "native", (MPI_Info)(intptr_t)0x6));
     BA_CASE("MPI_File_set_view", "info = garbage", MPI_ERR_INFO,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "external32", (MPI_Info)(intptr_t)0x5eadbeef0));
+            MPI_File_set_view(ba_file, 0, MPI_INT, MPI_INT, "native", (MPI_Info)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_set_view", "info = freed", MPI_ERR_INFO,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "external32", ba_freed_Info));
+            MPI_File_set_view(ba_file, 0, MPI_INT, MPI_INT, "native", ba_freed_Info));
 }
 
 static void t_MPI_File_sync(void) {
@@ -1182,6 +1352,8 @@ static void t_MPI_File_sync(void) {
             MPI_File_sync((MPI_File)(intptr_t)0x6));
     BA_CASE("MPI_File_sync", "fh = garbage", MPI_ERR_FILE,
             MPI_File_sync((MPI_File)(intptr_t)0x5eadbeef0));
+    BA_CASE("MPI_File_sync", "fh = freed", MPI_ERR_FILE,
+            MPI_File_sync(ba_freed_File));
 }
 
 static void t_MPI_File_write(void) {
@@ -1191,18 +1363,20 @@ static void t_MPI_File_write(void) {
             MPI_File_write((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write(ba_file, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_write(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_write(ba_file, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_c(void) {
@@ -1212,18 +1386,20 @@ static void t_MPI_File_write_c(void) {
             MPI_File_write_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_c(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_c(ba_file, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_write_c(ba_file, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_c(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_c(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_all(void) {
@@ -1233,18 +1409,20 @@ static void t_MPI_File_write_all(void) {
             MPI_File_write_all((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_all((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_all", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_all(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_all(ba_file, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_write_all(ba_file, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_all(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_all(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_all", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_all(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_all", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_all(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_all_c(void) {
@@ -1254,18 +1432,20 @@ static void t_MPI_File_write_all_c(void) {
             MPI_File_write_all_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_all_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_all_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_all_c(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_all_c(ba_file, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_write_all_c(ba_file, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_all_c(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_all_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_all_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_all_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_all_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_all_c(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_all_begin(void) {
@@ -1275,18 +1455,20 @@ static void t_MPI_File_write_all_begin(void) {
             MPI_File_write_all_begin((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_all_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_write_all_begin", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_all_begin(ba_freed_File, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT));
+            MPI_File_write_all_begin(ba_file, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge));
+            MPI_File_write_all_begin(ba_file, ba_sbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_write_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_write_all_begin(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_write_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_write_all_begin(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_write_all_begin", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_write_all_begin(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_write_all_begin", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype));
+            MPI_File_write_all_begin(ba_file, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_all_begin_c(void) {
@@ -1296,18 +1478,20 @@ static void t_MPI_File_write_all_begin_c(void) {
             MPI_File_write_all_begin_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_all_begin_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_write_all_begin_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_all_begin_c(ba_freed_File, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT));
+            MPI_File_write_all_begin_c(ba_file, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT));
+            MPI_File_write_all_begin_c(ba_file, ba_sbuf, INT64_MAX, MPI_INT));
     BA_CASE("MPI_File_write_all_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_write_all_begin_c(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_write_all_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_write_all_begin_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_write_all_begin_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_write_all_begin_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_write_all_begin_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype));
+            MPI_File_write_all_begin_c(ba_file, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_all_end(void) {
@@ -1317,6 +1501,8 @@ static void t_MPI_File_write_all_end(void) {
             MPI_File_write_all_end((MPI_File)(intptr_t)0x6, ba_sbuf, ba_status));
     BA_CASE("MPI_File_write_all_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_all_end((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, ba_status));
+    BA_CASE("MPI_File_write_all_end", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_all_end(ba_freed_File, ba_sbuf, ba_status));
 }
 
 static void t_MPI_File_write_at(void) {
@@ -1326,18 +1512,22 @@ static void t_MPI_File_write_at(void) {
             MPI_File_write_at((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_at(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at", "offset = -1", BA_ANY,
+            MPI_File_write_at(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_at(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_write_at(ba_file, 0, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write_at", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_at(ba_file, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_at", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_at(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_at", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_at(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_at", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_at(ba_file, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_at_c(void) {
@@ -1347,18 +1537,22 @@ static void t_MPI_File_write_at_c(void) {
             MPI_File_write_at_c((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_at_c(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at_c", "offset = -1", BA_ANY,
+            MPI_File_write_at_c(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_at_c(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_write_at_c(ba_file, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_at_c(ba_file, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_at_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_at_c(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_at_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_at_c(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_at_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_at_c(ba_file, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_at_all(void) {
@@ -1368,18 +1562,22 @@ static void t_MPI_File_write_at_all(void) {
             MPI_File_write_at_all((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_all((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at_all", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_at_all(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at_all", "offset = -1", BA_ANY,
+            MPI_File_write_at_all(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_at_all(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_write_at_all(ba_file, 0, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write_at_all", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_at_all(ba_file, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_at_all", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_at_all(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_at_all", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_at_all(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_at_all", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_at_all(ba_file, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_at_all_c(void) {
@@ -1389,18 +1587,22 @@ static void t_MPI_File_write_at_all_c(void) {
             MPI_File_write_at_all_c((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_all_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at_all_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_at_all_c(ba_freed_File, 0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_at_all_c", "offset = -1", BA_ANY,
+            MPI_File_write_at_all_c(ba_file, -1, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_at_all_c(ba_file, 0, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_write_at_all_c(ba_file, 0, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_at_all_c(ba_file, 0, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_at_all_c(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_at_all_c(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_at_all_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_at_all_c(ba_file, 0, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_at_all_begin(void) {
@@ -1410,18 +1612,22 @@ static void t_MPI_File_write_at_all_begin(void) {
             MPI_File_write_at_all_begin((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_all_begin((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_write_at_all_begin", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_at_all_begin(ba_freed_File, 0, ba_sbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_write_at_all_begin", "offset = -1", BA_ANY,
+            MPI_File_write_at_all_begin(ba_file, -1, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT));
+            MPI_File_write_at_all_begin(ba_file, 0, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, INT_MAX, ba_huge));
+            MPI_File_write_at_all_begin(ba_file, 0, ba_sbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_write_at_all_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_write_at_all_begin(ba_file, 0, ba_sbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_write_at_all_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_write_at_all_begin(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_write_at_all_begin", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_write_at_all_begin(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_write_at_all_begin", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype));
+            MPI_File_write_at_all_begin(ba_file, 0, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_at_all_begin_c(void) {
@@ -1431,18 +1637,22 @@ static void t_MPI_File_write_at_all_begin_c(void) {
             MPI_File_write_at_all_begin_c((MPI_File)(intptr_t)0x6, 0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_all_begin_c((MPI_File)(intptr_t)0x5eadbeef0, 0, ba_sbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_write_at_all_begin_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_at_all_begin_c(ba_freed_File, 0, ba_sbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_write_at_all_begin_c", "offset = -1", BA_ANY,
+            MPI_File_write_at_all_begin_c(ba_file, -1, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, -1, MPI_INT));
+            MPI_File_write_at_all_begin_c(ba_file, 0, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, INT64_MAX, MPI_INT));
+            MPI_File_write_at_all_begin_c(ba_file, 0, ba_sbuf, INT64_MAX, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_write_at_all_begin_c(ba_file, 0, ba_sbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_write_at_all_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_write_at_all_begin_c(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_write_at_all_begin_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_write_at_all_begin_c(ba_file, 0, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_write_at_all_begin_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, 1, ba_freed_Datatype));
+            MPI_File_write_at_all_begin_c(ba_file, 0, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_at_all_end(void) {
@@ -1452,6 +1662,8 @@ static void t_MPI_File_write_at_all_end(void) {
             MPI_File_write_at_all_end((MPI_File)(intptr_t)0x6, ba_sbuf, ba_status));
     BA_CASE("MPI_File_write_at_all_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_at_all_end((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, ba_status));
+    BA_CASE("MPI_File_write_at_all_end", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_at_all_end(ba_freed_File, ba_sbuf, ba_status));
 }
 
 static void t_MPI_File_write_ordered(void) {
@@ -1461,18 +1673,20 @@ static void t_MPI_File_write_ordered(void) {
             MPI_File_write_ordered((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_ordered((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_ordered", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_ordered(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_ordered(ba_file, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_write_ordered(ba_file, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write_ordered", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_ordered(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_ordered", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_ordered(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_ordered", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_ordered(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_ordered", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_ordered(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_ordered_c(void) {
@@ -1482,18 +1696,20 @@ static void t_MPI_File_write_ordered_c(void) {
             MPI_File_write_ordered_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_ordered_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_ordered_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_ordered_c(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_ordered_c(ba_file, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_write_ordered_c(ba_file, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_ordered_c(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_ordered_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_ordered_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_ordered_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_ordered_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_ordered_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_ordered_c(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_ordered_begin(void) {
@@ -1503,18 +1719,20 @@ static void t_MPI_File_write_ordered_begin(void) {
             MPI_File_write_ordered_begin((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_ordered_begin((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_write_ordered_begin", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_ordered_begin(ba_freed_File, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT));
+            MPI_File_write_ordered_begin(ba_file, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge));
+            MPI_File_write_ordered_begin(ba_file, ba_sbuf, INT_MAX, ba_huge));
     BA_CASE("MPI_File_write_ordered_begin", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_write_ordered_begin(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_write_ordered_begin", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_write_ordered_begin(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_write_ordered_begin", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_write_ordered_begin(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_write_ordered_begin", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype));
+            MPI_File_write_ordered_begin(ba_file, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_ordered_begin_c(void) {
@@ -1524,18 +1742,20 @@ static void t_MPI_File_write_ordered_begin_c(void) {
             MPI_File_write_ordered_begin_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_ordered_begin_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT));
+    BA_CASE("MPI_File_write_ordered_begin_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_ordered_begin_c(ba_freed_File, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT));
+            MPI_File_write_ordered_begin_c(ba_file, ba_sbuf, -1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT));
+            MPI_File_write_ordered_begin_c(ba_file, ba_sbuf, INT64_MAX, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL));
+            MPI_File_write_ordered_begin_c(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL));
     BA_CASE("MPI_File_write_ordered_begin_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
+            MPI_File_write_ordered_begin_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6));
     BA_CASE("MPI_File_write_ordered_begin_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
+            MPI_File_write_ordered_begin_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0));
     BA_CASE("MPI_File_write_ordered_begin_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype));
+            MPI_File_write_ordered_begin_c(ba_file, ba_sbuf, 1, ba_freed_Datatype));
 }
 
 static void t_MPI_File_write_ordered_end(void) {
@@ -1545,6 +1765,8 @@ static void t_MPI_File_write_ordered_end(void) {
             MPI_File_write_ordered_end((MPI_File)(intptr_t)0x6, ba_sbuf, ba_status));
     BA_CASE("MPI_File_write_ordered_end", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_ordered_end((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, ba_status));
+    BA_CASE("MPI_File_write_ordered_end", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_ordered_end(ba_freed_File, ba_sbuf, ba_status));
 }
 
 static void t_MPI_File_write_shared(void) {
@@ -1554,18 +1776,20 @@ static void t_MPI_File_write_shared(void) {
             MPI_File_write_shared((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_shared((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_shared", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_shared(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_shared(ba_file, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared", "count x extent 2^40 beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, INT_MAX, ba_huge, ba_status));
+            MPI_File_write_shared(ba_file, ba_sbuf, INT_MAX, ba_huge, ba_status));
     BA_CASE("MPI_File_write_shared", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_shared(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_shared", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_shared(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_shared", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_shared(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_shared", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_shared(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 static void t_MPI_File_write_shared_c(void) {
@@ -1575,18 +1799,20 @@ static void t_MPI_File_write_shared_c(void) {
             MPI_File_write_shared_c((MPI_File)(intptr_t)0x6, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared_c", "fh = garbage", MPI_ERR_FILE,
             MPI_File_write_shared_c((MPI_File)(intptr_t)0x5eadbeef0, ba_sbuf, 1, MPI_INT, ba_status));
+    BA_CASE("MPI_File_write_shared_c", "fh = freed", MPI_ERR_FILE,
+            MPI_File_write_shared_c(ba_freed_File, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared_c", "count = -1", MPI_ERR_COUNT,
-            MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, -1, MPI_INT, ba_status));
+            MPI_File_write_shared_c(ba_file, ba_sbuf, -1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared_c", "count x extent beyond isize", MPI_ERR_COUNT,
-            MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
+            MPI_File_write_shared_c(ba_file, ba_sbuf, INT64_MAX, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared_c", "datatype = MPI_DATATYPE_NULL", MPI_ERR_TYPE,
-            MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
+            MPI_File_write_shared_c(ba_file, ba_sbuf, 1, MPI_DATATYPE_NULL, ba_status));
     BA_CASE("MPI_File_write_shared_c", "datatype = reserved value 0x6", MPI_ERR_TYPE,
-            MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
+            MPI_File_write_shared_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x6, ba_status));
     BA_CASE("MPI_File_write_shared_c", "datatype = garbage", MPI_ERR_TYPE,
-            MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
+            MPI_File_write_shared_c(ba_file, ba_sbuf, 1, (MPI_Datatype)(intptr_t)0x5eadbeef0, ba_status));
     BA_CASE("MPI_File_write_shared_c", "datatype = freed", MPI_ERR_TYPE,
-            MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, 1, ba_freed_Datatype, ba_status));
+            MPI_File_write_shared_c(ba_file, ba_sbuf, 1, ba_freed_Datatype, ba_status));
 }
 
 int main(int argc, char **argv) {
@@ -1686,6 +1912,8 @@ int main(int argc, char **argv) {
     }
     MPI_Bcast(&ba_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Win_unlock_all(ba_win_locked);
+    MPI_File_close(&ba_file);
+    MPI_Session_finalize(&ba_session);
     MPI_Finalize();
     return ba_failed ? 1 : 0;
 }

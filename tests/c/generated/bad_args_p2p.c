@@ -1835,6 +1835,8 @@ static void t_MPI_Session_attach_buffer(void) {
             MPI_Session_attach_buffer((MPI_Session)(intptr_t)0x6, ba_rbuf, 64));
     BA_CASE("MPI_Session_attach_buffer", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_attach_buffer((MPI_Session)(intptr_t)0x5eadbeef0, ba_rbuf, 64));
+    BA_CASE("MPI_Session_attach_buffer", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_attach_buffer(ba_freed_Session, ba_rbuf, 64));
 }
 
 static void t_MPI_Session_attach_buffer_c(void) {
@@ -1844,6 +1846,8 @@ static void t_MPI_Session_attach_buffer_c(void) {
             MPI_Session_attach_buffer_c((MPI_Session)(intptr_t)0x6, ba_rbuf, 64));
     BA_CASE("MPI_Session_attach_buffer_c", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_attach_buffer_c((MPI_Session)(intptr_t)0x5eadbeef0, ba_rbuf, 64));
+    BA_CASE("MPI_Session_attach_buffer_c", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_attach_buffer_c(ba_freed_Session, ba_rbuf, 64));
 }
 
 static void t_MPI_Session_detach_buffer(void) {
@@ -1853,10 +1857,12 @@ static void t_MPI_Session_detach_buffer(void) {
             MPI_Session_detach_buffer((MPI_Session)(intptr_t)0x6, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Session_detach_buffer", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_detach_buffer((MPI_Session)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_int));
+    BA_CASE("MPI_Session_detach_buffer", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_detach_buffer(ba_freed_Session, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Session_detach_buffer", "buffer_addr = NULL", BA_ANY,
-            MPI_Session_detach_buffer(MPI_SESSION_NULL, NULL, ba_out_int));
+            MPI_Session_detach_buffer(ba_session, NULL, ba_out_int));
     BA_CASE("MPI_Session_detach_buffer", "size = NULL", BA_ANY,
-            MPI_Session_detach_buffer(MPI_SESSION_NULL, ba_rbuf, NULL));
+            MPI_Session_detach_buffer(ba_session, ba_rbuf, NULL));
 }
 
 static void t_MPI_Session_detach_buffer_c(void) {
@@ -1866,10 +1872,12 @@ static void t_MPI_Session_detach_buffer_c(void) {
             MPI_Session_detach_buffer_c((MPI_Session)(intptr_t)0x6, ba_rbuf, ba_out_count));
     BA_CASE("MPI_Session_detach_buffer_c", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_detach_buffer_c((MPI_Session)(intptr_t)0x5eadbeef0, ba_rbuf, ba_out_count));
+    BA_CASE("MPI_Session_detach_buffer_c", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_detach_buffer_c(ba_freed_Session, ba_rbuf, ba_out_count));
     BA_CASE("MPI_Session_detach_buffer_c", "buffer_addr = NULL", BA_ANY,
-            MPI_Session_detach_buffer_c(MPI_SESSION_NULL, NULL, ba_out_count));
+            MPI_Session_detach_buffer_c(ba_session, NULL, ba_out_count));
     BA_CASE("MPI_Session_detach_buffer_c", "size = NULL", BA_ANY,
-            MPI_Session_detach_buffer_c(MPI_SESSION_NULL, ba_rbuf, NULL));
+            MPI_Session_detach_buffer_c(ba_session, ba_rbuf, NULL));
 }
 
 static void t_MPI_Session_flush_buffer(void) {
@@ -1879,6 +1887,8 @@ static void t_MPI_Session_flush_buffer(void) {
             MPI_Session_flush_buffer((MPI_Session)(intptr_t)0x6));
     BA_CASE("MPI_Session_flush_buffer", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_flush_buffer((MPI_Session)(intptr_t)0x5eadbeef0));
+    BA_CASE("MPI_Session_flush_buffer", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_flush_buffer(ba_freed_Session));
 }
 
 static void t_MPI_Session_iflush_buffer(void) {
@@ -1888,8 +1898,10 @@ static void t_MPI_Session_iflush_buffer(void) {
             MPI_Session_iflush_buffer((MPI_Session)(intptr_t)0x6, ba_req_out));
     BA_CASE("MPI_Session_iflush_buffer", "session = garbage", MPI_ERR_SESSION,
             MPI_Session_iflush_buffer((MPI_Session)(intptr_t)0x5eadbeef0, ba_req_out));
+    BA_CASE("MPI_Session_iflush_buffer", "session = freed", MPI_ERR_SESSION,
+            MPI_Session_iflush_buffer(ba_freed_Session, ba_req_out));
     BA_CASE("MPI_Session_iflush_buffer", "request = NULL", BA_ANY,
-            MPI_Session_iflush_buffer(MPI_SESSION_NULL, NULL));
+            MPI_Session_iflush_buffer(ba_session, NULL));
 }
 
 static void t_MPI_Ssend(void) {
@@ -2256,6 +2268,8 @@ int main(int argc, char **argv) {
     }
     MPI_Bcast(&ba_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Win_unlock_all(ba_win_locked);
+    MPI_File_close(&ba_file);
+    MPI_Session_finalize(&ba_session);
     MPI_Finalize();
     return ba_failed ? 1 : 0;
 }

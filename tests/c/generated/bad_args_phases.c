@@ -221,181 +221,181 @@ static void t_all(void) {
     BA_CASE("MPI_Fetch_and_op", ba_phase, BA_ANY_OUTSIDE,
             MPI_Fetch_and_op(ba_sbuf, ba_rbuf, MPI_INT, 0, 0, MPI_SUM, ba_win_locked));
     BA_CASE("MPI_File_call_errhandler", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_OTHER));
+            MPI_File_call_errhandler(ba_file, MPI_ERR_OTHER));
     BA_CASE("MPI_File_close", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_close(ba_out_File));
+            MPI_File_close(ba_freeable_File()));
     BA_CASE("MPI_File_create_errhandler", ba_phase, BA_ANY_OUTSIDE,
             MPI_File_create_errhandler((MPI_File_errhandler_function *)ba_dummy_fn, ba_out_Errhandler));
     BA_CASE("MPI_File_delete", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_delete("ba_key", MPI_INFO_NULL));
+            MPI_File_delete(ba_path_none, MPI_INFO_NULL));
     BA_CASE("MPI_File_get_amode", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_amode(MPI_FILE_NULL, ba_out_int));
+            MPI_File_get_amode(ba_file, ba_out_int));
     BA_CASE("MPI_File_get_atomicity", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_atomicity(MPI_FILE_NULL, ba_out_int));
+            MPI_File_get_atomicity(ba_file, ba_out_int));
     BA_CASE("MPI_File_get_byte_offset", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_byte_offset(MPI_FILE_NULL, 0, ba_out_count));
+            MPI_File_get_byte_offset(ba_file, 0, ba_out_count));
     BA_CASE("MPI_File_get_errhandler", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_errhandler(MPI_FILE_NULL, ba_out_Errhandler));
+            MPI_File_get_errhandler(ba_file, ba_out_Errhandler));
     BA_CASE("MPI_File_get_group", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_group(MPI_FILE_NULL, ba_out_Group));
+            MPI_File_get_group(ba_file, ba_out_Group));
     BA_CASE("MPI_File_get_info", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_info(MPI_FILE_NULL, ba_out_Info));
+            MPI_File_get_info(ba_file, ba_out_Info));
     BA_CASE("MPI_File_get_position", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_position(MPI_FILE_NULL, ba_out_count));
+            MPI_File_get_position(ba_file, ba_out_count));
     BA_CASE("MPI_File_get_position_shared", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_position_shared(MPI_FILE_NULL, ba_out_count));
+            MPI_File_get_position_shared(ba_file, ba_out_count));
     BA_CASE("MPI_File_get_size", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_size(MPI_FILE_NULL, ba_out_count));
+            MPI_File_get_size(ba_file, ba_out_count));
     BA_CASE("MPI_File_get_type_extent", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_type_extent(MPI_FILE_NULL, MPI_INT, ba_out_aint));
+            MPI_File_get_type_extent(ba_file, MPI_INT, ba_out_aint));
     BA_CASE("MPI_File_get_type_extent_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_type_extent_c(MPI_FILE_NULL, MPI_INT, ba_out_count));
+            MPI_File_get_type_extent_c(ba_file, MPI_INT, ba_out_count));
     BA_CASE("MPI_File_get_view", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_get_view(MPI_FILE_NULL, ba_out_count, ba_out_Datatype, ba_out_Datatype, "external32"));
+            MPI_File_get_view(ba_file, ba_out_count, ba_out_Datatype, ba_out_Datatype, "native"));
     BA_CASE("MPI_File_iread", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iread(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iread(ba_file, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iread_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iread_c(ba_file, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iread_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iread_all(ba_file, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_all_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iread_all_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iread_all_c(ba_file, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iread_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iread_at(ba_file, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iread_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iread_at_c(ba_file, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iread_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iread_at_all(ba_file, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_at_all_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iread_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iread_at_all_c(ba_file, 0, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iread_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iread_shared(ba_file, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iread_shared_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iread_shared_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iread_shared_c(ba_file, ba_rbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iwrite(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iwrite(ba_file, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iwrite_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_c(ba_file, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iwrite_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_all(ba_file, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_all_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iwrite_all_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_all_c(ba_file, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iwrite_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_at(ba_file, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iwrite_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_at_c(ba_file, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iwrite_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_at_all(ba_file, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_at_all_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iwrite_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_at_all_c(ba_file, 0, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iwrite_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_shared(ba_file, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_iwrite_shared_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_iwrite_shared_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_req_out));
+            MPI_File_iwrite_shared_c(ba_file, ba_sbuf, 1, MPI_INT, ba_req_out));
     BA_CASE("MPI_File_open", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_open(MPI_COMM_SELF, "ba_key", 0, MPI_INFO_NULL, ba_out_File));
+            MPI_File_open(MPI_COMM_SELF, ba_path, MPI_MODE_RDONLY, MPI_INFO_NULL, ba_out_File));
     BA_CASE("MPI_File_preallocate", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_preallocate(MPI_FILE_NULL, 64));
+            MPI_File_preallocate(ba_file, 64));
     BA_CASE("MPI_File_read", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read(ba_file, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_c(ba_file, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_all(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_all(ba_file, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_all_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_all_c(ba_file, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_all_begin", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_all_begin(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT));
+            MPI_File_read_all_begin(ba_file, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_all_begin_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_all_begin_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT));
+            MPI_File_read_all_begin_c(ba_file, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_all_end", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_all_end(MPI_FILE_NULL, ba_rbuf, ba_status));
+            MPI_File_read_all_end(ba_file, ba_rbuf, ba_status));
     BA_CASE("MPI_File_read_at", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_at(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_at(ba_file, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_at_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_at_c(ba_file, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_at_all(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_at_all(ba_file, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_at_all_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_at_all_c(ba_file, 0, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_at_all_begin", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_at_all_begin(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT));
+            MPI_File_read_at_all_begin(ba_file, 0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_begin_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_at_all_begin_c(MPI_FILE_NULL, 0, ba_rbuf, 1, MPI_INT));
+            MPI_File_read_at_all_begin_c(ba_file, 0, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_at_all_end", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_at_all_end(MPI_FILE_NULL, ba_rbuf, ba_status));
+            MPI_File_read_at_all_end(ba_file, ba_rbuf, ba_status));
     BA_CASE("MPI_File_read_ordered", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_ordered(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_ordered(ba_file, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_ordered_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_ordered_c(ba_file, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_ordered_begin", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_ordered_begin(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT));
+            MPI_File_read_ordered_begin(ba_file, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_begin_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_ordered_begin_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT));
+            MPI_File_read_ordered_begin_c(ba_file, ba_rbuf, 1, MPI_INT));
     BA_CASE("MPI_File_read_ordered_end", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_ordered_end(MPI_FILE_NULL, ba_rbuf, ba_status));
+            MPI_File_read_ordered_end(ba_file, ba_rbuf, ba_status));
     BA_CASE("MPI_File_read_shared", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_shared(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_shared(ba_file, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_read_shared_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_read_shared_c(MPI_FILE_NULL, ba_rbuf, 1, MPI_INT, ba_status));
+            MPI_File_read_shared_c(ba_file, ba_rbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_seek", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_seek(MPI_FILE_NULL, 0, 0));
+            MPI_File_seek(ba_file, 0, MPI_SEEK_SET));
     BA_CASE("MPI_File_seek_shared", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_seek_shared(MPI_FILE_NULL, 0, 0));
+            MPI_File_seek_shared(ba_file, 0, MPI_SEEK_SET));
     BA_CASE("MPI_File_set_atomicity", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_set_atomicity(MPI_FILE_NULL, 0));
+            MPI_File_set_atomicity(ba_file, 0));
     BA_CASE("MPI_File_set_errhandler", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
+            MPI_File_set_errhandler(ba_file, MPI_ERRORS_RETURN));
     BA_CASE("MPI_File_set_info", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_set_info(MPI_FILE_NULL, MPI_INFO_NULL));
+            MPI_File_set_info(ba_file, MPI_INFO_NULL));
     BA_CASE("MPI_File_set_size", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_set_size(MPI_FILE_NULL, 64));
+            MPI_File_set_size(ba_file, 64));
     BA_CASE("MPI_File_set_view", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_set_view(MPI_FILE_NULL, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
+            MPI_File_set_view(ba_file, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
     BA_CASE("MPI_File_sync", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_sync(MPI_FILE_NULL));
+            MPI_File_sync(ba_file));
     BA_CASE("MPI_File_write", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write(ba_file, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_c(ba_file, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_all(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_all(ba_file, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_all_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_all_c(ba_file, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_all_begin", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_all_begin(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT));
+            MPI_File_write_all_begin(ba_file, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_all_begin_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_all_begin_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT));
+            MPI_File_write_all_begin_c(ba_file, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_all_end", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_all_end(MPI_FILE_NULL, ba_sbuf, ba_status));
+            MPI_File_write_all_end(ba_file, ba_sbuf, ba_status));
     BA_CASE("MPI_File_write_at", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_at(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_at(ba_file, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_at_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_at_c(ba_file, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_at_all(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_at_all(ba_file, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_at_all_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_at_all_c(ba_file, 0, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_at_all_begin", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_at_all_begin(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT));
+            MPI_File_write_at_all_begin(ba_file, 0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_begin_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_at_all_begin_c(MPI_FILE_NULL, 0, ba_sbuf, 1, MPI_INT));
+            MPI_File_write_at_all_begin_c(ba_file, 0, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_at_all_end", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_at_all_end(MPI_FILE_NULL, ba_sbuf, ba_status));
+            MPI_File_write_at_all_end(ba_file, ba_sbuf, ba_status));
     BA_CASE("MPI_File_write_ordered", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_ordered(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_ordered(ba_file, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_ordered_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_ordered_c(ba_file, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_ordered_begin", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_ordered_begin(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT));
+            MPI_File_write_ordered_begin(ba_file, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_begin_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_ordered_begin_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT));
+            MPI_File_write_ordered_begin_c(ba_file, ba_sbuf, 1, MPI_INT));
     BA_CASE("MPI_File_write_ordered_end", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_ordered_end(MPI_FILE_NULL, ba_sbuf, ba_status));
+            MPI_File_write_ordered_end(ba_file, ba_sbuf, ba_status));
     BA_CASE("MPI_File_write_shared", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_shared(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_shared(ba_file, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_File_write_shared_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_File_write_shared_c(MPI_FILE_NULL, ba_sbuf, 1, MPI_INT, ba_status));
+            MPI_File_write_shared_c(ba_file, ba_sbuf, 1, MPI_INT, ba_status));
     BA_CASE("MPI_Free_mem", ba_phase, BA_ANY_OUTSIDE,
             MPI_Free_mem(ba_rbuf));
     BA_CASE("MPI_Gather", ba_phase, BA_ANY_OUTSIDE,
@@ -463,7 +463,7 @@ static void t_all(void) {
     BA_CASE("MPI_Group_free", ba_phase, BA_ANY_OUTSIDE,
             MPI_Group_free(ba_freeable_Group()));
     BA_CASE("MPI_Group_from_session_pset", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Group_from_session_pset(MPI_SESSION_NULL, "ba_key", ba_out_Group));
+            MPI_Group_from_session_pset(ba_session, "mpi://SELF", ba_out_Group));
     BA_CASE("MPI_Group_incl", ba_phase, BA_ANY_OUTSIDE,
             MPI_Group_incl(ba_group, 1, ba_zeros_int, ba_out_Group));
     BA_CASE("MPI_Group_intersection", ba_phase, BA_ANY_OUTSIDE,
@@ -829,35 +829,35 @@ static void t_all(void) {
     BA_CASE("MPI_Sendrecv_replace_c", ba_phase, BA_ANY_OUTSIDE,
             MPI_Sendrecv_replace_c(ba_rbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ba_status));
     BA_CASE("MPI_Session_attach_buffer", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_attach_buffer(MPI_SESSION_NULL, ba_rbuf, 64));
+            MPI_Session_attach_buffer(ba_session, ba_rbuf, 64));
     BA_CASE("MPI_Session_attach_buffer_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_attach_buffer_c(MPI_SESSION_NULL, ba_rbuf, 64));
+            MPI_Session_attach_buffer_c(ba_session, ba_rbuf, 64));
     BA_CASE("MPI_Session_call_errhandler", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_call_errhandler(MPI_SESSION_NULL, MPI_ERR_OTHER));
+            MPI_Session_call_errhandler(ba_session, MPI_ERR_OTHER));
     BA_CASE("MPI_Session_create_errhandler", ba_phase, BA_ANY_OUTSIDE,
             MPI_Session_create_errhandler((MPI_Session_errhandler_function *)ba_dummy_fn, ba_out_Errhandler));
     BA_CASE("MPI_Session_detach_buffer", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_detach_buffer(MPI_SESSION_NULL, ba_rbuf, ba_out_int));
+            MPI_Session_detach_buffer(ba_session, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Session_detach_buffer_c", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_detach_buffer_c(MPI_SESSION_NULL, ba_rbuf, ba_out_count));
+            MPI_Session_detach_buffer_c(ba_session, ba_rbuf, ba_out_count));
     BA_CASE("MPI_Session_finalize", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_finalize(ba_out_Session));
+            MPI_Session_finalize(ba_freeable_Session()));
     BA_CASE("MPI_Session_flush_buffer", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_flush_buffer(MPI_SESSION_NULL));
+            MPI_Session_flush_buffer(ba_session));
     BA_CASE("MPI_Session_get_errhandler", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_get_errhandler(MPI_SESSION_NULL, ba_out_Errhandler));
+            MPI_Session_get_errhandler(ba_session, ba_out_Errhandler));
     BA_CASE("MPI_Session_get_info", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_get_info(MPI_SESSION_NULL, ba_out_Info));
+            MPI_Session_get_info(ba_session, ba_out_Info));
     BA_CASE("MPI_Session_get_nth_pset", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_get_nth_pset(MPI_SESSION_NULL, MPI_INFO_NULL, 1, ba_out_int, ba_chars));
+            MPI_Session_get_nth_pset(ba_session, MPI_INFO_NULL, 1, ba_out_int, "mpi://SELF"));
     BA_CASE("MPI_Session_get_num_psets", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_get_num_psets(MPI_SESSION_NULL, MPI_INFO_NULL, ba_out_int));
+            MPI_Session_get_num_psets(ba_session, MPI_INFO_NULL, ba_out_int));
     BA_CASE("MPI_Session_get_pset_info", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_get_pset_info(MPI_SESSION_NULL, "ba_key", ba_out_Info));
+            MPI_Session_get_pset_info(ba_session, "mpi://SELF", ba_out_Info));
     BA_CASE("MPI_Session_iflush_buffer", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_iflush_buffer(MPI_SESSION_NULL, ba_req_out));
+            MPI_Session_iflush_buffer(ba_session, ba_req_out));
     BA_CASE("MPI_Session_set_errhandler", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_set_errhandler(MPI_SESSION_NULL, MPI_ERRORS_RETURN));
+            MPI_Session_set_errhandler(ba_session, MPI_ERRORS_RETURN));
     BA_CASE("MPI_Ssend", ba_phase, BA_ANY_OUTSIDE,
             MPI_Ssend(ba_sbuf, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     BA_CASE("MPI_Ssend_c", ba_phase, BA_ANY_OUTSIDE,

@@ -348,6 +348,8 @@ int main(int argc, char **argv) {
     }
     MPI_Bcast(&ba_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Win_unlock_all(ba_win_locked);
+    MPI_File_close(&ba_file);
+    MPI_Session_finalize(&ba_session);
     MPI_Finalize();
     return ba_failed ? 1 : 0;
 }
