@@ -178,7 +178,7 @@ mod tests {
             map_opcode(op::IBV_WC_RECV_RDMA_WITH_IMM),
             Some(WcOpcode::Recv)
         );
-        assert_eq!(map_opcode(op::IBV_WC_COMP_SWAP), None);
+        assert_eq!(map_opcode(op::IBV_WC_BIND_MW), None);
         assert_eq!(map_opcode(op::IBV_WC_TM_RECV), None);
     }
 
