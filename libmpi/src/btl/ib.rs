@@ -112,6 +112,32 @@ impl Btl for IbBtl {
         }
     }
 
+    fn atomics(&self) -> bool {
+        self.transport.atomics()
+    }
+
+    fn atomic(
+        &mut self,
+        peer: Option<usize>,
+        remote: usize,
+        key: u64,
+        op: btl_ib::verbs::AtomicOp,
+    ) -> Result<u64, GetError> {
+        let r = match peer {
+            Some(p) => self.transport.atomic(p, remote as u64, key, op),
+            None => self.transport.atomic_local(remote, op),
+        };
+        r.map_err(|f| match f {
+            GetFailure::Unsupported(why) => GetError::Unsupported(why),
+            GetFailure::Failed(e) => {
+                say(&format!("rmpi: rank {}: {}\n", self.rank, e.message));
+                GetError::Failed {
+                    class: class_of(e.class),
+                }
+            }
+        })
+    }
+
     fn expose(&mut self, peer: usize, addr: usize, len: usize) -> Option<u64> {
         self.transport.expose(peer, addr, len)
     }
