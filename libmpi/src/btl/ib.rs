@@ -157,7 +157,7 @@ impl Drop for IbBtl {
             let c = self.transport.counters();
             eprintln!(
                 "rmpi: rank {}: btl ib ({}): {} fragments sent, {} received ({} credit-only), \
-                 {} RDMA reads, {} RDMA writes ({} bytes), {} unregistrable buffers",
+                 {} RDMA reads, {} RDMA writes ({} bytes), {} atomics, {} unregistrable buffers",
                 self.rank,
                 self.transport.device_name(),
                 c.sends,
@@ -166,6 +166,7 @@ impl Drop for IbBtl {
                 c.rdma_reads,
                 c.rdma_writes,
                 c.rdma_bytes,
+                c.atomics,
                 c.unpinnable
             );
             let cache = match self.transport.rcache_enabled() {
