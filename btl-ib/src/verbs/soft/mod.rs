@@ -286,7 +286,7 @@ impl Device for SoftDevice {
     }
 
     fn atomic_local(&mut self, addr: usize, op: AtomicOp) -> Result<u64, VerbsError> {
-        if addr % 8 != 0 || addr == 0 {
+        if !addr.is_multiple_of(8) || addr == 0 {
             return Err(VerbsError(format!(
                 "soft verbs: local atomic at {addr:#x}: not an aligned 8-byte word"
             )));

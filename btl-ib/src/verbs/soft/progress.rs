@@ -270,7 +270,7 @@ impl SoftDevice {
         }
         self.mrs
             .check_local(&local, Access::LOCAL_WRITE, &mut self.pagemap, self.detect)?;
-        if raddr % 8 != 0 {
+        if !raddr.is_multiple_of(8) {
             return Err((
                 WcStatus::RemInvReqErr,
                 format!("atomic at {raddr:#x}: not 8-byte aligned"),
@@ -287,16 +287,19 @@ impl SoftDevice {
             page,
         )?;
         let key = (peer.pid, peer.lock_fd);
-        if !self.peer_locks.contains_key(&key) {
-            let f = atomic::open_lock_file(peer.pid, peer.lock_fd).map_err(|e| {
-                (
-                    WcStatus::RemAccessErr,
-                    format!("atomics lock file of pid {}: {e}", peer.pid),
-                )
-            })?;
-            self.peer_locks.insert(key, f);
-        }
-        let old = atomic::remote(&self.peer_locks[&key], peer.pid, raddr, op)?;
+        let lock_file = match self.peer_locks.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let f = atomic::open_lock_file(peer.pid, peer.lock_fd).map_err(|e| {
+                    (
+                        WcStatus::RemAccessErr,
+                        format!("atomics lock file of pid {}: {e}", peer.pid),
+                    )
+                })?;
+                v.insert(f)
+            }
+        };
+        let old = atomic::remote(lock_file, peer.pid, raddr, op)?;
         // SAFETY: `check_local` found the 8 bytes inside a live local region with LOCAL_WRITE.
         unsafe { (local.addr as *mut u64).write_unaligned(old) };
         Ok(8)
