@@ -177,7 +177,7 @@ pub fn accumulate(
         if let Some(r) = w
             .rdma
             .as_ref()
-            .filter(|r| rdma_atomic::takes(r, dt, t.rank, &b))
+            .filter(|r| rdma_atomic::takes(r, Some(dt.handle), t.rank, &b))
         {
             let (world, me) = (&w.world, w.rank);
             return rdma_atomic::accumulate(
@@ -289,7 +289,7 @@ pub fn get_accumulate(
         if let Some(r) = w
             .rdma
             .as_ref()
-            .filter(|r| rdma_atomic::takes(r, dt, t.rank, &b))
+            .filter(|r| rdma_atomic::takes(r, Some(dt.handle), t.rank, &b))
         {
             let o = (!no_op).then_some(&origin);
             let (world, me) = (&w.world, w.rank);
@@ -322,18 +322,11 @@ pub fn compare_and_swap(
         if let Some(d) = &w.direct {
             return direct::compare_and_swap(d, &origin, &compare, &result, t.rank, &b, total);
         }
-        if let Some(r) = w.rdma.as_ref().filter(|r| {
-            b.len() == 1
-                && rdma_atomic::takes(
-                    r,
-                    Datatype {
-                        handle: 0,
-                        size: total,
-                    },
-                    t.rank,
-                    &b,
-                )
-        }) {
+        if let Some(r) = w
+            .rdma
+            .as_ref()
+            .filter(|r| b.len() == 1 && rdma_atomic::takes(r, t.layout.basic_type(), t.rank, &b))
+        {
             let (world, me, off) = (&w.world, w.rank, b[0].0);
             return rdma_atomic::compare_and_swap(
                 rt, r, world, me, &origin, &compare, &result, t.rank, off,

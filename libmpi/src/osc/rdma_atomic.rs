@@ -1,15 +1,18 @@
 //! Accumulates by verbs atomics (windows whose `Rdma::atomics` is set: every member reached
 //! through ib by a transport with atomics). The route depends only on the element's basic type
-//! and address, the same at every origin: elements of a predefined type of 8 bytes at an
-//! 8-byte aligned target address take verbs atomics, at every rank including this one (its
+//! and address, the same at every origin: elements of an 8-byte integer type at an 8-byte
+//! aligned target address take verbs atomics, at every rank including this one (its
 //! own window through `atomic_local`, coherent with the peers' atomics), for every
 //! accumulate-family call (Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap).
 //! Everything else is applied by the target from a message; the two never meet on one
 //! (location, type), which is all the standard's atomicity asks.
 //!
-//! SUM on an integer type is one FETCH_AND_ADD, MPI_NO_OP a FETCH_AND_ADD of 0, every other op
-//! (REPLACE, MAX, PROD, bitwise, floating point...) a CMP_AND_SWP loop applying the op to the
-//! value seen, starting from a guess of 0; compare-and-swap is one CMP_AND_SWP.
+//! SUM is one FETCH_AND_ADD, MPI_NO_OP a FETCH_AND_ADD of 0, every other op (REPLACE, MAX,
+//! PROD, bitwise...) a CMP_AND_SWP loop applying the op to the value seen, starting from a
+//! guess of 0; compare-and-swap is one CMP_AND_SWP. One atomic (or more) per element: fine
+//! for the single-element calls, slow for long accumulates (MPICH's get_accumulate_long at
+//! 1000 elements times out over the soft provider in a debug build). Floating-point types stay
+//! on the message path: their long accumulates are the common case.
 
 use super::rdma::Rdma;
 use crate::btl::GetError;
@@ -31,11 +34,12 @@ fn integer(handle: usize) -> bool {
     )
 }
 
-/// Whether an accumulate of `dt` on these target blocks of `rank` goes by atomics.
-pub fn takes(d: &Rdma, dt: Datatype, rank: i32, blocks: &[(i64, u64)]) -> bool {
+/// Whether an accumulate of basic type `handle` on these target blocks of `rank` goes by
+/// atomics.
+pub fn takes(d: &Rdma, handle: Option<usize>, rank: i32, blocks: &[(i64, u64)]) -> bool {
     let base = d.remote(rank).0 as i64;
     d.atomics
-        && dt.size == 8
+        && handle.is_some_and(integer)
         && blocks
             .iter()
             .all(|&(off, len)| (base + off) % 8 == 0 && len % 8 == 0)
@@ -127,7 +131,7 @@ pub fn accumulate(
                 Some(_) if op == OP_NO_OP => {
                     one(rt, d, world, me, rank, off, AtomicOp::FetchAdd(0))?
                 }
-                Some(e) if op == OP_SUM && integer(dt.handle) => {
+                Some(e) if op == OP_SUM => {
                     let add = u64::from_ne_bytes(e.try_into().unwrap());
                     one(rt, d, world, me, rank, off, AtomicOp::FetchAdd(add))?
                 }
