@@ -83,6 +83,13 @@ fn c_rma_direct() {
     run_both_paths("tests/c/rma_direct.c");
 }
 
+/// Fetch_and_op, Compare_and_swap (increments and a spinlock) and accumulates on 8-byte
+/// elements from every rank at once; over ib with `osc_direct=auto` they are verbs atomics.
+#[test]
+fn c_rma_atomic() {
+    run_both_paths("tests/c/rma_atomic.c");
+}
+
 /// The Rust API (`rmpi::Window`).
 #[test]
 fn rust_rma() {

@@ -8,6 +8,7 @@
 //!   registered buffer;
 //! - any error completion is fatal for the pair and reported as an [`IbError`].
 
+mod atomic;
 mod error;
 pub mod pool;
 mod rdma;
@@ -63,6 +64,9 @@ pub struct IbTransport {
     rcache: Rcache,
     exposed: HashMap<(usize, usize, usize), Vec<Handle>>,
     rdma_seq: u64,
+    /// The 8 local bytes the atomics return the old value into (registered through the
+    /// cache at first use, so later atomics hit).
+    atomic_buf: Box<u64>,
     pin_warned: bool,
     counters: Counters,
 }
@@ -76,6 +80,8 @@ pub struct Counters {
     /// One-sided puts (RDMA WRITE).
     pub rdma_writes: u64,
     pub rdma_bytes: u64,
+    /// Verbs atomics posted (fetch-and-add and compare-and-swap).
+    pub atomics: u64,
     /// Rendezvous that fell back to bounce buffers because a buffer could not be registered.
     pub unpinnable: u64,
 }
@@ -137,6 +143,7 @@ impl IbTransport {
             stash: VecDeque::new(),
             exposed: HashMap::new(),
             rdma_seq: 0,
+            atomic_buf: Box::new(0),
             pin_warned: false,
             counters: Counters::default(),
             params,

@@ -161,6 +161,24 @@ impl IbTransport {
         self.dev
             .post_send(qpn, wr)
             .map_err(|e| IbError::new(FailClass::PeerLost, format!("btl ib: {what}: {e}")))?;
+        self.wait_one(wr_id, want, &what)?;
+        if write {
+            self.counters.rdma_writes += 1;
+        } else {
+            self.counters.rdma_reads += 1;
+        }
+        self.counters.rdma_bytes += len as u64;
+        Ok(())
+    }
+
+    /// Waits for the completion of the one-sided request `wr_id` (others are stashed for the
+    /// next poll).
+    pub(super) fn wait_one(
+        &mut self,
+        wr_id: u64,
+        want: WcOpcode,
+        what: &str,
+    ) -> Result<(), IbError> {
         let mut wcs = Vec::new();
         loop {
             wcs.clear();
@@ -178,14 +196,8 @@ impl IbTransport {
             }
             if let Some(wc) = done {
                 if wc.status != WcStatus::Success || wc.opcode != want {
-                    return Err(IbError::from_wc(&wc, &what));
+                    return Err(IbError::from_wc(&wc, what));
                 }
-                if write {
-                    self.counters.rdma_writes += 1;
-                } else {
-                    self.counters.rdma_reads += 1;
-                }
-                self.counters.rdma_bytes += len as u64;
                 return Ok(());
             }
         }

@@ -1,5 +1,6 @@
 //! The verbs interface the transport is written against: the subset of libibverbs it needs
-//! (one device context with one PD and one CQ, RC QPs, MRs, send/recv, RDMA READ/WRITE), as
+//! (one device context with one PD and one CQ, RC QPs, MRs, send/recv, RDMA READ/WRITE and
+//! the two 8-byte atomics), as
 //! a trait with two providers:
 //! - [`soft`]: processes on one machine, with the semantics of RC kept (in order, exactly once,
 //!   keys/bounds/access checked on every access, error completions), so the protocol and the
@@ -23,8 +24,10 @@ impl Access {
     pub const LOCAL_WRITE: Access = Access(1);
     pub const REMOTE_WRITE: Access = Access(2);
     pub const REMOTE_READ: Access = Access(4);
-    /// Everything the transport ever asks for: one registration serves sends, gets and puts.
-    pub const ALL: Access = Access(1 | 2 | 4);
+    pub const REMOTE_ATOMIC: Access = Access(8);
+    /// Everything the transport ever asks for: one registration serves sends, gets, puts and
+    /// atomics.
+    pub const ALL: Access = Access(1 | 2 | 4 | 8);
 
     pub fn contains(self, other: Access) -> bool {
         self.0 & other.0 == other.0
@@ -104,6 +107,25 @@ pub enum SendWr {
         remote_addr: u64,
         rkey: u32,
     },
+    /// `IBV_WR_ATOMIC_FETCH_AND_ADD`: adds `add` to the 8-byte aligned word at `remote_addr`
+    /// (region `rkey`, REMOTE_ATOMIC); the old value lands in `local` (8 bytes).
+    AtomicFetchAdd {
+        wr_id: u64,
+        local: Sge,
+        remote_addr: u64,
+        rkey: u32,
+        add: u64,
+    },
+    /// `IBV_WR_ATOMIC_CMP_AND_SWP`: stores `swap` at the word if it equals `compare`; the old
+    /// value lands in `local` (8 bytes).
+    AtomicCmpSwap {
+        wr_id: u64,
+        local: Sge,
+        remote_addr: u64,
+        rkey: u32,
+        compare: u64,
+        swap: u64,
+    },
 }
 
 impl SendWr {
@@ -111,7 +133,27 @@ impl SendWr {
         match *self {
             SendWr::Send { wr_id, .. }
             | SendWr::RdmaRead { wr_id, .. }
-            | SendWr::RdmaWrite { wr_id, .. } => wr_id,
+            | SendWr::RdmaWrite { wr_id, .. }
+            | SendWr::AtomicFetchAdd { wr_id, .. }
+            | SendWr::AtomicCmpSwap { wr_id, .. } => wr_id,
+        }
+    }
+}
+
+/// An 8-byte atomic, as the two verbs define them (values in host byte order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    FetchAdd(u64),
+    CmpSwap { compare: u64, swap: u64 },
+}
+
+impl AtomicOp {
+    /// The new value of a word that held `old`.
+    pub fn apply(self, old: u64) -> u64 {
+        match self {
+            AtomicOp::FetchAdd(a) => old.wrapping_add(a),
+            AtomicOp::CmpSwap { compare, swap } if old == compare => swap,
+            AtomicOp::CmpSwap { .. } => old,
         }
     }
 }
@@ -121,6 +163,8 @@ pub enum WcOpcode {
     Send,
     RdmaRead,
     RdmaWrite,
+    FetchAdd,
+    CompSwap,
     Recv,
 }
 
@@ -210,6 +254,20 @@ pub trait Device {
     fn poll_cq(&mut self, out: &mut Vec<Wc>, max: usize) -> usize;
     /// Orderly close: the peer sees a disconnect, not a failure.
     fn destroy_qp(&mut self, qpn: Qpn) -> Result<(), VerbsError>;
+    /// Whether the atomics work and `atomic_local` is atomic with respect to them: then an
+    /// 8-byte word of this process's own registered memory can be shared by atomics from
+    /// peers and from this process alike.
+    fn atomics(&self) -> bool {
+        false
+    }
+    /// `op` on the 8-byte aligned word at `addr` of this process, atomic with respect to the
+    /// atomics peers post at it; the old value.
+    fn atomic_local(&mut self, _addr: usize, _op: AtomicOp) -> Result<u64, VerbsError> {
+        Err(VerbsError(format!(
+            "{}: no local atomics coherent with the device's",
+            self.name()
+        )))
+    }
 }
 
 /// Which provider `open` uses (`--mca btl_ib_device auto|soft|verbs`).

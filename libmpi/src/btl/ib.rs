@@ -112,6 +112,32 @@ impl Btl for IbBtl {
         }
     }
 
+    fn atomics(&self) -> bool {
+        self.transport.atomics()
+    }
+
+    fn atomic(
+        &mut self,
+        peer: Option<usize>,
+        remote: usize,
+        key: u64,
+        op: btl_ib::verbs::AtomicOp,
+    ) -> Result<u64, GetError> {
+        let r = match peer {
+            Some(p) => self.transport.atomic(p, remote as u64, key, op),
+            None => self.transport.atomic_local(remote, op),
+        };
+        r.map_err(|f| match f {
+            GetFailure::Unsupported(why) => GetError::Unsupported(why),
+            GetFailure::Failed(e) => {
+                say(&format!("rmpi: rank {}: {}\n", self.rank, e.message));
+                GetError::Failed {
+                    class: class_of(e.class),
+                }
+            }
+        })
+    }
+
     fn expose(&mut self, peer: usize, addr: usize, len: usize) -> Option<u64> {
         self.transport.expose(peer, addr, len)
     }
@@ -131,7 +157,7 @@ impl Drop for IbBtl {
             let c = self.transport.counters();
             eprintln!(
                 "rmpi: rank {}: btl ib ({}): {} fragments sent, {} received ({} credit-only), \
-                 {} RDMA reads, {} RDMA writes ({} bytes), {} unregistrable buffers",
+                 {} RDMA reads, {} RDMA writes ({} bytes), {} atomics, {} unregistrable buffers",
                 self.rank,
                 self.transport.device_name(),
                 c.sends,
@@ -140,6 +166,7 @@ impl Drop for IbBtl {
                 c.rdma_reads,
                 c.rdma_writes,
                 c.rdma_bytes,
+                c.atomics,
                 c.unpinnable
             );
             let cache = match self.transport.rcache_enabled() {

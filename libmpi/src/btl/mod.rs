@@ -88,6 +88,24 @@ pub trait Btl {
     ) -> Result<(), GetError> {
         Err(GetError::Unsupported("no keyed single-copy write".into()))
     }
+    /// Whether `atomic` works, for this process's own memory too (ib with a device whose
+    /// local atomics are coherent with its remote ones).
+    fn atomics(&self) -> bool {
+        false
+    }
+    /// One-sided 8-byte atomic: `op` on the aligned word at `remote` in the peer's memory,
+    /// exposed under `key` (ib: a verbs FETCH_AND_ADD / CMP_AND_SWP), or with `peer` None on
+    /// this process's own word at `remote`, atomic with respect to the peers'; the old value,
+    /// complete when it returns.
+    fn atomic(
+        &mut self,
+        _peer: Option<usize>,
+        _remote: usize,
+        _key: u64,
+        _op: btl_ib::verbs::AtomicOp,
+    ) -> Result<u64, GetError> {
+        Err(GetError::Unsupported("no one-sided atomics".into()))
+    }
     /// This process's "waiting in MPI" word that peers read (see `can_put_to_waiting`), if the
     /// transport has one; valid as long as the transport lives.
     fn waiting_word(&self) -> Option<*const std::sync::atomic::AtomicU32> {

@@ -17,6 +17,7 @@
 pub mod direct;
 pub mod ops;
 pub mod rdma;
+pub mod rdma_atomic;
 pub mod shm;
 pub mod sync;
 mod target;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::wire::{self, Hdr};
-use super::{direct, rdma, with_win, Window, FLAVOR_DYNAMIC};
+use super::{direct, rdma, rdma_atomic, with_win, Window, FLAVOR_DYNAMIC};
 use crate::datatype::{Datatype, Layout, Msg};
 use crate::error::{err, ErrorClass, Result};
 use crate::pml::{ReqId, Started};
@@ -174,6 +174,25 @@ pub fn accumulate(
         if let Some(d) = &w.direct {
             return direct::accumulate(d, Some(&origin), None, t.rank, &b, total, op, dt);
         }
+        if let Some(r) = w
+            .rdma
+            .as_ref()
+            .filter(|r| rdma_atomic::takes(r, Some(dt.handle), t.rank, &b))
+        {
+            let (world, me) = (&w.world, w.rank);
+            return rdma_atomic::accumulate(
+                rt,
+                r,
+                world,
+                me,
+                Some(&origin),
+                None,
+                t.rank,
+                &b,
+                op,
+                dt,
+            );
+        }
         let h = Hdr {
             arg: op as u64,
             dt: dt.handle as u64,
@@ -267,6 +286,16 @@ pub fn get_accumulate(
             direct::accumulate(d, o, Some(&result), t.rank, &b, total, op, dt)?;
             return Ok(None);
         }
+        if let Some(r) = w
+            .rdma
+            .as_ref()
+            .filter(|r| rdma_atomic::takes(r, Some(dt.handle), t.rank, &b))
+        {
+            let o = (!no_op).then_some(&origin);
+            let (world, me) = (&w.world, w.rank);
+            rdma_atomic::accumulate(rt, r, world, me, o, Some(&result), t.rank, &b, op, dt)?;
+            return Ok(None);
+        }
         let h = Hdr {
             arg: op as u64,
             dt: dt.handle as u64,
@@ -292,6 +321,16 @@ pub fn compare_and_swap(
         same_size(result.len, total)?;
         if let Some(d) = &w.direct {
             return direct::compare_and_swap(d, &origin, &compare, &result, t.rank, &b, total);
+        }
+        if let Some(r) = w
+            .rdma
+            .as_ref()
+            .filter(|r| b.len() == 1 && rdma_atomic::takes(r, t.layout.basic_type(), t.rank, &b))
+        {
+            let (world, me, off) = (&w.world, w.rank, b[0].0);
+            return rdma_atomic::compare_and_swap(
+                rt, r, world, me, &origin, &compare, &result, t.rank, off,
+            );
         }
         let r = with_reply(
             rt,

@@ -2,9 +2,11 @@
 //! window memory through the transport's registration cache (`Pml::expose_to`, the rendezvous'
 //! path) and sends every peer its key; a put or get of a few contiguous target blocks is then
 //! one RDMA WRITE or READ per block, complete when the call returns, with no target
-//! involvement. Everything else (accumulates, whose atomicity needs the target with no verbs
-//! atomics in the providers; locks; many-block layouts; this rank itself) stays on the message
-//! path, and so do all of a window's accumulates: the two never mix on one location.
+//! involvement. When every member's transport has atomics (`Btl::atomics`: the soft provider),
+//! the window also takes every accumulate-family operation on aligned 8-byte elements by
+//! verbs atomics (`osc/rdma_atomic.rs`), this rank's own window included, so those never meet
+//! a message-based accumulate. Everything else (other accumulates, applied by the target;
+//! locks; many-block layouts; puts and gets on this rank itself) stays on the message path.
 
 use super::allgather;
 use crate::btl::GetError;
@@ -25,6 +27,10 @@ pub struct Rdma {
     exposed: Vec<usize>,
     base: usize,
     size: usize,
+    /// Whether aligned 8-byte accumulates go by verbs atomics (every member agreed).
+    pub atomics: bool,
+    /// The world rank of another member: the transport that does this rank's own atomics.
+    pub via: usize,
 }
 
 /// Register this rank's `[base, base + size)` for every other member (all reached through
@@ -47,7 +53,12 @@ pub fn setup(
     if !all_ib || n < 2 {
         return Ok(None);
     }
-    let mut mine = vec![1u64, base as u64];
+    // Bit 0: registered for every peer; bit 1: every peer's transport has atomics.
+    let atomics = world
+        .iter()
+        .enumerate()
+        .all(|(r, &w)| r == me || rt.pml.atomics_to(w));
+    let mut mine = vec![1u64 | (atomics as u64) << 1, base as u64];
     let mut exposed = Vec::new();
     for (r, &w) in world.iter().enumerate() {
         let key = if r == me || size == 0 {
@@ -59,7 +70,7 @@ pub fn setup(
                     k
                 }
                 None => {
-                    mine[0] = 0;
+                    mine[0] &= !1;
                     0
                 }
             }
@@ -73,8 +84,10 @@ pub fn setup(
         exposed,
         base,
         size,
+        atomics: words.iter().all(|w| w[0] & 2 != 0),
+        via: world[if me == 0 { 1 } else { 0 }],
     };
-    if words.iter().any(|w| w[0] == 0) {
+    if words.iter().any(|w| w[0] & 1 == 0) {
         r.release(rt);
         return Ok(None);
     }
@@ -92,6 +105,11 @@ impl Rdma {
     /// Whether an operation on `rank` with these target blocks goes by RDMA.
     pub fn takes(&self, rank: i32, me: i32, blocks: &[(i64, u64)]) -> bool {
         rank != me && blocks.len() <= MAX_BLOCKS && self.keys[rank as usize] != 0
+    }
+
+    /// `rank`'s window base address and key (0 for this rank).
+    pub fn remote(&self, rank: i32) -> (usize, u64) {
+        (self.bases[rank as usize], self.keys[rank as usize])
     }
 }
 

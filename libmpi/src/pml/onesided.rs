@@ -42,4 +42,28 @@ impl Pml {
         let ep = self.st.endpoints[world];
         self.btls[ep.btl].write(ep.peer, remote, key, local)
     }
+
+    /// Whether the transport reaching world rank `world` does one-sided atomics.
+    pub fn atomics_to(&self, world: usize) -> bool {
+        self.st
+            .endpoints
+            .get(world)
+            .is_some_and(|ep| self.btls[ep.btl].atomics())
+    }
+
+    /// 8-byte atomic `op` at `remote` in world rank `world`, exposed under `key`; with `mine`,
+    /// on this process's own word at `remote` instead, through the same transport (so that it
+    /// is atomic with respect to the peers' atomics). The old value.
+    pub fn atomic_exposed(
+        &mut self,
+        world: usize,
+        mine: bool,
+        remote: usize,
+        key: u64,
+        op: btl_ib::verbs::AtomicOp,
+    ) -> Result<u64, GetError> {
+        let ep = self.st.endpoints[world];
+        let peer = (!mine).then_some(ep.peer);
+        self.btls[ep.btl].atomic(peer, remote, key, op)
+    }
 }

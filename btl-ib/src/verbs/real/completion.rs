@@ -41,12 +41,14 @@ pub fn map_status(raw: u32, vendor_err: u32) -> (WcStatus, Option<String>) {
 }
 
 /// Maps a raw `ibv_wc_opcode` (meaningful on successful completions only); None for
-/// operations this transport never posts (atomics, binds, tag matching...).
+/// operations this transport never posts (binds, tag matching...).
 pub fn map_opcode(raw: u32) -> Option<WcOpcode> {
     match raw {
         op::IBV_WC_SEND => Some(WcOpcode::Send),
         op::IBV_WC_RDMA_WRITE => Some(WcOpcode::RdmaWrite),
         op::IBV_WC_RDMA_READ => Some(WcOpcode::RdmaRead),
+        op::IBV_WC_FETCH_ADD => Some(WcOpcode::FetchAdd),
+        op::IBV_WC_COMP_SWAP => Some(WcOpcode::CompSwap),
         op::IBV_WC_RECV | op::IBV_WC_RECV_RDMA_WITH_IMM => Some(WcOpcode::Recv),
         _ => None,
     }
@@ -169,12 +171,14 @@ mod tests {
         assert_eq!(map_opcode(op::IBV_WC_SEND), Some(WcOpcode::Send));
         assert_eq!(map_opcode(op::IBV_WC_RDMA_WRITE), Some(WcOpcode::RdmaWrite));
         assert_eq!(map_opcode(op::IBV_WC_RDMA_READ), Some(WcOpcode::RdmaRead));
+        assert_eq!(map_opcode(op::IBV_WC_FETCH_ADD), Some(WcOpcode::FetchAdd));
+        assert_eq!(map_opcode(op::IBV_WC_COMP_SWAP), Some(WcOpcode::CompSwap));
         assert_eq!(map_opcode(op::IBV_WC_RECV), Some(WcOpcode::Recv));
         assert_eq!(
             map_opcode(op::IBV_WC_RECV_RDMA_WITH_IMM),
             Some(WcOpcode::Recv)
         );
-        assert_eq!(map_opcode(op::IBV_WC_COMP_SWAP), None);
+        assert_eq!(map_opcode(op::IBV_WC_BIND_MW), None);
         assert_eq!(map_opcode(op::IBV_WC_TM_RECV), None);
     }
 

@@ -15,6 +15,17 @@ pub fn sge(s: Sge) -> Result<ibv_sge, String> {
     })
 }
 
+/// The atomics return the old 8-byte value into exactly 8 local bytes.
+fn atomic_sge(s: Sge) -> Result<(), String> {
+    if s.len != 8 {
+        return Err(format!(
+            "atomic with a {}-byte local buffer (must be 8)",
+            s.len
+        ));
+    }
+    Ok(())
+}
+
 /// A signaled send-queue request for `wr` with `wr_id` (our token), its local sge and the
 /// completion opcode it will produce; `sg_list` is left NULL for the caller.
 pub fn send_wr(
@@ -60,6 +71,41 @@ pub fn send_wr(
             w.opcode = ibv_wr_opcode::IBV_WR_RDMA_WRITE;
             w.wr.rdma = rdma_t { remote_addr, rkey };
             (local, WcOpcode::RdmaWrite)
+        }
+        SendWr::AtomicFetchAdd {
+            local,
+            remote_addr,
+            rkey,
+            add,
+            ..
+        } => {
+            atomic_sge(local)?;
+            w.opcode = ibv_wr_opcode::IBV_WR_ATOMIC_FETCH_AND_ADD;
+            w.wr.atomic = atomic_t {
+                remote_addr,
+                compare_add: add,
+                swap: 0,
+                rkey,
+            };
+            (local, WcOpcode::FetchAdd)
+        }
+        SendWr::AtomicCmpSwap {
+            local,
+            remote_addr,
+            rkey,
+            compare,
+            swap,
+            ..
+        } => {
+            atomic_sge(local)?;
+            w.opcode = ibv_wr_opcode::IBV_WR_ATOMIC_CMP_AND_SWP;
+            w.wr.atomic = atomic_t {
+                remote_addr,
+                compare_add: compare,
+                swap,
+                rkey,
+            };
+            (local, WcOpcode::CompSwap)
         }
     };
     let sg = sge(local)?;
@@ -142,6 +188,46 @@ mod tests {
             let r = unsafe { w.wr.rdma };
             assert_eq!((r.remote_addr, r.rkey), (0xdead_0000, 0x42));
         }
+    }
+
+    #[test]
+    fn atomic_requests_carry_operands() {
+        let l8 = Sge { len: 8, ..S };
+        let fa = SendWr::AtomicFetchAdd {
+            wr_id: 1,
+            local: l8,
+            remote_addr: 0x1008,
+            rkey: 9,
+            add: 5,
+        };
+        let (w, _, op) = send_wr(&fa, 2, 1).unwrap();
+        assert_eq!(op, WcOpcode::FetchAdd);
+        assert_eq!(w.opcode, ibv_wr_opcode::IBV_WR_ATOMIC_FETCH_AND_ADD);
+        // SAFETY: the atomic view is the one written for this opcode.
+        let a = unsafe { w.wr.atomic };
+        assert_eq!((a.remote_addr, a.compare_add, a.rkey), (0x1008, 5, 9));
+        let cs = SendWr::AtomicCmpSwap {
+            wr_id: 1,
+            local: l8,
+            remote_addr: 0x1010,
+            rkey: 9,
+            compare: 3,
+            swap: 4,
+        };
+        let (w, _, op) = send_wr(&cs, 2, 1).unwrap();
+        assert_eq!(op, WcOpcode::CompSwap);
+        assert_eq!(w.opcode, ibv_wr_opcode::IBV_WR_ATOMIC_CMP_AND_SWP);
+        // SAFETY: as above.
+        let a = unsafe { w.wr.atomic };
+        assert_eq!((a.compare_add, a.swap), (3, 4));
+        let bad = SendWr::AtomicFetchAdd {
+            local: S,
+            wr_id: 1,
+            remote_addr: 0,
+            rkey: 0,
+            add: 0,
+        };
+        assert!(send_wr(&bad, 1, 1).err().unwrap().contains("must be 8"));
     }
 
     #[test]

@@ -33,6 +33,7 @@ fn access_rw() -> u32 {
     (ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0)
         | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE.0
         | ibv_access_flags::IBV_ACCESS_REMOTE_READ.0
+        | ibv_access_flags::IBV_ACCESS_REMOTE_ATOMIC.0
 }
 
 /// RESET→INIT: port, P_Key index 0, remote reads and writes allowed (the MRs still decide).
@@ -207,7 +208,7 @@ mod tests {
         let (a, mk) = init_attr(2);
         assert_eq!(a.qp_state, ibv_qp_state::IBV_QPS_INIT);
         assert_eq!(a.port_num, 2);
-        assert_eq!(a.qp_access_flags, 1 | 2 | 4);
+        assert_eq!(a.qp_access_flags, 1 | 2 | 4 | 8);
         assert!(has(mk, ibv_qp_attr_mask::IBV_QP_ACCESS_FLAGS));
         assert!(has(mk, ibv_qp_attr_mask::IBV_QP_PORT));
         assert!(!has(mk, ibv_qp_attr_mask::IBV_QP_AV));

@@ -1,6 +1,7 @@
 //! The software verbs provider: RC semantics between processes on one machine, without RDMA
 //! hardware. Sends/receives travel over one SOCK_SEQPACKET unix socket per QP pair (abstract
-//! namespace), RDMA READ/WRITE are process_vm_readv/writev against the peer's MR table, and
+//! namespace), RDMA READ/WRITE are process_vm_readv/writev against the peer's MR table, the
+//! atomics the same under a per-word lock in the target's lock file ([`atomic`]), and
 //! registrations pin for real (mlock, counted against RLIMIT_MEMLOCK). Pages are compared with
 //! those recorded at registration on every access, to catch memory freed while registered.
 //!
@@ -8,10 +9,11 @@
 //! [`pagemap`] (PFNs), [`rdma`] (one-sided transfers), `conn` (dial/accept/hello), `progress` (the work done in poll_cq).
 
 use super::*;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+mod atomic;
 mod conn;
 mod mr;
 mod pagemap;
@@ -49,6 +51,11 @@ pub struct SoftDevice {
     pending: Vec<Pending>,
     cq: VecDeque<Wc>,
     ready: Vec<u64>,
+    /// This device's atomics lock file, and whether peers can open it (procfs).
+    lock_file: OwnedFd,
+    atomics: bool,
+    /// Peers' lock files by (pid, fd), opened at their first atomic.
+    peer_locks: HashMap<(u32, u32), OwnedFd>,
 }
 
 impl SoftDevice {
@@ -75,6 +82,9 @@ impl SoftDevice {
         let detect = pagemap
             .read(pid, mrs.table_addr() as usize / mrs.page(), 1)
             .is_ok_and(|p| pagemap::pfns_visible(&p) && p[0] != 0);
+        let lock_file = atomic::create_lock_file().map_err(|e| err("memfd_create", e))?;
+        // Peers open it through procfs: if we cannot, neither can they.
+        let atomics = atomic::open_lock_file(pid, lock_file.as_raw_fd() as u32).is_ok();
         Ok(SoftDevice {
             pid,
             name,
@@ -88,6 +98,9 @@ impl SoftDevice {
             pending: Vec::new(),
             cq: VecDeque::new(),
             ready: Vec::new(),
+            lock_file,
+            atomics,
+            peer_locks: HashMap::new(),
         })
     }
 
@@ -107,6 +120,7 @@ impl SoftDevice {
             pid: self.pid,
             table: self.mrs.table_addr(),
             cap: mr::TABLE_CAP as u32,
+            lock_fd: self.lock_file.as_raw_fd() as u32,
             name: self.name.clone(),
         }
     }
@@ -129,6 +143,8 @@ fn send_opcode(wr: &SendWr) -> WcOpcode {
         SendWr::Send { .. } => WcOpcode::Send,
         SendWr::RdmaRead { .. } => WcOpcode::RdmaRead,
         SendWr::RdmaWrite { .. } => WcOpcode::RdmaWrite,
+        SendWr::AtomicFetchAdd { .. } => WcOpcode::FetchAdd,
+        SendWr::AtomicCmpSwap { .. } => WcOpcode::CompSwap,
     }
 }
 
@@ -263,6 +279,22 @@ impl Device for SoftDevice {
             self.cq.push_back(flush_wc(qpn, id, WcOpcode::Recv, why));
         }
         Ok(())
+    }
+
+    fn atomics(&self) -> bool {
+        self.atomics
+    }
+
+    fn atomic_local(&mut self, addr: usize, op: AtomicOp) -> Result<u64, VerbsError> {
+        if !addr.is_multiple_of(8) || addr == 0 {
+            return Err(VerbsError(format!(
+                "soft verbs: local atomic at {addr:#x}: not an aligned 8-byte word"
+            )));
+        }
+        // SAFETY: aligned and non-null; the caller names a word of its own memory (the
+        // transport's contract: its registered window).
+        unsafe { atomic::local(&self.lock_file, addr, op) }
+            .map_err(|e| VerbsError(format!("soft verbs: local atomic lock: {e}")))
     }
 }
 

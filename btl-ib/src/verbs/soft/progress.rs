@@ -2,8 +2,8 @@
 //! order, receive into posted WQEs, and move QPs to the error state.
 
 use super::qp::{self, Qp, HDR_LEN, OP_DISCONNECT, OP_HELLO, OP_SEND};
-use super::{flush_wc, rdma, send_opcode, sock, SoftDevice, LISTENER};
-use crate::verbs::{Access, Qpn, SendWr, Wc, WcOpcode, WcStatus};
+use super::{atomic, flush_wc, rdma, send_opcode, sock, SoftDevice, LISTENER};
+use crate::verbs::{Access, AtomicOp, Qpn, SendWr, Wc, WcOpcode, WcStatus};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -165,6 +165,27 @@ impl SoftDevice {
                     rkey,
                     ..
                 } => self.rdma(&peer, local, remote_addr, rkey, true),
+                SendWr::AtomicFetchAdd {
+                    local,
+                    remote_addr,
+                    rkey,
+                    add,
+                    ..
+                } => self.atomic(&peer, local, remote_addr, rkey, AtomicOp::FetchAdd(add)),
+                SendWr::AtomicCmpSwap {
+                    local,
+                    remote_addr,
+                    rkey,
+                    compare,
+                    swap,
+                    ..
+                } => self.atomic(
+                    &peer,
+                    local,
+                    remote_addr,
+                    rkey,
+                    AtomicOp::CmpSwap { compare, swap },
+                ),
             };
             let q = self.qps.get_mut(&qpn).unwrap();
             q.sq.pop_front();
@@ -230,6 +251,58 @@ impl SoftDevice {
         };
         r.map(|()| local.len)
             .map_err(|e| rdma::transfer_fail(peer.pid, e))
+    }
+
+    /// An 8-byte atomic at `raddr` in the peer; the old value into `local`.
+    fn atomic(
+        &mut self,
+        peer: &rdma::Peer,
+        local: crate::verbs::Sge,
+        raddr: u64,
+        rkey: u32,
+        op: AtomicOp,
+    ) -> Result<usize, (WcStatus, String)> {
+        if local.len != 8 {
+            return Err((
+                WcStatus::LocLenErr,
+                format!("atomic with a {}-byte local buffer (must be 8)", local.len),
+            ));
+        }
+        self.mrs
+            .check_local(&local, Access::LOCAL_WRITE, &mut self.pagemap, self.detect)?;
+        if !raddr.is_multiple_of(8) {
+            return Err((
+                WcStatus::RemInvReqErr,
+                format!("atomic at {raddr:#x}: not 8-byte aligned"),
+            ));
+        }
+        let page = self.mrs.page();
+        rdma::check_remote(
+            peer,
+            rkey,
+            (raddr, 8),
+            Access::REMOTE_ATOMIC,
+            &mut self.pagemap,
+            self.detect,
+            page,
+        )?;
+        let key = (peer.pid, peer.lock_fd);
+        let lock_file = match self.peer_locks.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let f = atomic::open_lock_file(peer.pid, peer.lock_fd).map_err(|e| {
+                    (
+                        WcStatus::RemAccessErr,
+                        format!("atomics lock file of pid {}: {e}", peer.pid),
+                    )
+                })?;
+                v.insert(f)
+            }
+        };
+        let old = atomic::remote(lock_file, peer.pid, raddr, op)?;
+        // SAFETY: `check_local` found the 8 bytes inside a live local region with LOCAL_WRITE.
+        unsafe { (local.addr as *mut u64).write_unaligned(old) };
+        Ok(8)
     }
 
     /// Receives into posted WQEs while messages are there; notices disconnects and deaths.

@@ -42,16 +42,17 @@ pub fn parse_hello(m: &[u8]) -> Option<(u32, Qpn, Qpn)> {
 }
 
 const MAGIC: &[u8; 4] = b"RMSV";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
-/// magic, version, pid, table address, capacity, name length, name.
+/// magic, version, pid, table address, capacity, atomics lock fd, name length, name.
 pub fn encode_address(p: &Peer) -> Vec<u8> {
-    let mut v = Vec::with_capacity(22 + p.name.len());
+    let mut v = Vec::with_capacity(26 + p.name.len());
     v.extend_from_slice(MAGIC);
     v.push(VERSION);
     v.extend_from_slice(&p.pid.to_le_bytes());
     v.extend_from_slice(&p.table.to_le_bytes());
     v.extend_from_slice(&p.cap.to_le_bytes());
+    v.extend_from_slice(&p.lock_fd.to_le_bytes());
     v.push(p.name.len() as u8);
     v.extend_from_slice(&p.name);
     v
@@ -64,7 +65,7 @@ pub fn decode_address(a: &[u8]) -> Result<Peer, VerbsError> {
             a.len()
         )))
     };
-    if a.len() < 22 || &a[..4] != MAGIC {
+    if a.len() < 26 || &a[..4] != MAGIC {
         return bad("not a soft-provider address (wrong magic or too short)");
     }
     if a[4] != VERSION {
@@ -76,15 +77,17 @@ pub fn decode_address(a: &[u8]) -> Result<Peer, VerbsError> {
     let pid = u32::from_le_bytes(a[5..9].try_into().unwrap());
     let table = u64::from_le_bytes(a[9..17].try_into().unwrap());
     let cap = u32::from_le_bytes(a[17..21].try_into().unwrap());
-    let n = a[21] as usize;
-    if a.len() != 22 + n || n == 0 || pid == 0 || table == 0 || cap == 0 {
+    let lock_fd = u32::from_le_bytes(a[21..25].try_into().unwrap());
+    let n = a[25] as usize;
+    if a.len() != 26 + n || n == 0 || pid == 0 || table == 0 || cap == 0 {
         return bad("inconsistent fields");
     }
     Ok(Peer {
         pid,
         table,
         cap,
-        name: a[22..].to_vec(),
+        lock_fd,
+        name: a[26..].to_vec(),
     })
 }
 

@@ -57,6 +57,8 @@ pub struct Peer {
     pub pid: u32,
     pub table: u64,
     pub cap: u32,
+    /// Its atomics lock file (`atomic.rs`).
+    pub lock_fd: u32,
     pub name: Vec<u8>,
 }
 
@@ -122,6 +124,8 @@ pub fn check_remote(
         if !access.contains(need) {
             let right = if need == Access::REMOTE_READ {
                 "REMOTE_READ"
+            } else if need == Access::REMOTE_ATOMIC {
+                "REMOTE_ATOMIC"
             } else {
                 "REMOTE_WRITE"
             };
