@@ -79,6 +79,9 @@ int main(int argc, char **argv) {
     CHECK(sz == 2, "match_size integer 2 gave size %d", sz);
     MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &m);
     CHECK(m == MPI_DOUBLE_INT, "value_index double,int");
+    /* No predefined pair: MPI_DATATYPE_NULL (mpi4py's testGetValueIndex). */
+    MPI_Type_get_value_index(MPI_INT, MPI_FLOAT, &m);
+    CHECK(m == MPI_DATATYPE_NULL, "value_index int,float is not MPI_DATATYPE_NULL");
 
     /* Attributes: copied by dup through the callback, deleted on delete_attr and free. */
     int key;
