@@ -284,8 +284,11 @@ impl<T> Span<T> {
 /// runs once, a non-blocking one starts, and a persistent one (`persistent_coll`) keeps.
 pub(super) struct Plan {
     pub(super) red: Option<Red>,
-    pub(super) build: Box<dyn FnOnce(&mut Builder) -> Result<()>>,
+    pub(super) build: Build,
 }
+
+/// A schedule builder, run once.
+pub(super) type Build = Box<dyn FnOnce(&mut Builder) -> Result<()>>;
 
 impl Plan {
     pub(super) fn new(

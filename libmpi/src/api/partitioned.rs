@@ -102,7 +102,7 @@ impl<T> Part<'_, T> {
 impl Communicator {
     /// The buffer in `parts` equal partitions: (span, bytes per partition).
     fn partitions<T: Equivalence>(buf: &mut [T], parts: usize) -> Result<(Span<T>, usize)> {
-        if parts == 0 || buf.len() % parts != 0 {
+        if buf.len().checked_rem(parts) != Some(0) {
             return Err(Error::new(
                 ErrorClass::Count,
                 format!(

@@ -53,7 +53,7 @@ fn main() {
                 fill(&mut sq, k);
                 sq.pready(k).expect("pready");
             }
-            let e = sq.partition_mut(5).err().expect("a ready partition");
+            let e = sq.partition_mut(5).expect_err("a ready partition");
             assert_eq!(e.class, ErrorClass::Request);
             for k in 0..=1 {
                 fill(&mut sq, k);
@@ -67,8 +67,8 @@ fn main() {
             let rper = LEN / RECV_PARTS;
             let mut seen = [false; RECV_PARTS];
             while seen.iter().any(|s| !s) {
-                for k in 0..RECV_PARTS {
-                    if !seen[k] && rq.parrived(k).expect("parrived") {
+                for (k, seen) in seen.iter_mut().enumerate() {
+                    if !*seen && rq.parrived(k).expect("parrived") {
                         let part = rq.partition(k).expect("an arrived partition");
                         for (i, &v) in part.iter().enumerate() {
                             assert_eq!(
@@ -77,7 +77,7 @@ fn main() {
                                 "round {round}: receive partition {k}, element {i}"
                             );
                         }
-                        seen[k] = true;
+                        *seen = true;
                     }
                 }
             }
@@ -89,9 +89,9 @@ fn main() {
                 assert_eq!(v, val(prev, round, j), "round {round}: element {j}");
             }
         }
-        let e = rq.parrived(RECV_PARTS).err().expect("out of range");
+        let e = rq.parrived(RECV_PARTS).expect_err("out of range");
         assert_eq!(e.class, ErrorClass::Arg);
-        let e = sq.pready(SEND_PARTS).err().expect("out of range");
+        let e = sq.pready(SEND_PARTS).expect_err("out of range");
         assert_eq!(e.class, ErrorClass::Arg);
     });
 

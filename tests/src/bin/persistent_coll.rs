@@ -144,9 +144,9 @@ fn intra(world: &Communicator) {
         }
         // A buffer is the library's while its run is active.
         a.start().expect("start");
-        let e = a.send_buffer().err().expect("send_buffer while active");
+        let e = a.send_buffer().expect_err("send_buffer while active");
         assert_eq!(e.class, ErrorClass::Request);
-        let e = a.start().err().expect("start while active");
+        let e = a.start().expect_err("start while active");
         assert_eq!(e.class, ErrorClass::Request);
         a.wait().expect("wait");
         // Left active on purpose: the drop completes it.
