@@ -382,6 +382,8 @@ impl Communicator {
     }
 
     /// Broadcast `buf` from `root` to every rank.
+    ///
+    /// MPI_Bcast, on intra- and intercommunicators (`coll_inter`).
     pub fn broadcast<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
         if self.is_inter() {
             return self.run_plan(coll_inter::broadcast(self, Span::of_mut(buf), root)?);
@@ -395,6 +397,8 @@ impl Communicator {
     }
 
     /// Reduce every rank's `send` into `recv` at `root` (`recv` is ignored elsewhere).
+    ///
+    /// MPI_Reduce, on intra- and intercommunicators (`coll_inter`).
     pub fn reduce<'f, T: Equivalence>(
         &self,
         send: &[T],
@@ -429,6 +433,8 @@ impl Communicator {
 
     /// Reduce with the root's input and result both in `buf` (MPI_IN_PLACE at the root;
     /// elsewhere `buf` is the input).
+    ///
+    /// MPI_Reduce with MPI_IN_PLACE; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn reduce_in_place<'f, T: Equivalence>(
         &self,
         buf: &mut [T],
@@ -449,6 +455,8 @@ impl Communicator {
     }
 
     /// Reduce everyone's `send` into every rank's `recv`.
+    ///
+    /// MPI_Allreduce, on intra- and intercommunicators (`coll_inter`).
     pub fn all_reduce<'f, T: Equivalence>(
         &self,
         send: &[T],
@@ -475,6 +483,8 @@ impl Communicator {
     }
 
     /// All-reduce with input and result in `buf` (MPI_IN_PLACE).
+    ///
+    /// MPI_Allreduce with MPI_IN_PLACE; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn all_reduce_in_place<'f, T: Equivalence>(
         &self,
         buf: &mut [T],
@@ -491,6 +501,8 @@ impl Communicator {
     }
 
     /// Inclusive prefix reduction: rank i gets `send(0) op ... op send(i)`.
+    ///
+    /// MPI_Scan; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn scan<'f, T: Equivalence>(
         &self,
         send: &[T],
@@ -510,6 +522,8 @@ impl Communicator {
 
     /// Exclusive prefix reduction: rank i > 0 gets `send(0) op ... op send(i-1)`; rank 0's
     /// `recv` is left as it was.
+    ///
+    /// MPI_Exscan; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn exscan<'f, T: Equivalence>(
         &self,
         send: &[T],
@@ -528,6 +542,8 @@ impl Communicator {
     }
 
     /// Reduce `send` (size × `recv.len()` elements) and give block i of the result to rank i.
+    ///
+    /// MPI_Reduce_scatter_block, on intra- and intercommunicators (`coll_inter`).
     pub fn reduce_scatter_block<'f, T: Equivalence>(
         &self,
         send: &[T],
@@ -558,6 +574,8 @@ impl Communicator {
 
     /// Gather every rank's `send` into `recv` at `root`, in rank order (`recv` is ignored
     /// elsewhere; at the root it holds size × `send.len()` elements).
+    ///
+    /// MPI_Gather, on intra- and intercommunicators (`coll_inter`).
     pub fn gather<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
         if self.is_inter() {
             return self.run_plan(coll_inter::gather(
@@ -582,6 +600,8 @@ impl Communicator {
     }
 
     /// Gather with per-rank counts and displacements (in elements) into the root's `recv`.
+    ///
+    /// MPI_Gatherv, on intra- and intercommunicators (`coll_inter`).
     pub fn gather_varcount<T: Equivalence>(
         &self,
         send: &[T],
@@ -614,6 +634,8 @@ impl Communicator {
     }
 
     /// Scatter block i of the root's `send` (size × `recv.len()` elements) to rank i's `recv`.
+    ///
+    /// MPI_Scatter, on intra- and intercommunicators (`coll_inter`).
     pub fn scatter<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
         if self.is_inter() {
             return self.run_plan(coll_inter::scatter(
@@ -638,6 +660,8 @@ impl Communicator {
     }
 
     /// Scatter with per-rank counts and displacements (in elements) of the root's `send`.
+    ///
+    /// MPI_Scatterv, on intra- and intercommunicators (`coll_inter`).
     pub fn scatter_varcount<T: Equivalence>(
         &self,
         send: &[T],
@@ -670,6 +694,8 @@ impl Communicator {
     }
 
     /// Every rank's `send`, in rank order, into every rank's `recv` (size × `send.len()`).
+    ///
+    /// MPI_Allgather, on intra- and intercommunicators (`coll_inter`).
     pub fn all_gather<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         if self.is_inter() {
             return self.run_plan(coll_inter::all_gather(
@@ -690,6 +716,8 @@ impl Communicator {
     }
 
     /// All-gather with per-rank counts and displacements (in elements) of `recv`.
+    ///
+    /// MPI_Allgatherv, on intra- and intercommunicators (`coll_inter`).
     pub fn all_gather_varcount<T: Equivalence>(
         &self,
         send: &[T],
@@ -715,6 +743,8 @@ impl Communicator {
     }
 
     /// Block i of `send` to rank i; block j of `recv` from rank j (equal blocks).
+    ///
+    /// MPI_Alltoall, on intra- and intercommunicators (`coll_inter`).
     pub fn all_to_all<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         if self.is_inter() {
             return self.run_plan(coll_inter::all_to_all(
@@ -736,6 +766,8 @@ impl Communicator {
     }
 
     /// All-to-all with per-rank counts and displacements (in elements) on both sides.
+    ///
+    /// MPI_Alltoallv, on intra- and intercommunicators (`coll_inter`).
     pub fn all_to_all_varcount<T: Equivalence>(
         &self,
         send: &[T],
@@ -776,6 +808,8 @@ impl Communicator {
     }
 
     /// Start a barrier.
+    ///
+    /// MPI_Ibarrier, on intra- and intercommunicators (`coll_inter`).
     pub fn ibarrier<'scope>(&self, scope: &'scope Scope<'scope, '_>) -> Result<Request<'scope>> {
         if self.is_inter() {
             let id = self.start_plan(coll_inter::barrier())?;
@@ -789,6 +823,8 @@ impl Communicator {
     }
 
     /// Start a broadcast; `buf` stays borrowed until the request completes.
+    ///
+    /// MPI_Ibcast, on intra- and intercommunicators (`coll_inter`).
     pub fn ibroadcast<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -809,6 +845,8 @@ impl Communicator {
     }
 
     /// Start an all-reduce; the buffers (and a user op) stay borrowed until it completes.
+    ///
+    /// MPI_Iallreduce, on intra- and intercommunicators (`coll_inter`).
     pub fn iall_reduce<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -838,6 +876,8 @@ impl Communicator {
     }
 
     /// Start a reduce to `root` (`recv` is ignored elsewhere).
+    ///
+    /// MPI_Ireduce, on intra- and intercommunicators (`coll_inter`).
     pub fn ireduce<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -874,6 +914,8 @@ impl Communicator {
     }
 
     /// Start an all-gather.
+    ///
+    /// MPI_Iallgather, on intra- and intercommunicators (`coll_inter`).
     pub fn iall_gather<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -901,6 +943,8 @@ impl Communicator {
     }
 
     /// Start an all-to-all with equal blocks.
+    ///
+    /// MPI_Ialltoall, on intra- and intercommunicators (`coll_inter`).
     pub fn iall_to_all<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -929,6 +973,8 @@ impl Communicator {
     }
 
     /// Start an inclusive scan.
+    ///
+    /// MPI_Iscan; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn iscan<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -949,6 +995,8 @@ impl Communicator {
     }
 
     /// Start an exclusive scan (rank 0's `recv` is left as it was).
+    ///
+    /// MPI_Iexscan; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn iexscan<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -969,6 +1017,8 @@ impl Communicator {
     }
 
     /// Start a gather to `root` (`recv`, size × `send.len()` elements, is ignored elsewhere).
+    ///
+    /// MPI_Igather, on intra- and intercommunicators (`coll_inter`).
     pub fn igather<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -1001,6 +1051,8 @@ impl Communicator {
     }
 
     /// Start a scatter from `root` (`send`, size × `recv.len()` elements, is ignored elsewhere).
+    ///
+    /// MPI_Iscatter, on intra- and intercommunicators (`coll_inter`).
     pub fn iscatter<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -1033,6 +1085,8 @@ impl Communicator {
     }
 
     /// Start a reduce-scatter with equal blocks of `recv.len()` elements.
+    ///
+    /// MPI_Ireduce_scatter_block, on intra- and intercommunicators (`coll_inter`).
     pub fn ireduce_scatter_block<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -1085,6 +1139,8 @@ pub fn reduce_local<'f, T: Equivalence>(
 /// displacements (in elements), checked like their blocking forms.
 impl Communicator {
     /// Reduce `send` (the sum of `counts` elements) and give rank i its `counts[i]` elements.
+    ///
+    /// MPI_Reduce_scatter, on intra- and intercommunicators (`coll_inter`).
     pub fn reduce_scatter<'f, T: Equivalence>(
         &self,
         send: &[T],
@@ -1111,6 +1167,8 @@ impl Communicator {
     }
 
     /// Start a reduce-scatter with per-rank counts.
+    ///
+    /// MPI_Ireduce_scatter, on intra- and intercommunicators (`coll_inter`).
     pub fn ireduce_scatter<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -1158,6 +1216,8 @@ impl Communicator {
     }
 
     /// Start a gather with per-rank counts and displacements into the root's `recv`.
+    ///
+    /// MPI_Igatherv, on intra- and intercommunicators (`coll_inter`).
     pub fn igather_varcount<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -1193,6 +1253,8 @@ impl Communicator {
     }
 
     /// Start a scatter with per-rank counts and displacements of the root's `send`.
+    ///
+    /// MPI_Iscatterv, on intra- and intercommunicators (`coll_inter`).
     pub fn iscatter_varcount<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -1228,6 +1290,8 @@ impl Communicator {
     }
 
     /// Start an all-gather with per-rank counts and displacements of `recv`.
+    ///
+    /// MPI_Iallgatherv, on intra- and intercommunicators (`coll_inter`).
     pub fn iall_gather_varcount<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -1256,6 +1320,8 @@ impl Communicator {
     }
 
     /// Start an all-to-all with per-rank counts and displacements on both sides.
+    ///
+    /// MPI_Ialltoallv, on intra- and intercommunicators (`coll_inter`).
     #[allow(clippy::too_many_arguments)]
     pub fn iall_to_all_varcount<'scope, T: Equivalence>(
         &self,
