@@ -155,15 +155,15 @@ pub(super) unsafe fn lower<'f, T: Equivalence>(op: Operation<'f, T>) -> Result<R
     Ok(Red { op, dt })
 }
 
-pub(super) fn rd<T: Equivalence>(s: &[T]) -> At {
+fn rd<T: Equivalence>(s: &[T]) -> At {
     At(Buf::User(s.as_ptr() as *mut u8), 0)
 }
 
-pub(super) fn wr<T: Equivalence>(s: &mut [T]) -> At {
+fn wr<T: Equivalence>(s: &mut [T]) -> At {
     At(Buf::User(s.as_mut_ptr().cast()), 0)
 }
 
-pub(super) fn count_err(msg: String) -> Error {
+fn count_err(msg: String) -> Error {
     Error::new(ErrorClass::Count, msg)
 }
 
@@ -231,7 +231,7 @@ pub(super) fn uniform(n: i32, bytes: usize) -> (Vec<usize>, Vec<usize>) {
     (vec![bytes; n], (0..n).map(|i| i * bytes).collect())
 }
 
-pub(super) fn bytes_of<T>(s: &[T]) -> usize {
+fn bytes_of<T>(s: &[T]) -> usize {
     std::mem::size_of_val(s)
 }
 
