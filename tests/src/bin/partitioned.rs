@@ -4,6 +4,8 @@
 //! 4 elements and the receiver in 4 of 6 (the two sides cut the message differently), three
 //! runs with new data; partitions are filled and marked ready out of order, by each of the
 //! three calls, and every receive partition is read as soon as it has arrived. Then a
+//! run whose send is dropped with one partition ready (the drop readies the rest), a run of
+//! large partitions (past the eager limit), a
 //! PROC_NULL pair and the refusals: a ready partition while the run is active, a partition out
 //! of range, a buffer that does not split into equal partitions. Needs np >= 2.
 
@@ -93,6 +95,48 @@ fn main() {
         assert_eq!(e.class, ErrorClass::Arg);
         let e = sq.pready(SEND_PARTS).expect_err("out of range");
         assert_eq!(e.class, ErrorClass::Arg);
+        // Dropping an active send marks its partitions not yet ready and completes the run.
+        rq.start().expect("start recv");
+        sq.start().expect("start send");
+        sq.partition_mut(0).expect("partition 0").fill(77);
+        sq.pready(0).expect("pready");
+        drop(sq);
+        rq.wait().expect("wait recv");
+        assert_eq!(
+            &rq.buffer().expect("buffer")[..LEN / SEND_PARTS],
+            &[77; LEN / SEND_PARTS]
+        );
+    });
+
+    // Large partitions (128 KiB each, past the eager limit), the receiver in 2 of 4.
+    let big = 4 * 32768;
+    let mut sbig = vec![0u32; big];
+    let mut rbig = vec![0u32; big];
+    rmpi::scope(|s| {
+        let mut rq = world
+            .precv_init(s, &mut rbig, 2, prev, 6)
+            .expect("precv_init");
+        let mut sq = world
+            .psend_init(s, &mut sbig, 4, next, 6)
+            .expect("psend_init");
+        rq.start().expect("start recv");
+        sq.start().expect("start send");
+        for k in (0..4).rev() {
+            for (i, x) in sq
+                .partition_mut(k)
+                .expect("partition_mut")
+                .iter_mut()
+                .enumerate()
+            {
+                *x = val(rank, 9, k * 32768 + i);
+            }
+            sq.pready(k).expect("pready");
+        }
+        sq.wait().expect("wait send");
+        rq.wait().expect("wait recv");
+        for (j, &v) in rq.buffer().expect("buffer").iter().enumerate() {
+            assert_eq!(v, val(prev, 9, j), "large: element {j}");
+        }
     });
 
     // PROC_NULL: nothing is sent or received; the runs complete at once.
