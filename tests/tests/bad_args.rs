@@ -36,9 +36,11 @@ static TOTAL: Mutex<Total> = Mutex::new(Total {
 /// once every run is in.
 fn tally(prog: &str, stdout: &str) {
     let mut t = TOTAL.lock().unwrap_or_else(|p| p.into_inner());
-    let counts = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix(prog)?.strip_prefix(": ")?.strip_suffix(" with no class named"));
+    let counts = stdout.lines().find_map(|l| {
+        l.strip_prefix(prog)?
+            .strip_prefix(": ")?
+            .strip_suffix(" with no class named")
+    });
     let classes = stdout
         .lines()
         .find_map(|l| l.strip_prefix(prog)?.strip_prefix(": classes returned:"));

@@ -261,7 +261,13 @@ fn fail_through(call: &str, errhandler: Handle, e: Error) -> c_int {
 }
 
 /// Invoke `handler` for error `code` of `call` (`comm`: the handle a user function gets).
-fn raise(call: &str, handler: ErrHandler, comm: Handle, code: c_int, msg: &dyn std::fmt::Display) -> c_int {
+fn raise(
+    call: &str,
+    handler: ErrHandler,
+    comm: Handle,
+    code: c_int,
+    msg: &dyn std::fmt::Display,
+) -> c_int {
     if handler == ErrHandler::Return {
         return code;
     }
