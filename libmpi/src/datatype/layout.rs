@@ -201,7 +201,10 @@ impl Layout {
     /// Whether `bytes` packed bytes end inside a basic element: a message of another type
     /// signature (told only when every basic element has one size).
     pub fn splits_element(&self, bytes: usize) -> bool {
-        self.size > 0 && self.basic_size.is_some_and(|b| bytes % self.size % b != 0)
+        self.size > 0
+            && self
+                .basic_size
+                .is_some_and(|b| !(bytes % self.size).is_multiple_of(b))
     }
 
     /// Packed bytes of the first `n` basic elements of a message of this type (the inverse of
