@@ -129,7 +129,8 @@ fn locality(np: usize, at: impl Fn(usize) -> usize) -> String {
 
 /// Every algorithm `knob` can force (1..=`last`; 0 is the automatic choice the other tests run)
 /// under the collective programs at np 3, 5 and 8, each checking every value: blocking,
-/// non-blocking (`I` forms), persistent (coll_persistent) and derived datatypes where listed.
+/// non-blocking (`I` forms), persistent (coll_persistent; the Rust API's persistent_coll) and
+/// derived datatypes where listed.
 /// The ranks sit in two round-robin L3 domains, so the hierarchical algorithm applies too; a
 /// forced one that cannot (a non-commutative op in coll_userop, fewer elements than ranks)
 /// must still give the right answer.
@@ -137,7 +138,8 @@ fn forced_algorithms(knob: &str, last: usize, programs: &[&str]) {
     let progs: Vec<(String, String)> = programs
         .iter()
         .map(|&n| {
-            let p = if n == "collectives" {
+            // The Rust API's programs (tests/src/bin) print "<name>: OK".
+            let p = if ["collectives", "persistent_coll", "nonblocking"].contains(&n) {
                 bin(n)
             } else {
                 c_program(&format!("tests/c/{n}.c"))
@@ -164,7 +166,7 @@ fn forced_algorithms(knob: &str, last: usize, programs: &[&str]) {
                 ]);
                 r.assert_ok();
                 assert!(
-                    r.stdout.contains(" No Errors") || r.stdout.contains("collectives: OK"),
+                    r.stdout.contains(" No Errors") || r.stdout.contains(&format!("{name}: OK")),
                     "{name} at np {np} with {knob}={v}:\n{}\n{}",
                     r.stdout,
                     r.stderr
@@ -184,6 +186,7 @@ fn forced_allreduce_algorithms() {
             "coll_userop",
             "coll_derived",
             "coll_persistent",
+            "persistent_coll",
         ],
     );
 }
@@ -193,7 +196,7 @@ fn forced_bcast_algorithms() {
     forced_algorithms(
         "coll_tuned_bcast_algorithm",
         3,
-        &["coll_bcast", "coll_dtype", "coll_persistent"],
+        &["coll_bcast", "coll_dtype", "coll_persistent", "collectives"],
     );
 }
 
@@ -220,7 +223,7 @@ fn forced_allgather_algorithms() {
     forced_algorithms(
         "coll_tuned_allgather_algorithm",
         4,
-        &["coll_gather", "coll_derived", "coll_persistent"],
+        &["coll_gather", "coll_derived", "coll_persistent", "collectives"],
     );
 }
 

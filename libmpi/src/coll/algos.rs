@@ -41,7 +41,7 @@ fn block(count: usize, n: usize, i: usize) -> (usize, usize) {
     (i * q + i.min(r), q + usize::from(i < r))
 }
 
-/// Dissemination barrier: ceil(log2 n) rounds of empty messages.
+/// Barrier: through the L3 domains where there are several, else dissemination.
 pub fn barrier(b: &mut Builder) {
     let g = match tune::forced(Tuned::Barrier) {
         tune::BARRIER_DISSEMINATION => None,
@@ -60,6 +60,7 @@ pub fn barrier_needs_schedule() -> bool {
     tune::forced(Tuned::Barrier) != 0 || crate::locality::l3_domains().is_some()
 }
 
+/// Dissemination: ceil(log2 n) rounds of empty messages.
 fn dissemination(b: &mut Builder) {
     let (n, me) = (b.size(), b.rank());
     let z = At(Buf::User(null_mut()), 0);
