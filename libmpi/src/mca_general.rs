@@ -96,7 +96,13 @@ pub const GENERAL: &[(&str, &str, &str)] = &[
 pub const TUNED: &[(&str, &[&str])] = &[
     (
         "coll_tuned_allreduce_algorithm",
-        &["auto", "recursive_doubling", "ring", "rabenseifner", "hierarchical"],
+        &[
+            "auto",
+            "recursive_doubling",
+            "ring",
+            "rabenseifner",
+            "hierarchical",
+        ],
     ),
     (
         "coll_tuned_bcast_algorithm",

@@ -223,7 +223,12 @@ fn forced_allgather_algorithms() {
     forced_algorithms(
         "coll_tuned_allgather_algorithm",
         4,
-        &["coll_gather", "coll_derived", "coll_persistent", "collectives"],
+        &[
+            "coll_gather",
+            "coll_derived",
+            "coll_persistent",
+            "collectives",
+        ],
     );
 }
 

@@ -213,9 +213,7 @@ pub fn reduce(b: &mut Builder, send: Option<At>, recv: At, count: usize, root: i
     let ring_ok = comm && count >= n as usize;
     match tune::forced(Tuned::Reduce) {
         tune::REDUCE_BINOMIAL => return binomial_reduce(b, input, recv, count, root),
-        tune::REDUCE_SCATTER_GATHER if ring_ok => {
-            return ring_reduce(b, input, recv, count, root)
-        }
+        tune::REDUCE_SCATTER_GATHER if ring_ok => return ring_reduce(b, input, recv, count, root),
         tune::REDUCE_HIER if comm => {
             if let Some(g) = hier::domains(b) {
                 return hier::reduce(b, &g, send, recv, count, root);

@@ -62,7 +62,10 @@ mod tests {
         let row = |c: Tuned| TUNED[c as usize].1;
         assert!(TUNED[Tuned::Allreduce as usize].0.contains("allreduce"));
         assert!(TUNED[Tuned::Allgather as usize].0.contains("allgather"));
-        assert_eq!(row(Tuned::Allreduce)[ALLREDUCE_RABENSEIFNER], "rabenseifner");
+        assert_eq!(
+            row(Tuned::Allreduce)[ALLREDUCE_RABENSEIFNER],
+            "rabenseifner"
+        );
         assert_eq!(row(Tuned::Allreduce)[ALLREDUCE_HIER], "hierarchical");
         assert_eq!(row(Tuned::Bcast)[BCAST_HIER], "hierarchical");
         assert_eq!(row(Tuned::Reduce)[REDUCE_HIER], "hierarchical");
