@@ -587,7 +587,7 @@ impl Runtime {
         if c.is_inter() {
             return self.inter_barrier(comm);
         }
-        if crate::coll::algos::barrier_needs_schedule() {
+        if crate::coll::algos::barrier_needs_schedule(c) {
             // The same schedule as MPI_Ibarrier: a forced algorithm or the L3 domains apply.
             let s = {
                 let mut b = crate::coll::Builder::new(c, None);

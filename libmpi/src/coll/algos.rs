@@ -54,10 +54,10 @@ pub fn barrier(b: &mut Builder) {
     dissemination(b);
 }
 
-/// Whether the blocking barrier must run `barrier`'s schedule: a forced algorithm, or domains
-/// to go through. Otherwise it keeps its own lighter dissemination (runtime.rs).
-pub fn barrier_needs_schedule() -> bool {
-    tune::forced(Tuned::Barrier) != 0 || crate::locality::l3_domains().is_some()
+/// Whether the blocking barrier on `comm` must run `barrier`'s schedule: a forced algorithm,
+/// or domains to go through. Otherwise it keeps its own lighter dissemination (runtime.rs).
+pub fn barrier_needs_schedule(comm: &crate::comm::Comm) -> bool {
+    tune::forced(Tuned::Barrier) != 0 || hier::groups_of(comm).is_some()
 }
 
 /// Dissemination: ceil(log2 n) rounds of empty messages.

@@ -13,6 +13,7 @@
 use std::sync::OnceLock;
 
 use super::schedule::{At, Buf, Builder};
+use crate::comm::Comm;
 
 /// The communicator's ranks by domain, each list ascending, the lists ordered by their first
 /// rank, and the calling rank's list.
@@ -28,22 +29,31 @@ fn enabled() -> bool {
 
 /// The domains for the automatic choice: `domains`, unless `coll_hier=0`.
 pub fn groups(b: &Builder) -> Option<Groups> {
+    groups_of(b.comm())
+}
+
+/// `groups` of a communicator.
+pub fn groups_of(comm: &Comm) -> Option<Groups> {
     if !enabled() {
         return None;
     }
-    domains(b)
+    domains_of(comm)
 }
 
 /// The domains of the builder's communicator, when a hierarchy differs from the flat
 /// algorithms: two domains or more, and one of them with two ranks or more.
 pub fn domains(b: &Builder) -> Option<Groups> {
-    if b.is_inter() || b.size() < 3 {
+    domains_of(b.comm())
+}
+
+fn domains_of(comm: &Comm) -> Option<Groups> {
+    if comm.is_inter() || comm.size() < 3 {
         return None;
     }
     let table = crate::locality::l3_domains()?;
     let mut keys: Vec<u32> = Vec::new();
     let mut lists: Vec<Vec<i32>> = Vec::new();
-    for (rank, &world) in b.comm().group.iter().enumerate() {
+    for (rank, &world) in comm.group.iter().enumerate() {
         let key = *table.get(usize::try_from(world).ok()?)?;
         match keys.iter().position(|&k| k == key) {
             Some(i) => lists[i].push(rank as i32),
@@ -53,10 +63,10 @@ pub fn domains(b: &Builder) -> Option<Groups> {
             }
         }
     }
-    if lists.len() < 2 || lists.len() == b.size() as usize {
+    if lists.len() < 2 || lists.len() == comm.size() as usize {
         return None;
     }
-    let me = b.rank();
+    let me = comm.rank;
     let mine = lists.iter().position(|l| l.contains(&me))?;
     Some(Groups { lists, mine })
 }
