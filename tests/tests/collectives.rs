@@ -270,3 +270,52 @@ fn hierarchical_allgather_by_l3_domain() {
         }
     }
 }
+
+/// `coll_hier=0` turns off only the automatic choice of the hierarchy: a knob that forces the
+/// hierarchical algorithm still runs it, and gets every value right.
+#[test]
+fn forced_hierarchy_with_coll_hier_off() {
+    let env = locality(5, |r| r % 2);
+    for (knob, v, prog) in [
+        (
+            "coll_tuned_allreduce_algorithm",
+            "hierarchical",
+            "coll_allreduce",
+        ),
+        ("coll_tuned_bcast_algorithm", "hierarchical", "coll_bcast"),
+        ("coll_tuned_reduce_algorithm", "hierarchical", "coll_reduce"),
+        (
+            "coll_tuned_barrier_algorithm",
+            "hierarchical",
+            "coll_nonblocking",
+        ),
+        (
+            "coll_tuned_allgather_algorithm",
+            "hierarchical",
+            "coll_gather",
+        ),
+    ] {
+        let p = c_program(&format!("tests/c/{prog}.c"));
+        let r = mpirun(&[
+            "-np",
+            "5",
+            "--oversubscribe",
+            "-x",
+            &env,
+            "--mca",
+            "coll_hier",
+            "0",
+            "--mca",
+            knob,
+            v,
+            p.to_str().unwrap(),
+        ]);
+        r.assert_ok();
+        assert!(
+            r.stdout.contains(" No Errors"),
+            "{prog} with {knob}={v}:\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
