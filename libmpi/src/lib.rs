@@ -23,6 +23,7 @@ mod info;
 mod io;
 mod launcher_watch;
 mod locality;
+mod mca_general;
 mod memhook;
 mod op;
 mod osc;
