@@ -319,13 +319,20 @@ pub fn allreduce(b: &mut Builder, send: Option<At>, recv: At, count: usize) {
             return hier::allreduce(b, &g, None, recv, count);
         }
     }
-    if !(split_ok && len >= REDUCE_LARGE) {
-        return recursive_doubling(b, recv, count);
-    }
     // Both move the same data; Rabenseifner takes 2 log2(n) rounds to the ring's 2(n-1), but
     // costs a whole-vector exchange on 2*rem ranks when n is not a power of two.
     let pow2 = n & (n - 1) == 0;
-    if (pow2 && n >= 4) || n > 8 {
+    let rabenseifner_ok = split_ok && ((pow2 && n >= 4) || n > 8);
+    // From 8 ranks it wins already where the whole job's data (len x n) reaches
+    // REDUCE_LARGE: OSU 5.3 on 16 cores, 8 and 16 ranks, 4-32 KiB, 0.55-0.75x the time of
+    // recursive doubling, which moves the whole vector log2(n) times (docs/DESIGN.md).
+    if rabenseifner_ok && n >= 8 && len.saturating_mul(n as usize) >= REDUCE_LARGE {
+        return rabenseifner(b, recv, count);
+    }
+    if !(split_ok && len >= REDUCE_LARGE) {
+        return recursive_doubling(b, recv, count);
+    }
+    if rabenseifner_ok {
         rabenseifner(b, recv, count);
     } else {
         ring_allreduce(b, recv, count);
