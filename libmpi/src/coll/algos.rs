@@ -324,8 +324,8 @@ pub fn allreduce(b: &mut Builder, send: Option<At>, recv: At, count: usize) {
     let pow2 = n & (n - 1) == 0;
     let rabenseifner_ok = split_ok && ((pow2 && n >= 4) || n > 8);
     // From 8 ranks it wins already where the whole job's data (len x n) reaches
-    // REDUCE_LARGE: OSU 5.3 on 16 cores, 8 and 16 ranks, 4-32 KiB, 0.55-0.75x the time of
-    // recursive doubling, which moves the whole vector log2(n) times (docs/DESIGN.md).
+    // REDUCE_LARGE: OSU 5.3 on 16 cores, 8 and 16 ranks, 8-32 KiB in 0.53-0.62x the time of
+    // recursive doubling, which moves the whole vector log2(n) times (docs/bench/).
     if rabenseifner_ok && n >= 8 && len.saturating_mul(n as usize) >= REDUCE_LARGE {
         return rabenseifner(b, recv, count);
     }
