@@ -83,21 +83,15 @@ pub(super) fn level_name(level: c_int) -> &'static str {
     }
 }
 
-/// A session's `thread_level` hint as a level (MPI 4.1 §11.3.1); absent: FUNNELED, as before.
-fn level_of(hint: Option<&str>) -> Result<c_int> {
-    Ok(match hint.map(str::trim) {
-        None => super::env::THREAD_FUNNELED,
+/// A session's `thread_level` hint as a level (MPI 4.1 §11.3.1); absent or not a level name:
+/// FUNNELED, as before (a hint this library does not understand is ignored).
+fn level_of(hint: Option<&str>) -> c_int {
+    match hint.map(str::trim) {
         Some(v) if v.eq_ignore_ascii_case("MPI_THREAD_SINGLE") => 0,
-        Some(v) if v.eq_ignore_ascii_case("MPI_THREAD_FUNNELED") => super::env::THREAD_FUNNELED,
         Some(v) if v.eq_ignore_ascii_case("MPI_THREAD_SERIALIZED") => super::env::THREAD_SERIALIZED,
         Some(v) if v.eq_ignore_ascii_case("MPI_THREAD_MULTIPLE") => super::env::THREAD_MULTIPLE,
-        Some(v) => return Err(Error::new(
-            ErrorClass::Arg,
-            format!(
-                "thread_level {v:?} is not MPI_THREAD_SINGLE, _FUNNELED, _SERIALIZED or _MULTIPLE"
-            ),
-        )),
-    })
+        _ => super::env::THREAD_FUNNELED,
+    }
 }
 
 /// MPI_Init's start: the world model begins (the runtime too, unless a session started it).
@@ -255,7 +249,7 @@ mpi_fn! {
         let r = (|| {
             out(session, "session")?;
             let hints = super::info::hints(info)?;
-            runtime_up(level_of(hints.get("thread_level")?)?)?;
+            runtime_up(level_of(hints.get("thread_level")?))?;
             let eh = match runtime::with(|rt| super::env::errhandler_of(rt, errhandler)) {
                 Ok(eh) => eh,
                 Err(e) => {
@@ -369,7 +363,7 @@ mpi_fn! {
             out(info_used, "info_used")?;
             let mut i = sessions()[id].as_ref().map(|s| s.info.clone()).unwrap_or_default();
             // The level provided: what was asked for, capped by what the runtime runs under.
-            let asked = level_of(i.get("thread_level")?).unwrap_or(super::env::THREAD_FUNNELED);
+            let asked = level_of(i.get("thread_level")?);
             i.set("thread_level", level_name(provided_level(asked)))?;
             // SAFETY: checked non-NULL.
             unsafe { *info_used = super::info::new_handle(i) };
