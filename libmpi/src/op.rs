@@ -114,8 +114,11 @@ pub const USER_BASE: usize = 0x10000;
 
 /// User ops from MPI_Op_create(_c), by handle - USER_BASE; None once freed. Used by whichever
 /// thread may call MPI now (runtime.rs).
-static USER_OPS: crate::runtime::Local<RefCell<Vec<Option<(CFn, bool)>>>> =
+static USER_OPS: crate::runtime::Local<RefCell<Vec<Option<UserOp>>>> =
     crate::runtime::Local::new(RefCell::new(Vec::new()));
+
+/// A user function and whether it commutes.
+type UserOp = (CFn, bool);
 
 /// MPI_Op_create(_c): a handle for a C user function.
 pub fn create(f: CFn, commute: bool) -> Result<usize> {
