@@ -41,8 +41,46 @@ pub const GENERAL: &[(&str, &str, &str)] = &[
     (
         "coll_hier",
         "auto",
-        "auto: small bcast, reduce, allreduce and barrier go through the node's L3 domains when \
-         the ranks are placed in several (intra-L3 trees, then between their leaders); 0: flat",
+        "auto: small bcast, reduce, allreduce, allgather and barrier go through the node's L3 \
+         domains when the ranks are placed in several (inside each domain, then between their \
+         leaders); 0: flat. Rules the automatic choice only: a coll_tuned_*_algorithm that \
+         forces hierarchical still gets it",
+    ),
+    (
+        "coll_tuned_allreduce_algorithm",
+        "0",
+        "force allreduce's (blocking, non-blocking, persistent) algorithm: 0 automatic (by size, \
+         op and placement), 1 recursive_doubling, 2 ring, 3 rabenseifner, 4 hierarchical; the \
+         number or the name. One that cannot apply (2-4 with a non-commutative op, 2-3 with \
+         fewer elements than ranks, 4 with one L3 domain) runs the automatic choice",
+    ),
+    (
+        "coll_tuned_bcast_algorithm",
+        "0",
+        "force bcast's algorithm: 0 automatic, 1 binomial, 2 scatter_allgather (root scatters, \
+         ring allgather), 3 hierarchical; the number or the name. 3 with one L3 domain runs the \
+         automatic choice",
+    ),
+    (
+        "coll_tuned_reduce_algorithm",
+        "0",
+        "force reduce's algorithm: 0 automatic, 1 binomial, 2 reduce_scatter_gather (ring \
+         reduce-scatter, blocks to the root), 3 hierarchical; the number or the name. 2-3 with a \
+         non-commutative op, 2 with fewer elements than ranks, 3 with one L3 domain run the \
+         automatic choice",
+    ),
+    (
+        "coll_tuned_barrier_algorithm",
+        "0",
+        "force barrier's algorithm: 0 automatic, 1 dissemination, 2 hierarchical; the number \
+         or the name. 2 with one L3 domain runs the automatic choice",
+    ),
+    (
+        "coll_tuned_allgather_algorithm",
+        "0",
+        "force allgather(v)'s algorithm: 0 automatic, 1 all_at_once (one round with everyone), \
+         2 bruck, 3 ring, 4 hierarchical; the number or the name. 2 with unequal or out-of-order \
+         blocks, 4 with one L3 domain run the automatic choice",
     ),
     (
         "hwloc_base_topo_file",
@@ -51,3 +89,45 @@ pub const GENERAL: &[(&str, &str, &str)] = &[
          reported, not applied), as HWLOC_XMLFILE does",
     ),
 ];
+
+/// The algorithms each `coll_tuned_*_algorithm` parameter forces, by number: index 0 is the
+/// automatic choice. libmpi reads them (coll/tune.rs), mpirun checks values against them; their
+/// GENERAL entries above list the same numbers and names.
+pub const TUNED: &[(&str, &[&str])] = &[
+    (
+        "coll_tuned_allreduce_algorithm",
+        &[
+            "auto",
+            "recursive_doubling",
+            "ring",
+            "rabenseifner",
+            "hierarchical",
+        ],
+    ),
+    (
+        "coll_tuned_bcast_algorithm",
+        &["auto", "binomial", "scatter_allgather", "hierarchical"],
+    ),
+    (
+        "coll_tuned_reduce_algorithm",
+        &["auto", "binomial", "reduce_scatter_gather", "hierarchical"],
+    ),
+    (
+        "coll_tuned_barrier_algorithm",
+        &["auto", "dissemination", "hierarchical"],
+    ),
+    (
+        "coll_tuned_allgather_algorithm",
+        &["auto", "all_at_once", "bruck", "ring", "hierarchical"],
+    ),
+];
+
+/// The algorithm number `value` names for a `TUNED` parameter's `names`: its number or its
+/// name. None for anything else.
+pub fn tuned_choice(names: &[&str], value: &str) -> Option<usize> {
+    let v = value.trim();
+    match v.parse::<usize>() {
+        Ok(i) => (i < names.len()).then_some(i),
+        Err(_) => names.iter().position(|n| n.eq_ignore_ascii_case(v)),
+    }
+}

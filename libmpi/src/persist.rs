@@ -6,6 +6,7 @@
 use std::any::Any;
 use std::rc::Rc;
 
+use crate::coll::{self, Builder, Red, Schedule};
 use crate::error::{err, ErrorClass, Result};
 use crate::pml::ReqId;
 use crate::runtime::Runtime;
@@ -48,4 +49,54 @@ pub fn start(rt: &mut Runtime, req: ReqId, op: Rc<dyn Any>, running: bool) -> Re
     let run = s.start(rt, req)?;
     rt.pml.set_active(req, run);
     Ok(())
+}
+
+/// A persistent collective: its communicator, tag and schedule, built at init (the C
+/// interface's MPI_*_init in `capi/coll_init.rs` and the Rust API's `api/persistent_coll.rs`).
+struct CollInit {
+    comm: usize,
+    tag: i32,
+    schedule: Schedule,
+}
+
+impl Start for CollInit {
+    fn start(&self, rt: &mut Runtime, _req: ReqId) -> Result<ReqId> {
+        rt.comm(self.comm)?; // still there
+        Ok(coll::start_tagged(
+            &mut rt.pml,
+            self.schedule.clone(),
+            self.tag,
+        ))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A persistent collective on communicator `comm`: build its schedule now (checking the
+/// arguments; nothing is sent), take the communicator's next collective tag, and return an
+/// inactive persistent request whose every start runs a copy of that schedule with that tag.
+/// So runs match across ranks by the order of the init calls, as MPI-4 requires.
+pub fn coll_init(
+    rt: &mut Runtime,
+    comm: usize,
+    red: Option<Red>,
+    build: impl FnOnce(&mut Builder) -> Result<()>,
+) -> Result<ReqId> {
+    let (key, schedule) = {
+        let c = rt.comm(comm)?;
+        let mut b = Builder::new(c, red);
+        build(&mut b)?;
+        (coll::seq_key(c), b.finish())
+    };
+    let tag = coll::reserve_tag(&mut rt.pml, key);
+    Ok(register(
+        rt,
+        Box::new(CollInit {
+            comm,
+            tag,
+            schedule,
+        }),
+    ))
 }

@@ -696,6 +696,20 @@ impl Runtime {
         if c.is_inter() {
             return self.inter_barrier(comm);
         }
+        if crate::coll::algos::barrier_needs_schedule(c) {
+            // The same schedule as MPI_Ibarrier: a forced algorithm or the L3 domains apply.
+            let s = {
+                let mut b = crate::coll::Builder::new(c, None);
+                crate::coll::algos::barrier(&mut b);
+                b.finish()
+            };
+            let id = crate::coll::start(&mut self.pml, s);
+            let st = self.wait(id)?;
+            return match ErrorClass::from_code(st.error) {
+                Some(e) if st.error != 0 => Err(Error::new(e, e.description())),
+                _ => Ok(()),
+            };
+        }
         let (n, me, ctx) = (c.size(), c.rank, c.coll_ctx());
         let mut dist = 1;
         let mut round = 0;

@@ -57,6 +57,22 @@ pub fn check_values(n: usize, get: &dyn Fn(&str) -> Option<String>) -> Result<()
             }
         }
     }
+    for &(name, algorithms) in TUNED {
+        if let Some(v) = get(name) {
+            if tuned_choice(algorithms, &v).is_none() {
+                let listed: Vec<String> = algorithms
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| format!("{i} {a}"))
+                    .collect();
+                return Err(format!(
+                    "invalid value {v:?} for MCA parameter {name}: expected an algorithm's \
+                     number or name: {}",
+                    listed.join(", ")
+                ));
+            }
+        }
+    }
     for name in ["btl_base_verbose", "memhook_verbose"] {
         if let Some(v) = get(name) {
             if v.trim().parse::<u32>().is_err() {
@@ -107,6 +123,8 @@ mod tests {
             Ok(())
         );
         assert_eq!(check(&[("memhook_ptmalloc_policy", "retain")]), Ok(()));
+        assert_eq!(check(&[("coll_tuned_allreduce_algorithm", "3")]), Ok(()));
+        assert_eq!(check(&[("coll_tuned_bcast_algorithm", "binomial")]), Ok(()));
         for bad in [
             ("btl", "tcp"),
             ("btl_ib_buf_size", "1e99"),
@@ -117,6 +135,9 @@ mod tests {
             ("memhook_ptmalloc_shared", "yes"),
             ("btl_base_verbose", "nope"),
             ("memhook_verbose", "-1"),
+            ("coll_tuned_allreduce_algorithm", "5"),
+            ("coll_tuned_barrier_algorithm", "ring"),
+            ("coll_tuned_allgather_algorithm", "-1"),
         ] {
             let e = check(&[bad]).unwrap_err();
             assert!(e.contains(bad.0) && !e.contains('\n'), "{bad:?}: {e}");

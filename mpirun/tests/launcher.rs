@@ -603,6 +603,57 @@ fn extreme_and_negative_values_get_one_line() {
     }
 }
 
+/// `coll_tuned_*_algorithm` takes an algorithm's number or name, checked before launch; the
+/// list of algorithms is in the one line, and `--mca-list` shows the knobs with their numbers.
+#[test]
+fn forced_collective_algorithms_are_checked_before_launch() {
+    refused(
+        &["--mca", "coll_tuned_allreduce_algorithm", "9", "true"],
+        "invalid value \"9\" for MCA parameter coll_tuned_allreduce_algorithm: expected an \
+         algorithm's number or name: 0 auto, 1 recursive_doubling, 2 ring, 3 rabenseifner, \
+         4 hierarchical",
+    );
+    refused(
+        &["--mca", "coll_tuned_barrier_algorithm", "ring", "true"],
+        "invalid value \"ring\" for MCA parameter coll_tuned_barrier_algorithm: expected an \
+         algorithm's number or name: 0 auto, 1 dissemination, 2 hierarchical",
+    );
+    for (name, value) in [
+        ("coll_tuned_bcast_algorithm", "-1"),
+        ("coll_tuned_reduce_algorithm", "4"),
+        ("coll_tuned_allgather_algorithm", "fast"),
+    ] {
+        let o = Command::new(MPIRUN)
+            .args(["--mca", name, value, "true"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name}={value}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{name}={value}: {err}");
+        assert!(err.starts_with("mpirun: ") && err.contains(name), "{err}");
+    }
+    for (name, value) in [
+        ("coll_tuned_allreduce_algorithm", "3"),
+        ("coll_tuned_allgather_algorithm", "hierarchical"),
+        ("coll_tuned_bcast_algorithm", "0"),
+    ] {
+        let o = Command::new(MPIRUN)
+            .args(["-np", "1", "--mca", name, value, "true"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{name}={value}: {}", stderr(&o));
+    }
+    let o = Command::new(MPIRUN).arg("--mca-list").output().unwrap();
+    let list = stdout(&o);
+    for name in ["allreduce", "bcast", "reduce", "barrier", "allgather"] {
+        assert!(
+            list.contains(&format!("coll_tuned_{name}_algorithm")),
+            "{name}: {list}"
+        );
+    }
+    assert!(list.contains("3 rabenseifner"), "{list}");
+}
+
 #[test]
 fn binary_garbage_on_stdin_reaches_rank_zero_intact() {
     // Every byte value, NULs and unterminated last line included.

@@ -64,6 +64,9 @@ fn pingpong_over_ib_every_size() {
 #[test]
 fn small_windows_and_buffers_still_deliver_everything() {
     // Two credits per peer and 256-byte fragments: flow control and fragmentation under stress.
+    // Sizes up to 4 MiB: a 16 MiB message is over the rcache bound that RLIMIT_MEMLOCK sets
+    // here and would cross as 65,536 bounce fragments each way (minutes in a debug build on a
+    // loaded machine); `messages_over_the_memlock_limit_fall_back_to_bounce_buffers` covers that.
     let prog = example("pingpong");
     let extra = [
         "--mca",
@@ -76,7 +79,10 @@ fn small_windows_and_buffers_still_deliver_everything() {
         "btl_ib_buf_size",
         "256",
     ];
-    ib_job(3, &extra, prog.to_str().unwrap(), &[]).assert_ok();
+    let sizes = [
+        "0", "1", "255", "256", "257", "4095", "4096", "4097", "65536", "1048576", "4194304",
+    ];
+    ib_job(3, &extra, prog.to_str().unwrap(), &sizes).assert_ok();
 }
 
 #[test]

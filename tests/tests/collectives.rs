@@ -119,3 +119,203 @@ fn hierarchical_collectives_by_l3_domain() {
         }
     }
 }
+
+/// Ranks told they sit in `domains` L3 domains (`RMPI_LOCALITY_ALL`), as mpirun's placement
+/// says on a machine with several; `at(rank)` names a rank's domain.
+fn locality(np: usize, at: impl Fn(usize) -> usize) -> String {
+    let all: Vec<String> = (0..np).map(|r| format!("0.0.{}", at(r))).collect();
+    format!("RMPI_LOCALITY_ALL={}", all.join(","))
+}
+
+/// Every algorithm `knob` can force (1..=`last`; 0 is the automatic choice the other tests run)
+/// under the collective programs at np 3, 5 and 8, each checking every value: blocking,
+/// non-blocking (`I` forms), persistent (coll_persistent; the Rust API's persistent_coll) and
+/// derived datatypes where listed.
+/// The ranks sit in two round-robin L3 domains, so the hierarchical algorithm applies too; a
+/// forced one that cannot (a non-commutative op in coll_userop, fewer elements than ranks)
+/// must still give the right answer.
+fn forced_algorithms(knob: &str, last: usize, programs: &[&str]) {
+    let progs: Vec<(String, String)> = programs
+        .iter()
+        .map(|&n| {
+            // The Rust API's programs (tests/src/bin) print "<name>: OK".
+            let p = if ["collectives", "persistent_coll", "nonblocking"].contains(&n) {
+                bin(n)
+            } else {
+                c_program(&format!("tests/c/{n}.c"))
+            };
+            (n.to_string(), p.to_str().unwrap().to_string())
+        })
+        .collect();
+    for np in [3usize, 5, 8] {
+        let env = locality(np, |r| r % 2);
+        let np_s = np.to_string();
+        for v in 1..=last {
+            let v_s = v.to_string();
+            for (name, p) in &progs {
+                let r = mpirun(&[
+                    "-np",
+                    &np_s,
+                    "--oversubscribe",
+                    "-x",
+                    &env,
+                    "--mca",
+                    knob,
+                    &v_s,
+                    p,
+                ]);
+                r.assert_ok();
+                assert!(
+                    r.stdout.contains(" No Errors") || r.stdout.contains(&format!("{name}: OK")),
+                    "{name} at np {np} with {knob}={v}:\n{}\n{}",
+                    r.stdout,
+                    r.stderr
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn forced_allreduce_algorithms() {
+    forced_algorithms(
+        "coll_tuned_allreduce_algorithm",
+        4,
+        &[
+            "coll_allreduce",
+            "coll_userop",
+            "coll_derived",
+            "coll_persistent",
+            "persistent_coll",
+        ],
+    );
+}
+
+#[test]
+fn forced_bcast_algorithms() {
+    forced_algorithms(
+        "coll_tuned_bcast_algorithm",
+        3,
+        &["coll_bcast", "coll_dtype", "coll_persistent", "collectives"],
+    );
+}
+
+#[test]
+fn forced_reduce_algorithms() {
+    forced_algorithms(
+        "coll_tuned_reduce_algorithm",
+        3,
+        &["coll_reduce", "coll_persistent"],
+    );
+}
+
+#[test]
+fn forced_barrier_algorithms() {
+    forced_algorithms(
+        "coll_tuned_barrier_algorithm",
+        2,
+        &["coll_nonblocking", "coll_persistent", "collectives"],
+    );
+}
+
+#[test]
+fn forced_allgather_algorithms() {
+    forced_algorithms(
+        "coll_tuned_allgather_algorithm",
+        4,
+        &[
+            "coll_gather",
+            "coll_derived",
+            "coll_persistent",
+            "collectives",
+        ],
+    );
+}
+
+/// The hierarchical allgather(v) chosen automatically (coll/hier.rs): blocks must land at
+/// their ranks' offsets whatever the domains' shapes: round-robin (no domain contiguous),
+/// blocks, one rank alone, and three uneven domains.
+#[test]
+fn hierarchical_allgather_by_l3_domain() {
+    let layouts: &[(usize, &dyn Fn(usize) -> usize)] = &[
+        (5, &|r| r % 2),
+        (8, &|r| r % 3),
+        (6, &|r| r / 3),
+        (8, &|r| usize::from(r == 7)),
+        (7, &|r| [0, 0, 1, 2, 2, 2, 1][r]),
+    ];
+    let progs: Vec<_> = ["coll_gather", "coll_derived", "coll_persistent"]
+        .iter()
+        .map(|n| (n.to_string(), c_program(&format!("tests/c/{n}.c"))))
+        .collect();
+    for (np, at) in layouts {
+        let env = locality(*np, at);
+        let np_s = np.to_string();
+        for (name, p) in &progs {
+            let r = mpirun(&[
+                "-np",
+                &np_s,
+                "--oversubscribe",
+                "-x",
+                &env,
+                p.to_str().unwrap(),
+            ]);
+            r.assert_ok();
+            assert!(
+                r.stdout.contains(" No Errors"),
+                "{name} at np {np} with {env}:\n{}\n{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}
+
+/// `coll_hier=0` turns off only the automatic choice of the hierarchy: a knob that forces the
+/// hierarchical algorithm still runs it, and gets every value right.
+#[test]
+fn forced_hierarchy_with_coll_hier_off() {
+    let env = locality(5, |r| r % 2);
+    for (knob, v, prog) in [
+        (
+            "coll_tuned_allreduce_algorithm",
+            "hierarchical",
+            "coll_allreduce",
+        ),
+        ("coll_tuned_bcast_algorithm", "hierarchical", "coll_bcast"),
+        ("coll_tuned_reduce_algorithm", "hierarchical", "coll_reduce"),
+        (
+            "coll_tuned_barrier_algorithm",
+            "hierarchical",
+            "coll_nonblocking",
+        ),
+        (
+            "coll_tuned_allgather_algorithm",
+            "hierarchical",
+            "coll_gather",
+        ),
+    ] {
+        let p = c_program(&format!("tests/c/{prog}.c"));
+        let r = mpirun(&[
+            "-np",
+            "5",
+            "--oversubscribe",
+            "-x",
+            &env,
+            "--mca",
+            "coll_hier",
+            "0",
+            "--mca",
+            knob,
+            v,
+            p.to_str().unwrap(),
+        ]);
+        r.assert_ok();
+        assert!(
+            r.stdout.contains(" No Errors"),
+            "{prog} with {knob}={v}:\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}

@@ -90,6 +90,15 @@ fn c_rma_atomic() {
     run_both_paths("tests/c/rma_atomic.c");
 }
 
+/// MPI_ERR_RMA_SYNC: operations and synchronisation calls outside the epoch they need (no
+/// epoch, a used fence epoch, another target's lock, lock_all, PSCW), on both paths; the
+/// window stays usable after each.
+#[test]
+fn c_rma_sync_errors() {
+    run_c("tests/c/rma_sync_errors.c");
+    run_both_paths("tests/c/rma_sync_errors.c");
+}
+
 /// The Rust API (`rmpi::Window`).
 #[test]
 fn rust_rma() {

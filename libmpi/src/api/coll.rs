@@ -16,6 +16,7 @@
 
 use std::rc::Rc;
 
+use super::coll_inter;
 use super::comm::Communicator;
 use super::datatype::{as_bytes, as_bytes_mut, Equivalence};
 use super::request::{Request, Scope};
@@ -124,7 +125,7 @@ type BytesFn<'f> = Rc<dyn Fn(&[u8], &mut [u8]) + 'f>;
 /// # Safety
 /// The returned op must be dropped before `'f` ends: the collective that holds it has to
 /// complete (and its schedule be dropped) within `'f`.
-unsafe fn lower<'f, T: Equivalence>(op: Operation<'f, T>) -> Result<Red> {
+pub(super) unsafe fn lower<'f, T: Equivalence>(op: Operation<'f, T>) -> Result<Red> {
     let dt = T::DATATYPE;
     let op = match op {
         Operation::Predefined(o) => op::Op::Builtin(match o {
@@ -166,7 +167,7 @@ fn count_err(msg: String) -> Error {
     Error::new(ErrorClass::Count, msg)
 }
 
-fn same_len(what: &str, a: usize, b: usize) -> Result<()> {
+pub(super) fn same_len(what: &str, a: usize, b: usize) -> Result<()> {
     if a != b {
         return Err(count_err(format!(
             "{what}: the send buffer has {a} elements but the receive buffer {b}"
@@ -175,7 +176,7 @@ fn same_len(what: &str, a: usize, b: usize) -> Result<()> {
     Ok(())
 }
 
-fn check_root(n: i32, root: i32) -> Result<()> {
+pub(super) fn check_root(n: i32, root: i32) -> Result<()> {
     if !(0..n).contains(&root) {
         return Err(Error::new(
             ErrorClass::Root,
@@ -187,7 +188,7 @@ fn check_root(n: i32, root: i32) -> Result<()> {
 
 /// Counts and displacements in elements of `T` as byte lengths and offsets, checked against a
 /// buffer of `len` elements.
-fn layout<T: Equivalence>(
+pub(super) fn layout<T: Equivalence>(
     what: &str,
     counts: &[usize],
     displs: &[usize],
@@ -215,7 +216,7 @@ fn layout<T: Equivalence>(
 }
 
 /// Elements per block when `len` splits into `n` equal blocks.
-fn equal_blocks(what: &str, len: usize, n: i32) -> Result<usize> {
+pub(super) fn equal_blocks(what: &str, len: usize, n: i32) -> Result<usize> {
     let block = len / n as usize;
     if block * n as usize != len {
         return Err(count_err(format!(
@@ -225,7 +226,7 @@ fn equal_blocks(what: &str, len: usize, n: i32) -> Result<usize> {
     Ok(block)
 }
 
-fn uniform(n: i32, bytes: usize) -> (Vec<usize>, Vec<usize>) {
+pub(super) fn uniform(n: i32, bytes: usize) -> (Vec<usize>, Vec<usize>) {
     let n = n as usize;
     (vec![bytes; n], (0..n).map(|i| i * bytes).collect())
 }
@@ -234,20 +235,114 @@ fn bytes_of<T>(s: &[T]) -> usize {
     std::mem::size_of_val(s)
 }
 
+/// A buffer as a schedule sees it: where it is and how many elements of `T` it holds. Made
+/// once from the caller's slice, so that a persistent request's accessors and the library use
+/// the same pointer.
+pub(super) struct Span<T> {
+    pub(super) ptr: *mut T,
+    pub(super) len: usize,
+}
+
+impl<T> Clone for Span<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Span<T> {}
+
+impl<T> Span<T> {
+    /// A buffer the collective only reads.
+    pub(super) fn of(s: &[T]) -> Span<T> {
+        Span {
+            ptr: s.as_ptr().cast_mut(),
+            len: s.len(),
+        }
+    }
+
+    pub(super) fn of_mut(s: &mut [T]) -> Span<T> {
+        Span {
+            ptr: s.as_mut_ptr(),
+            len: s.len(),
+        }
+    }
+
+    pub(super) fn at(self) -> At {
+        At(Buf::User(self.ptr.cast()), 0)
+    }
+
+    pub(super) fn len(self) -> usize {
+        self.len
+    }
+
+    pub(super) fn bytes(self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+}
+
+/// A collective ready to build: its reduction and the schedule builder, which a blocking call
+/// runs once, a non-blocking one starts, and a persistent one (`persistent_coll`) keeps.
+pub(super) struct Plan {
+    pub(super) red: Option<Red>,
+    pub(super) build: Build,
+}
+
+/// A schedule builder, run once.
+pub(super) type Build = Box<dyn FnOnce(&mut Builder) -> Result<()>>;
+
+impl Plan {
+    pub(super) fn new(
+        red: Option<Red>,
+        build: impl FnOnce(&mut Builder) -> Result<()> + 'static,
+    ) -> Plan {
+        Plan {
+            red,
+            build: Box::new(build),
+        }
+    }
+}
+
 impl Communicator {
-    /// Build and start a schedule; its request id.
+    /// Start a plan on an intra- or an intercommunicator; its request id.
+    pub(super) fn start_plan(&self, p: Plan) -> Result<crate::pml::ReqId> {
+        self.start_any(p.red, p.build)
+    }
+
+    /// Start a plan and wait for it (the caller borrows its buffers for the whole call).
+    pub(super) fn run_plan(&self, p: Plan) -> Result<()> {
+        let id = self.start_plan(p)?;
+        let st = runtime::with(|rt| rt.wait(id))?;
+        super::comm::check(st).map(|_| ())
+    }
+
+    /// MPI_ERR_COMM naming `what` on an intercommunicator (scan, exscan, the in-place forms).
+    pub(super) fn intra_only(&self, what: &str) -> Result<()> {
+        if self.is_inter() {
+            return Err(Error::new(
+                ErrorClass::Comm,
+                format!("{what} is not defined on an intercommunicator"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Build and start a schedule of the intracommunicator algorithms; its request id
+    /// (MPI_ERR_COMM on an intercommunicator, whose collectives route to `coll_inter` first).
     pub(super) fn start_coll(
         &self,
         red: Option<Red>,
         build: impl FnOnce(&mut Builder) -> Result<()>,
     ) -> Result<crate::pml::ReqId> {
+        self.intra_only("this collective")?;
+        self.start_any(red, build)
+    }
+
+    fn start_any(
+        &self,
+        red: Option<Red>,
+        build: impl FnOnce(&mut Builder) -> Result<()>,
+    ) -> Result<crate::pml::ReqId> {
         runtime::with(|rt| {
-            if rt.comm(self.id)?.is_inter() {
-                return Err(crate::error::Error::new(
-                    crate::error::ErrorClass::Comm,
-                    "the Rust API's collectives take intracommunicators (barrier excepted)",
-                ));
-            }
             let s = {
                 let mut b = Builder::new(rt.comm(self.id)?, red);
                 build(&mut b)?;
@@ -269,12 +364,30 @@ impl Communicator {
         super::comm::check(st).map(|_| ())
     }
 
+    /// The number of per-peer blocks: the remote group's size on an intercommunicator.
+    fn peer_count(&self) -> i32 {
+        self.remote_size().unwrap_or_else(|| self.size())
+    }
+
     fn size_rank(&self) -> (i32, i32) {
         (self.size(), self.rank())
     }
 
+    /// Reduce-scatter-block's counts: `recv` elements for each rank of the (local) group,
+    /// whose sum `send` must hold.
+    fn block_counts(&self, send: usize, recv: usize) -> Result<Vec<usize>> {
+        let n = self.size() as usize;
+        same_len("reduce_scatter_block", send, recv * n)?;
+        Ok(vec![recv; n])
+    }
+
     /// Broadcast `buf` from `root` to every rank.
+    ///
+    /// MPI_Bcast, on intra- and intercommunicators (`coll_inter`).
     pub fn broadcast<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
+        if self.is_inter() {
+            return self.run_plan(coll_inter::broadcast(self, Span::of_mut(buf), root)?);
+        }
         check_root(self.size(), root)?;
         let (at, len) = (wr(buf), bytes_of(buf));
         self.run_coll(None, |b| {
@@ -284,6 +397,8 @@ impl Communicator {
     }
 
     /// Reduce every rank's `send` into `recv` at `root` (`recv` is ignored elsewhere).
+    ///
+    /// MPI_Reduce, on intra- and intercommunicators (`coll_inter`).
     pub fn reduce<'f, T: Equivalence>(
         &self,
         send: &[T],
@@ -291,6 +406,17 @@ impl Communicator {
         op: impl Into<Operation<'f, T>>,
         root: i32,
     ) -> Result<()> {
+        if self.is_inter() {
+            // SAFETY: the op is dropped when the schedule completes, within this call.
+            let red = unsafe { lower(op.into())? };
+            return self.run_plan(coll_inter::reduce(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                red,
+                root,
+            )?);
+        }
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         if me == root {
@@ -307,12 +433,15 @@ impl Communicator {
 
     /// Reduce with the root's input and result both in `buf` (MPI_IN_PLACE at the root;
     /// elsewhere `buf` is the input).
+    ///
+    /// MPI_Reduce with MPI_IN_PLACE; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn reduce_in_place<'f, T: Equivalence>(
         &self,
         buf: &mut [T],
         op: impl Into<Operation<'f, T>>,
         root: i32,
     ) -> Result<()> {
+        self.intra_only("reduce_in_place (MPI_IN_PLACE)")?;
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         // SAFETY: as in `reduce`.
@@ -326,12 +455,23 @@ impl Communicator {
     }
 
     /// Reduce everyone's `send` into every rank's `recv`.
+    ///
+    /// MPI_Allreduce, on intra- and intercommunicators (`coll_inter`).
     pub fn all_reduce<'f, T: Equivalence>(
         &self,
         send: &[T],
         recv: &mut [T],
         op: impl Into<Operation<'f, T>>,
     ) -> Result<()> {
+        if self.is_inter() {
+            // SAFETY: the op is dropped when the schedule completes, within this call.
+            let red = unsafe { lower(op.into())? };
+            return self.run_plan(coll_inter::all_reduce(
+                Span::of(send),
+                Span::of_mut(recv),
+                red,
+            )?);
+        }
         same_len("all_reduce", send.len(), recv.len())?;
         // SAFETY: as in `reduce`.
         let red = unsafe { lower(op.into())? };
@@ -343,11 +483,14 @@ impl Communicator {
     }
 
     /// All-reduce with input and result in `buf` (MPI_IN_PLACE).
+    ///
+    /// MPI_Allreduce with MPI_IN_PLACE; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn all_reduce_in_place<'f, T: Equivalence>(
         &self,
         buf: &mut [T],
         op: impl Into<Operation<'f, T>>,
     ) -> Result<()> {
+        self.intra_only("all_reduce_in_place (MPI_IN_PLACE)")?;
         // SAFETY: as in `reduce`.
         let red = unsafe { lower(op.into())? };
         let (r, c) = (wr(buf), buf.len());
@@ -358,12 +501,15 @@ impl Communicator {
     }
 
     /// Inclusive prefix reduction: rank i gets `send(0) op ... op send(i)`.
+    ///
+    /// MPI_Scan; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn scan<'f, T: Equivalence>(
         &self,
         send: &[T],
         recv: &mut [T],
         op: impl Into<Operation<'f, T>>,
     ) -> Result<()> {
+        self.intra_only("scan")?;
         same_len("scan", send.len(), recv.len())?;
         // SAFETY: as in `reduce`.
         let red = unsafe { lower(op.into())? };
@@ -376,12 +522,15 @@ impl Communicator {
 
     /// Exclusive prefix reduction: rank i > 0 gets `send(0) op ... op send(i-1)`; rank 0's
     /// `recv` is left as it was.
+    ///
+    /// MPI_Exscan; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn exscan<'f, T: Equivalence>(
         &self,
         send: &[T],
         recv: &mut [T],
         op: impl Into<Operation<'f, T>>,
     ) -> Result<()> {
+        self.intra_only("exscan")?;
         same_len("exscan", send.len(), recv.len())?;
         // SAFETY: as in `reduce`.
         let red = unsafe { lower(op.into())? };
@@ -393,12 +542,24 @@ impl Communicator {
     }
 
     /// Reduce `send` (size × `recv.len()` elements) and give block i of the result to rank i.
+    ///
+    /// MPI_Reduce_scatter_block, on intra- and intercommunicators (`coll_inter`).
     pub fn reduce_scatter_block<'f, T: Equivalence>(
         &self,
         send: &[T],
         recv: &mut [T],
         op: impl Into<Operation<'f, T>>,
     ) -> Result<()> {
+        if self.is_inter() {
+            // SAFETY: the op is dropped when the schedule completes, within this call.
+            let red = unsafe { lower(op.into())? };
+            return self.run_plan(coll_inter::reduce_scatter(
+                Span::of(send),
+                Span::of_mut(recv),
+                self.block_counts(send.len(), recv.len())?,
+                red,
+            )?);
+        }
         let n = self.size();
         same_len("reduce_scatter_block", send.len(), recv.len() * n as usize)?;
         // SAFETY: as in `reduce`.
@@ -413,7 +574,18 @@ impl Communicator {
 
     /// Gather every rank's `send` into `recv` at `root`, in rank order (`recv` is ignored
     /// elsewhere; at the root it holds size × `send.len()` elements).
+    ///
+    /// MPI_Gather, on intra- and intercommunicators (`coll_inter`).
     pub fn gather<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
+        if self.is_inter() {
+            return self.run_plan(coll_inter::gather(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                None,
+                root,
+            )?);
+        }
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         if me == root {
@@ -428,6 +600,8 @@ impl Communicator {
     }
 
     /// Gather with per-rank counts and displacements (in elements) into the root's `recv`.
+    ///
+    /// MPI_Gatherv, on intra- and intercommunicators (`coll_inter`).
     pub fn gather_varcount<T: Equivalence>(
         &self,
         send: &[T],
@@ -436,6 +610,15 @@ impl Communicator {
         displs: &[usize],
         root: i32,
     ) -> Result<()> {
+        if self.is_inter() {
+            return self.run_plan(coll_inter::gather(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                Some((counts, displs)),
+                root,
+            )?);
+        }
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         let (l, d) = if me == root {
@@ -451,7 +634,18 @@ impl Communicator {
     }
 
     /// Scatter block i of the root's `send` (size × `recv.len()` elements) to rank i's `recv`.
+    ///
+    /// MPI_Scatter, on intra- and intercommunicators (`coll_inter`).
     pub fn scatter<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
+        if self.is_inter() {
+            return self.run_plan(coll_inter::scatter(
+                self,
+                Span::of(send),
+                None,
+                Span::of_mut(recv),
+                root,
+            )?);
+        }
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         if me == root {
@@ -466,6 +660,8 @@ impl Communicator {
     }
 
     /// Scatter with per-rank counts and displacements (in elements) of the root's `send`.
+    ///
+    /// MPI_Scatterv, on intra- and intercommunicators (`coll_inter`).
     pub fn scatter_varcount<T: Equivalence>(
         &self,
         send: &[T],
@@ -474,6 +670,15 @@ impl Communicator {
         recv: &mut [T],
         root: i32,
     ) -> Result<()> {
+        if self.is_inter() {
+            return self.run_plan(coll_inter::scatter(
+                self,
+                Span::of(send),
+                Some((counts, displs)),
+                Span::of_mut(recv),
+                root,
+            )?);
+        }
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         let (l, d) = if me == root {
@@ -489,7 +694,17 @@ impl Communicator {
     }
 
     /// Every rank's `send`, in rank order, into every rank's `recv` (size × `send.len()`).
+    ///
+    /// MPI_Allgather, on intra- and intercommunicators (`coll_inter`).
     pub fn all_gather<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        if self.is_inter() {
+            return self.run_plan(coll_inter::all_gather(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                None,
+            )?);
+        }
         let n = self.size();
         same_len("all_gather", send.len() * n as usize, recv.len())?;
         let (l, d) = uniform(n, bytes_of(send));
@@ -501,6 +716,8 @@ impl Communicator {
     }
 
     /// All-gather with per-rank counts and displacements (in elements) of `recv`.
+    ///
+    /// MPI_Allgatherv, on intra- and intercommunicators (`coll_inter`).
     pub fn all_gather_varcount<T: Equivalence>(
         &self,
         send: &[T],
@@ -508,6 +725,14 @@ impl Communicator {
         counts: &[usize],
         displs: &[usize],
     ) -> Result<()> {
+        if self.is_inter() {
+            return self.run_plan(coll_inter::all_gather(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                Some((counts, displs)),
+            )?);
+        }
         let n = self.size();
         let (l, d) = layout::<T>("all_gather_varcount", counts, displs, n, recv.len())?;
         let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
@@ -518,7 +743,17 @@ impl Communicator {
     }
 
     /// Block i of `send` to rank i; block j of `recv` from rank j (equal blocks).
+    ///
+    /// MPI_Alltoall, on intra- and intercommunicators (`coll_inter`).
     pub fn all_to_all<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        if self.is_inter() {
+            return self.run_plan(coll_inter::all_to_all(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                None,
+            )?);
+        }
         let n = self.size();
         same_len("all_to_all", send.len(), recv.len())?;
         let block = equal_blocks("all_to_all", send.len(), n)?;
@@ -531,6 +766,8 @@ impl Communicator {
     }
 
     /// All-to-all with per-rank counts and displacements (in elements) on both sides.
+    ///
+    /// MPI_Alltoallv, on intra- and intercommunicators (`coll_inter`).
     pub fn all_to_all_varcount<T: Equivalence>(
         &self,
         send: &[T],
@@ -540,6 +777,14 @@ impl Communicator {
         recv_counts: &[usize],
         recv_displs: &[usize],
     ) -> Result<()> {
+        if self.is_inter() {
+            return self.run_plan(coll_inter::all_to_all(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                Some((send_counts, send_displs, recv_counts, recv_displs)),
+            )?);
+        }
         let n = self.size();
         let (sl, sd) = layout::<T>(
             "all_to_all_varcount",
@@ -563,7 +808,13 @@ impl Communicator {
     }
 
     /// Start a barrier.
+    ///
+    /// MPI_Ibarrier, on intra- and intercommunicators (`coll_inter`).
     pub fn ibarrier<'scope>(&self, scope: &'scope Scope<'scope, '_>) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            let id = self.start_plan(coll_inter::barrier())?;
+            return Ok(scope.register(id));
+        }
         let id = self.start_coll(None, |b| {
             algos::barrier(b);
             Ok(())
@@ -572,12 +823,18 @@ impl Communicator {
     }
 
     /// Start a broadcast; `buf` stays borrowed until the request completes.
+    ///
+    /// MPI_Ibcast, on intra- and intercommunicators (`coll_inter`).
     pub fn ibroadcast<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
         buf: &'scope mut [T],
         root: i32,
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            let id = self.start_plan(coll_inter::broadcast(self, Span::of_mut(buf), root)?)?;
+            return Ok(scope.register(id));
+        }
         check_root(self.size(), root)?;
         let (at, len) = (wr(buf), bytes_of(buf));
         let id = self.start_coll(None, |b| {
@@ -588,6 +845,8 @@ impl Communicator {
     }
 
     /// Start an all-reduce; the buffers (and a user op) stay borrowed until it completes.
+    ///
+    /// MPI_Iallreduce, on intra- and intercommunicators (`coll_inter`).
     pub fn iall_reduce<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -595,6 +854,16 @@ impl Communicator {
         recv: &'scope mut [T],
         op: impl Into<Operation<'scope, T>>,
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            // SAFETY: the scope completes the request, dropping the op, before 'scope ends.
+            let red = unsafe { lower(op.into())? };
+            let id = self.start_plan(coll_inter::all_reduce(
+                Span::of(send),
+                Span::of_mut(recv),
+                red,
+            )?)?;
+            return Ok(scope.register(id));
+        }
         same_len("iall_reduce", send.len(), recv.len())?;
         // SAFETY: the scope completes the request, dropping the op, before 'scope ends.
         let red = unsafe { lower(op.into())? };
@@ -607,6 +876,8 @@ impl Communicator {
     }
 
     /// Start a reduce to `root` (`recv` is ignored elsewhere).
+    ///
+    /// MPI_Ireduce, on intra- and intercommunicators (`coll_inter`).
     pub fn ireduce<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -615,6 +886,18 @@ impl Communicator {
         op: impl Into<Operation<'scope, T>>,
         root: i32,
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            // SAFETY: the scope completes the request, dropping the op, before 'scope ends.
+            let red = unsafe { lower(op.into())? };
+            let id = self.start_plan(coll_inter::reduce(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                red,
+                root,
+            )?)?;
+            return Ok(scope.register(id));
+        }
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         if me == root {
@@ -631,12 +914,23 @@ impl Communicator {
     }
 
     /// Start an all-gather.
+    ///
+    /// MPI_Iallgather, on intra- and intercommunicators (`coll_inter`).
     pub fn iall_gather<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
         send: &'scope [T],
         recv: &'scope mut [T],
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            let id = self.start_plan(coll_inter::all_gather(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                None,
+            )?)?;
+            return Ok(scope.register(id));
+        }
         let n = self.size();
         same_len("iall_gather", send.len() * n as usize, recv.len())?;
         let (l, d) = uniform(n, bytes_of(send));
@@ -649,12 +943,23 @@ impl Communicator {
     }
 
     /// Start an all-to-all with equal blocks.
+    ///
+    /// MPI_Ialltoall, on intra- and intercommunicators (`coll_inter`).
     pub fn iall_to_all<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
         send: &'scope [T],
         recv: &'scope mut [T],
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            let id = self.start_plan(coll_inter::all_to_all(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                None,
+            )?)?;
+            return Ok(scope.register(id));
+        }
         let n = self.size();
         same_len("iall_to_all", send.len(), recv.len())?;
         let block = equal_blocks("iall_to_all", send.len(), n)?;
@@ -668,6 +973,8 @@ impl Communicator {
     }
 
     /// Start an inclusive scan.
+    ///
+    /// MPI_Iscan; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn iscan<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -675,6 +982,7 @@ impl Communicator {
         recv: &'scope mut [T],
         op: impl Into<Operation<'scope, T>>,
     ) -> Result<Request<'scope>> {
+        self.intra_only("iscan")?;
         same_len("iscan", send.len(), recv.len())?;
         // SAFETY: as in `iall_reduce`.
         let red = unsafe { lower(op.into())? };
@@ -687,6 +995,8 @@ impl Communicator {
     }
 
     /// Start an exclusive scan (rank 0's `recv` is left as it was).
+    ///
+    /// MPI_Iexscan; intracommunicators only (MPI_ERR_COMM on an intercommunicator).
     pub fn iexscan<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -694,6 +1004,7 @@ impl Communicator {
         recv: &'scope mut [T],
         op: impl Into<Operation<'scope, T>>,
     ) -> Result<Request<'scope>> {
+        self.intra_only("iexscan")?;
         same_len("iexscan", send.len(), recv.len())?;
         // SAFETY: as in `iall_reduce`.
         let red = unsafe { lower(op.into())? };
@@ -706,6 +1017,8 @@ impl Communicator {
     }
 
     /// Start a gather to `root` (`recv`, size × `send.len()` elements, is ignored elsewhere).
+    ///
+    /// MPI_Igather, on intra- and intercommunicators (`coll_inter`).
     pub fn igather<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -713,6 +1026,16 @@ impl Communicator {
         recv: &'scope mut [T],
         root: i32,
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            let id = self.start_plan(coll_inter::gather(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                None,
+                root,
+            )?)?;
+            return Ok(scope.register(id));
+        }
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         if me == root {
@@ -728,6 +1051,8 @@ impl Communicator {
     }
 
     /// Start a scatter from `root` (`send`, size × `recv.len()` elements, is ignored elsewhere).
+    ///
+    /// MPI_Iscatter, on intra- and intercommunicators (`coll_inter`).
     pub fn iscatter<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -735,6 +1060,16 @@ impl Communicator {
         recv: &'scope mut [T],
         root: i32,
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            let id = self.start_plan(coll_inter::scatter(
+                self,
+                Span::of(send),
+                None,
+                Span::of_mut(recv),
+                root,
+            )?)?;
+            return Ok(scope.register(id));
+        }
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         if me == root {
@@ -750,6 +1085,8 @@ impl Communicator {
     }
 
     /// Start a reduce-scatter with equal blocks of `recv.len()` elements.
+    ///
+    /// MPI_Ireduce_scatter_block, on intra- and intercommunicators (`coll_inter`).
     pub fn ireduce_scatter_block<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -757,6 +1094,17 @@ impl Communicator {
         recv: &'scope mut [T],
         op: impl Into<Operation<'scope, T>>,
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            // SAFETY: the scope completes the request, dropping the op, before 'scope ends.
+            let red = unsafe { lower(op.into())? };
+            let id = self.start_plan(coll_inter::reduce_scatter(
+                Span::of(send),
+                Span::of_mut(recv),
+                self.block_counts(send.len(), recv.len())?,
+                red,
+            )?)?;
+            return Ok(scope.register(id));
+        }
         let n = self.size();
         same_len("ireduce_scatter_block", send.len(), recv.len() * n as usize)?;
         // SAFETY: as in `iall_reduce`.
@@ -791,6 +1139,8 @@ pub fn reduce_local<'f, T: Equivalence>(
 /// displacements (in elements), checked like their blocking forms.
 impl Communicator {
     /// Reduce `send` (the sum of `counts` elements) and give rank i its `counts[i]` elements.
+    ///
+    /// MPI_Reduce_scatter, on intra- and intercommunicators (`coll_inter`).
     pub fn reduce_scatter<'f, T: Equivalence>(
         &self,
         send: &[T],
@@ -801,6 +1151,14 @@ impl Communicator {
         self.check_reduce_scatter("reduce_scatter", send.len(), recv.len(), counts)?;
         // SAFETY: as in `reduce`.
         let red = unsafe { lower(op.into())? };
+        if self.is_inter() {
+            return self.run_plan(coll_inter::reduce_scatter(
+                Span::of(send),
+                Span::of_mut(recv),
+                counts.to_vec(),
+                red,
+            )?);
+        }
         let (s, r) = (rd(send), wr(recv));
         self.run_coll(Some(red), |b| {
             algos::reduce_scatter(b, Some(s), r, counts);
@@ -809,6 +1167,8 @@ impl Communicator {
     }
 
     /// Start a reduce-scatter with per-rank counts.
+    ///
+    /// MPI_Ireduce_scatter, on intra- and intercommunicators (`coll_inter`).
     pub fn ireduce_scatter<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -820,6 +1180,15 @@ impl Communicator {
         self.check_reduce_scatter("ireduce_scatter", send.len(), recv.len(), counts)?;
         // SAFETY: as in `iall_reduce`.
         let red = unsafe { lower(op.into())? };
+        if self.is_inter() {
+            let plan = coll_inter::reduce_scatter(
+                Span::of(send),
+                Span::of_mut(recv),
+                counts.to_vec(),
+                red,
+            )?;
+            return Ok(scope.register(self.start_plan(plan)?));
+        }
         let (s, r) = (rd(send), wr(recv));
         let id = self.start_coll(Some(red), |b| {
             algos::reduce_scatter(b, Some(s), r, counts);
@@ -847,6 +1216,8 @@ impl Communicator {
     }
 
     /// Start a gather with per-rank counts and displacements into the root's `recv`.
+    ///
+    /// MPI_Igatherv, on intra- and intercommunicators (`coll_inter`).
     pub fn igather_varcount<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -856,6 +1227,16 @@ impl Communicator {
         displs: &[usize],
         root: i32,
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            let id = self.start_plan(coll_inter::gather(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                Some((counts, displs)),
+                root,
+            )?)?;
+            return Ok(scope.register(id));
+        }
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         let (l, d) = if me == root {
@@ -872,6 +1253,8 @@ impl Communicator {
     }
 
     /// Start a scatter with per-rank counts and displacements of the root's `send`.
+    ///
+    /// MPI_Iscatterv, on intra- and intercommunicators (`coll_inter`).
     pub fn iscatter_varcount<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -881,6 +1264,16 @@ impl Communicator {
         recv: &'scope mut [T],
         root: i32,
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            let id = self.start_plan(coll_inter::scatter(
+                self,
+                Span::of(send),
+                Some((counts, displs)),
+                Span::of_mut(recv),
+                root,
+            )?)?;
+            return Ok(scope.register(id));
+        }
         let (n, me) = self.size_rank();
         check_root(n, root)?;
         let (l, d) = if me == root {
@@ -897,6 +1290,8 @@ impl Communicator {
     }
 
     /// Start an all-gather with per-rank counts and displacements of `recv`.
+    ///
+    /// MPI_Iallgatherv, on intra- and intercommunicators (`coll_inter`).
     pub fn iall_gather_varcount<'scope, T: Equivalence>(
         &self,
         scope: &'scope Scope<'scope, '_>,
@@ -905,6 +1300,15 @@ impl Communicator {
         counts: &[usize],
         displs: &[usize],
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            let id = self.start_plan(coll_inter::all_gather(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                Some((counts, displs)),
+            )?)?;
+            return Ok(scope.register(id));
+        }
         let n = self.size();
         let (l, d) = layout::<T>("iall_gather_varcount", counts, displs, n, recv.len())?;
         let (s, sl, r) = (rd(send), bytes_of(send), wr(recv));
@@ -916,6 +1320,8 @@ impl Communicator {
     }
 
     /// Start an all-to-all with per-rank counts and displacements on both sides.
+    ///
+    /// MPI_Ialltoallv, on intra- and intercommunicators (`coll_inter`).
     #[allow(clippy::too_many_arguments)]
     pub fn iall_to_all_varcount<'scope, T: Equivalence>(
         &self,
@@ -927,6 +1333,15 @@ impl Communicator {
         recv_counts: &[usize],
         recv_displs: &[usize],
     ) -> Result<Request<'scope>> {
+        if self.is_inter() {
+            let id = self.start_plan(coll_inter::all_to_all(
+                self,
+                Span::of(send),
+                Span::of_mut(recv),
+                Some((send_counts, send_displs, recv_counts, recv_displs)),
+            )?)?;
+            return Ok(scope.register(id));
+        }
         let n = self.size();
         let what = "iall_to_all_varcount";
         let (sl, sd) = layout::<T>(what, send_counts, send_displs, n, send.len())?;
@@ -948,6 +1363,16 @@ pub struct WBlock<'t> {
     pub count: usize,
     pub displ: usize,
     pub datatype: &'t super::usertype::UserDatatype,
+}
+
+/// Staged all-to-all-w blocks, exchanged with the communicator's peers: the remote group's
+/// ranks on an intercommunicator (`coll::inter`), the communicator's otherwise.
+fn all_to_all_blocks(b: &mut Builder, s: &stage::Blocks, r: &stage::Blocks) {
+    if b.is_inter() {
+        coll::inter::alltoallw(b, s.at, &s.lens, &s.displs, r.at, &r.lens, &r.displs);
+    } else {
+        algos::alltoallw(b, Some(s.at), &s.lens, &s.displs, r.at, &r.lens, &r.displs);
+    }
 }
 
 /// The blocks as staging shapes, checked against the rank count and the buffer.
@@ -994,16 +1419,16 @@ impl Communicator {
         recv: &mut [u8],
         recvs: &[WBlock<'_>],
     ) -> Result<()> {
-        let n = self.size();
+        let n = self.peer_count();
         let sb = w_blocks("all_to_all_w", sends, n, send.len())?;
         let rb = w_blocks("all_to_all_w", recvs, n, recv.len())?;
         let (s, r) = (send.as_ptr().cast_mut(), recv.as_mut_ptr());
-        self.run_coll(None, |b| {
+        self.run_plan(Plan::new(None, move |b| {
             let s = stage::stage_mixed(b, s, &sb, Dir::In)?;
             let r = stage::stage_mixed(b, r, &rb, Dir::Out)?;
-            algos::alltoallw(b, Some(s.at), &s.lens, &s.displs, r.at, &r.lens, &r.displs);
+            all_to_all_blocks(b, &s, &r);
             Ok(())
-        })
+        }))
     }
 
     /// Start an all-to-all with per-rank datatypes (MPI_Ialltoallw); the buffers stay borrowed
@@ -1016,14 +1441,14 @@ impl Communicator {
         recv: &'scope mut [u8],
         recvs: &[WBlock<'_>],
     ) -> Result<Request<'scope>> {
-        let n = self.size();
+        let n = self.peer_count();
         let sb = w_blocks("iall_to_all_w", sends, n, send.len())?;
         let rb = w_blocks("iall_to_all_w", recvs, n, recv.len())?;
         let (s, r) = (send.as_ptr().cast_mut(), recv.as_mut_ptr());
-        let id = self.start_coll(None, |b| {
+        let id = self.start_any(None, |b| {
             let s = stage::stage_mixed(b, s, &sb, Dir::In)?;
             let r = stage::stage_mixed(b, r, &rb, Dir::Out)?;
-            algos::alltoallw(b, Some(s.at), &s.lens, &s.displs, r.at, &r.lens, &r.displs);
+            all_to_all_blocks(b, &s, &r);
             Ok(())
         })?;
         Ok(scope.register(id))

@@ -192,7 +192,8 @@ impl Communicator {
         Ok(scope.register(req))
     }
 
-    /// Block until every rank of the communicator has entered the barrier.
+    /// Block until every rank of the communicator has entered the barrier (MPI_Barrier; on an
+    /// intercommunicator, every member of both groups).
     pub fn barrier(&self) -> Result<()> {
         runtime::with(|rt| rt.barrier(self.id))
     }

@@ -1,6 +1,7 @@
-//! Intercommunicators in the Rust API: creation, queries and merge. Point-to-point and
-//! `barrier` on an intercommunicator name ranks of the remote group; the other collectives of
-//! the Rust API take intracommunicators only (MPI_ERR_COMM), the C interface has them all.
+//! Intercommunicators in the Rust API: creation, queries and merge. Point-to-point on an
+//! intercommunicator names ranks of the remote group; the collectives follow MPI's
+//! intercommunicator rules (`coll_inter`: `rmpi::ROOT` / `rmpi::PROC_NULL` roots, per-peer
+//! blocks sized by the remote group; scan, exscan and the in-place forms are MPI_ERR_COMM).
 
 use super::comm::Communicator;
 use super::comm_mgmt::UserCommunicator;

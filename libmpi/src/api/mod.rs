@@ -14,6 +14,7 @@
 pub mod attr;
 pub mod bsend;
 pub mod coll;
+pub mod coll_inter;
 pub mod comm;
 pub mod comm_mgmt;
 pub mod completion;
@@ -25,7 +26,9 @@ pub mod inter;
 pub mod message;
 pub mod p2p;
 pub mod p2p_more;
+pub mod partitioned;
 pub mod persistent;
+pub mod persistent_coll;
 pub mod request;
 pub mod status;
 pub mod topo;

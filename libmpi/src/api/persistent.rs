@@ -39,31 +39,19 @@ impl<'scope, T> Persistent<'scope, T> {
         }
     }
 
-    fn running(&self) -> bool {
-        runtime::with(|rt| Ok(rt.pml.is_active(self.id))).unwrap_or(false)
-    }
-
     /// Start a run (MPI_Start). Fails if one is already active.
     pub fn start(&mut self) -> Result<()> {
-        runtime::with(|rt| rt.start_persistent(self.id))
+        start(self.id)
     }
 
     /// Wait for the active run; an inactive request gives an empty status at once.
     pub fn wait(&mut self) -> Result<Status> {
-        check(runtime::with(|rt| rt.wait(self.id))?)
+        wait(self.id)
     }
 
     /// The run's status if it has completed (or the request is inactive), else None.
     pub fn test(&mut self) -> Result<Option<Status>> {
-        let st = runtime::with(|rt| {
-            rt.pml.progress();
-            Ok(if rt.pml.is_complete(self.id) {
-                rt.pml.take(self.id)
-            } else {
-                None
-            })
-        })?;
-        st.map(check).transpose()
+        test(self.id)
     }
 
     /// Cancel the active run if it is a receive that has not matched (see `Request::cancel`).
@@ -76,12 +64,7 @@ impl<'scope, T> Persistent<'scope, T> {
 
     /// The buffer, to fill before a send or read after a receive; only between runs.
     pub fn buffer(&mut self) -> Result<&mut [T]> {
-        if self.running() {
-            return Err(Error::new(
-                ErrorClass::Request,
-                "the persistent request is active: wait for it before using its buffer",
-            ));
-        }
+        idle(self.id)?;
         // SAFETY: the request holds the exclusive borrow of this buffer for 'scope; no run is
         // active, so the library does not touch it until the next `start`, which needs
         // `&mut self` and so ends this borrow first.
@@ -91,11 +74,54 @@ impl<'scope, T> Persistent<'scope, T> {
 
 impl<T> Drop for Persistent<'_, T> {
     fn drop(&mut self) {
-        super::request::forget(self.pending, self.id);
-        let _ = runtime::with(|rt| {
-            let r = rt.wait(self.id);
-            rt.pml.free(self.id);
-            r
-        });
+        release(self.pending, self.id);
     }
+}
+
+/// The persistent request kinds of the Rust API (this module's, `persistent_coll`'s and
+/// `partitioned`'s) share these: whether a run is active, MPI_Start, MPI_Wait, MPI_Test, and
+/// the drop (wait for an active run, then MPI_Request_free).
+pub(super) fn running(id: ReqId) -> bool {
+    runtime::with(|rt| Ok(rt.pml.is_active(id))).unwrap_or(false)
+}
+
+pub(super) fn start(id: ReqId) -> Result<()> {
+    runtime::with(|rt| rt.start_persistent(id))
+}
+
+pub(super) fn wait(id: ReqId) -> Result<Status> {
+    check(runtime::with(|rt| rt.wait(id))?)
+}
+
+pub(super) fn test(id: ReqId) -> Result<Option<Status>> {
+    let st = runtime::with(|rt| {
+        rt.pml.progress();
+        Ok(if rt.pml.is_complete(id) {
+            rt.pml.take(id)
+        } else {
+            None
+        })
+    })?;
+    st.map(check).transpose()
+}
+
+pub(super) fn release(pending: &RefCell<Vec<ReqId>>, id: ReqId) {
+    super::request::forget(pending, id);
+    let _ = runtime::with(|rt| {
+        let r = rt.wait(id);
+        rt.pml.free(id);
+        r
+    });
+}
+
+/// MPI_ERR_REQUEST unless the request is inactive: its buffers are the library's while a run
+/// is active.
+pub(super) fn idle(id: ReqId) -> Result<()> {
+    if running(id) {
+        return Err(Error::new(
+            ErrorClass::Request,
+            "the persistent request is active: wait for it before using its buffer",
+        ));
+    }
+    Ok(())
 }

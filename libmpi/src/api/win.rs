@@ -122,7 +122,7 @@ impl<T: Equivalence> Window<T> {
     }
 
     pub fn fence(&self) -> Result<()> {
-        runtime::with(|rt| osc::sync::fence(rt, self.id))
+        runtime::with(|rt| osc::sync::fence(rt, self.id, false))
     }
 
     /// MPI_Put of `vals` to `rank`'s part at element `disp`.

@@ -8,36 +8,12 @@
 //! are read only at init: a caller may free them once it returns (mpi4py does), as Open MPI
 //! and MPICH allow; the buffers must stay valid until the request is freed.
 
-use std::any::Any;
 use std::ffi::c_int;
 
 use super::*;
-use crate::coll::{self, Builder};
-use crate::pml::ReqId;
+use crate::coll::Builder;
 
 type Build = Box<dyn Fn(&mut Builder) -> Result<()>>;
-
-/// A persistent collective: its communicator, tag and schedule, built at init.
-struct CollInit {
-    comm: usize,
-    tag: i32,
-    schedule: coll::Schedule,
-}
-
-impl crate::persist::Start for CollInit {
-    fn start(&self, rt: &mut Runtime, _req: ReqId) -> Result<ReqId> {
-        rt.comm(self.comm)?; // still there
-        Ok(coll::start_tagged(
-            &mut rt.pml,
-            self.schedule.clone(),
-            self.tag,
-        ))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
 
 /// MPI_*_init: check the arguments and build the schedule now, then hand out an inactive
 /// persistent request.
@@ -56,21 +32,7 @@ pub(super) fn coll_init(
             return Err(Error::new(ErrorClass::Arg, "request pointer is NULL"));
         }
         super::info::hints(info)?;
-        let (key, schedule) = {
-            let c = rt.comm(comm)?;
-            let mut b = Builder::new(c, None);
-            build(&mut b)?;
-            (coll::seq_key(c), b.finish())
-        };
-        let tag = coll::reserve_tag(&mut rt.pml, key);
-        let id = crate::persist::register(
-            rt,
-            Box::new(CollInit {
-                comm,
-                tag,
-                schedule,
-            }),
-        );
+        let id = crate::persist::coll_init(rt, comm, None, build)?;
         // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
         unsafe { request.write(request_handle(id)) };
         Ok(())

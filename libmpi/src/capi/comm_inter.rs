@@ -54,7 +54,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Intercomm_create_from_groups / PMPI_Intercomm_create_from_groups(local_group: Handle, local_leader: c_int, remote_group: Handle, remote_leader: c_int, stringtag: *const c_char, info: Handle, errhandler: Handle, newintercomm: *mut Handle) -> c_int {
-        call("MPI_Intercomm_create_from_groups", crate::comm::WORLD, |rt| {
+        // Errors go to the errhandler argument.
+        match runtime::with(|rt| {
             null_check(newintercomm, "newintercomm")?;
             let lg = super::group::group_of(rt, local_group)?;
             let rg = super::group::group_of(rt, remote_group)?;
@@ -73,13 +74,17 @@ mpi_fn! {
             // SAFETY: checked non-NULL.
             unsafe { newintercomm.write(comm_handle(id)) };
             Ok(())
-        })
+        }) {
+            Ok(()) => MPI_SUCCESS,
+            Err(e) => fail_through("MPI_Intercomm_create_from_groups", errhandler, e),
+        }
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_create_from_group / PMPI_Comm_create_from_group(group: Handle, stringtag: *const c_char, info: Handle, errhandler: Handle, newcomm: *mut Handle) -> c_int {
-        call("MPI_Comm_create_from_group", crate::comm::WORLD, |rt| {
+        // Errors go to the errhandler argument.
+        match runtime::with(|rt| {
             null_check(newcomm, "newcomm")?;
             let g = super::group::group_of(rt, group)?;
             let hints = super::info::hints(info)?;
@@ -102,7 +107,10 @@ mpi_fn! {
             // SAFETY: checked non-NULL.
             unsafe { newcomm.write(id) };
             Ok(())
-        })
+        }) {
+            Ok(()) => MPI_SUCCESS,
+            Err(e) => fail_through("MPI_Comm_create_from_group", errhandler, e),
+        }
     }
 }
 

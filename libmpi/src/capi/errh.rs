@@ -81,8 +81,13 @@ fn add_code(class: Option<c_int>) -> c_int {
 /// Call user error handler `h` for a failure with `code` on communicator slot `comm`,
 /// outside the runtime borrow (the handler may call MPI).
 pub(super) fn call_user(h: usize, comm: usize, code: c_int) -> Result<()> {
+    call_user_handle(h, comm_handle(comm), code)
+}
+
+/// `call_user` with the communicator handle the function gets.
+pub(super) fn call_user_handle(h: usize, comm: Handle, code: c_int) -> Result<()> {
     let f: ErrFn = runtime::with(|rt| rt.objs.errhandler(h))?;
-    let (mut handle, mut code) = (comm_handle(comm), code);
+    let (mut handle, mut code) = (comm, code);
     // SAFETY: a function registered with MPI_Comm_create_errhandler, called with a pointer to
     // the communicator handle and to the error code as MPI_Comm_errhandler_function prescribes
     // (its variadic tail is implementation-defined; we pass nothing).

@@ -242,11 +242,37 @@ fn fail_code(call: &str, comm: usize, code: c_int, msg: &dyn std::fmt::Display) 
         Err(_) => Ok((crate::comm::WORLD, rt.comm(crate::comm::WORLD)?.errhandler)),
     })
     .unwrap_or((comm, ErrHandler::Fatal));
+    raise(call, handler, comm_handle(comm), code, msg)
+}
+
+/// `fail` through the errhandler argument of MPI_Comm_create_from_group and
+/// MPI_Intercomm_create_from_groups, which the standard invokes on their own errors (no
+/// communicator exists yet: a user function sees MPI_COMM_NULL). An invalid handler argument
+/// leaves it to MPI_COMM_WORLD's.
+#[cold]
+fn fail_through(call: &str, errhandler: Handle, e: Error) -> c_int {
+    if !runtime::is_initialized() || runtime::is_finalized() {
+        return e.code();
+    }
+    match runtime::with(|rt| env::errhandler_of(rt, errhandler)) {
+        Ok(h) => raise(call, h, COMM_NULL as Handle, e.code(), &e),
+        Err(_) => fail(call, crate::comm::WORLD, e),
+    }
+}
+
+/// Invoke `handler` for error `code` of `call` (`comm`: the handle a user function gets).
+fn raise(
+    call: &str,
+    handler: ErrHandler,
+    comm: Handle,
+    code: c_int,
+    msg: &dyn std::fmt::Display,
+) -> c_int {
     if handler == ErrHandler::Return {
         return code;
     }
     if let ErrHandler::User(h) = handler {
-        if errh::call_user(h, comm, code).is_ok() {
+        if errh::call_user_handle(h, comm, code).is_ok() {
             return code;
         }
     }

@@ -249,6 +249,13 @@ mpi_fn! {
         let r = (|| {
             out(session, "session")?;
             let hints = super::info::hints(info)?;
+            // The one key the standard defines for sessions: its values are the four levels.
+            if let Some(v) = hints.get("thread_level")? {
+                const LEVELS: [&str; 4] = ["MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"];
+                if !LEVELS.iter().any(|l| l.eq_ignore_ascii_case(v)) {
+                    return Err(Error::new(ErrorClass::InfoValue, format!("thread_level {v:?} is not a thread support level")));
+                }
+            }
             runtime_up(level_of(hints.get("thread_level")?))?;
             let eh = match runtime::with(|rt| super::env::errhandler_of(rt, errhandler)) {
                 Ok(eh) => eh,

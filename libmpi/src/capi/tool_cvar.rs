@@ -25,7 +25,7 @@ const CHAR: usize = 0x243;
 /// Room a string variable's handle asks for (its count).
 const STRING_MAX: usize = 256;
 
-include!("../mca_general.rs");
+use crate::mca_general::GENERAL;
 
 struct Var {
     name: &'static str,

@@ -15,6 +15,8 @@ const KIND_SPAN: usize = 0x0800_0000;
 const MAX_OBJECT_NAME: usize = 128;
 const LOCK_EXCLUSIVE: c_int = 301;
 const LOCK_SHARED: c_int = 302;
+/// MPI_MODE_NOSUCCEED (mpi.h): no RMA calls follow this fence.
+const MODE_NOSUCCEED: c_int = 16384;
 const KEYVAL_INVALID: c_int = 0;
 const WIN_BASE_KEY: c_int = 601;
 const WIN_DISP_UNIT: c_int = 602;
@@ -342,7 +344,8 @@ mpi_fn! {
             Ok(id) => id,
             Err(e) => return win_fail("MPI_Win_free", h, e),
         };
-        if let Err(e) = delete_all_attrs(id) {
+        // Refused in a lock or PSCW epoch before anything (the attributes) goes.
+        if let Err(e) = osc::check_free(id).and_then(|()| delete_all_attrs(id)) {
             return win_fail("MPI_Win_free", h, e);
         }
         match runtime::with(|rt| osc::free(rt, id)) {
@@ -631,8 +634,9 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_fence / PMPI_Win_fence(assert: c_int, win: Handle) -> c_int {
-        let _ = assert;
-        wcall("MPI_Win_fence", win, osc::sync::fence)
+        wcall("MPI_Win_fence", win, |rt, id| {
+            osc::sync::fence(rt, id, assert & MODE_NOSUCCEED != 0)
+        })
     }
 }
 
@@ -755,14 +759,18 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_flush_local / PMPI_Win_flush_local(rank: c_int, win: Handle) -> c_int {
-        let _ = rank;
-        wcall("MPI_Win_flush_local", win, osc::sync::flush_local)
+        wcall("MPI_Win_flush_local", win, |rt, id| {
+            if rank == PROC_NULL {
+                return Ok(());
+            }
+            osc::sync::flush_local_at(rt, id, Some(rank))
+        })
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_local_all / PMPI_Win_flush_local_all(win: Handle) -> c_int {
-        wcall("MPI_Win_flush_local_all", win, osc::sync::flush_local)
+        wcall("MPI_Win_flush_local_all", win, |rt, id| osc::sync::flush_local_at(rt, id, None))
     }
 }
 

@@ -8,11 +8,16 @@
 //! commutative reductions, Bruck or ring allgather, pairwise alltoall. Every reduction order is fixed by the
 //! algorithm and rank count, never by timing, so results are reproducible and identical on all
 //! ranks; non-commutative ops are always applied in rank order.
+//!
+//! `coll_tuned_<collective>_algorithm` (`tune`) can force one of them for bcast, reduce,
+//! allreduce, barrier and allgather(v); a forced one that cannot apply to the call (its op, its
+//! counts, one L3 domain) leaves the automatic choice, silently: every rank decides alike.
 
 use std::ptr::null_mut;
 
 use super::hier;
 use super::schedule::{At, Buf, Builder};
+use super::tune::{self, Tuned};
 
 /// At or above these many bytes the large-message algorithms are used.
 pub const BCAST_LARGE: usize = 256 * 1024;
@@ -21,6 +26,10 @@ pub const REDUCE_LARGE: usize = 64 * 1024;
 pub const ALLTOALL_ONE_ROUND: usize = 256 * 1024;
 /// Below this total, allgather exchanges with everyone in one round instead of a ring.
 pub const ALLGATHER_ONE_ROUND: usize = 32 * 1024;
+/// Below this total, allgather goes through the L3 domains when there are several: its last
+/// step broadcasts the whole total with a binomial tree inside each domain, which loses to the
+/// ring where bcast switches to scatter + allgather.
+pub const ALLGATHER_HIER: usize = BCAST_LARGE;
 
 fn md(a: i32, n: i32) -> i32 {
     a.rem_euclid(n)
@@ -32,11 +41,27 @@ fn block(count: usize, n: usize, i: usize) -> (usize, usize) {
     (i * q + i.min(r), q + usize::from(i < r))
 }
 
-/// Dissemination barrier: ceil(log2 n) rounds of empty messages.
+/// Barrier: through the L3 domains where there are several, else dissemination.
 pub fn barrier(b: &mut Builder) {
-    if let Some(g) = hier::groups(b) {
+    let g = match tune::forced(Tuned::Barrier) {
+        tune::BARRIER_DISSEMINATION => None,
+        tune::BARRIER_HIER => hier::domains(b),
+        _ => hier::groups(b),
+    };
+    if let Some(g) = g {
         return hier::barrier(b, &g);
     }
+    dissemination(b);
+}
+
+/// Whether the blocking barrier on `comm` must run `barrier`'s schedule: a forced algorithm,
+/// or domains to go through. Otherwise it keeps its own lighter dissemination (runtime.rs).
+pub fn barrier_needs_schedule(comm: &crate::comm::Comm) -> bool {
+    tune::forced(Tuned::Barrier) != 0 || hier::groups_of(comm).is_some()
+}
+
+/// Dissemination: ceil(log2 n) rounds of empty messages.
+fn dissemination(b: &mut Builder) {
     let (n, me) = (b.size(), b.rank());
     let z = At(Buf::User(null_mut()), 0);
     let mut d = 1;
@@ -49,47 +74,68 @@ pub fn barrier(b: &mut Builder) {
 }
 
 pub fn bcast(b: &mut Builder, buf: At, len: usize, root: i32) {
-    let (n, me) = (b.size(), b.rank());
+    let n = b.size();
     if len == 0 || n == 1 {
         return;
+    }
+    match tune::forced(Tuned::Bcast) {
+        tune::BCAST_BINOMIAL => return binomial_bcast(b, buf, len, root),
+        tune::BCAST_SCATTER_ALLGATHER => return scatter_allgather_bcast(b, buf, len, root),
+        tune::BCAST_HIER => {
+            if let Some(g) = hier::domains(b) {
+                return hier::bcast(b, &g, buf, len, root);
+            }
+        }
+        _ => {}
     }
     if len < BCAST_LARGE {
         if let Some(g) = hier::groups(b) {
             return hier::bcast(b, &g, buf, len, root);
         }
     }
-    let vr = md(me - root, n);
     // Below 8 ranks the tree's log2(n) rounds beat the 1 + (n-1) of scatter + allgather
     // (MPICH's rule too; measured here at 4 ranks).
     if len >= BCAST_LARGE && n >= 8 {
-        // Scatter the blocks from the root, then a ring allgather (van de Geijn).
-        let nn = n as usize;
-        let off = |v: i32| (v as usize) * len / nn;
-        let size = |v: i32| off(v + 1) - off(v);
-        if vr == 0 {
-            for v in 1..n {
-                b.send(buf.add(off(v)), size(v), md(v + root, n));
-            }
-        } else {
-            b.recv(buf.add(off(vr)), size(vr), root);
+        scatter_allgather_bcast(b, buf, len, root);
+    } else {
+        binomial_bcast(b, buf, len, root);
+    }
+}
+
+/// Scatter the blocks from the root, then a ring allgather (van de Geijn).
+fn scatter_allgather_bcast(b: &mut Builder, buf: At, len: usize, root: i32) {
+    let (n, me) = (b.size(), b.rank());
+    let vr = md(me - root, n);
+    let nn = n as usize;
+    let off = |v: i32| (v as usize) * len / nn;
+    let size = |v: i32| off(v + 1) - off(v);
+    if vr == 0 {
+        for v in 1..n {
+            b.send(buf.add(off(v)), size(v), md(v + root, n));
+        }
+    } else {
+        b.recv(buf.add(off(vr)), size(vr), root);
+    }
+    b.round();
+    let (next, prev) = (md(vr + 1, n), md(vr - 1, n));
+    for s in 0..n - 1 {
+        // The root has every block: nobody sends to it.
+        if next != 0 {
+            let k = md(vr - s, n);
+            b.send(buf.add(off(k)), size(k), md(next + root, n));
+        }
+        if vr != 0 {
+            let k = md(vr - s - 1, n);
+            b.recv(buf.add(off(k)), size(k), md(prev + root, n));
         }
         b.round();
-        let (next, prev) = (md(vr + 1, n), md(vr - 1, n));
-        for s in 0..n - 1 {
-            // The root has every block: nobody sends to it.
-            if next != 0 {
-                let k = md(vr - s, n);
-                b.send(buf.add(off(k)), size(k), md(next + root, n));
-            }
-            if vr != 0 {
-                let k = md(vr - s - 1, n);
-                b.recv(buf.add(off(k)), size(k), md(prev + root, n));
-            }
-            b.round();
-        }
-        return;
     }
-    // Binomial tree over ranks relative to the root.
+}
+
+/// Binomial tree over ranks relative to the root.
+fn binomial_bcast(b: &mut Builder, buf: At, len: usize, root: i32) {
+    let (n, me) = (b.size(), b.rank());
+    let vr = md(me - root, n);
     let mut mask = 1;
     while mask < n {
         if vr & mask != 0 {
@@ -150,7 +196,7 @@ fn blocks(count: usize, n: usize) -> (Vec<usize>, Vec<usize>) {
 }
 
 pub fn reduce(b: &mut Builder, send: Option<At>, recv: At, count: usize, root: i32) {
-    let (n, me, e) = (b.size(), b.rank(), b.elem());
+    let (n, e) = (b.size(), b.elem());
     let len = count * e;
     let input = send.unwrap_or(recv);
     if n == 1 {
@@ -162,32 +208,57 @@ pub fn reduce(b: &mut Builder, send: Option<At>, recv: At, count: usize, root: i
     if count == 0 {
         return;
     }
-    if b.commutative() && len < REDUCE_LARGE {
+    let comm = b.commutative();
+    // The ring splits the vector into one block per rank.
+    let ring_ok = comm && count >= n as usize;
+    match tune::forced(Tuned::Reduce) {
+        tune::REDUCE_BINOMIAL => return binomial_reduce(b, input, recv, count, root),
+        tune::REDUCE_SCATTER_GATHER if ring_ok => return ring_reduce(b, input, recv, count, root),
+        tune::REDUCE_HIER if comm => {
+            if let Some(g) = hier::domains(b) {
+                return hier::reduce(b, &g, send, recv, count, root);
+            }
+        }
+        _ => {}
+    }
+    if comm && len < REDUCE_LARGE {
         if let Some(g) = hier::groups(b) {
             return hier::reduce(b, &g, send, recv, count, root);
         }
     }
-    if b.commutative() && len >= REDUCE_LARGE && count >= n as usize {
-        // Ring reduce-scatter, then every block to the root.
-        let acc = b.tmp(len);
-        b.copy(input, acc, len);
-        let (off, cnt) = blocks(count, n as usize);
-        ring_reduce_scatter(b, acc, &off, &cnt);
-        for i in 0..n {
-            let (o, c) = (off[i as usize] * e, cnt[i as usize] * e);
-            if me == root && i == me {
-                b.copy(acc.add(o), recv.add(o), c);
-            } else if me == root {
-                b.recv(recv.add(o), c, i);
-            } else if i == me {
-                b.send(acc.add(o), c, root);
-            }
-        }
-        b.round();
-        return;
+    if ring_ok && len >= REDUCE_LARGE {
+        ring_reduce(b, input, recv, count, root);
+    } else {
+        binomial_reduce(b, input, recv, count, root);
     }
-    // Binomial tree. Non-commutative ops reduce towards rank 0, where relative rank order is
-    // rank order, then hand the result to the root.
+}
+
+/// Ring reduce-scatter, then every block to the root (commutative ops, count >= n).
+fn ring_reduce(b: &mut Builder, input: At, recv: At, count: usize, root: i32) {
+    let (n, me, e) = (b.size(), b.rank(), b.elem());
+    let len = count * e;
+    let acc = b.tmp(len);
+    b.copy(input, acc, len);
+    let (off, cnt) = blocks(count, n as usize);
+    ring_reduce_scatter(b, acc, &off, &cnt);
+    for i in 0..n {
+        let (o, c) = (off[i as usize] * e, cnt[i as usize] * e);
+        if me == root && i == me {
+            b.copy(acc.add(o), recv.add(o), c);
+        } else if me == root {
+            b.recv(recv.add(o), c, i);
+        } else if i == me {
+            b.send(acc.add(o), c, root);
+        }
+    }
+    b.round();
+}
+
+/// Binomial tree. Non-commutative ops reduce towards rank 0, where relative rank order is rank
+/// order, then hand the result to the root.
+fn binomial_reduce(b: &mut Builder, input: At, recv: At, count: usize, root: i32) {
+    let (n, me, e) = (b.size(), b.rank(), b.elem());
+    let len = count * e;
     let troot = if b.commutative() { root } else { 0 };
     let vr = md(me - troot, n);
     let mut acc = input;
@@ -220,7 +291,7 @@ pub fn reduce(b: &mut Builder, send: Option<At>, recv: At, count: usize, root: i
 }
 
 pub fn allreduce(b: &mut Builder, send: Option<At>, recv: At, count: usize) {
-    let (n, me, e) = (b.size(), b.rank(), b.elem());
+    let (n, e) = (b.size(), b.elem());
     let len = count * e;
     if let Some(s) = send {
         b.copy(s, recv, len);
@@ -228,32 +299,61 @@ pub fn allreduce(b: &mut Builder, send: Option<At>, recv: At, count: usize) {
     if n == 1 || count == 0 {
         return;
     }
-    if b.commutative() && len < REDUCE_LARGE {
+    // recv holds this rank's input from here on.
+    let comm = b.commutative();
+    // Ring and Rabenseifner split the vector into one block per rank.
+    let split_ok = comm && count >= n as usize;
+    match tune::forced(Tuned::Allreduce) {
+        tune::ALLREDUCE_RECURSIVE_DOUBLING => return recursive_doubling(b, recv, count),
+        tune::ALLREDUCE_RING if split_ok => return ring_allreduce(b, recv, count),
+        tune::ALLREDUCE_RABENSEIFNER if split_ok => return rabenseifner(b, recv, count),
+        tune::ALLREDUCE_HIER if comm => {
+            if let Some(g) = hier::domains(b) {
+                return hier::allreduce(b, &g, None, recv, count);
+            }
+        }
+        _ => {}
+    }
+    if comm && len < REDUCE_LARGE {
         if let Some(g) = hier::groups(b) {
-            // recv already holds this rank's input.
             return hier::allreduce(b, &g, None, recv, count);
         }
     }
-    let large = b.commutative() && len >= REDUCE_LARGE && count >= n as usize;
+    if !(split_ok && len >= REDUCE_LARGE) {
+        return recursive_doubling(b, recv, count);
+    }
     // Both move the same data; Rabenseifner takes 2 log2(n) rounds to the ring's 2(n-1), but
     // costs a whole-vector exchange on 2*rem ranks when n is not a power of two.
     let pow2 = n & (n - 1) == 0;
-    let rabenseifner_wins = (pow2 && n >= 4) || n > 8;
-    if large && !rabenseifner_wins {
-        let (off, cnt) = blocks(count, n as usize);
-        ring_reduce_scatter(b, recv, &off, &cnt);
-        let boff: Vec<usize> = off.iter().map(|o| o * e).collect();
-        let blen: Vec<usize> = cnt.iter().map(|c| c * e).collect();
-        ring_allgather(b, recv, &boff, &blen);
-        return;
+    if (pow2 && n >= 4) || n > 8 {
+        rabenseifner(b, recv, count);
+    } else {
+        ring_allreduce(b, recv, count);
     }
-    // Recursive doubling; the first 2*rem ranks pair up first so a power of two remains.
+}
+
+/// Ring reduce-scatter + ring allgather (commutative ops, count >= n).
+fn ring_allreduce(b: &mut Builder, recv: At, count: usize) {
+    let (n, e) = (b.size(), b.elem());
+    let (off, cnt) = blocks(count, n as usize);
+    ring_reduce_scatter(b, recv, &off, &cnt);
+    let boff: Vec<usize> = off.iter().map(|o| o * e).collect();
+    let blen: Vec<usize> = cnt.iter().map(|c| c * e).collect();
+    ring_allgather(b, recv, &boff, &blen);
+}
+
+/// The largest power of two not above n, and how many ranks are past it.
+fn pof2_rem(n: i32) -> (i32, i32) {
     let pof2 = 1 << (31 - n.leading_zeros());
-    let rem = n - pof2;
+    (pof2, n - pof2)
+}
+
+/// Recursive doubling (any op); the first 2*rem ranks pair up first so a power of two remains.
+fn recursive_doubling(b: &mut Builder, recv: At, count: usize) {
+    let (n, me, e) = (b.size(), b.rank(), b.elem());
+    let len = count * e;
+    let (pof2, rem) = pof2_rem(n);
     let t = b.tmp(len);
-    if large {
-        return rabenseifner(b, recv, t, count, pof2, rem);
-    }
     let newrank = if me < 2 * rem {
         if me % 2 == 0 {
             b.send(recv, len, me + 1);
@@ -296,9 +396,11 @@ pub fn allreduce(b: &mut Builder, send: Option<At>, recv: At, count: usize) {
 
 /// Rabenseifner's allreduce (commutative ops): recursive-halving reduce-scatter, then
 /// recursive-doubling allgather, among a power of two of ranks after the usual fix-up.
-fn rabenseifner(b: &mut Builder, recv: At, t: At, count: usize, pof2: i32, rem: i32) {
-    let (me, e) = (b.rank(), b.elem());
+fn rabenseifner(b: &mut Builder, recv: At, count: usize) {
+    let (n, me, e) = (b.size(), b.rank(), b.elem());
     let len = count * e;
+    let (pof2, rem) = pof2_rem(n);
+    let t = b.tmp(len);
     let newrank = if me < 2 * rem {
         if me % 2 == 0 {
             b.send(recv, len, me + 1);
@@ -453,21 +555,41 @@ pub fn allgatherv(
     }
     let total: usize = lens.iter().sum();
     let uniform = (0..n as usize).all(|i| lens[i] == lens[0] && displs[i] == i * lens[0]);
-    if total < ALLGATHER_ONE_ROUND && n > 4 && uniform {
-        b.round();
-        return bruck_allgather(b, recv, lens[0]);
-    }
-    if total < ALLGATHER_ONE_ROUND && n <= 16 {
-        b.round();
-        for i in (0..n).filter(|&i| i != me) {
-            b.recv(recv.add(displs[i as usize]), lens[i as usize], i);
-            b.send(recv.add(displs[mine]), lens[mine], i);
+    b.round();
+    match tune::forced(Tuned::Allgather) {
+        tune::ALLGATHER_ALL_AT_ONCE => return all_at_once_allgather(b, recv, lens, displs),
+        tune::ALLGATHER_BRUCK if uniform => return bruck_allgather(b, recv, lens[0]),
+        tune::ALLGATHER_RING => return ring_allgather(b, recv, displs, lens),
+        tune::ALLGATHER_HIER => {
+            if let Some(g) = hier::domains(b) {
+                return hier::allgatherv(b, &g, recv, lens, displs);
+            }
         }
-        b.round();
+        _ => {}
+    }
+    if total < ALLGATHER_HIER {
+        if let Some(g) = hier::groups(b) {
+            return hier::allgatherv(b, &g, recv, lens, displs);
+        }
+    }
+    if total < ALLGATHER_ONE_ROUND && n > 4 && uniform {
+        bruck_allgather(b, recv, lens[0]);
+    } else if total < ALLGATHER_ONE_ROUND && n <= 16 {
+        all_at_once_allgather(b, recv, lens, displs);
     } else {
-        b.round();
         ring_allgather(b, recv, displs, lens);
     }
+}
+
+/// Every rank's block to everyone in one round.
+fn all_at_once_allgather(b: &mut Builder, recv: At, lens: &[usize], displs: &[usize]) {
+    let (n, me) = (b.size(), b.rank());
+    let mine = me as usize;
+    for i in (0..n).filter(|&i| i != me) {
+        b.recv(recv.add(displs[i as usize]), lens[i as usize], i);
+        b.send(recv.add(displs[mine]), lens[mine], i);
+    }
+    b.round();
 }
 
 /// Bruck's allgather of equal `len`-byte blocks: ceil(log2 n) rounds for any n. Rank r's

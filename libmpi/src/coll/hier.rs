@@ -2,14 +2,18 @@
 //! placement, `RMPI_LOCALITY_ALL`), small bcast, reduce, allreduce and barrier run a tree inside
 //! each domain and another between the domains' leaders, so a message crosses between domains
 //! (sockets, chiplets: 3-7x the cost of a transfer inside one) once per domain instead of once per
-//! rank on the flat tree's edges. Reductions go this way only for commutative ops (a domain's
-//! ranks need not be contiguous). `coll_hier=0` turns it off.
+//! rank on the flat tree's edges; allgather gathers each domain's blocks to its leader, exchanges
+//! them between leaders and broadcasts them inside the domain, so each block crosses to each
+//! other domain once. Reductions go this way only for commutative ops (a domain's ranks need not
+//! be contiguous). `coll_hier=0` turns the automatic choice off; a forced
+//! `coll_tuned_*_algorithm` still gets it (`domains`).
 //!
 //! A leader is the domain's lowest rank, or the root in the root's domain.
 
 use std::sync::OnceLock;
 
 use super::schedule::{At, Buf, Builder};
+use crate::comm::Comm;
 
 /// The communicator's ranks by domain, each list ascending, the lists ordered by their first
 /// rank, and the calling rank's list.
@@ -23,16 +27,33 @@ fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var("RMPI_MCA_coll_hier").map_or(true, |v| v.trim() != "0"))
 }
 
+/// The domains for the automatic choice: `domains`, unless `coll_hier=0`.
+pub fn groups(b: &Builder) -> Option<Groups> {
+    groups_of(b.comm())
+}
+
+/// `groups` of a communicator.
+pub fn groups_of(comm: &Comm) -> Option<Groups> {
+    if !enabled() {
+        return None;
+    }
+    domains_of(comm)
+}
+
 /// The domains of the builder's communicator, when a hierarchy differs from the flat
 /// algorithms: two domains or more, and one of them with two ranks or more.
-pub fn groups(b: &Builder) -> Option<Groups> {
-    if b.is_inter() || b.size() < 3 || !enabled() {
+pub fn domains(b: &Builder) -> Option<Groups> {
+    domains_of(b.comm())
+}
+
+fn domains_of(comm: &Comm) -> Option<Groups> {
+    if comm.is_inter() || comm.size() < 3 {
         return None;
     }
     let table = crate::locality::l3_domains()?;
     let mut keys: Vec<u32> = Vec::new();
     let mut lists: Vec<Vec<i32>> = Vec::new();
-    for (rank, &world) in b.comm().group.iter().enumerate() {
+    for (rank, &world) in comm.group.iter().enumerate() {
         let key = *table.get(usize::try_from(world).ok()?)?;
         match keys.iter().position(|&k| k == key) {
             Some(i) => lists[i].push(rank as i32),
@@ -42,10 +63,10 @@ pub fn groups(b: &Builder) -> Option<Groups> {
             }
         }
     }
-    if lists.len() < 2 || lists.len() == b.size() as usize {
+    if lists.len() < 2 || lists.len() == comm.size() as usize {
         return None;
     }
-    let me = b.rank();
+    let me = comm.rank;
     let mine = lists.iter().position(|l| l.contains(&me))?;
     Some(Groups { lists, mine })
 }
@@ -195,4 +216,58 @@ pub fn allreduce(b: &mut Builder, g: &Groups, send: Option<At>, recv: At, count:
     let root = g.lists[0][0];
     reduce(b, g, send, recv, count, root);
     bcast(b, g, recv, len, root);
+}
+
+/// Allgather(v), the caller's own block already in `recv`: each domain's blocks gathered to its
+/// leader, exchanged between leaders, broadcast inside the domain. Blocks travel packed domain
+/// by domain in a temporary (a domain's ranks need not be contiguous, nor blocks in rank order)
+/// and land at their ranks' displacements at the end.
+pub fn allgatherv(b: &mut Builder, g: &Groups, recv: At, lens: &[usize], displs: &[usize]) {
+    let n = lens.len();
+    let mut packed = vec![0; n];
+    let mut starts = Vec::with_capacity(g.lists.len() + 1);
+    let mut total = 0;
+    for list in &g.lists {
+        starts.push(total);
+        for &r in list {
+            packed[r as usize] = total;
+            total += lens[r as usize];
+        }
+    }
+    starts.push(total);
+    if total == 0 {
+        return;
+    }
+    let t = b.tmp(total);
+    let me = b.rank();
+    let mine = me as usize;
+    let leaders = g.leaders(g.lists[0][0]);
+    let list = &g.lists[g.mine];
+    let lead = leaders[g.mine];
+    b.copy(recv.add(displs[mine]), t.add(packed[mine]), lens[mine]);
+    b.round();
+    // Linear gather to the leader: a domain is a few ranks sharing one cache.
+    if me == lead {
+        for &r in list.iter().filter(|&&r| r != me) {
+            b.recv(t.add(packed[r as usize]), lens[r as usize], r);
+        }
+    } else {
+        b.send(t.add(packed[mine]), lens[mine], lead);
+    }
+    b.round();
+    if me == lead {
+        let span = |d: usize| (t.add(starts[d]), starts[d + 1] - starts[d]);
+        for (d, &l) in leaders.iter().enumerate().filter(|&(_, &l)| l != me) {
+            let (at, len) = span(d);
+            b.recv(at, len, l);
+            let (at, len) = span(g.mine);
+            b.send(at, len, l);
+        }
+        b.round();
+    }
+    tree_bcast(b, t, total, list, pos(list, lead), false);
+    for r in (0..n).filter(|&r| r != mine) {
+        b.copy(t.add(packed[r]), recv.add(displs[r]), lens[r]);
+    }
+    b.round();
 }

@@ -12,6 +12,7 @@ mod hier;
 pub mod inter;
 pub mod schedule;
 pub mod stage;
+pub mod tune;
 
 use std::collections::HashMap;
 

@@ -198,6 +198,15 @@ impl Layout {
         full.checked_mul(self.elements)?.checked_add(part)
     }
 
+    /// Whether `bytes` packed bytes end inside a basic element: a message of another type
+    /// signature (told only when every basic element has one size).
+    pub fn splits_element(&self, bytes: usize) -> bool {
+        self.size > 0
+            && self
+                .basic_size
+                .is_some_and(|b| !(bytes % self.size).is_multiple_of(b))
+    }
+
     /// Packed bytes of the first `n` basic elements of a message of this type (the inverse of
     /// `elements_in`); None when the basic sizes differ inside an element and `n` ends within
     /// one, or on overflow.

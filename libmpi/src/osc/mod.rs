@@ -60,6 +60,26 @@ struct LockState {
     queue: VecDeque<(i32, bool, u64)>,
 }
 
+/// The epoch a window is in at this process, on the access side (`Window::access`) and the
+/// exposure side (`Window::exposure`): what MPI_ERR_RMA_SYNC is decided on (MPICH's ch4 states).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Epoch {
+    #[default]
+    None,
+    /// After a fence without MPI_MODE_NOSUCCEED: a fence epoch if RMA calls follow, but a
+    /// lock, start or post may still come instead (the fence then only closed the last one).
+    Refence,
+    /// A fence epoch that RMA calls used: only a fence ends it.
+    Fence,
+    /// Access: MPI_Win_start .. MPI_Win_complete.
+    Start,
+    /// Access: at least one MPI_Win_lock held (`Window::held` says at which targets).
+    Lock,
+    LockAll,
+    /// Exposure: MPI_Win_post .. MPI_Win_wait / a true MPI_Win_test.
+    Post,
+}
+
 /// A request message being received (a rendezvous still moving its data).
 struct Incoming {
     req: ReqId,
@@ -131,7 +151,9 @@ pub struct Window {
     pub post_group: Vec<i32>,
     /// Passive-target locks this rank holds, per target: 0 none, 1 shared, 2 exclusive.
     pub held: Vec<u8>,
-    pub lock_all: bool,
+    /// The access and exposure epochs this process has the window in (MPI_ERR_RMA_SYNC).
+    pub access: Epoch,
+    pub exposure: Epoch,
     /// Per target: requests sent without a reply (puts, accumulates) since the last flush;
     /// a flush of a target with none needs no round trip (replies come after applying).
     pub unacked: Vec<u32>,
@@ -232,6 +254,31 @@ impl Window {
                 user
             }
         }
+    }
+
+    /// An RMA call to `rank` (a member, not MPI_PROC_NULL) needs an access epoch that includes
+    /// it: a fence epoch, lock_all, a lock at `rank`, or a start whose group has `rank`. The
+    /// first call after a fence turns it into a fence epoch.
+    pub fn check_access(&mut self, rank: i32) -> Result<()> {
+        let why = match self.access {
+            Epoch::Fence | Epoch::LockAll => return Ok(()),
+            Epoch::Refence => {
+                if self.exposure == Epoch::Refence {
+                    self.access = Epoch::Fence;
+                    self.exposure = Epoch::Fence;
+                }
+                return Ok(());
+            }
+            Epoch::Start if self.start_group.contains(&rank) => return Ok(()),
+            Epoch::Lock if self.held[rank as usize] != 0 => return Ok(()),
+            Epoch::Start => "the group of MPI_Win_start does not have it",
+            Epoch::Lock => "it is not locked (MPI_Win_lock holds other targets)",
+            Epoch::None | Epoch::Post => "no access epoch is open (fence, start, lock, lock_all)",
+        };
+        err(
+            ErrorClass::RmaSync,
+            format!("RMA call to rank {rank} outside an access epoch to it: {why}"),
+        )
     }
 
     /// Comm rank of a world rank in this window, if a member.
@@ -432,7 +479,8 @@ fn build(
         start_group: Vec::new(),
         post_group: Vec::new(),
         held: vec![0; n],
-        lock_all: false,
+        access: Epoch::None,
+        exposure: Epoch::None,
         unacked: vec![0; n],
     };
     rt.pml.ext = Some(progress);
@@ -676,10 +724,26 @@ pub fn create_dynamic(rt: &mut Runtime, comm: usize, info: crate::info::Info) ->
     build(rt, s, 0, FLAVOR_DYNAMIC, Memory::User, info)
 }
 
+/// MPI_Win_free's check, before anything is done: no lock, lock_all, start or post epoch may
+/// still be open (a fence epoch is completed by the free's own fence).
+pub fn check_free(id: usize) -> Result<()> {
+    with_win(id, |w| match (w.access, w.exposure) {
+        (Epoch::Start | Epoch::Lock | Epoch::LockAll, _) => err(
+            ErrorClass::RmaSync,
+            format!("MPI_Win_free in an access epoch ({:?})", w.access),
+        ),
+        (_, Epoch::Post) => err(
+            ErrorClass::RmaSync,
+            "MPI_Win_free in an exposure epoch (MPI_Win_post without MPI_Win_wait)",
+        ),
+        _ => Ok(()),
+    })
+}
+
 /// MPI_Win_free, after the attributes were deleted: every rank's operations on this window
 /// are applied (a fence's marker exchange), then the memory and the communicator go.
 pub fn free(rt: &mut Runtime, id: usize) -> Result<()> {
-    sync::fence(rt, id)?;
+    sync::fence_all(rt, id)?;
     let mut w = remove(id)?.expect("fence checked the window");
     if let Some(r) = w.rdma.take() {
         r.release(rt);

@@ -130,6 +130,7 @@ pub fn put(
 ) -> Result<Option<ReqId>> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
+        w.check_access(t.rank)?;
         same_size(origin.len, total)?;
         if let Some(d) = &w.direct {
             direct::put(d, &origin, t.rank, &b)?;
@@ -170,6 +171,7 @@ pub fn accumulate(
 ) -> Result<()> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
+        w.check_access(t.rank)?;
         same_size(origin.len, total)?;
         if let Some(d) = &w.direct {
             return direct::accumulate(d, Some(&origin), None, t.rank, &b, total, op, dt);
@@ -247,6 +249,7 @@ pub fn get(
 ) -> Result<Option<ReqId>> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
+        w.check_access(t.rank)?;
         same_size(origin.len, total)?;
         if let Some(d) = &w.direct {
             direct::get(d, &origin, t.rank, &b)?;
@@ -276,6 +279,7 @@ pub fn get_accumulate(
 ) -> Result<Option<ReqId>> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
+        w.check_access(t.rank)?;
         same_size(result.len, total)?;
         let no_op = op == OP_NO_OP;
         if !no_op {
@@ -318,6 +322,7 @@ pub fn compare_and_swap(
 ) -> Result<()> {
     with_win(id, |w| {
         let (b, total) = blocks(w, &t)?;
+        w.check_access(t.rank)?;
         same_size(result.len, total)?;
         if let Some(d) = &w.direct {
             return direct::compare_and_swap(d, &origin, &compare, &result, t.rank, &b, total);

@@ -4,7 +4,7 @@
 use super::wire::{self, Hdr};
 use std::sync::atomic::Ordering;
 
-use super::{direct, with_win, Window};
+use super::{direct, with_win, Epoch, Window};
 use crate::error::{err, ErrorClass, Result};
 use crate::pml::Pml;
 use crate::runtime::Runtime;
@@ -33,6 +33,23 @@ fn wait_until(
     Ok(())
 }
 
+fn sync_err<T>(msg: impl Into<String>) -> Result<T> {
+    err(ErrorClass::RmaSync, msg)
+}
+
+/// Flushes need a passive-target epoch: lock_all, or a lock at `rank` (any lock for the
+/// `_all` forms).
+fn check_passive(w: &Window, rank: Option<i32>, call: &str) -> Result<()> {
+    match (w.access, rank) {
+        (Epoch::LockAll, _) | (Epoch::Lock, None) => Ok(()),
+        (Epoch::Lock, Some(r)) if w.held[r as usize] != 0 => Ok(()),
+        (Epoch::Lock, Some(r)) => sync_err(format!("{call}: rank {r} is not locked")),
+        _ => sync_err(format!(
+            "{call} outside a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all)"
+        )),
+    }
+}
+
 /// Window rank `r` checked against the window's size.
 fn check_rank(w: &Window, r: i32) -> Result<()> {
     if r < 0 || r >= w.size() {
@@ -44,11 +61,36 @@ fn check_rank(w: &Window, r: i32) -> Result<()> {
     Ok(())
 }
 
-/// MPI_Win_fence: send a marker to every rank, wait for everyone's (all operations before
-/// them are then applied here) and for this rank's own operations to complete; then a
-/// barrier, so no rank starts the next epoch (a get, say) at a target still applying the
-/// last one.
-pub fn fence(rt: &mut Runtime, id: usize) -> Result<()> {
+/// MPI_Win_fence: not inside a lock, lock_all or PSCW epoch. It opens a fence epoch unless
+/// `nosucceed` (MPI_MODE_NOSUCCEED) says none follows.
+pub fn fence(rt: &mut Runtime, id: usize, nosucceed: bool) -> Result<()> {
+    with_win(id, |w| {
+        let fenceable = |e| matches!(e, Epoch::None | Epoch::Refence | Epoch::Fence);
+        if !fenceable(w.access) || !fenceable(w.exposure) {
+            return sync_err(format!(
+                "MPI_Win_fence in another epoch (access {:?}, exposure {:?})",
+                w.access, w.exposure
+            ));
+        }
+        Ok(())
+    })?;
+    fence_all(rt, id)?;
+    with_win(id, |w| {
+        let e = if nosucceed {
+            Epoch::None
+        } else {
+            Epoch::Refence
+        };
+        (w.access, w.exposure) = (e, e);
+        Ok(())
+    })
+}
+
+/// The fence itself (MPI_Win_free's too): send a marker to every rank, wait for everyone's
+/// (all operations before them are then applied here) and for this rank's own operations to
+/// complete; then a barrier, so no rank starts the next epoch (a get, say) at a target still
+/// applying the last one.
+pub fn fence_all(rt: &mut Runtime, id: usize) -> Result<()> {
     if direct::is_direct(id)? {
         // Every operation completed in its call: order our copies, meet, order theirs. PSCW
         // markers still in flight are waited for (MPI_Win_free drops their buffers next).
@@ -78,12 +120,13 @@ pub fn fence(rt: &mut Runtime, id: usize) -> Result<()> {
 /// MPI_Win_post: expose the window to `ranks`.
 pub fn post(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
     with_win(id, |w| {
-        if !w.post_group.is_empty() {
-            return err(
-                ErrorClass::RmaSync,
-                "MPI_Win_post while an exposure epoch is open",
-            );
+        if !matches!(w.exposure, Epoch::None | Epoch::Refence) {
+            return sync_err(format!(
+                "MPI_Win_post in another exposure epoch ({:?})",
+                w.exposure
+            ));
         }
+        w.exposure = Epoch::Post;
         for &r in &ranks {
             let ctx = w.ctx;
             w.send(&mut rt.pml, r, ctx, wire::POST, marker());
@@ -96,12 +139,13 @@ pub fn post(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
 /// MPI_Win_start: wait until every rank of the group has posted.
 pub fn start(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
     with_win(id, |w| {
-        if !w.start_group.is_empty() {
-            return err(
-                ErrorClass::RmaSync,
-                "MPI_Win_start while an access epoch is open",
-            );
+        if !matches!(w.access, Epoch::None | Epoch::Refence) {
+            return sync_err(format!(
+                "MPI_Win_start in another access epoch ({:?})",
+                w.access
+            ));
         }
+        w.access = Epoch::Start;
         w.start_group = ranks.clone();
         Ok(())
     })?;
@@ -120,6 +164,13 @@ pub fn start(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
 
 /// MPI_Win_complete: tell the group's ranks this access epoch is over.
 pub fn complete(rt: &mut Runtime, id: usize) -> Result<()> {
+    with_win(id, |w| {
+        if w.access != Epoch::Start {
+            return sync_err("MPI_Win_complete without MPI_Win_start");
+        }
+        w.access = Epoch::None;
+        Ok(())
+    })?;
     // Direct copies are done; they reach the targets before the markers do.
     std::sync::atomic::fence(Ordering::SeqCst);
     with_win(id, |w| {
@@ -140,13 +191,22 @@ fn completed(w: &Window) -> bool {
 }
 
 fn end_exposure(w: &mut Window) {
+    w.exposure = Epoch::None;
     for r in std::mem::take(&mut w.post_group) {
         w.complete_used[r as usize] += 1;
     }
 }
 
+fn check_posted(w: &Window, call: &str) -> Result<()> {
+    if w.exposure != Epoch::Post {
+        return sync_err(format!("{call} without MPI_Win_post"));
+    }
+    Ok(())
+}
+
 /// MPI_Win_wait: every origin of the exposure epoch completed (its operations are applied).
 pub fn wait(rt: &mut Runtime, id: usize) -> Result<()> {
+    with_win(id, |w| check_posted(w, "MPI_Win_wait"))?;
     wait_until(rt, id, |w, _| completed(w))?;
     with_win(id, |w| {
         end_exposure(w);
@@ -156,6 +216,7 @@ pub fn wait(rt: &mut Runtime, id: usize) -> Result<()> {
 
 /// MPI_Win_test: `wait` without blocking.
 pub fn test(rt: &mut Runtime, id: usize) -> Result<bool> {
+    with_win(id, |w| check_posted(w, "MPI_Win_test"))?;
     rt.pml.progress();
     with_win(id, |w| {
         let done = completed(w);
@@ -196,23 +257,37 @@ pub fn flush_local(rt: &mut Runtime, id: usize) -> Result<()> {
     wait_until(rt, id, |w, pml| w.quiet(pml))
 }
 
+/// MPI_Win_flush_local (`Some(rank)`) or MPI_Win_flush_local_all: `flush_local` in a
+/// passive-target epoch.
+pub fn flush_local_at(rt: &mut Runtime, id: usize, rank: Option<i32>) -> Result<()> {
+    with_win(id, |w| {
+        if let Some(r) = rank {
+            check_rank(w, r)?;
+        }
+        check_passive(w, rank, "MPI_Win_flush_local")
+    })?;
+    flush_local(rt, id)
+}
+
 /// MPI_Win_lock: ask the target for the lock and wait until it grants it.
 pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, rank: i32) -> Result<()> {
     with_win(id, |w| {
         check_rank(w, rank)?;
-        if w.held[rank as usize] != 0 || w.lock_all {
-            return err(
-                ErrorClass::RmaSync,
-                format!("rank {rank} of the window is already locked by this process"),
-            );
+        match w.access {
+            Epoch::None | Epoch::Refence => Ok(()),
+            Epoch::Lock if w.held[rank as usize] == 0 => Ok(()),
+            Epoch::Lock => sync_err(format!(
+                "rank {rank} of the window is already locked by this process"
+            )),
+            e => sync_err(format!("MPI_Win_lock in another access epoch ({e:?})")),
         }
-        Ok(())
     })?;
     if !direct::lock(rt, id, exclusive, &[rank])? {
         round_trip(rt, id, wire::LOCK, exclusive as u64, &[rank])?;
     }
     with_win(id, |w| {
         w.held[rank as usize] = 1 + exclusive as u8;
+        w.access = Epoch::Lock;
         Ok(())
     })
 }
@@ -221,11 +296,10 @@ pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, rank: i32) -> Result<(
 pub fn unlock(rt: &mut Runtime, id: usize, rank: i32) -> Result<()> {
     let excl = with_win(id, |w| {
         check_rank(w, rank)?;
-        if w.held[rank as usize] == 0 || w.lock_all {
-            return err(
-                ErrorClass::RmaSync,
-                format!("rank {rank} of the window is not locked by MPI_Win_lock"),
-            );
+        if w.access != Epoch::Lock || w.held[rank as usize] == 0 {
+            return sync_err(format!(
+                "rank {rank} of the window is not locked by MPI_Win_lock"
+            ));
         }
         Ok(w.held[rank as usize] == 2)
     })?;
@@ -236,6 +310,9 @@ pub fn unlock(rt: &mut Runtime, id: usize, rank: i32) -> Result<()> {
     with_win(id, |w| {
         w.held[rank as usize] = 0;
         w.unacked[rank as usize] = 0;
+        if w.held.iter().all(|&h| h == 0) {
+            w.access = Epoch::None;
+        }
         Ok(())
     })
 }
@@ -249,11 +326,11 @@ fn all_ranks(rt: &mut Runtime, id: usize) -> Result<Vec<i32>> {
 pub fn lock_all(rt: &mut Runtime, id: usize) -> Result<()> {
     let ranks = all_ranks(rt, id)?;
     with_win(id, |w| {
-        if w.lock_all || w.held.iter().any(|&h| h != 0) {
-            return err(
-                ErrorClass::RmaSync,
-                "MPI_Win_lock_all while this process holds a lock on the window",
-            );
+        if !matches!(w.access, Epoch::None | Epoch::Refence) {
+            return sync_err(format!(
+                "MPI_Win_lock_all in another access epoch ({:?})",
+                w.access
+            ));
         }
         Ok(())
     })?;
@@ -261,7 +338,7 @@ pub fn lock_all(rt: &mut Runtime, id: usize) -> Result<()> {
         round_trip(rt, id, wire::LOCK, 0, &ranks)?;
     }
     with_win(id, |w| {
-        w.lock_all = true;
+        w.access = Epoch::LockAll;
         Ok(())
     })
 }
@@ -270,11 +347,8 @@ pub fn lock_all(rt: &mut Runtime, id: usize) -> Result<()> {
 pub fn unlock_all(rt: &mut Runtime, id: usize) -> Result<()> {
     let ranks = all_ranks(rt, id)?;
     with_win(id, |w| {
-        if !w.lock_all {
-            return err(
-                ErrorClass::RmaSync,
-                "MPI_Win_unlock_all without MPI_Win_lock_all",
-            );
+        if w.access != Epoch::LockAll {
+            return sync_err("MPI_Win_unlock_all without MPI_Win_lock_all");
         }
         Ok(())
     })?;
@@ -284,7 +358,7 @@ pub fn unlock_all(rt: &mut Runtime, id: usize) -> Result<()> {
         flush_local(rt, id)?;
     }
     with_win(id, |w| {
-        w.lock_all = false;
+        w.access = Epoch::None;
         w.unacked.iter_mut().for_each(|u| *u = 0);
         Ok(())
     })
@@ -292,6 +366,12 @@ pub fn unlock_all(rt: &mut Runtime, id: usize) -> Result<()> {
 
 /// MPI_Win_flush (`Some(rank)`) or MPI_Win_flush_all: operations applied at the target(s).
 pub fn flush(rt: &mut Runtime, id: usize, rank: Option<i32>) -> Result<()> {
+    with_win(id, |w| {
+        if let Some(r) = rank {
+            check_rank(w, r)?;
+        }
+        check_passive(w, rank, "MPI_Win_flush")
+    })?;
     let ranks = match rank {
         Some(r) => vec![r],
         None => all_ranks(rt, id)?,

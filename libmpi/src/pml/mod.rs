@@ -177,7 +177,7 @@ impl Direct {
     /// The whole message `h` is in: done.
     #[inline(always)]
     fn finish(&mut self, h: &MatchHdr) {
-        self.status = recv_status(h, h.total as usize, self.cap);
+        self.status = recv_status(h, h.total as usize, self.cap, None);
         self.state = DirectState::Done;
     }
 }
@@ -595,7 +595,7 @@ impl Pml {
                 let n = total.min(cap);
                 // SAFETY: caller's contract: `m` maps `cap` writable bytes; n <= cap.
                 unsafe { segment::write_at(buf, layout.as_deref(), 0, &data[..n]) };
-                Started::Done(recv_status(&u.hdr, total, cap))
+                Started::Done(recv_status(&u.hdr, total, cap, layout.as_deref()))
             }
             UnexpectedBody::Eager {
                 data,
@@ -756,7 +756,10 @@ impl Pml {
     }
 }
 
-fn recv_status(h: &MatchHdr, total: usize, cap: usize) -> Status {
+/// A receive's status: MPI_ERR_TRUNCATE past `cap`; MPI_ERR_TYPE when a message unpacked
+/// through `layout` (a non-contiguous receive type) ends inside a basic element of it, so its
+/// type signature cannot match (as MPICH tells; a contiguous receive just takes the bytes).
+fn recv_status(h: &MatchHdr, total: usize, cap: usize, layout: Option<&Layout>) -> Status {
     let mut s = Status {
         source: h.src,
         tag: h.tag,
@@ -766,6 +769,8 @@ fn recv_status(h: &MatchHdr, total: usize, cap: usize) -> Status {
     };
     if total > cap {
         s.error = ErrorClass::Truncate as i32;
+    } else if layout.is_some_and(|l| l.splits_element(total)) {
+        s.error = ErrorClass::Type as i32;
     }
     s
 }
@@ -914,7 +919,7 @@ impl State {
                 Kind::Recv { cap, .. } => cap,
                 _ => 0,
             };
-            r.status = recv_status(h, h.total as usize, cap);
+            r.status = recv_status(h, h.total as usize, cap, r.layout.as_deref());
             r.complete = true;
         }
         self.reap_detached(req);
@@ -1099,7 +1104,7 @@ impl State {
             // request; n <= cap and n <= data.len().
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), *buf, n) };
         }
-        *status = recv_status(h, h.total as usize, *cap);
+        *status = recv_status(h, h.total as usize, *cap, None);
         *complete = true;
         true
     }
