@@ -241,7 +241,7 @@ impl Runtime {
         let data = match link {
             Some(l) => {
                 let mut mine = vec![my_max];
-                mine.extend(crate::dpm::to_global(self, &group, &pids));
+                mine.extend(crate::dpm::to_global(self, &group, &pids)?);
                 let theirs = self.leader_exchange(&l, &mine, cap)?;
                 let max = theirs.first().copied().unwrap_or(0).max(my_max);
                 let mut d = vec![max];

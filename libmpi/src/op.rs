@@ -112,13 +112,16 @@ impl Op {
 pub const OP_NULL: usize = 0x20;
 pub const USER_BASE: usize = 0x10000;
 
-thread_local! {
-    /// User ops from MPI_Op_create(_c), by handle - USER_BASE; None once freed.
-    static USER_OPS: RefCell<Vec<Option<(CFn, bool)>>> = const { RefCell::new(Vec::new()) };
-}
+/// User ops from MPI_Op_create(_c), by handle - USER_BASE; None once freed. Used by whichever
+/// thread may call MPI now (runtime.rs).
+static USER_OPS: crate::runtime::Local<RefCell<Vec<Option<UserOp>>>> =
+    crate::runtime::Local::new(RefCell::new(Vec::new()));
+
+/// A user function and whether it commutes.
+type UserOp = (CFn, bool);
 
 /// MPI_Op_create(_c): a handle for a C user function.
-pub fn create(f: CFn, commute: bool) -> usize {
+pub fn create(f: CFn, commute: bool) -> Result<usize> {
     USER_OPS.with(|t| {
         let mut t = t.borrow_mut();
         let i = match t.iter().position(Option::is_none) {
@@ -150,7 +153,7 @@ pub fn free(h: usize) -> Result<()> {
             }
             _ => err(ErrorClass::Op, format!("{h:#x} is not a user operation")),
         }
-    })
+    })?
 }
 
 /// The operation behind a C handle.
@@ -169,7 +172,7 @@ pub fn lookup(h: usize) -> Result<Op> {
             Some(Some((f, commute))) => Ok(Op::C { f, commute }),
             _ => err(ErrorClass::Op, format!("{h:#x} is not a valid operation")),
         }
-    })
+    })?
 }
 
 /// How a predefined datatype's elements are laid out, for the predefined ops.

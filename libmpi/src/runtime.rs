@@ -1,9 +1,11 @@
 //! The process-wide MPI state: start-up (PMI, transports), the progress loop that waiting calls
-//! spin in, and shut-down. One `Runtime` per process, owned by the thread that initialised MPI
-//! (MPI_THREAD_FUNNELED): other threads get a clear error instead of a data race.
+//! spin in, and shut-down. One `Runtime` per process. Under MPI_THREAD_FUNNELED it belongs to the
+//! thread that initialised MPI and other threads get a clear error instead of a data race; under
+//! MPI_THREAD_SERIALIZED any thread may take it for one call, and a call that overlaps another
+//! (a user bug) gets an error.
 
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicI32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::btl::sm::SmBtl;
@@ -23,11 +25,16 @@ const RUNNING: u8 = 1;
 const FINALIZED: u8 = 2;
 static STATE: AtomicU8 = AtomicU8::new(NOT_STARTED);
 
-/// The runtime, owned by the thread that initialised MPI. A process-wide slot with an owner
-/// check rather than a `thread_local!`: in a shared library every thread-local access is a
-/// `__tls_get_addr` call, paid on every MPI call.
+/// `owner` under MPI_THREAD_SERIALIZED between calls: any thread may take the runtime. Thread
+/// pointers are aligned, so no thread's id is 1.
+const FREE: usize = 1;
+
+/// The runtime. A process-wide slot with an owner check rather than a `thread_local!`: in a
+/// shared library every thread-local access is a `__tls_get_addr` call, paid on every MPI call.
 struct Slot {
-    /// `pthread_self()` of the owning thread; 0 while MPI is not running.
+    /// The thread that may use the runtime now: under FUNNELED the one that initialised MPI, for
+    /// the whole run; under SERIALIZED the one inside a call, else `FREE`. 0 while MPI is not
+    /// running.
     owner: AtomicUsize,
     /// Owner-only: true while a call runs, so that a call from inside a callback is refused.
     busy: Cell<bool>,
@@ -36,7 +43,9 @@ struct Slot {
 }
 
 // SAFETY: `busy` and `rt` are only touched by the thread whose id is in `owner` (checked on
-// every access; other threads get an error), so they are never accessed concurrently.
+// every access; other threads get an error). A thread becomes owner either at init (FUNNELED)
+// or by a compare-exchange from `FREE` with Acquire that pairs with the previous owner's
+// Release store of `FREE` (SERIALIZED), so accesses never overlap and each sees the last one.
 unsafe impl Sync for Slot {}
 
 static SLOT: Slot = Slot {
@@ -44,6 +53,11 @@ static SLOT: Slot = Slot {
     busy: Cell::new(false),
     rt: UnsafeCell::new(None),
 };
+
+/// Whether the runtime was started under MPI_THREAD_SERIALIZED (set once, before it runs).
+static SERIALIZED: AtomicBool = AtomicBool::new(false);
+/// The thread that initialised MPI (MPI_Is_thread_main).
+static MAIN: AtomicUsize = AtomicUsize::new(0);
 
 /// A value unique to the calling thread among live threads.
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
@@ -66,11 +80,36 @@ fn this_thread() -> usize {
     unsafe { libc::pthread_self() as usize }
 }
 
+/// Ownership taken for one call under MPI_THREAD_SERIALIZED; given back on drop.
+struct Taken;
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        // Release: the next owner's Acquire sees everything this call did.
+        SLOT.owner.store(FREE, Ordering::Release);
+    }
+}
+
+/// The slow side of the owner check: under SERIALIZED, take the runtime if no call is running.
+/// Never reached under FUNNELED by the owner thread, so its fast path stays one load.
+fn take() -> Result<Taken> {
+    match SLOT
+        .owner
+        .compare_exchange(FREE, this_thread(), Ordering::Acquire, Ordering::Relaxed)
+    {
+        Ok(_) => Ok(Taken),
+        Err(_) => err(ErrorClass::Other, not_running_reason()),
+    }
+}
+
 /// Run `f` on the runtime if this thread may use it now; false (nothing done) otherwise. For
 /// fast paths that fall back to the general path, which reports the error.
 #[inline(always)]
 pub fn try_with(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
-    if SLOT.owner.load(Ordering::Acquire) != this_thread() || SLOT.busy.replace(true) {
+    if SLOT.owner.load(Ordering::Acquire) != this_thread() {
+        return try_with_taken(f);
+    }
+    if SLOT.busy.replace(true) {
         return false;
     }
     let _busy = Busy;
@@ -78,6 +117,15 @@ pub fn try_with(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
     match unsafe { &mut *SLOT.rt.get() } {
         Some(rt) => f(rt),
         None => false,
+    }
+}
+
+#[inline(never)]
+fn try_with_taken(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
+    match take() {
+        // Owner now: `try_with` takes its fast path.
+        Ok(_taken) => try_with(f),
+        Err(_) => false,
     }
 }
 
@@ -99,13 +147,23 @@ pub fn is_finalized() -> bool {
     STATE.load(Ordering::Acquire) == FINALIZED
 }
 
+/// Whether the runtime runs under MPI_THREAD_SERIALIZED (else FUNNELED).
+pub fn is_serialized() -> bool {
+    SERIALIZED.load(Ordering::Acquire)
+}
+
+/// Whether the calling thread initialised MPI (MPI_Is_thread_main).
+pub fn is_main_thread() -> bool {
+    MAIN.load(Ordering::Acquire) == this_thread()
+}
+
 /// Run `f` on this process's runtime.
 #[inline]
 pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
-    // Acquire pairs with init's Release: the runtime it stored is visible to the owner thread
-    // (trivially, it is the same thread; this also covers a new thread reusing the id).
+    // Acquire pairs with init's Release (FUNNELED) or the previous owner's (SERIALIZED): the
+    // runtime as last left is visible (this also covers a new thread reusing an id).
     if SLOT.owner.load(Ordering::Acquire) != this_thread() {
-        return err(ErrorClass::Other, not_running_reason());
+        return with_taken(f);
     }
     if SLOT.busy.replace(true) {
         return err(
@@ -129,11 +187,54 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
     }
 }
 
+#[inline(never)]
+fn with_taken<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
+    let _taken = take()?;
+    // Owner now: `with` takes its fast path.
+    with(f)
+}
+
+/// Run `f` where only the thread that may use the runtime now may: for process-wide MPI state
+/// kept beside the runtime (windows, files, user ops, ports). Inside a runtime call, or on the
+/// owner thread, this is one load; otherwise as `with`.
+#[inline]
+pub fn held<R>(f: impl FnOnce() -> R) -> Result<R> {
+    if SLOT.owner.load(Ordering::Acquire) == this_thread() {
+        return Ok(f());
+    }
+    let _taken = take()?;
+    Ok(f())
+}
+
+/// Process-wide MPI state used under the runtime's thread rule (`held`), in place of a
+/// `thread_local!` (which would give a second thread under SERIALIZED a table of its own).
+pub struct Local<T>(T);
+
+// SAFETY: the value is reached only through `Local::with`, which runs on the thread allowed to
+// use the runtime at that moment (`held`): one thread at a time, with happens-before between
+// owners. Values it shares with the runtime (`Rc`s) are under the same rule, hence no
+// `T: Send` bound. `T` is not `Sync` (a `RefCell`), so a reference cannot leave `f` for
+// another thread.
+unsafe impl<T> Sync for Local<T> {}
+
+impl<T> Local<T> {
+    pub const fn new(v: T) -> Self {
+        Local(v)
+    }
+
+    /// `f` on the value, if this thread may use MPI now; else the runtime's error.
+    #[inline]
+    pub fn with<R>(&self, f: impl FnOnce(&T) -> R) -> Result<R> {
+        held(|| f(&self.0))
+    }
+}
+
 fn not_running_reason() -> &'static str {
     match STATE.load(Ordering::Acquire) {
         NOT_STARTED => "MPI has not been initialized",
         FINALIZED => "MPI has already been finalized",
-        _ => "MPI was initialized by another thread (thread level MPI_THREAD_FUNNELED)",
+        _ if is_serialized() => "MPI called from two threads at once (thread level MPI_THREAD_SERIALIZED: one call at a time, the application must serialize them)",
+        _ => "MPI was initialized by another thread (thread level MPI_THREAD_FUNNELED: only that thread may call MPI; ask MPI_Init_thread for MPI_THREAD_SERIALIZED)",
     }
 }
 
@@ -177,8 +278,9 @@ fn other(msg: impl Into<String>) -> Error {
     Error::new(ErrorClass::Other, msg)
 }
 
-/// MPI_Init: connect to the launcher, set up the transports, publish the runtime.
-pub fn init() -> Result<()> {
+/// MPI_Init: connect to the launcher, set up the transports, publish the runtime. `serialized`:
+/// MPI_THREAD_SERIALIZED (any thread, one call at a time), else FUNNELED.
+pub fn init(serialized: bool) -> Result<()> {
     if STATE
         .compare_exchange(NOT_STARTED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
@@ -188,14 +290,21 @@ pub fn init() -> Result<()> {
             "MPI_Init called more than once (MPI can be initialized once per process)",
         );
     }
+    SERIALIZED.store(serialized, Ordering::Release);
     match Runtime::start() {
         Ok(rt) => {
             // SAFETY: no thread owns the slot yet (STATE moved from NOT_STARTED just now, once
             // per process), so nothing else accesses `rt`.
             unsafe { *SLOT.rt.get() = Some(rt) };
+            MAIN.store(this_thread(), Ordering::Release);
             SLOT.owner.store(this_thread(), Ordering::Release);
             // A spawned process joins its parents before MPI_Init returns.
-            with(crate::dpm::connect_parent)
+            let r = with(crate::dpm::connect_parent);
+            if serialized {
+                // Release: the next thread to take the runtime sees it started.
+                SLOT.owner.store(FREE, Ordering::Release);
+            }
+            r
         }
         Err(e) => {
             STATE.store(NOT_STARTED, Ordering::Release);
@@ -706,15 +815,19 @@ pub fn abort_without_runtime(code: i32, message: &str) -> ! {
 
 /// MPI_Finalize.
 pub fn finalize() -> Result<()> {
-    if SLOT.owner.load(Ordering::Acquire) != this_thread() {
-        return err(ErrorClass::Other, not_running_reason());
-    }
+    let taken = if SLOT.owner.load(Ordering::Acquire) != this_thread() {
+        Some(take()?)
+    } else {
+        None
+    };
     if SLOT.busy.get() {
         return err(
             ErrorClass::Other,
             "MPI_Finalize called from inside an MPI callback",
         );
     }
+    // The runtime goes away: `owner` becomes 0 below, not FREE, so no thread can take it after.
+    std::mem::forget(taken);
     // SAFETY: owner thread, no borrow live (`busy` is false).
     let Some(mut rt) = (unsafe { &mut *SLOT.rt.get() }).take() else {
         return err(ErrorClass::Other, not_running_reason());

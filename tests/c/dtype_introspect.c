@@ -2,14 +2,152 @@
  * get_contents for every constructor (derived argument types come back as new handles),
  * Type_match_size, Type_get_value_index, type keyvals and attributes (copied on dup, deleted
  * on free), Pack_external / Unpack_external ("external32": big-endian, MPI_LONG 4 bytes) and
- * Type_create_darray (block and cyclic), checked element by element. */
+ * Type_create_darray (block and cyclic), checked element by element. Types made by the `_c`
+ * constructors with a count beyond INT_MAX report large counts (get_envelope_c/_contents_c,
+ * MPI 4.1 section 5.1.13), and the int queries refuse them with MPI_ERR_TYPE. */
 #include "coll_util.h"
+#include <limits.h>
 
 static void envelope(MPI_Datatype t, int ni, int na, int nd, int comb, const char *what) {
     int i, a, d, c;
     MPI_Type_get_envelope(t, &i, &a, &d, &c);
     CHECK(i == ni && a == na && d == nd && c == comb, "%s: envelope %d %d %d %d, want %d %d %d %d",
           what, i, a, d, c, ni, na, nd, comb);
+}
+
+#define BIG ((MPI_Count)INT_MAX + 5)
+
+static void envelope_c(MPI_Datatype t, MPI_Count ni, MPI_Count na, MPI_Count nl, MPI_Count nd,
+                       int comb, const char *what) {
+    MPI_Count i, a, l, d;
+    int c;
+    MPI_Type_get_envelope_c(t, &i, &a, &l, &d, &c);
+    CHECK(i == ni && a == na && l == nl && d == nd && c == comb,
+          "%s: envelope_c %lld %lld %lld %lld %d, want %lld %lld %lld %lld %d", what, (long long)i,
+          (long long)a, (long long)l, (long long)d, c, (long long)ni, (long long)na,
+          (long long)nl, (long long)nd, comb);
+}
+
+/* The large counts of `t` are `want[0..n)` and its one datatype argument is `old`. */
+static void large_contents(MPI_Datatype t, int ni, const int *wi, int n, const MPI_Count *want,
+                           int nd, const MPI_Datatype *old, const char *what) {
+    int ints[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    MPI_Aint aints[1];
+    MPI_Count large[8];
+    MPI_Datatype types[2];
+    MPI_Type_get_contents_c(t, 8, 1, 8, 2, ints, aints, large, types);
+    for (int k = 0; k < ni; k++)
+        CHECK(ints[k] == wi[k], "%s: integer %d is %d, want %d", what, k, ints[k], wi[k]);
+    for (int k = 0; k < n; k++)
+        CHECK(large[k] == want[k], "%s: large count %d is %lld, want %lld", what, k,
+              (long long)large[k], (long long)want[k]);
+    for (int k = 0; k < nd; k++)
+        CHECK(types[k] == old[k], "%s: datatype %d differs", what, k);
+    /* The int queries cannot describe it. */
+    int i, a, d, c, cls;
+    int rc = MPI_Type_get_envelope(t, &i, &a, &d, &c);
+    MPI_Error_class(rc, &cls);
+    CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_TYPE, "%s: MPI_Type_get_envelope gave %d (class %d)",
+          what, rc, cls);
+    int gi[16];
+    MPI_Aint ga[16];
+    MPI_Datatype gd[4];
+    rc = MPI_Type_get_contents(t, 16, 16, 4, gi, ga, gd);
+    MPI_Error_class(rc, &cls);
+    CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_TYPE, "%s: MPI_Type_get_contents gave %d (class %d)",
+          what, rc, cls);
+    /* Too small a large-count array is an error, not an overrun. */
+    if (n > 0) {
+        rc = MPI_Type_get_contents_c(t, 8, 1, n - 1, 2, ints, aints, large, types);
+        CHECK(rc != MPI_SUCCESS, "%s: get_contents_c with %d large counts succeeded", what, n - 1);
+    }
+}
+
+/* Needs MPI_ERRORS_RETURN on MPI_COMM_WORLD (the datatype calls' error handler). */
+static void large_counts(void) {
+    MPI_Datatype t, d;
+    MPI_Datatype byte = MPI_BYTE, two[2] = {MPI_BYTE, MPI_INT};
+
+    MPI_Type_contiguous_c(BIG, MPI_BYTE, &t);
+    MPI_Count size;
+    MPI_Type_size_c(t, &size);
+    CHECK(size == BIG, "contiguous_c size %lld", (long long)size);
+    envelope_c(t, 0, 0, 1, 1, MPI_COMBINER_CONTIGUOUS, "contiguous_c big");
+    MPI_Count w1[] = {BIG};
+    large_contents(t, 0, NULL, 1, w1, 1, &byte, "contiguous_c big");
+    /* A dup has no counts of its own: the int queries describe it, and its argument is the
+     * large type. */
+    MPI_Type_dup(t, &d);
+    envelope(d, 0, 0, 1, MPI_COMBINER_DUP, "dup of contiguous_c big");
+    envelope_c(d, 0, 0, 0, 1, MPI_COMBINER_DUP, "dup of contiguous_c big");
+    MPI_Type_free(&d);
+    MPI_Type_free(&t);
+
+    /* Counts that fit: as the int constructor's record. */
+    MPI_Type_contiguous_c(5, MPI_INT, &t);
+    envelope(t, 1, 0, 1, MPI_COMBINER_CONTIGUOUS, "contiguous_c small");
+    envelope_c(t, 1, 0, 0, 1, MPI_COMBINER_CONTIGUOUS, "contiguous_c small");
+    MPI_Type_free(&t);
+
+    MPI_Type_vector_c(3, BIG, 2 * BIG, MPI_BYTE, &t);
+    envelope_c(t, 0, 0, 3, 1, MPI_COMBINER_VECTOR, "vector_c");
+    MPI_Count w2[] = {3, BIG, 2 * BIG};
+    large_contents(t, 0, NULL, 3, w2, 1, &byte, "vector_c");
+    MPI_Type_free(&t);
+
+    MPI_Type_create_hvector_c(2, BIG, 3 * BIG, MPI_BYTE, &t);
+    envelope_c(t, 0, 0, 3, 1, MPI_COMBINER_HVECTOR, "hvector_c");
+    MPI_Count w3[] = {2, BIG, 3 * BIG};
+    large_contents(t, 0, NULL, 3, w3, 1, &byte, "hvector_c");
+    MPI_Type_free(&t);
+
+    /* Only the stride is past INT_MAX: an address, which the int queries give. */
+    MPI_Type_create_hvector_c(2, 3, 3 * BIG, MPI_BYTE, &t);
+    envelope(t, 2, 1, 1, MPI_COMBINER_HVECTOR, "hvector_c far stride");
+    envelope_c(t, 2, 1, 0, 1, MPI_COMBINER_HVECTOR, "hvector_c far stride");
+    MPI_Type_free(&t);
+
+    MPI_Count bl[2] = {BIG, 3}, disp[2] = {0, BIG + 8};
+    MPI_Type_create_hindexed_c(2, bl, disp, MPI_BYTE, &t);
+    envelope_c(t, 0, 0, 5, 1, MPI_COMBINER_HINDEXED, "hindexed_c");
+    MPI_Count w4[] = {2, BIG, 3, 0, BIG + 8};
+    large_contents(t, 0, NULL, 5, w4, 1, &byte, "hindexed_c");
+    MPI_Type_free(&t);
+
+    MPI_Type_indexed_c(2, bl, disp, MPI_BYTE, &t);
+    envelope_c(t, 0, 0, 5, 1, MPI_COMBINER_INDEXED, "indexed_c");
+    large_contents(t, 0, NULL, 5, w4, 1, &byte, "indexed_c");
+    MPI_Type_free(&t);
+
+    MPI_Type_create_struct_c(2, bl, disp, two, &t);
+    envelope_c(t, 0, 0, 5, 2, MPI_COMBINER_STRUCT, "struct_c");
+    large_contents(t, 0, NULL, 5, w4, 2, two, "struct_c");
+    MPI_Type_free(&t);
+
+    MPI_Count disp3[3] = {0, BIG, 2 * BIG};
+    MPI_Type_create_indexed_block_c(3, 2, disp3, MPI_BYTE, &t);
+    envelope_c(t, 0, 0, 5, 1, MPI_COMBINER_INDEXED_BLOCK, "indexed_block_c");
+    MPI_Count w5[] = {3, 2, 0, BIG, 2 * BIG};
+    large_contents(t, 0, NULL, 5, w5, 1, &byte, "indexed_block_c");
+    MPI_Type_free(&t);
+
+    /* ndims and order stay integers; sizes, subsizes and starts are large counts. */
+    MPI_Count sizes[2] = {BIG, 4}, subs[2] = {2, 2}, starts[2] = {0, 1};
+    MPI_Type_create_subarray_c(2, sizes, subs, starts, MPI_ORDER_C, MPI_BYTE, &t);
+    envelope_c(t, 2, 0, 6, 1, MPI_COMBINER_SUBARRAY, "subarray_c");
+    int wi6[] = {2, MPI_ORDER_C};
+    MPI_Count w6[] = {BIG, 4, 2, 2, 0, 1};
+    large_contents(t, 2, wi6, 6, w6, 1, &byte, "subarray_c");
+    MPI_Type_free(&t);
+
+    /* darray_c: only the global sizes are counts. */
+    MPI_Count gs[1] = {BIG};
+    int dist[1] = {MPI_DISTRIBUTE_NONE}, darg[1] = {MPI_DISTRIBUTE_DFLT_DARG}, ps[1] = {1};
+    MPI_Type_create_darray_c(1, 0, 1, gs, dist, darg, ps, MPI_ORDER_C, MPI_BYTE, &t);
+    envelope_c(t, 7, 0, 1, 1, MPI_COMBINER_DARRAY, "darray_c");
+    int wi7[] = {1, 0, 1, MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_DFLT_DARG, 1, MPI_ORDER_C};
+    large_contents(t, 7, wi7, 1, w1, 1, &byte, "darray_c");
+    MPI_Type_free(&t);
 }
 
 static int copies, deletes;
@@ -174,6 +312,7 @@ int main(int argc, char **argv) {
         CHECK(seen[k] == 1, "darray element %d owned %d times", k, seen[k]);
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    large_counts();
     rc = MPI_Type_free(&vec); /* the refusing callback fails the free */
     CHECK(rc != MPI_SUCCESS, "free with a refusing delete callback returned %d", rc);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);

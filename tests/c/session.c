@@ -117,6 +117,24 @@ int main(int argc, char **argv) {
         MPI_Initialized(&flag);
         CHECK(flag, "MPI_Init: not initialized");
     }
+    {
+        /* The runtime was started by `a` (FUNNELED by default): a session asking for MULTIPLE
+         * gets FUNNELED, and its info says so. */
+        MPI_Info hint, used;
+        MPI_Session c;
+        char v[64];
+        int found = 0;
+        MPI_Info_create(&hint);
+        MPI_Info_set(hint, "thread_level", "MPI_THREAD_MULTIPLE");
+        MPI_Session_init(hint, MPI_ERRORS_RETURN, &c);
+        MPI_Session_get_info(c, &used);
+        int vlen = sizeof v;
+        MPI_Info_get_string(used, "thread_level", &vlen, v, &found);
+        CHECK(found && !strcmp(v, "MPI_THREAD_FUNNELED"), "session thread_level %s", found ? v : "(none)");
+        MPI_Info_free(&used);
+        MPI_Info_free(&hint);
+        MPI_Session_finalize(&c);
+    }
     MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &b);
     use_session(a, &rank, &size);
     use_session(b, &rank, &size);

@@ -54,7 +54,9 @@ pub enum Threading {
     Multiple,
 }
 
-/// The level this library provides: MPI state belongs to the thread that initialised it.
+/// The level the Rust API provides. The runtime can run MPI_THREAD_SERIALIZED (the C interface
+/// gives it), but `Universe` and the communicators here are neither `Send` nor `Sync`, so only
+/// the initialising thread can reach them: FUNNELED is what this API can honour.
 const PROVIDED: Threading = Threading::Funneled;
 
 /// Initialise MPI asking for a thread level (MPI_Init_thread); returns the level provided,
@@ -65,7 +67,7 @@ pub fn initialize_with_threading(required: Threading) -> Result<(Universe, Threa
 
 /// Initialise MPI (MPI_Init). Fails if MPI was already initialised in this process.
 pub fn initialize() -> Result<Universe> {
-    runtime::init()?;
+    runtime::init(false)?;
     Ok(Universe {
         _not_send: PhantomData,
     })

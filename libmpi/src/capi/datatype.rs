@@ -203,6 +203,11 @@ fn rec(combiner: i32, ints: Vec<Count>, aints: Vec<Count>, types: &[Handle]) -> 
     Ok(Contents::new(combiner, ints, aints, types))
 }
 
+/// The record of a `_c` constructor (large counts when an integer does not fit an int).
+fn rec_c(combiner: i32, ints: Vec<Count>, aints: Vec<Count>, types: &[Handle]) -> Result<Contents> {
+    rec(combiner, ints, aints, types).map(Contents::large_count)
+}
+
 /// `n` followed by the arrays, as the integer arguments of MPI_Type_get_contents.
 fn cat(n: usize, parts: &[&[Count]]) -> Vec<Count> {
     let mut v = vec![n as Count];
@@ -316,7 +321,7 @@ mpi_fn! {
     fn MPI_Type_contiguous_c / PMPI_Type_contiguous_c(count: Count, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_contiguous_c", || unsafe {
-            create(newtype, nonneg(count, "count").and_then(|n| Layout::contiguous(n, &*old(oldtype)?)), rec(CONTIGUOUS, vec![count], vec![], &[oldtype]))
+            create(newtype, nonneg(count, "count").and_then(|n| Layout::contiguous(n, &*old(oldtype)?)), rec_c(CONTIGUOUS, vec![count], vec![], &[oldtype]))
         })
     }
 }
@@ -334,7 +339,7 @@ mpi_fn! {
     fn MPI_Type_vector_c / PMPI_Type_vector_c(count: Count, blocklength: Count, stride: Count, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_vector_c", || unsafe {
-            create(newtype, vector(count, blocklength, stride, true, oldtype), rec(VECTOR, vec![count, blocklength, stride], vec![], &[oldtype]))
+            create(newtype, vector(count, blocklength, stride, true, oldtype), rec_c(VECTOR, vec![count, blocklength, stride], vec![], &[oldtype]))
         })
     }
 }
@@ -352,7 +357,7 @@ mpi_fn! {
     fn MPI_Type_create_hvector_c / PMPI_Type_create_hvector_c(count: Count, blocklength: Count, stride: Count, oldtype: Handle, newtype: *mut Handle) -> c_int {
         // SAFETY: newtype per the standard.
         dcall("MPI_Type_create_hvector_c", || unsafe {
-            create(newtype, vector(count, blocklength, stride, false, oldtype), rec(HVECTOR, vec![count, blocklength], vec![stride], &[oldtype]))
+            create(newtype, vector(count, blocklength, stride, false, oldtype), rec_c(HVECTOR, vec![count, blocklength], vec![stride], &[oldtype]))
         })
     }
 }
@@ -376,7 +381,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(b, d, true, oldtype), rec(INDEXED, cat(n, &[b, d]), vec![], &[oldtype])) }
+            unsafe { create(newtype, indexed(b, d, true, oldtype), rec_c(INDEXED, cat(n, &[b, d]), vec![], &[oldtype])) }
         })
     }
 }
@@ -400,7 +405,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(b, d, false, oldtype), rec(HINDEXED, cat(n, &[b]), d.to_vec(), &[oldtype])) }
+            unsafe { create(newtype, indexed(b, d, false, oldtype), rec_c(HINDEXED, cat(n, &[b]), d.to_vec(), &[oldtype])) }
         })
     }
 }
@@ -424,7 +429,7 @@ mpi_fn! {
             // SAFETY: the array holds `count` entries, per the standard.
             let d = unsafe { arr(displacements, n, "array_of_displacements")? };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&vec![blocklength; n], d, true, oldtype), rec(INDEXED_BLOCK, cat(n, &[&[blocklength], d]), vec![], &[oldtype])) }
+            unsafe { create(newtype, indexed(&vec![blocklength; n], d, true, oldtype), rec_c(INDEXED_BLOCK, cat(n, &[&[blocklength], d]), vec![], &[oldtype])) }
         })
     }
 }
@@ -448,7 +453,7 @@ mpi_fn! {
             // SAFETY: the array holds `count` entries, per the standard.
             let d = unsafe { arr(displacements, n, "array_of_displacements")? };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, indexed(&vec![blocklength; n], d, false, oldtype), rec(HINDEXED_BLOCK, vec![n as Count, blocklength], d.to_vec(), &[oldtype])) }
+            unsafe { create(newtype, indexed(&vec![blocklength; n], d, false, oldtype), rec_c(HINDEXED_BLOCK, vec![n as Count, blocklength], d.to_vec(), &[oldtype])) }
         })
     }
 }
@@ -472,7 +477,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `count` entries, per the standard.
             let (b, d, t) = unsafe { (arr(blocklengths, n, "array_of_blocklengths")?, arr(displacements, n, "array_of_displacements")?, arr(types, n, "array_of_types")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, structure(b, d, t), rec(STRUCT, cat(n, &[b]), d.to_vec(), t)) }
+            unsafe { create(newtype, structure(b, d, t), rec_c(STRUCT, cat(n, &[b]), d.to_vec(), t)) }
         })
     }
 }
@@ -514,7 +519,7 @@ mpi_fn! {
             // SAFETY: the arrays hold `ndims` entries, per the standard.
             let (a, b, c) = unsafe { (arr(sizes, n, "array_of_sizes")?, arr(subsizes, n, "array_of_subsizes")?, arr(starts, n, "array_of_starts")?) };
             // SAFETY: newtype per the standard.
-            unsafe { create(newtype, subarray(a, b, c, order, oldtype), rec(SUBARRAY, cat(n, &[a, b, c, &[order.into()]]), vec![], &[oldtype])) }
+            unsafe { create(newtype, subarray(a, b, c, order, oldtype), rec_c(SUBARRAY, cat(n, &[a, b, c, &[order.into()]]), vec![], &[oldtype])) }
         })
     }
 }

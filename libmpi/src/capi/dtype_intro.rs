@@ -41,12 +41,23 @@ fn recorded(h: Handle) -> Result<Option<Arc<Contents>>> {
     }
 }
 
-/// (integers, addresses, datatypes, combiner) of `h`.
-fn envelope(h: Handle) -> Result<(usize, usize, usize, c_int)> {
+/// (integers, addresses, large counts, datatypes, combiner) of `h`.
+fn envelope(h: Handle) -> Result<(usize, usize, usize, usize, c_int)> {
     Ok(match recorded(h)? {
-        None => (0, 0, 0, combiner::NAMED),
-        Some(c) => (c.ints.len(), c.aints.len(), c.types.len(), c.combiner),
+        None => (0, 0, 0, 0, combiner::NAMED),
+        Some(c) => {
+            let (i, a, l) = c.split();
+            (i.len(), a.len(), l.len(), c.types.len(), c.combiner)
+        }
     })
+}
+
+/// The int queries cannot describe a type whose arguments are large counts (MPI 4.1 §5.1.13).
+fn needs_large(call: &str) -> Error {
+    Error::new(
+        ErrorClass::Type,
+        format!("the datatype was made by a large-count constructor with a count beyond an int: {call}_c describes it, {call} cannot"),
+    )
 }
 
 mpi_fn! {
@@ -55,7 +66,10 @@ mpi_fn! {
             if num_integers.is_null() || num_addresses.is_null() || num_datatypes.is_null() || combiner.is_null() {
                 return Err(arg_err("an output pointer"));
             }
-            let (i, a, d, c) = envelope(datatype)?;
+            let (i, a, l, d, c) = envelope(datatype)?;
+            if l > 0 {
+                return Err(needs_large("MPI_Type_get_envelope"));
+            }
             // SAFETY: all four checked non-NULL; the caller passes writable ints.
             unsafe {
                 *num_integers = i as c_int;
@@ -75,13 +89,12 @@ mpi_fn! {
                 || num_datatypes.is_null() || combiner.is_null() {
                 return Err(arg_err("an output pointer"));
             }
-            let (i, a, d, c) = envelope(datatype)?;
-            // SAFETY: all checked non-NULL; the caller passes writable values. Every argument
-            // is recorded as an integer or an address, so there are no large counts.
+            let (i, a, l, d, c) = envelope(datatype)?;
+            // SAFETY: all checked non-NULL; the caller passes writable values.
             unsafe {
                 *num_integers = i as Count;
                 *num_addresses = a as Count;
-                *num_large_counts = 0;
+                *num_large_counts = l as Count;
                 *num_datatypes = d as Count;
                 *combiner = c;
             }
@@ -93,6 +106,9 @@ mpi_fn! {
 /// MPI_Type_get_contents(_c): copy the recorded arguments out; derived argument types come
 /// back as new handles the caller frees.
 ///
+/// `large` is None for the int call (MPI_ERR_TYPE if the type needs large counts), else the
+/// large-count array and its size.
+///
 /// # Safety
 /// Each array is NULL or holds its `max_*` entries.
 unsafe fn contents_out(
@@ -100,6 +116,7 @@ unsafe fn contents_out(
     (max_i, max_a, max_d): (Count, Count, Count),
     ints: *mut c_int,
     aints: *mut Aint,
+    large: Option<(*mut Count, Count)>,
     types: *mut Handle,
 ) -> Result<()> {
     let Some(c) = recorded(datatype)? else {
@@ -108,25 +125,37 @@ unsafe fn contents_out(
             "MPI_Type_get_contents of a predefined (named) datatype",
         ));
     };
+    let (c_ints, c_aints, c_large) = c.split();
+    let (larges, max_l) = match large {
+        Some(l) => l,
+        None if !c_large.is_empty() => return Err(needs_large("MPI_Type_get_contents")),
+        None => (std::ptr::null_mut(), 0),
+    };
     let fits = |n: usize, max: Count| max >= 0 && n as Count <= max;
-    if !fits(c.ints.len(), max_i) || !fits(c.aints.len(), max_a) || !fits(c.types.len(), max_d) {
+    if !fits(c_ints.len(), max_i)
+        || !fits(c_aints.len(), max_a)
+        || !fits(c_large.len(), max_l)
+        || !fits(c.types.len(), max_d)
+    {
         return Err(Error::new(
             ErrorClass::Arg,
             format!(
-                "the arrays are too small: the constructor has {} integers, {} addresses, {} datatypes",
-                c.ints.len(),
-                c.aints.len(),
+                "the arrays are too small: the constructor has {} integers, {} addresses, {} large counts, {} datatypes",
+                c_ints.len(),
+                c_aints.len(),
+                c_large.len(),
                 c.types.len()
             ),
         ));
     }
-    if (ints.is_null() && !c.ints.is_empty())
-        || (aints.is_null() && !c.aints.is_empty())
+    if (ints.is_null() && !c_ints.is_empty())
+        || (aints.is_null() && !c_aints.is_empty())
+        || (larges.is_null() && !c_large.is_empty())
         || (types.is_null() && !c.types.is_empty())
     {
         return Err(arg_err("an output array"));
     }
-    for (i, &v) in c.ints.iter().enumerate() {
+    for (i, &v) in c_ints.iter().enumerate() {
         let v = c_int::try_from(v).map_err(|_| {
             Error::new(
                 ErrorClass::Count,
@@ -136,9 +165,13 @@ unsafe fn contents_out(
         // SAFETY: the array holds max_i >= ints.len() entries (checked above).
         unsafe { *ints.add(i) = v };
     }
-    for (i, &v) in c.aints.iter().enumerate() {
+    for (i, &v) in c_aints.iter().enumerate() {
         // SAFETY: as above, for max_a.
         unsafe { *aints.add(i) = v as Aint };
+    }
+    for (i, &v) in c_large.iter().enumerate() {
+        // SAFETY: as above, for max_l.
+        unsafe { *larges.add(i) = v as Count };
     }
     for (i, t) in c.types.iter().enumerate() {
         // SAFETY: as above, for max_d.
@@ -152,17 +185,16 @@ mpi_fn! {
         dcall("MPI_Type_get_contents", || {
             let max = (max_integers.into(), max_addresses.into(), max_datatypes.into());
             // SAFETY: the arrays hold their max_* entries (the call's contract).
-            unsafe { contents_out(datatype, max, array_of_integers, array_of_addresses, array_of_datatypes) }
+            unsafe { contents_out(datatype, max, array_of_integers, array_of_addresses, None, array_of_datatypes) }
         })
     }
 }
 
 mpi_fn! {
     fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c(datatype: Handle, max_integers: Count, max_addresses: Count, max_large_counts: Count, max_datatypes: Count, array_of_integers: *mut c_int, array_of_addresses: *mut Aint, array_of_large_counts: *mut Count, array_of_datatypes: *mut Handle) -> c_int {
-        let _ = (max_large_counts, array_of_large_counts);
         dcall("MPI_Type_get_contents_c", || {
             // SAFETY: the arrays hold their max_* entries (the call's contract).
-            unsafe { contents_out(datatype, (max_integers, max_addresses, max_datatypes), array_of_integers, array_of_addresses, array_of_datatypes) }
+            unsafe { contents_out(datatype, (max_integers, max_addresses, max_datatypes), array_of_integers, array_of_addresses, Some((array_of_large_counts, max_large_counts)), array_of_datatypes) }
         })
     }
 }
@@ -264,6 +296,7 @@ fn darray(
     psizes: &[c_int],
     order: c_int,
     oldtype: Handle,
+    large_count: bool,
 ) -> Result<usize> {
     use crate::datatype::darray;
     let nonneg = |v: i64, what: &str| {
@@ -306,7 +339,10 @@ fn darray(
     ints.extend(d);
     ints.extend(psizes.iter().map(|&x| x as i64));
     ints.push(order as i64);
-    let c = Contents::new(combiner::DARRAY, ints, vec![], vec![old]);
+    let mut c = Contents::new(combiner::DARRAY, ints, vec![], vec![old]);
+    if large_count {
+        c = c.large_count();
+    }
     Ok(table::insert_with(Arc::new(l), Some(c)))
 }
 
@@ -338,7 +374,7 @@ mpi_fn! {
                  arr(array_of_dargs, n, "array_of_dargs")?, arr(array_of_psizes, n, "array_of_psizes")?)
             };
             let g: Vec<Count> = g.iter().map(|&x| x as Count).collect();
-            let h = darray(size, rank, &g, ds, da, ps, order, oldtype)?;
+            let h = darray(size, rank, &g, ds, da, ps, order, oldtype, false)?;
             // SAFETY: checked non-NULL.
             unsafe { *newtype = h as Handle };
             Ok(())
@@ -358,7 +394,7 @@ mpi_fn! {
                 (arr(array_of_gsizes, n, "array_of_gsizes")?, arr(array_of_distribs, n, "array_of_distribs")?,
                  arr(array_of_dargs, n, "array_of_dargs")?, arr(array_of_psizes, n, "array_of_psizes")?)
             };
-            let h = darray(size, rank, g, ds, da, ps, order, oldtype)?;
+            let h = darray(size, rank, g, ds, da, ps, order, oldtype, true)?;
             // SAFETY: checked non-NULL.
             unsafe { *newtype = h as Handle };
             Ok(())

@@ -7,10 +7,13 @@ use std::time::Instant;
 use super::*;
 
 pub(super) const THREAD_FUNNELED: c_int = 1024;
+pub(super) const THREAD_SERIALIZED: c_int = 2048;
+pub(super) const THREAD_MULTIPLE: c_int = 4096;
 const MAX_PROCESSOR_NAME: usize = 256;
 const MAX_ERROR_STRING: usize = 512;
 const MAX_LIBRARY_VERSION_STRING: usize = 8192;
-/// The thread level MPI_Init_thread provided (MPI_Init: FUNNELED, what the runtime supports).
+/// The thread level MPI_Init_thread provided (MPI_Init: FUNNELED; MPI_Init_thread: at most
+/// SERIALIZED, see runtime.rs).
 static PROVIDED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(THREAD_FUNNELED);
 
 /// Copy `s` into a C buffer of `cap` bytes, NUL-terminated and cut to fit; returns its length.
@@ -27,8 +30,8 @@ unsafe fn copy_cstr(s: &str, out: *mut c_char, cap: usize) -> c_int {
     n as c_int
 }
 
-fn init_or_fail(call: &str) -> c_int {
-    match super::session::world_init() {
+fn init_or_fail(call: &str, level: c_int) -> c_int {
+    match super::session::world_init(level) {
         Ok(()) => MPI_SUCCESS,
         Err(e) => {
             if runtime::is_initialized() {
@@ -42,19 +45,21 @@ fn init_or_fail(call: &str) -> c_int {
 
 mpi_fn! {
     fn MPI_Init / PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
-        init_or_fail("MPI_Init")
+        init_or_fail("MPI_Init", THREAD_FUNNELED)
     }
 }
 
 mpi_fn! {
     fn MPI_Init_thread / PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
-        let rc = init_or_fail("MPI_Init_thread");
+        let rc = init_or_fail("MPI_Init_thread", required);
+        // MULTIPLE is asked for as SERIALIZED: any thread may call, one call at a time.
+        let level = super::session::provided_level(required);
         if rc == MPI_SUCCESS && !provided.is_null() {
             // SAFETY: checked non-NULL; the caller passes a writable int.
-            unsafe { *provided = required.min(THREAD_FUNNELED) };
+            unsafe { *provided = level };
         }
         if rc == MPI_SUCCESS {
-            PROVIDED.store(required.min(THREAD_FUNNELED), std::sync::atomic::Ordering::Relaxed);
+            PROVIDED.store(level, std::sync::atomic::Ordering::Relaxed);
         }
         rc
     }
@@ -340,8 +345,7 @@ mpi_fn! {
         if flag.is_null() {
             return fail("MPI_Is_thread_main", crate::comm::WORLD, Error::new(ErrorClass::Arg, "flag pointer is NULL"));
         }
-        // The runtime answers only on the thread that initialised MPI.
-        let main = runtime::with(|_| Ok(())).is_ok();
+        let main = runtime::is_main_thread();
         // SAFETY: checked non-NULL.
         unsafe { *flag = main as c_int };
         MPI_SUCCESS

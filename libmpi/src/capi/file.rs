@@ -116,15 +116,14 @@ mpi_fn! {
                 let name = unsafe { c_str(filename, "filename")? };
                 Ok((name, hints))
             })();
-            io::open(rt, c, args, amode)
+            io::open(rt, c, args, amode).and_then(io::insert)
         });
         if r.is_err() && !fh.is_null() {
             // SAFETY: checked non-NULL: the caller's MPI_File.
             unsafe { *fh = FILE_NULL as Handle };
         }
         match r {
-            Ok(f) => {
-                let id = io::insert(f);
+            Ok(id) => {
                 // SAFETY: checked non-NULL.
                 unsafe { *fh = file_handle(id) };
                 MPI_SUCCESS
@@ -563,8 +562,10 @@ mpi_fn! {
             Err(e) => return file_fail("MPI_File_set_errhandler", file_index(file).ok(), e.code(), &e),
         };
         if file as usize == FILE_NULL {
-            io::set_default_errhandler(h);
-            return MPI_SUCCESS;
+            return match io::set_default_errhandler(h) {
+                Ok(()) => MPI_SUCCESS,
+                Err(e) => file_fail("MPI_File_set_errhandler", None, e.code(), &e),
+            };
         }
         fcall("MPI_File_set_errhandler", file, |_, f| {
             f.errhandler = h;

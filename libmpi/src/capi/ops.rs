@@ -94,9 +94,14 @@ fn op_create(name: &str, f: Option<op::CFn>, commute: c_int, op: *mut Handle) ->
             Error::new(ErrorClass::Arg, "user function or op pointer is NULL"),
         );
     };
-    // SAFETY: checked non-NULL; the caller passes a writable MPI_Op.
-    unsafe { op.write(op::create(f, commute != 0) as Handle) };
-    MPI_SUCCESS
+    match op::create(f, commute != 0) {
+        Ok(h) => {
+            // SAFETY: checked non-NULL; the caller passes a writable MPI_Op.
+            unsafe { op.write(h as Handle) };
+            MPI_SUCCESS
+        }
+        Err(e) => fail(name, crate::comm::WORLD, e),
+    }
 }
 
 mpi_fn! {

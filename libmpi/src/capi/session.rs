@@ -49,8 +49,9 @@ pub(super) fn world_finalized() -> bool {
     WORLD.load(Ordering::Acquire) == 2
 }
 
-/// Start the runtime unless a session already holds it up.
-fn runtime_up() -> Result<()> {
+/// Start the runtime unless a session already holds it up; `level` is the thread level asked
+/// for (the first start fixes the runtime's: SERIALIZED when asked for it or more).
+fn runtime_up(level: c_int) -> Result<()> {
     if runtime::with(|_| Ok(())).is_ok() {
         return Ok(());
     }
@@ -60,18 +61,48 @@ fn runtime_up() -> Result<()> {
             "MPI has been finalized in this process and cannot be started again",
         ));
     }
-    runtime::init()
+    runtime::init(level >= super::env::THREAD_SERIALIZED)
+}
+
+/// The thread level the runtime provides to a request for `required` (MPI_Init_thread's rule).
+pub(super) fn provided_level(required: c_int) -> c_int {
+    let top = if runtime::is_serialized() {
+        super::env::THREAD_SERIALIZED
+    } else {
+        super::env::THREAD_FUNNELED
+    };
+    required.min(top)
+}
+
+pub(super) fn level_name(level: c_int) -> &'static str {
+    match level {
+        l if l >= super::env::THREAD_MULTIPLE => "MPI_THREAD_MULTIPLE",
+        l if l >= super::env::THREAD_SERIALIZED => "MPI_THREAD_SERIALIZED",
+        l if l >= super::env::THREAD_FUNNELED => "MPI_THREAD_FUNNELED",
+        _ => "MPI_THREAD_SINGLE",
+    }
+}
+
+/// A session's `thread_level` hint as a level (MPI 4.1 §11.3.1); absent or not a level name:
+/// FUNNELED, as before (a hint this library does not understand is ignored).
+fn level_of(hint: Option<&str>) -> c_int {
+    match hint.map(str::trim) {
+        Some(v) if v.eq_ignore_ascii_case("MPI_THREAD_SINGLE") => 0,
+        Some(v) if v.eq_ignore_ascii_case("MPI_THREAD_SERIALIZED") => super::env::THREAD_SERIALIZED,
+        Some(v) if v.eq_ignore_ascii_case("MPI_THREAD_MULTIPLE") => super::env::THREAD_MULTIPLE,
+        _ => super::env::THREAD_FUNNELED,
+    }
 }
 
 /// MPI_Init's start: the world model begins (the runtime too, unless a session started it).
-pub(super) fn world_init() -> Result<()> {
+pub(super) fn world_init(level: c_int) -> Result<()> {
     if WORLD.load(Ordering::Acquire) != 0 {
         return Err(Error::new(
             ErrorClass::Other,
             "MPI_Init called more than once (MPI can be initialized once per process)",
         ));
     }
-    runtime_up()?;
+    runtime_up(level)?;
     WORLD.store(1, Ordering::Release);
     Ok(())
 }
@@ -225,7 +256,7 @@ mpi_fn! {
                     return Err(Error::new(ErrorClass::InfoValue, format!("thread_level {v:?} is not a thread support level")));
                 }
             }
-            runtime_up()?;
+            runtime_up(level_of(hints.get("thread_level")?))?;
             let eh = match runtime::with(|rt| super::env::errhandler_of(rt, errhandler)) {
                 Ok(eh) => eh,
                 Err(e) => {
@@ -338,9 +369,9 @@ mpi_fn! {
         scall("MPI_Session_get_info", session, |_, id| {
             out(info_used, "info_used")?;
             let mut i = sessions()[id].as_ref().map(|s| s.info.clone()).unwrap_or_default();
-            if i.get("thread_level")?.is_none() {
-                i.set("thread_level", "MPI_THREAD_FUNNELED")?;
-            }
+            // The level provided: what was asked for, capped by what the runtime runs under.
+            let asked = level_of(i.get("thread_level")?);
+            i.set("thread_level", level_name(provided_level(asked)))?;
             // SAFETY: checked non-NULL.
             unsafe { *info_used = super::info::new_handle(i) };
             Ok(())

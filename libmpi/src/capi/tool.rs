@@ -40,7 +40,9 @@ mpi_fn! {
             return T_ERR_INVALID;
         }
         // SAFETY: checked non-NULL; the caller passes a writable int.
-        unsafe { *provided = required.min(env::THREAD_FUNNELED) };
+        // The tool calls keep their state in atomics and take the runtime as any MPI call does
+        // (runtime.rs), so any thread may call them one at a time, as under MPI_Init_thread.
+        unsafe { *provided = required.min(env::THREAD_SERIALIZED) };
         INITS.fetch_add(1, Ordering::AcqRel);
         MPI_SUCCESS
     }

@@ -46,9 +46,13 @@ struct Dpm {
     universe: Option<i32>,
 }
 
-thread_local! {
-    // MPI state belongs to the thread that initialised MPI (runtime.rs).
-    static DPM: RefCell<Dpm> = RefCell::new(Dpm::default());
+// Used by whichever thread may call MPI now (runtime.rs).
+static DPM: crate::runtime::Local<RefCell<Option<Dpm>>> =
+    crate::runtime::Local::new(RefCell::new(None));
+
+/// `f` on the DPM state (made at first use); the runtime's error on a thread that may not call MPI.
+fn dpm<R>(f: impl FnOnce(&mut Dpm) -> R) -> Result<R> {
+    DPM.with(|d| f(d.borrow_mut().get_or_insert_with(Dpm::default)))
 }
 
 fn port_err(msg: impl Into<String>) -> Error {
@@ -57,8 +61,7 @@ fn port_err(msg: impl Into<String>) -> Error {
 
 /// Opens the socket transport (and its listener) the first time.
 fn ensure_btl(rt: &mut Runtime) -> Result<usize> {
-    DPM.with(|d| {
-        let mut d = d.borrow_mut();
+    dpm(|d| {
         if let Some(b) = d.btl {
             return Ok(b);
         }
@@ -71,13 +74,12 @@ fn ensure_btl(rt: &mut Runtime) -> Result<usize> {
         let b = rt.pml.add_btl(Box::new(t));
         d.btl = Some(b);
         Ok(b)
-    })
+    })?
 }
 
 /// The extended world rank that reaches `pid` (added the first time).
-fn world_of_pid(rt: &mut Runtime, btl: usize, pid: u32) -> usize {
-    DPM.with(|d| {
-        let mut d = d.borrow_mut();
+fn world_of_pid(rt: &mut Runtime, btl: usize, pid: u32) -> Result<usize> {
+    dpm(|d| {
         if let Some(&w) = d.world_of.get(&pid) {
             return w;
         }
@@ -96,8 +98,7 @@ fn world_of_pid(rt: &mut Runtime, btl: usize, pid: u32) -> usize {
 
 /// MPI_Open_port: a new port name, listened on by this process.
 pub fn open_port() -> Result<String> {
-    DPM.with(|d| {
-        let mut d = d.borrow_mut();
+    dpm(|d| {
         let name = format!("rmpi-port-{}-{}", std::process::id(), d.next_port);
         d.next_port += 1;
         let addr = sock::abstract_addr(&name).map_err(|e| port_err(e.to_string()))?;
@@ -107,17 +108,17 @@ pub fn open_port() -> Result<String> {
             .map_err(|e| port_err(e.to_string()))?;
         d.ports.insert(name.clone(), l);
         Ok(name)
-    })
+    })?
 }
 
 /// MPI_Close_port.
 pub fn close_port(name: &str) -> Result<()> {
-    DPM.with(|d| match d.borrow_mut().ports.remove(name) {
+    dpm(|d| match d.ports.remove(name) {
         Some(_) => Ok(()),
         None => Err(port_err(format!(
             "port \"{name}\" was not opened by this process (or is closed already)"
         ))),
-    })
+    })?
 }
 
 fn check_root(rt: &Runtime, comm: usize, root: i32) -> Result<()> {
@@ -139,14 +140,13 @@ fn check_root(rt: &Runtime, comm: usize, root: i32) -> Result<()> {
 
 /// Waits for a connection on `port` (progressing MPI meanwhile).
 fn accept_on(rt: &mut Runtime, port: &str) -> Result<UnixStream> {
-    let l = DPM.with(|d| {
-        d.borrow()
-            .ports
+    let l = dpm(|d| {
+        d.ports
             .get(port)
             .map(|l| l.try_clone())
             .transpose()
             .map_err(|e| port_err(e.to_string()))
-    })?;
+    })??;
     let Some(l) = l else {
         return Err(port_err(format!(
             "port \"{port}\" is not open in this process (MPI_Open_port)"
@@ -261,15 +261,15 @@ pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usiz
     let remote: Vec<i32> = data[1..]
         .chunks_exact(3)
         .map(|p| {
-            if p[1] == mine {
+            Ok(if p[1] == mine {
                 p[2] // of this job: its own transport reaches it
             } else {
-                let w = world_of_pid(rt, btl, p[0] as u32);
-                remember(w, (p[1], p[2], p[0] as u32));
+                let w = world_of_pid(rt, btl, p[0] as u32)?;
+                remember(w, (p[1], p[2], p[0] as u32))?;
                 w as i32
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     rt.reserve_inter_ctx(ctx);
     rt.add_inter(comm, ctx, group, me, remote)
 }
@@ -342,7 +342,7 @@ pub fn spawn(
 /// A spawned process's MPI_Init: join the parents through the port in the environment.
 pub fn connect_parent(rt: &mut Runtime) -> Result<()> {
     let universe = rt.pmi_mut().and_then(|p| p.universe_size());
-    DPM.with(|d| d.borrow_mut().universe = universe);
+    dpm(|d| d.universe = universe)?;
     let Ok(port) = std::env::var("RMPI_PARENT_PORT") else {
         return Ok(());
     };
@@ -355,13 +355,13 @@ pub fn connect_parent(rt: &mut Runtime) -> Result<()> {
     // MPI-4.0 11.8.2: its default name.
     rt.comm_mut(id)?.name = "MPI_COMM_PARENT".into();
     let ctx = rt.comm(id)?.ctx;
-    DPM.with(|d| d.borrow_mut().parent = Some((id, ctx)));
+    dpm(|d| d.parent = Some((id, ctx)))?;
     Ok(())
 }
 
 /// MPI_Comm_get_parent: the slot of the parent intercommunicator while it exists.
 pub fn parent(rt: &Runtime) -> Option<usize> {
-    let (id, ctx) = DPM.with(|d| d.borrow().parent)?;
+    let (id, ctx) = dpm(|d| d.parent).ok()??;
     match rt.comm(id) {
         Ok(c) if c.ctx == ctx && c.is_inter() => Some(id),
         _ => None,
@@ -370,7 +370,7 @@ pub fn parent(rt: &Runtime) -> Option<usize> {
 
 /// MPI_UNIVERSE_SIZE, when the launcher said.
 pub fn universe() -> Option<i32> {
-    DPM.with(|d| d.borrow().universe)
+    dpm(|d| d.universe).ok().flatten()
 }
 
 /// MPI_APPNUM: which command of the spawn call started this process (0 under mpirun).
@@ -440,11 +440,10 @@ fn job_key(rt: &mut Runtime) -> i32 {
 
 /// World ranks (with the pids of those processes) as (job, rank, pid) triples that mean the
 /// same in every job.
-pub fn to_global(rt: &mut Runtime, worlds: &[i32], pids: &[i32]) -> Vec<i32> {
+pub fn to_global(rt: &mut Runtime, worlds: &[i32], pids: &[i32]) -> Result<Vec<i32>> {
     let mine = job_key(rt);
     let n = rt.comm(crate::comm::WORLD).map_or(1, |c| c.size());
-    DPM.with(|d| {
-        let d = d.borrow();
+    dpm(|d| {
         worlds
             .iter()
             .zip(pids)
@@ -466,7 +465,7 @@ pub fn from_global(rt: &mut Runtime, triples: &[i32]) -> Result<Vec<i32>> {
             out.push(t[1]);
             continue;
         }
-        let known = DPM.with(|d| d.borrow().by_key.get(&(t[0], t[1])).copied());
+        let known = dpm(|d| d.by_key.get(&(t[0], t[1])).copied())?;
         let w = match known {
             Some(w) => w,
             None => {
@@ -477,8 +476,8 @@ pub fn from_global(rt: &mut Runtime, triples: &[i32]) -> Result<Vec<i32>> {
                     );
                 }
                 let btl = ensure_btl(rt)?;
-                let w = world_of_pid(rt, btl, t[2] as u32);
-                remember(w, (t[0], t[1], t[2] as u32));
+                let w = world_of_pid(rt, btl, t[2] as u32)?;
+                remember(w, (t[0], t[1], t[2] as u32))?;
                 w
             }
         };
@@ -487,10 +486,9 @@ pub fn from_global(rt: &mut Runtime, triples: &[i32]) -> Result<Vec<i32>> {
     Ok(out)
 }
 
-fn remember(w: usize, key: (i32, i32, u32)) {
-    DPM.with(|d| {
-        let mut d = d.borrow_mut();
+fn remember(w: usize, key: (i32, i32, u32)) -> Result<()> {
+    dpm(|d| {
         d.by_key.insert((key.0, key.1), w);
         d.key_of.insert(w, key);
-    });
+    })
 }

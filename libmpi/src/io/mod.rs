@@ -3,7 +3,7 @@
 //! view, the individual file pointer and the shared one (`shared.rs`). Data moves with
 //! pread/pwrite at the offsets the view gives (`access.rs`); collective calls are the
 //! independent ones plus the agreement they need. Files live in a table of their own, like
-//! windows; MPI state belongs to one thread (MPI_THREAD_FUNNELED).
+//! windows; MPI state is used by one thread at a time (runtime.rs: FUNNELED or SERIALIZED).
 
 pub mod access;
 pub mod datarep;
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use crate::comm::ErrHandler;
 use crate::error::{err, ErrorClass, Result};
-use crate::runtime::Runtime;
+use crate::runtime::{Local, Runtime};
 
 pub use exchange::{agree, agree_error, allgather};
 pub use open::{delete, open};
@@ -94,18 +94,19 @@ impl File {
     }
 }
 
-thread_local! {
-    static FILES: RefCell<Vec<Option<File>>> = const { RefCell::new(Vec::new()) };
-    /// MPI_FILE_NULL's error handler: what open (and delete) errors go through, and what a
-    /// new file starts with. Files default to MPI_ERRORS_RETURN.
-    static DEFAULT_EH: std::cell::Cell<ErrHandler> = const { std::cell::Cell::new(ErrHandler::Return) };
-}
+// Used by whichever thread may call MPI now (runtime.rs).
+static FILES: Local<RefCell<Vec<Option<File>>>> = Local::new(RefCell::new(Vec::new()));
+/// MPI_FILE_NULL's error handler: what open (and delete) errors go through, and what a new
+/// file starts with. Files default to MPI_ERRORS_RETURN.
+static DEFAULT_EH: Local<std::cell::Cell<ErrHandler>> =
+    Local::new(std::cell::Cell::new(ErrHandler::Return));
 
+/// MPI_FILE_NULL's error handler (MPI_ERRORS_RETURN on a thread that may not call MPI now).
 pub fn default_errhandler() -> ErrHandler {
-    DEFAULT_EH.with(|c| c.get())
+    DEFAULT_EH.with(|c| c.get()).unwrap_or(ErrHandler::Return)
 }
 
-pub fn set_default_errhandler(h: ErrHandler) {
+pub fn set_default_errhandler(h: ErrHandler) -> Result<()> {
     DEFAULT_EH.with(|c| c.set(h))
 }
 
@@ -117,14 +118,17 @@ pub fn with_file<R>(id: usize, f: impl FnOnce(&mut File) -> Result<R>) -> Result
             ErrorClass::File,
             "invalid file handle (closed, or not a file)",
         ),
-    })
+    })?
 }
 
+/// Whether `id` names an open file (false on a thread that may not call MPI now).
 pub fn exists(id: usize) -> bool {
-    FILES.with(|t| matches!(t.borrow().get(id), Some(Some(_))))
+    FILES
+        .with(|t| matches!(t.borrow().get(id), Some(Some(_))))
+        .unwrap_or(false)
 }
 
-pub fn insert(file: File) -> usize {
+pub fn insert(file: File) -> Result<usize> {
     FILES.with(|t| {
         let mut t = t.borrow_mut();
         match t.iter().position(Option::is_none) {
@@ -146,7 +150,7 @@ pub fn close(rt: &mut Runtime, id: usize) -> Result<()> {
         Ok((f.comm, f.amode & MODE_DELETE_ON_CLOSE != 0, f.path.clone()))
     })?;
     exchange::agree_error(rt, comm, 0)?;
-    let f = FILES.with(|t| t.borrow_mut().get_mut(id).and_then(Option::take));
+    let f = FILES.with(|t| t.borrow_mut().get_mut(id).and_then(Option::take))?;
     drop(f);
     let rank = rt.comm(comm)?.rank;
     let mut class = 0;

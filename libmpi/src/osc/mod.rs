@@ -290,10 +290,9 @@ impl Window {
     }
 }
 
-thread_local! {
-    /// Windows by handle slot. MPI state belongs to one thread (MPI_THREAD_FUNNELED).
-    static WINS: RefCell<Vec<Option<Window>>> = const { RefCell::new(Vec::new()) };
-}
+/// Windows by handle slot, used by whichever thread may call MPI now (runtime.rs).
+static WINS: crate::runtime::Local<RefCell<Vec<Option<Window>>>> =
+    crate::runtime::Local::new(RefCell::new(Vec::new()));
 
 /// Run `f` on window `id`; MPI_ERR_WIN if there is none.
 pub fn with_win<R>(id: usize, f: impl FnOnce(&mut Window) -> Result<R>) -> Result<R> {
@@ -303,15 +302,16 @@ pub fn with_win<R>(id: usize, f: impl FnOnce(&mut Window) -> Result<R>) -> Resul
             Some(Some(win)) => f(win),
             _ => err(ErrorClass::Win, "invalid window (freed, or not a window)"),
         }
-    })
+    })?
 }
 
-/// Whether `id` names a live window.
+/// Whether `id` names a live window (false on a thread that may not call MPI now).
 pub fn exists(id: usize) -> bool {
     WINS.with(|w| matches!(w.borrow().get(id), Some(Some(_))))
+        .unwrap_or(false)
 }
 
-fn insert(win: Window) -> usize {
+fn insert(win: Window) -> Result<usize> {
     WINS.with(|w| {
         let mut w = w.borrow_mut();
         match w.iter().position(Option::is_none) {
@@ -327,7 +327,7 @@ fn insert(win: Window) -> usize {
     })
 }
 
-fn remove(id: usize) -> Option<Window> {
+fn remove(id: usize) -> Result<Option<Window>> {
     WINS.with(|w| w.borrow_mut().get_mut(id).and_then(Option::take))
 }
 
@@ -345,6 +345,7 @@ pub fn progress(pml: &mut Pml) -> usize {
         }
         n
     })
+    .unwrap_or(0)
 }
 
 /// Everything a new window needs but its memory: the communicator and the peers' figures.
@@ -483,7 +484,7 @@ fn build(
         unacked: vec![0; n],
     };
     rt.pml.ext = Some(progress);
-    Ok(insert(win))
+    insert(win)
 }
 
 fn check_sizes(size: isize, disp_unit: isize) -> Result<(usize, usize)> {
@@ -743,12 +744,12 @@ pub fn check_free(id: usize) -> Result<()> {
 /// are applied (a fence's marker exchange), then the memory and the communicator go.
 pub fn free(rt: &mut Runtime, id: usize) -> Result<()> {
     sync::fence_all(rt, id)?;
-    let mut w = remove(id).expect("fence checked the window");
+    let mut w = remove(id)?.expect("fence checked the window");
     if let Some(r) = w.rdma.take() {
         r.release(rt);
     }
     rt.comms[w.comm] = None;
-    if WINS.with(|w| w.borrow().iter().all(Option::is_none)) {
+    if WINS.with(|w| w.borrow().iter().all(Option::is_none))? {
         // No window left: progress no longer calls in.
         rt.pml.ext = None;
     }
