@@ -97,7 +97,11 @@ pub struct Schedule {
     xctx: u32,
     me: i32,
     tag: i32,
-    rounds: Vec<Vec<Step>>,
+    /// Every round's steps, one after another (one allocation, not one per round).
+    steps: Vec<Step>,
+    /// Where each round's steps end in `steps`.
+    ends: Vec<usize>,
+    /// The next round to start.
     next: usize,
     pending: Vec<ReqId>,
     /// Temporaries, allocated when the schedule is built so their addresses never move.
@@ -113,7 +117,6 @@ pub struct Schedule {
 pub struct Builder<'c> {
     comm: &'c Comm,
     s: Schedule,
-    cur: Vec<Step>,
     /// Steps of the last round, after everything else (unpacking staged receive buffers).
     post: Vec<Step>,
 }
@@ -129,7 +132,8 @@ impl<'c> Builder<'c> {
                 xctx: comm.coll_ctx(),
                 me: comm.rank,
                 tag: 0,
-                rounds: Vec::new(),
+                steps: Vec::with_capacity(8),
+                ends: Vec::with_capacity(4),
                 next: 0,
                 pending: Vec::new(),
                 tmp: Vec::new(),
@@ -137,7 +141,6 @@ impl<'c> Builder<'c> {
                 scratch: Vec::new(),
                 error: 0,
             },
-            cur: Vec::new(),
             post: Vec::new(),
         }
     }
@@ -202,7 +205,7 @@ impl<'c> Builder<'c> {
     /// A send even of zero bytes (a synchronisation message).
     pub fn send0(&mut self, at: At, len: usize, peer: i32) {
         let world = self.world(peer);
-        self.cur.push(Step::Send { at, len, world });
+        self.push(Step::Send { at, len, world });
     }
 
     pub fn recv(&mut self, at: At, len: usize, peer: i32) {
@@ -212,21 +215,21 @@ impl<'c> Builder<'c> {
     }
 
     pub fn recv0(&mut self, at: At, len: usize, peer: i32) {
-        self.cur.push(Step::Recv { at, len, peer });
+        self.push(Step::Recv { at, len, peer });
     }
 
     /// Send the message `m` (user memory, any layout) to `peer`; nothing when it is empty.
     pub fn send_msg(&mut self, m: Msg, peer: i32) {
         if m.len > 0 {
             let world = self.world(peer);
-            self.cur.push(Step::SendMsg { m, world });
+            self.push(Step::SendMsg { m, world });
         }
     }
 
     /// Receive into the message `m` from `peer`; nothing when it is empty.
     pub fn recv_msg(&mut self, m: Msg, peer: i32) {
         if m.len > 0 {
-            self.cur.push(Step::RecvMsg { m, peer });
+            self.push(Step::RecvMsg { m, peer });
         }
     }
 
@@ -240,27 +243,27 @@ impl<'c> Builder<'c> {
                 .as_ref()
                 .expect("xsend on an intercommunicator");
             let world = remote[peer as usize] as usize;
-            self.cur.push(Step::XSend { at, len, world });
+            self.push(Step::XSend { at, len, world });
         }
     }
 
     /// Receive from rank `peer` of an intercommunicator's remote group.
     pub fn xrecv(&mut self, at: At, len: usize, peer: i32, sync: bool) {
         if len > 0 || sync {
-            self.cur.push(Step::XRecv { at, len, peer });
+            self.push(Step::XRecv { at, len, peer });
         }
     }
 
     pub fn copy(&mut self, from: At, to: At, len: usize) {
         if len > 0 {
-            self.cur.push(Step::Copy { from, to, len });
+            self.push(Step::Copy { from, to, len });
         }
     }
 
     /// `to = from op to` (`from` holds the lower ranks' data).
     pub fn reduce(&mut self, from: At, to: At, count: usize) {
         if count > 0 {
-            self.cur.push(Step::Reduce {
+            self.push(Step::Reduce {
                 from,
                 to,
                 count,
@@ -272,7 +275,7 @@ impl<'c> Builder<'c> {
     /// `to = to op from` (`to` holds the lower ranks' data).
     pub fn reduce_rev(&mut self, from: At, to: At, count: usize) {
         if count > 0 {
-            self.cur.push(Step::Reduce {
+            self.push(Step::Reduce {
                 from,
                 to,
                 count,
@@ -281,17 +284,21 @@ impl<'c> Builder<'c> {
         }
     }
 
+    fn push(&mut self, step: Step) {
+        self.s.steps.push(step);
+    }
+
     /// End the current round: later steps wait for its transfers.
     pub fn round(&mut self) {
-        if !self.cur.is_empty() {
-            self.s.rounds.push(std::mem::take(&mut self.cur));
+        if self.s.steps.len() > self.s.ends.last().copied().unwrap_or(0) {
+            self.s.ends.push(self.s.steps.len());
         }
     }
 
     /// Pack message `m` into `to` now (before any later step of this round).
     pub fn pack(&mut self, m: Msg, to: At) {
         if m.len > 0 {
-            self.cur.push(Step::Pack { m, to });
+            self.push(Step::Pack { m, to });
         }
     }
 
@@ -304,7 +311,8 @@ impl<'c> Builder<'c> {
 
     pub fn finish(mut self) -> Schedule {
         self.round();
-        self.cur = std::mem::take(&mut self.post);
+        let post = std::mem::take(&mut self.post);
+        self.s.steps.extend(post);
         self.round();
         self.s
     }
@@ -350,14 +358,18 @@ impl Schedule {
             if !self.pending.is_empty() {
                 return false;
             }
-            if self.next == self.rounds.len() {
+            if self.next == self.ends.len() {
                 return true;
             }
-            let round = std::mem::take(&mut self.rounds[self.next]);
+            let start = self.next.checked_sub(1).map_or(0, |i| self.ends[i]);
+            let end = self.ends[self.next];
             self.next += 1;
-            for step in &round {
+            // Out of `self` while `run` borrows it mutably; put back, unchanged, right after.
+            let steps = std::mem::take(&mut self.steps);
+            for step in &steps[start..end] {
                 self.run(pml, step);
             }
+            self.steps = steps;
         }
     }
 
