@@ -628,7 +628,11 @@ mod numa_child {
 
     pub fn run() {
         println!("    fake layout: {} nodes", numa_nodes());
-        assert_eq!(numa_nodes(), 2, "MEMHOOK_PTMALLOC_NUMA_FAKE=0-0:1-1 makes two nodes");
+        assert_eq!(
+            numa_nodes(),
+            2,
+            "MEMHOOK_PTMALLOC_NUMA_FAKE=0-0:1-1 makes two nodes"
+        );
         // SAFETY: a zeroed set filled by sched_getaffinity for this thread.
         let usable = unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -655,11 +659,19 @@ mod numa_child {
         let (f, r, _) = delta(&s0, &s1, 0);
         println!("    CPU 0 thread: {na} blocks, node 0 gave {f} fresh + {r} reused");
         assert!(f + r >= na, "node 0 served its thread");
-        assert_eq!(delta(&s0, &s1, 1), (0, 0, 0), "node 1 served a CPU 0 thread");
+        assert_eq!(
+            delta(&s0, &s1, 1),
+            (0, 0, 0),
+            "node 1 served a CPU 0 thread"
+        );
         let (f, r, _) = delta(&s1, &s2, 1);
         println!("    CPU 1 thread: {nb} blocks, node 1 gave {f} fresh + {r} reused");
         assert!(f + r >= nb, "node 1 served its thread");
-        assert_eq!(delta(&s1, &s2, 0).0 + delta(&s1, &s2, 0).1, 0, "node 0 served a CPU 1 thread");
+        assert_eq!(
+            delta(&s1, &s2, 0).0 + delta(&s1, &s2, 0).1,
+            0,
+            "node 0 served a CPU 1 thread"
+        );
 
         // Crossed frees: each object goes to its owner heap's queue; the owner, draining it,
         // gives its emptied blocks back to its own node.
@@ -702,7 +714,11 @@ mod numa_child {
             s6[0].kept,
             s6[1].kept,
         );
-        assert_eq!(delta(&s6, &s7, 0).1, 0, "node 0's kept blocks went to a CPU 1 thread");
+        assert_eq!(
+            delta(&s6, &s7, 0).1,
+            0,
+            "node 0's kept blocks went to a CPU 1 thread"
+        );
         let (f, r, _) = delta(&s6, &s7, 1);
         assert!(f + r >= blocks(&pc), "node 1 served its new thread");
         assert!(s7[0].kept >= na as usize, "node 0 still keeps them");

@@ -84,7 +84,9 @@ fn read_fake() -> Option<usize> {
     let v = unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes();
     let mut nodes = 0;
     for (node, list) in v.split(|&c| c == b':').take(MAX_NODES).enumerate() {
-        if !parse_cpulist(list, |cpu| CPU_NODE[cpu].store(node as u8, Ordering::Relaxed)) {
+        if !parse_cpulist(list, |cpu| {
+            CPU_NODE[cpu].store(node as u8, Ordering::Relaxed)
+        }) {
             CPU_NODE.iter().for_each(|n| n.store(0, Ordering::Relaxed));
             return None; // malformed: the machine's own layout, from a clean map
         }
@@ -121,7 +123,9 @@ fn read_sysfs() -> usize {
         let Some(text) = read_file(cpath, &mut buf) else {
             continue; // node ids may have holes
         };
-        if parse_cpulist(text, |cpu| CPU_NODE[cpu].store(node as u8, Ordering::Relaxed)) {
+        if parse_cpulist(text, |cpu| {
+            CPU_NODE[cpu].store(node as u8, Ordering::Relaxed)
+        }) {
             nodes = node + 1;
         }
     }
@@ -170,11 +174,21 @@ pub fn bind(addr: usize, len: usize, node: usize) {
     if nodes() <= 1 || FAKE.load(Ordering::Relaxed) || NO_MBIND.load(Ordering::Relaxed) {
         return;
     }
+    if let Err(e) = mbind(addr, len, node) {
+        if e == libc::EPERM || e == libc::ENOSYS {
+            NO_MBIND.store(true, Ordering::Relaxed); // first touch from now on
+        }
+    }
+}
+
+/// `mbind(MPOL_PREFERRED)` of `[addr, addr + len)` to `node` (< 64); Err(errno). errno itself
+/// is left as it was: malloc must not change it when it works.
+fn mbind(addr: usize, len: usize, node: usize) -> Result<(), i32> {
     let mask: u64 = 1 << node;
-    // SAFETY: this thread's errno slot; saved so that malloc does not change it when it works.
+    // SAFETY: this thread's errno slot.
     let saved = unsafe { *libc::__errno_location() };
-    // SAFETY: mbind on a fresh anonymous mapping of ours, not yet touched or handed out; the
-    // kernel reads `maxnode - 1` = 64 bits of node mask from `mask`, which lives on our stack.
+    // SAFETY: mbind on a mapping of ours, not yet handed out; the kernel reads `maxnode - 1`
+    // = 64 bits of node mask from `mask`, on our stack.
     let r = unsafe {
         libc::syscall(
             libc::SYS_mbind,
@@ -186,15 +200,13 @@ pub fn bind(addr: usize, len: usize, node: usize) {
             0usize,
         )
     };
-    if r != 0 {
-        // SAFETY: as above.
-        let e = unsafe { *libc::__errno_location() };
-        if e == libc::EPERM || e == libc::ENOSYS {
-            NO_MBIND.store(true, Ordering::Relaxed); // first touch from now on
-        }
-    }
     // SAFETY: as above.
-    unsafe { *libc::__errno_location() = saved };
+    let e = unsafe { std::ptr::replace(libc::__errno_location(), saved) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(e)
+    }
 }
 
 #[cfg(test)]
@@ -214,6 +226,39 @@ mod tests {
         assert_eq!(cpus("3-1"), None);
         assert_eq!(cpus("x"), None);
         assert_eq!(cpus("0-"), None);
+    }
+
+    /// The syscall edge on this machine's node 0: bound as asked (get_mempolicy says so), or
+    /// refused the way containers do, which `bind` takes as "first touch from now on".
+    #[test]
+    fn mbind_prefers_node_0_or_is_refused() {
+        // SAFETY: a fresh anonymous mapping, unmapped below.
+        let m = unsafe { crate::sys::mmap_anon(2 << 20) };
+        assert_ne!(m, libc::MAP_FAILED);
+        let r = mbind(m as usize, 2 << 20, 0);
+        println!("mbind to node 0: {r:?}");
+        match r {
+            Ok(()) => {
+                let (mut mode, mut mask) = (-1i32, 0u64);
+                // SAFETY: get_mempolicy writes the mode and 64 bits of node mask (maxnode 65)
+                // for the address, which is ours (MPOL_F_ADDR = 2).
+                let r = unsafe {
+                    libc::syscall(
+                        libc::SYS_get_mempolicy,
+                        &mut mode as *mut i32,
+                        &mut mask as *mut u64,
+                        65usize,
+                        m as usize,
+                        2usize,
+                    )
+                };
+                assert_eq!(r, 0);
+                assert_eq!((mode as usize, mask), (MPOL_PREFERRED, 1));
+            }
+            Err(e) => assert!(e == libc::EPERM || e == libc::ENOSYS, "mbind: errno {e}"),
+        }
+        // SAFETY: our mapping.
+        unsafe { crate::sys::munmap(m, 2 << 20) };
     }
 
     #[test]
