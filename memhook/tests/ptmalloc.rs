@@ -437,6 +437,43 @@ mod suite {
         unsafe { libc::free(q.cast()) };
     }
 
+    /// One machine node (or none in sysfs): placement is off and every block is node 0's, as
+    /// before NUMA placement existed.
+    fn numa_default() {
+        use memhook::ptmalloc::{node_of, node_stats, numa_nodes, NodeStats};
+        let nodes = numa_nodes();
+        let sysfs = (0..16)
+            .filter(|n| std::path::Path::new(&format!("/sys/devices/system/node/node{n}")).exists())
+            .count()
+            .max(1);
+        println!("    {nodes} node(s); sysfs lists {sysfs}");
+        if nodes > 1 {
+            return; // a NUMA machine: fake_numa's checks apply to it too
+        }
+        let p = c_malloc(100);
+        // SAFETY: a live small block.
+        assert_eq!(unsafe { node_of(p) }, Some(0));
+        // SAFETY: as above.
+        unsafe { libc::free(p.cast()) };
+        assert!(node_stats(0).fresh > 0, "node 0 served the blocks");
+        for n in 1..16 {
+            assert_eq!(node_stats(n), NodeStats::default(), "node {n} was used");
+        }
+    }
+
+    /// The fake two-node layout, in a child process (the layout is read at the first block).
+    fn numa_fake() {
+        let o = Command::new(std::env::current_exe().unwrap())
+            .arg("numa-child")
+            .env("MEMHOOK_PTMALLOC_NUMA_FAKE", "0-0:1-1")
+            .output()
+            .expect("run the NUMA child");
+        let out = String::from_utf8_lossy(&o.stdout);
+        print!("{out}");
+        eprint!("{}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "the NUMA child failed");
+    }
+
     pub fn run() {
         let st = memhook::init();
         println!("memhook provider ptmalloc: {st}");
@@ -456,6 +493,10 @@ mod suite {
         thread_churn(64);
         println!("  calloc");
         calloc_zeroes_reused_memory();
+        println!("  NUMA: the one-node default");
+        numa_default();
+        println!("  NUMA: a fake two-node layout (child process)");
+        numa_fake();
         println!("  retain policy");
         retain_policy();
         println!("  large blocks in the node-shared range");
@@ -471,7 +512,229 @@ mod suite {
     }
 }
 
+/// The child of `numa_fake`, run with `MEMHOOK_PTMALLOC_NUMA_FAKE=0-0:1-1`: CPU 0 is node 0, CPU
+/// 1 node 1. Workers pinned to each allocate and free, crossing frees; the per-node counters say
+/// which node's source served and took back each block.
+#[cfg(memhook_provider = "ptmalloc")]
+mod numa_child {
+    use memhook::ptmalloc::{node_of, node_stats, numa_nodes, NodeStats};
+    use std::sync::mpsc;
+
+    type Job = Box<dyn FnOnce() + Send>;
+
+    /// A thread pinned to one CPU, running the jobs it is given one at a time.
+    struct Worker {
+        tx: Option<mpsc::Sender<Job>>,
+        h: Option<std::thread::JoinHandle<()>>,
+    }
+
+    fn pin(cpu: usize) {
+        // SAFETY: a zeroed cpu_set_t is empty; CPU_SET writes within it; sched_setaffinity
+        // reads it for the calling thread.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            let r = libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
+            assert_eq!(r, 0, "pin to CPU {cpu}");
+        }
+    }
+
+    impl Worker {
+        fn pinned(cpu: usize) -> Worker {
+            let (tx, rx) = mpsc::channel::<Job>();
+            let h = std::thread::spawn(move || {
+                pin(cpu);
+                for job in rx {
+                    job();
+                }
+            });
+            let w = Worker {
+                tx: Some(tx),
+                h: Some(h),
+            };
+            // Started and pinned, and its heap holds a block of each class the job machinery
+            // uses (the channel's last steps after a reply race the next measurement).
+            for _ in 0..4 {
+                w.run(|| ());
+            }
+            w
+        }
+
+        fn run<R: Send + 'static>(&self, f: impl FnOnce() -> R + Send + 'static) -> R {
+            let (rtx, rrx) = mpsc::channel();
+            let job: Job = Box::new(move || rtx.send(f()).unwrap());
+            self.tx.as_ref().unwrap().send(job).unwrap();
+            rrx.recv().unwrap()
+        }
+
+        fn exit(mut self) {
+            drop(self.tx.take());
+            self.h.take().unwrap().join().unwrap();
+        }
+    }
+
+    const N: usize = 2000;
+    const SIZE: usize = 4000; // the 4 KiB class: ~511 a block, so 4 blocks
+
+    /// N objects, each checked to come from `node`'s blocks.
+    fn alloc_on(node: usize) -> Vec<usize> {
+        let v: Vec<usize> = (0..N)
+            .map(|_| {
+                // SAFETY: malloc of any size.
+                let p = unsafe { libc::malloc(SIZE) }.cast::<u8>();
+                assert!(!p.is_null());
+                // SAFETY: a live small block; SIZE bytes written.
+                unsafe {
+                    std::ptr::write_bytes(p, 0x5a, SIZE);
+                    assert_eq!(node_of(p), Some(node), "a block from the wrong node");
+                }
+                p as usize
+            })
+            .collect();
+        v
+    }
+
+    fn free_all(v: Vec<usize>) {
+        for p in v {
+            // SAFETY: live blocks handed over.
+            unsafe { libc::free(p as *mut libc::c_void) };
+        }
+    }
+
+    /// A malloc and free of the test's class: the heap drains its remote-free queue.
+    fn drain() {
+        // SAFETY: malloc then free of our own block.
+        unsafe { libc::free(libc::malloc(SIZE)) };
+    }
+
+    fn blocks(v: &[usize]) -> u64 {
+        let mut b: Vec<usize> = v.iter().map(|p| p & !((2 << 20) - 1)).collect();
+        b.sort();
+        b.dedup();
+        b.len() as u64
+    }
+
+    fn snap() -> [NodeStats; 2] {
+        [node_stats(0), node_stats(1)]
+    }
+
+    fn delta(a: &[NodeStats; 2], b: &[NodeStats; 2], n: usize) -> (u64, u64, u64) {
+        (
+            b[n].fresh - a[n].fresh,
+            b[n].reused - a[n].reused,
+            b[n].returned - a[n].returned,
+        )
+    }
+
+    pub fn run() {
+        println!("    fake layout: {} nodes", numa_nodes());
+        assert_eq!(
+            numa_nodes(),
+            2,
+            "MEMHOOK_PTMALLOC_NUMA_FAKE=0-0:1-1 makes two nodes"
+        );
+        // SAFETY: a zeroed set filled by sched_getaffinity for this thread.
+        let usable = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) == 0
+                && libc::CPU_ISSET(0, &set)
+                && libc::CPU_ISSET(1, &set)
+        };
+        if !usable {
+            println!("    skipped: CPUs 0 and 1 are not both usable");
+            return;
+        }
+        // The main thread's own allocations stay on node 0.
+        pin(0);
+        let a = Worker::pinned(0);
+        let b = Worker::pinned(1);
+
+        // Each node's source serves its own threads.
+        let s0 = snap();
+        let pa = a.run(|| alloc_on(0));
+        let s1 = snap();
+        let pb = b.run(|| alloc_on(1));
+        let s2 = snap();
+        let (na, nb) = (blocks(&pa), blocks(&pb));
+        let (f, r, _) = delta(&s0, &s1, 0);
+        println!("    CPU 0 thread: {na} blocks, node 0 gave {f} fresh + {r} reused");
+        assert!(f + r >= na, "node 0 served its thread");
+        assert_eq!(
+            delta(&s0, &s1, 1),
+            (0, 0, 0),
+            "node 1 served a CPU 0 thread"
+        );
+        let (f, r, _) = delta(&s1, &s2, 1);
+        println!("    CPU 1 thread: {nb} blocks, node 1 gave {f} fresh + {r} reused");
+        assert!(f + r >= nb, "node 1 served its thread");
+        assert_eq!(
+            delta(&s1, &s2, 0).0 + delta(&s1, &s2, 0).1,
+            0,
+            "node 0 served a CPU 1 thread"
+        );
+
+        // Crossed frees: each object goes to its owner heap's queue; the owner, draining it,
+        // gives its emptied blocks back to its own node.
+        b.run(move || free_all(pa));
+        a.run(move || free_all(pb));
+        a.run(drain);
+        b.run(drain);
+        let s3 = snap();
+        let (r0, r1) = (delta(&s2, &s3, 0).2, delta(&s2, &s3, 1).2);
+        println!(
+            "    crossed frees: blocks back to node 0: {r0}, to node 1: {r1}; kept {} and {}",
+            s3[0].kept, s3[1].kept
+        );
+        assert!(r0 >= na - 1 && r1 >= nb - 1, "emptied blocks went back");
+
+        // A block emptied by a thread on the other node goes home: the CPU 0 thread exits
+        // leaving its objects, which the CPU 1 thread frees (tending the dead heap).
+        let pa = a.run(|| alloc_on(0));
+        let na = blocks(&pa);
+        a.exit();
+        let s4 = snap();
+        b.run(move || free_all(pa));
+        let s5 = snap();
+        let (r0, r1) = (delta(&s4, &s5, 0).2, delta(&s4, &s5, 1).2);
+        println!("    freed on CPU 1: {na} blocks of a CPU 0 thread; back to node 0: {r0}, to node 1: {r1}");
+        assert!(r0 >= na, "blocks freed on node 1 went home to node 0");
+        assert_eq!(r1, 0, "a node 0 block went to node 1");
+        assert!(s5[0].kept >= na as usize, "node 0 keeps them");
+
+        // They stay with node 0: a new thread on CPU 1 (adopting the dead heap) gets node 1's.
+        // (Its start-up, before it pins itself, runs on CPU 0, as the main thread is pinned.)
+        let c = Worker::pinned(1);
+        let s6 = snap();
+        let pc = c.run(|| alloc_on(1));
+        let s7 = snap();
+        println!(
+            "    new CPU 1 thread: node 1 gave {:?} (fresh, reused, returned), node 0 {:?}; kept before {} and {}",
+            delta(&s6, &s7, 1),
+            delta(&s6, &s7, 0),
+            s6[0].kept,
+            s6[1].kept,
+        );
+        assert_eq!(
+            delta(&s6, &s7, 0).1,
+            0,
+            "node 0's kept blocks went to a CPU 1 thread"
+        );
+        let (f, r, _) = delta(&s6, &s7, 1);
+        assert!(f + r >= blocks(&pc), "node 1 served its new thread");
+        assert!(s7[0].kept >= na as usize, "node 0 still keeps them");
+        c.run(move || free_all(pc));
+        c.exit();
+        b.exit();
+        println!("    NUMA child: all passed");
+    }
+}
+
 fn main() {
+    #[cfg(memhook_provider = "ptmalloc")]
+    if std::env::args().nth(1).as_deref() == Some("numa-child") {
+        numa_child::run();
+        return;
+    }
     #[cfg(memhook_provider = "ptmalloc")]
     suite::run();
     #[cfg(not(memhook_provider = "ptmalloc"))]

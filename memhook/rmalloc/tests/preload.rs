@@ -76,6 +76,17 @@ fn malloc_is_ours() {
 
 #[test]
 fn python3() {
+    python3_with(&[]);
+}
+
+/// The same under a fake two-node NUMA layout (CPU 0: node 0, CPU 1: node 1): threads take
+/// blocks from their CPU's node and free across nodes.
+#[test]
+fn python3_fake_numa() {
+    python3_with(&[("MEMHOOK_PTMALLOC_NUMA_FAKE", "0-0:1-1")]);
+}
+
+fn python3_with(env: &[(&str, &str)]) {
     let script = r#"
 import json, threading, subprocess, os, collections
 def work(n):
@@ -96,7 +107,7 @@ big = bytearray(50 << 20); big[-1] = 1
 print(out.strip(), len(json.dumps({str(i): list(range(i % 50)) for i in range(5000)})), sum(big))
 "#;
     let mut c = Command::new("python3");
-    c.args(["-c", script]);
+    c.args(["-c", script]).envs(env.iter().copied());
     assert_eq!(stdout(&preloaded(c, "python3")).trim(), "45 494590 1");
 }
 

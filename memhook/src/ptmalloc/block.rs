@@ -72,6 +72,8 @@ pub struct Block {
     pub next: *mut Block,
     pub prev: *mut Block,
     pub listed: bool,
+    /// The NUMA node whose source the block came from and goes back to (numa.rs).
+    pub node: u32,
     // Huge blocks: the whole mapping.
     pub map_base: usize,
     pub map_len: usize,
@@ -103,7 +105,7 @@ impl Block {
 
     /// # Safety
     /// `b` is a fresh or returned 2 MiB block nobody else uses.
-    pub unsafe fn init_small(b: *mut Block, class: usize, owner: *mut Heap) {
+    pub unsafe fn init_small(b: *mut Block, class: usize, owner: *mut Heap, node: usize) {
         let obj_size = CLASS_SIZE[class];
         // SAFETY: the caller gives us the block's header.
         unsafe {
@@ -119,6 +121,7 @@ impl Block {
                 next: std::ptr::null_mut(),
                 prev: std::ptr::null_mut(),
                 listed: false,
+                node: node as u32,
                 map_base: 0,
                 map_len: 0,
             })

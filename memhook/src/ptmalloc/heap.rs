@@ -12,6 +12,7 @@ use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use super::block::{Block, FreeObj, BLOCK, NCLASSES};
+use super::numa;
 use super::source;
 use super::spin::Spin;
 use super::tls;
@@ -227,8 +228,10 @@ impl Heap {
                     (*l).current[c] = next;
                     continue;
                 }
-                let (nb, fresh) = source::get_block()?;
-                Block::init_small(nb, c, self as *const Heap as *mut Heap);
+                // The node of the CPU we run on now: checked per new block, not per malloc.
+                let node = numa::current();
+                let (nb, fresh) = source::get_block(node)?;
+                Block::init_small(nb, c, self as *const Heap as *mut Heap, node);
                 trace::rec(
                     kind::BLOCK_GET,
                     c as u16,

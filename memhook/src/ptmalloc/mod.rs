@@ -12,6 +12,7 @@
 mod block;
 mod fork;
 mod heap;
+mod numa;
 mod pressure;
 mod shared;
 mod source;
@@ -25,7 +26,10 @@ use std::ptr::null_mut;
 use block::{Block, MAGIC_HUGE, MAGIC_SMALL, MAX_SMALL};
 pub use pressure::set_target;
 pub use shared::range as shared_range;
-pub use source::{policy, set_policy, stats, Policy, Stats, DEFAULT_KEEP_BLOCKS};
+pub use source::{
+    node_stats, numa_nodes, policy, set_policy, stats, NodeStats, Policy, Stats,
+    DEFAULT_KEEP_BLOCKS,
+};
 
 const MIN_ALIGN: usize = 16;
 
@@ -156,6 +160,17 @@ pub unsafe fn free(p: *mut u8) {
         // SAFETY: heaps are never freed (orphans are adopted), so the owner is valid.
         unsafe { (*owner).free_remote(p as usize) };
     }
+}
+
+/// The NUMA node whose memory source the small object `p` came from (the node written in its
+/// macro-block's header); None for a large allocation.
+///
+/// # Safety
+/// `p` is a live pointer from this allocator.
+pub unsafe fn node_of(p: *const u8) -> Option<usize> {
+    // SAFETY: as in free.
+    let b = unsafe { &*Block::of(p as usize) };
+    (b.magic == MAGIC_SMALL).then_some(b.node as usize)
 }
 
 /// malloc_usable_size(3).

@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::block::{Block, BLOCK, HUGE_HEADER, MAGIC_HUGE};
+use super::numa::{self, MAX_NODES};
 use super::pressure;
 use super::shared;
 use super::spin::Spin;
@@ -114,10 +115,8 @@ pub fn stats() -> Stats {
     }
 }
 
-/// Free memory the source keeps: macro-blocks, and (retain policy) huge mappings.
+/// Freed large mappings the source keeps.
 struct Cache {
-    blocks: *mut Block,
-    nblocks: usize,
     huge: *mut Block,
     huge_bytes: usize,
 }
@@ -126,11 +125,71 @@ struct Cache {
 unsafe impl Send for Cache {}
 
 static CACHE: Spin<Cache> = Spin::new(Cache {
-    blocks: std::ptr::null_mut(),
-    nblocks: 0,
     huge: std::ptr::null_mut(),
     huge_bytes: 0,
 });
+
+/// Free macro-blocks a node's source keeps (numa.rs; one machine node: only `KEPT[0]`).
+struct Kept {
+    blocks: *mut Block,
+    nblocks: usize,
+}
+
+// SAFETY: the raw pointers are only followed under the spinlock.
+unsafe impl Send for Kept {}
+
+static KEPT: [Spin<Kept>; MAX_NODES] = [const {
+    Spin::new(Kept {
+        blocks: std::ptr::null_mut(),
+        nblocks: 0,
+    })
+}; MAX_NODES];
+
+/// What one node's source did with macro-blocks (counts of blocks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Mapped fresh from the OS for a heap on this node.
+    pub fresh: u64,
+    /// Handed to a heap from the blocks the node keeps.
+    pub reused: u64,
+    /// Given back to this node (their home) by whichever thread emptied them: kept or unmapped.
+    pub returned: u64,
+    /// Kept by the node now.
+    pub kept: usize,
+}
+
+struct NodeCounters {
+    fresh: AtomicU64,
+    reused: AtomicU64,
+    returned: AtomicU64,
+}
+
+static NODE_COUNTERS: [NodeCounters; MAX_NODES] = [const {
+    NodeCounters {
+        fresh: AtomicU64::new(0),
+        reused: AtomicU64::new(0),
+        returned: AtomicU64::new(0),
+    }
+}; MAX_NODES];
+
+/// Node `node`'s macro-block counters (all zero past [`numa_nodes`]).
+pub fn node_stats(node: usize) -> NodeStats {
+    let Some(c) = NODE_COUNTERS.get(node) else {
+        return NodeStats::default();
+    };
+    NodeStats {
+        fresh: c.fresh.load(Ordering::Relaxed),
+        reused: c.reused.load(Ordering::Relaxed),
+        returned: c.returned.load(Ordering::Relaxed),
+        kept: KEPT[node].lock(|k| k.nblocks),
+    }
+}
+
+/// How many NUMA nodes the source keeps macro-blocks for: the machine's (from sysfs, up to
+/// 16), or `MEMHOOK_PTMALLOC_NUMA_FAKE`'s; 1 when placement is off.
+pub fn numa_nodes() -> usize {
+    numa::nodes()
+}
 
 /// Maps `len` bytes (a multiple of the page size) at a BLOCK-aligned address.
 fn map_aligned(len: usize) -> Option<usize> {
@@ -178,23 +237,28 @@ fn pressed() -> bool {
     true
 }
 
-/// Gives back every kept macro-block and private large mapping.
+/// Gives back every kept macro-block (of every node) and private large mapping.
 fn trim() {
-    let (mut blocks, mut huge) = CACHE.lock(|c| {
-        let taken = (c.blocks, c.huge);
-        c.blocks = std::ptr::null_mut();
-        c.nblocks = 0;
+    let mut huge = CACHE.lock(|c| {
+        let taken = c.huge;
         c.huge = std::ptr::null_mut();
         c.huge_bytes = 0;
         taken
     });
     pressure::TRIMS.fetch_add(1, Ordering::Relaxed);
-    while !blocks.is_null() {
-        // SAFETY: kept blocks are ours, linked through their headers; nobody else sees them now.
-        let next = unsafe { (*blocks).next };
-        HELD.fetch_sub(BLOCK, Ordering::Relaxed);
-        unmap(Block::base(blocks), BLOCK);
-        blocks = next;
+    for kept in &KEPT {
+        let mut blocks = kept.lock(|k| {
+            k.nblocks = 0;
+            std::mem::replace(&mut k.blocks, std::ptr::null_mut())
+        });
+        while !blocks.is_null() {
+            // SAFETY: kept blocks are ours, linked through their headers; nobody else sees
+            // them now.
+            let next = unsafe { (*blocks).next };
+            HELD.fetch_sub(BLOCK, Ordering::Relaxed);
+            unmap(Block::base(blocks), BLOCK);
+            blocks = next;
+        }
     }
     while !huge.is_null() {
         // SAFETY: as above, for kept large mappings (their list entry at their base).
@@ -206,37 +270,48 @@ fn trim() {
     }
 }
 
-/// A macro-block for a heap, and whether it is fresh from the OS.
-pub fn get_block() -> Option<(*mut Block, bool)> {
-    let cached = CACHE.lock(|c| {
-        let b = c.blocks;
+/// A macro-block for a heap on NUMA node `node` (numa::current), and whether it is fresh from
+/// the OS. Only that node's kept blocks are taken: a block kept by another node has its pages
+/// there.
+pub fn get_block(node: usize) -> Option<(*mut Block, bool)> {
+    let node = node.min(MAX_NODES - 1);
+    let cached = KEPT[node].lock(|k| {
+        let b = k.blocks;
         if !b.is_null() {
-            // SAFETY: cached blocks are ours, linked through their headers.
-            c.blocks = unsafe { (*b).next };
-            c.nblocks -= 1;
+            // SAFETY: kept blocks are ours, linked through their headers.
+            k.blocks = unsafe { (*b).next };
+            k.nblocks -= 1;
         }
         b
     });
     if !cached.is_null() {
         HELD.fetch_sub(BLOCK, Ordering::Relaxed);
+        NODE_COUNTERS[node].reused.fetch_add(1, Ordering::Relaxed);
         return Some((cached, false));
     }
-    map_aligned(BLOCK).map(|a| (Block::at(a), true))
+    let a = map_aligned(BLOCK)?;
+    numa::bind(a, BLOCK, node);
+    NODE_COUNTERS[node].fresh.fetch_add(1, Ordering::Relaxed);
+    Some((Block::at(a), true))
 }
 
-/// A heap's empty block comes back: kept or unmapped, as the policy says.
+/// A heap's empty block comes back to its home node's source (from its header, whoever frees
+/// it): kept or unmapped, as the policy says (`keep_blocks` per node).
 pub fn put_block(b: *mut Block) {
     let keep = match policy() {
         Policy::Retain => usize::MAX,
         Policy::Release { .. } if pressed() => 0,
         Policy::Release { keep_blocks } => keep_blocks,
     };
-    let kept = CACHE.lock(|c| {
-        if c.nblocks < keep {
+    // SAFETY: the block is ours and empty; its header is intact.
+    let node = (unsafe { (*b).node } as usize).min(MAX_NODES - 1);
+    NODE_COUNTERS[node].returned.fetch_add(1, Ordering::Relaxed);
+    let kept = KEPT[node].lock(|k| {
+        if k.nblocks < keep {
             // SAFETY: the block is ours and empty; its header links it.
-            unsafe { (*b).next = c.blocks };
-            c.blocks = b;
-            c.nblocks += 1;
+            unsafe { (*b).next = k.blocks };
+            k.blocks = b;
+            k.nblocks += 1;
             true
         } else {
             false
@@ -499,9 +574,11 @@ pub fn huge_free(b: *mut Block) {
 /// fork's prepare handler (fork.rs): the caches are consistent in the child.
 pub(super) fn fork_lock() {
     CACHE.acquire();
+    KEPT.iter().for_each(Spin::acquire);
 }
 
 /// fork's parent and child handlers.
 pub(super) fn fork_unlock() {
+    KEPT.iter().for_each(Spin::release);
     CACHE.release();
 }
