@@ -274,13 +274,15 @@ impl SmTransport {
 
     /// One-way line transfer time to each local peer in ns (None: itself, or not measured),
     /// by the pairwise probe of `crate::probe`. Every local rank must call it at the same point
-    /// (MPI_Init); a peer that has not attached within `patience`, or does not answer, is left
-    /// unmeasured rather than waited for.
+    /// (MPI_Init); a peer that has not attached, or does not answer, within `patience` (for the
+    /// whole probe, not per pair: a partner given up on in one round is late for the next, so
+    /// per-pair patience could add up to one per round) is left unmeasured, not waited for.
     pub fn probe_peers(&self, patience: std::time::Duration) -> Vec<Option<u32>> {
         let mut out = vec![None; self.n];
-        let start = std::time::Instant::now();
+        let deadline = std::time::Instant::now() + patience;
+        let left = || deadline.saturating_duration_since(std::time::Instant::now());
         while (0..self.n).any(|p| self.peer_pid(p).is_none()) {
-            if start.elapsed() > patience {
+            if left().is_zero() {
                 return out;
             }
             std::thread::yield_now();
@@ -291,7 +293,7 @@ impl SmTransport {
             if let Some(p) = crate::probe::partner(self.n, round, self.me) {
                 // SAFETY: as above.
                 let theirs = unsafe { &*self.slot_word(p, PROBE_WORD) };
-                out[p] = crate::probe::exchange(self.me, p, mine, theirs, patience);
+                out[p] = crate::probe::exchange(self.me, p, mine, theirs, left());
             }
         }
         out
