@@ -136,6 +136,12 @@ fn wait(
         if Some(v) == stop {
             return Some(Wait::Stop);
         }
+        // Once the partner has been here, a word addressed to another rank means it has moved
+        // on to its next round: our last answer or STOP was overwritten before we read it (we
+        // lost the core). Waiting for the deadline would stall the rest of the probe.
+        if arrived.is_some() && v >> 16 != want >> 16 {
+            return Some(Wait::Stop);
+        }
         spins = spins.wrapping_add(1);
         if spins & 4095 == 0 {
             let now = Instant::now();
@@ -228,6 +234,36 @@ mod tests {
         let ns = exchange(0, 1, &words[0], &words[1], Duration::from_secs(20)).unwrap();
         t.join().unwrap();
         assert!(ns > 100_000, "{ns} ns one way");
+        assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    }
+
+    #[test]
+    fn a_partner_gone_to_its_next_round_is_not_waited_for() {
+        // The answering side answers 3 round trips, then writes to another rank (its next
+        // round) at once, before the pinger can have read its last answer or sent STOP.
+        let words: Arc<[AtomicU32; 2]> = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
+        let w = words.clone();
+        let t = std::thread::spawn(move || {
+            for seq in 1..=3 {
+                loop {
+                    let v = w[0].load(Ordering::Acquire);
+                    if v == (2 << 16) | seq {
+                        break;
+                    }
+                    // Descheduled past the pinger's budget on a loaded machine: it stopped.
+                    if v == (2 << 16) | STOP {
+                        return;
+                    }
+                    std::hint::spin_loop();
+                }
+                w[1].store((1 << 16) | seq, Ordering::Release);
+            }
+            w[1].store((7 << 16) | 1, Ordering::Release);
+        });
+        let t0 = Instant::now();
+        let ns = exchange(0, 1, &words[0], &words[1], Duration::from_secs(20));
+        t.join().unwrap();
+        assert!(ns.is_some());
         assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     }
 
