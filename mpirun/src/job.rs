@@ -31,6 +31,12 @@ const LINGER: Duration = Duration::from_secs(1);
 /// A rank's PMI connection may close this long before its exit is seen (it closes as the
 /// process exits); still running after that, the rank has left the job.
 const PMI_CLOSE_GRACE: Duration = Duration::from_millis(500);
+/// MPI_ERR_PROC_ABORTED (the standard ABI's value): the error class a rank aborts with when a
+/// peer it talks to has died.
+const ERR_PROC_ABORTED: i32 = 58;
+/// How long an abort with that class waits for the dead peer to become waitable: its memory
+/// (what the survivor saw go) is released a moment before its exit status exists.
+const PEER_DEATH_WAIT: Duration = Duration::from_millis(100);
 /// Reads per ready descriptor per loop turn, so one chatty rank cannot starve the others.
 const READS_PER_TURN: usize = 16;
 /// Reads when draining a dead rank's socket and pipes: more than their buffers can hold, yet
@@ -264,6 +270,21 @@ impl Job {
         }
     }
 
+    /// Reap until a rank's end fails the job or `wait` passes; whether one did.
+    fn reap_within(&mut self, wait: Duration) -> bool {
+        let until = Instant::now() + wait;
+        loop {
+            self.reap();
+            if self.failure.is_some() {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     fn reap(&mut self) {
         for i in 0..self.ranks.len() {
             if self.ranks[i].status.is_some() {
@@ -359,6 +380,12 @@ impl Job {
                     }
                 }
                 Action::Abort { code, .. } => {
+                    // A survivor's abort can arrive before the death that caused it is reaped
+                    // (seen over ib: an RDMA READ from the dead rank failed first). Report the
+                    // death, the job's real cause and exit code, when there is one.
+                    if code == ERR_PROC_ABORTED && self.reap_within(PEER_DEATH_WAIT) {
+                        return;
+                    }
                     let pid = self.ranks[r].pid;
                     self.fail(Failure::Abort { rank: r, pid, code }, Signal::SIGTERM);
                     return;
