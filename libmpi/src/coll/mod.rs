@@ -33,30 +33,6 @@ pub fn seq_key(comm: &crate::comm::Comm) -> SeqKey {
     (comm.coll_ctx(), h)
 }
 
-/// The keys are hashes already: one multiply mixes them (SipHash is for untrusted keys).
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(v as u64);
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
 /// Collective tags live above the tags the plain blocking barrier uses (small round numbers).
 const TAG_BASE: u32 = 1 << 30;
 const TAG_MASK: u32 = TAG_BASE - 1;
@@ -66,7 +42,8 @@ const TAG_MASK: u32 = TAG_BASE - 1;
 #[derive(Default)]
 pub struct Registry {
     active: Vec<(ReqId, Schedule)>,
-    seq: HashMap<SeqKey, u32, std::hash::BuildHasherDefault<KeyHasher>>,
+    /// The keys are hashes already: the pml's multiply hasher mixes them.
+    seq: HashMap<SeqKey, u32, std::hash::BuildHasherDefault<crate::pml::KeyHasher>>,
 }
 
 impl Registry {

@@ -8,6 +8,8 @@ mod group;
 mod onesided;
 mod pair;
 mod posted;
+
+pub(crate) use posted::KeyHasher;
 mod probe;
 pub mod request;
 mod rndv;

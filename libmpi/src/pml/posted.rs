@@ -18,9 +18,9 @@ use super::{matches, ReqId, ANY_SOURCE, ANY_TAG};
 const SMALL: usize = 64;
 
 /// A small multiplicative hasher for the integer keys (the default SipHash would cost more
-/// than the rest of matching on the latency path).
+/// than the rest of matching on the latency path). Also the collectives' sequence table's.
 #[derive(Default)]
-struct KeyHasher(u64);
+pub(crate) struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
