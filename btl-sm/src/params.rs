@@ -103,6 +103,13 @@ pub const DEFAULT_FRAGMENT_SIZE: usize = 4096;
 pub const DEFAULT_FRAGMENTS: usize = 32;
 /// Auto sizing keeps the per-pair rings of all ordered pairs within this many bytes.
 pub const AUTO_BUDGET: usize = 256 << 20;
+/// With few ranks, payload rings grow up to BOOST_PAYLOAD_MAX while all of them stay within
+/// BOOST_BUDGET (1 MiB per pair up to 6 ranks, 512 KiB at 7-8, 256 KiB at 9-11, 128 KiB at
+/// 12-16, the 64 KiB default from 17).
+/// A window of 64 eager messages then fits (OSU 5.3 osu_bibw 4-16 KiB: 1.3-3.5x the 64 KiB
+/// ring's bandwidth, unmodified OSU, in both VM states); pages nobody writes cost nothing.
+pub const BOOST_BUDGET: usize = 32 << 20;
+pub const BOOST_PAYLOAD_MAX: usize = 1 << 20;
 /// Hard ceiling on a segment, to turn absurd explicit settings into an error instead of ENOMEM later.
 pub const SEGMENT_MAX: usize = 1 << 40;
 
@@ -492,6 +499,10 @@ pub(crate) fn auto_size(n: usize) -> (usize, usize) {
         cells = (cells / 2).max(FIFO_CELLS_MIN);
         payload = (payload / 2).max(PAYLOAD_BYTES_MIN);
     }
+    // Few ranks: larger payload rings, within BOOST_BUDGET for all pairs together.
+    while payload < BOOST_PAYLOAD_MAX && pairs.saturating_mul(payload * 2) <= BOOST_BUDGET {
+        payload *= 2;
+    }
     (cells, payload)
 }
 
@@ -539,7 +550,7 @@ mod tests {
             Params {
                 n_local: 4,
                 fifo_cells: DEFAULT_FIFO_CELLS,
-                payload_bytes: 65536,
+                payload_bytes: BOOST_PAYLOAD_MAX,
                 eager_limit: DEFAULT_EAGER_LIMIT,
                 eager_limit_far: DEFAULT_EAGER_LIMIT_FAR,
                 near_ns: DEFAULT_NEAR_NS,
@@ -567,8 +578,9 @@ mod tests {
             let (c, b) = auto_size(n);
             assert!(c.is_power_of_two() && (FIFO_CELLS_MIN..=DEFAULT_FIFO_CELLS).contains(&c));
             assert!(
-                b.is_power_of_two() && (PAYLOAD_BYTES_MIN..=DEFAULT_PAYLOAD_BYTES).contains(&b)
+                b.is_power_of_two() && (PAYLOAD_BYTES_MIN..=BOOST_PAYLOAD_MAX).contains(&b)
             );
+            assert!(b <= DEFAULT_PAYLOAD_BYTES || n * (n - 1) * b <= BOOST_BUDGET);
             assert!(c <= last.0 && b <= last.1, "monotone in n");
             let at_floor = c == FIFO_CELLS_MIN && b == PAYLOAD_BYTES_MIN;
             assert!(
@@ -577,7 +589,11 @@ mod tests {
             );
             last = (c, b);
         }
-        assert_eq!(auto_size(8), (256, 65536));
+        assert_eq!(auto_size(2), (256, 1 << 20));
+        assert_eq!(auto_size(6), (256, 1 << 20));
+        assert_eq!(auto_size(8), (256, 512 << 10));
+        assert_eq!(auto_size(16), (256, 128 << 10));
+        assert_eq!(auto_size(32), (256, 65536));
         assert_eq!(auto_size(64), (128, 32768));
         assert_eq!(auto_size(1024), (4, 1024));
     }

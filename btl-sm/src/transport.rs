@@ -545,7 +545,7 @@ mod tests {
         let fd = Segment::create_memfd(&p).unwrap();
         let mut t = SmTransport::new(Segment::attach_fd(fd.as_raw_fd(), &p).unwrap(), 0).unwrap();
         assert_eq!(t.poll(&mut |_, _, _| unreachable!()), 0);
-        assert_eq!(t.max_frag(), 32 << 10);
+        assert_eq!(t.max_frag(), MAX_FRAG_CAP);
     }
 
     #[test]

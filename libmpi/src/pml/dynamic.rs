@@ -30,6 +30,7 @@ impl Pml {
             .push(eager.min(b.max_frag().saturating_sub(super::wire::MATCH_LEN)));
         st.streams.push(None);
         st.sendq.push(Default::default());
+        st.rndv_out.push(0);
         world
     }
 }

@@ -218,6 +218,10 @@ struct State {
     /// Rendezvous sends finished by a FIN: (btl, peer, addr, len) to unexpose once the btl
     /// that delivered the FIN has returned from its progress.
     unexpose: Vec<(usize, usize, usize, usize)>,
+    /// By world rank: our rendezvous sends to that peer not yet finished (RTS out, no FIN or
+    /// last DATA yet). A peer reading from us is busy: we do not ask it to write half of one
+    /// of our receives (osu_bibw: splitting both ways only adds round trips).
+    rndv_out: Vec<u32>,
 }
 
 fn matches(ctx: u32, src: i32, tag: i32, h: &MatchHdr) -> bool {
@@ -277,6 +281,7 @@ impl Pml {
                 scratch: Vec::new(),
                 matched: Vec::new(),
                 unexpose: Vec::new(),
+                rndv_out: vec![0; n],
             },
             coll: crate::coll::Registry::default(),
             pairs: Vec::new(),
@@ -472,6 +477,7 @@ impl Pml {
                 sreq: req as u64,
                 key,
             };
+            st.rndv_out[dest] += 1;
             st.enqueue(dest, SendWork::Rts { hdr });
             st.push_queue(&mut self.btls, dest);
             Started::Pending(req)
@@ -881,6 +887,7 @@ impl State {
                     {
                         btl.unexpose(ep.peer, *buf as usize, *len);
                     }
+                    self.rndv_out[dest] = self.rndv_out[dest].saturating_sub(1);
                     Some(*req)
                 }
             };
@@ -981,6 +988,7 @@ impl State {
                 {
                     self.unexpose.push((btl, peer, *buf as usize, *len));
                 }
+                self.rndv_out[from] = self.rndv_out[from].saturating_sub(1);
                 self.complete(sreq)
             }
             wire::CTS => {

@@ -120,34 +120,37 @@ impl State {
             }
             let (from, to, coop) = match r.coop {
                 Coop::ReadTail { split } => (split, n, None),
-                _ if n >= self.coop_min => match btls[ep.btl].coop_open(ep.peer) {
-                    CoopOpen::Busy => {
-                        // Every claim word is taken by a split in flight: this and the rest
-                        // wait for a PUT_FIN to free one (a later progress turn), so that a
-                        // window of receives is split throughout rather than 13 of them.
-                        self.gets.push(req);
-                        self.gets.extend(gets);
-                        return;
+                // Not with a peer that is reading rendezvous data of ours: it is busy.
+                _ if n >= self.coop_min && self.rndv_out[r.peer] == 0 => {
+                    match btls[ep.btl].coop_open(ep.peer) {
+                        CoopOpen::Busy => {
+                            // Every claim word is taken by a split in flight: this and the rest
+                            // wait for a PUT_FIN to free one (a later progress turn), so that a
+                            // window of receives is split throughout rather than 13 of them.
+                            self.gets.push(req);
+                            self.gets.extend(gets);
+                            return;
+                        }
+                        CoopOpen::Ticket(ticket) => {
+                            // Page-aligned, so the two copies never share a page.
+                            let split = (n / 2) & !4095;
+                            let words = wire::encode_words([
+                                r.sreq,
+                                req as u64,
+                                buf as u64,
+                                split as u64,
+                                (n - split) as u64,
+                                ticket,
+                            ]);
+                            self.ctrl(r.peer, wire::PUT, words, wire::PUT_LEN);
+                            // Out now: the sender copies while we do.
+                            self.push_queue(btls, r.peer);
+                            self.stats.coop += 1;
+                            (0, split, Some((split, ticket)))
+                        }
+                        CoopOpen::No => (0, n, None),
                     }
-                    CoopOpen::Ticket(ticket) => {
-                        // Page-aligned, so the two copies never share a page.
-                        let split = (n / 2) & !4095;
-                        let words = wire::encode_words([
-                            r.sreq,
-                            req as u64,
-                            buf as u64,
-                            split as u64,
-                            (n - split) as u64,
-                            ticket,
-                        ]);
-                        self.ctrl(r.peer, wire::PUT, words, wire::PUT_LEN);
-                        // Out now: the sender copies while we do.
-                        self.push_queue(btls, r.peer);
-                        self.stats.coop += 1;
-                        (0, split, Some((split, ticket)))
-                    }
-                    CoopOpen::No => (0, n, None),
-                },
+                }
                 _ => (0, n, None),
             };
             let mut head = self.read(btls, &r, buf, from, to);
