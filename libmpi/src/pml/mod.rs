@@ -443,7 +443,7 @@ impl Pml {
             }
             let req = st
                 .reqs
-                .insert(Request::send(buf, len).with_layout(m.layout.clone()));
+                .insert_with(|| Request::send(buf, len).with_layout(m.layout.clone()));
             st.enqueue(
                 dest,
                 SendWork::Eager {
@@ -470,7 +470,7 @@ impl Pml {
             };
             let req = st
                 .reqs
-                .insert(Request::send(buf, len).with_layout(m.layout));
+                .insert_with(|| Request::send(buf, len).with_layout(m.layout));
             let hdr = RtsHdr {
                 m: hdr,
                 addr,
@@ -569,7 +569,7 @@ impl Pml {
         let Some(i) = found else {
             let req = st
                 .reqs
-                .insert(Request::recv(buf, cap, ctx, src, tag, None).with_layout(layout));
+                .insert_with(|| Request::recv(buf, cap, ctx, src, tag, None).with_layout(layout));
             st.posted.push(req, ctx, src, tag);
             return Started::Pending(req);
         };
@@ -609,9 +609,9 @@ impl Pml {
                 data,
                 complete: false,
             } => {
-                let req = st
-                    .reqs
-                    .insert(Request::recv(buf, cap, ctx, src, tag, None).with_layout(layout));
+                let req = st.reqs.insert_with(|| {
+                    Request::recv(buf, cap, ctx, src, tag, None).with_layout(layout)
+                });
                 st.copy_into(req, 0, &data);
                 if let Some(s) = st.streams[u.from].as_mut() {
                     s.dest = StreamDest::Req(req);
@@ -629,9 +629,9 @@ impl Pml {
                     hdr: u.hdr,
                     coop: Coop::Off,
                 };
-                let req = st
-                    .reqs
-                    .insert(Request::recv(buf, cap, ctx, src, tag, Some(rndv)).with_layout(layout));
+                let req = st.reqs.insert_with(|| {
+                    Request::recv(buf, cap, ctx, src, tag, Some(rndv)).with_layout(layout)
+                });
                 st.gets.push(req);
                 st.run_gets(&mut self.btls);
                 Started::Pending(req)
@@ -740,12 +740,14 @@ impl Pml {
 
     /// A request that is already complete.
     fn completed(&mut self, status: Status) -> ReqId {
-        self.st.reqs.insert(Request::completed(status))
+        self.st.reqs.insert_with(|| Request::completed(status))
     }
 
     /// A pending request completed by someone other than the pml (a collective schedule).
     pub fn pending_request(&mut self) -> ReqId {
-        self.st.reqs.insert(Request::send(std::ptr::null(), 0))
+        self.st
+            .reqs
+            .insert_with(|| Request::send(std::ptr::null(), 0))
     }
 
     /// Complete a request from `pending_request` with `status` (removed at once when the user
