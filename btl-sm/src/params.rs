@@ -577,9 +577,7 @@ mod tests {
         for n in 1..=1024 {
             let (c, b) = auto_size(n);
             assert!(c.is_power_of_two() && (FIFO_CELLS_MIN..=DEFAULT_FIFO_CELLS).contains(&c));
-            assert!(
-                b.is_power_of_two() && (PAYLOAD_BYTES_MIN..=BOOST_PAYLOAD_MAX).contains(&b)
-            );
+            assert!(b.is_power_of_two() && (PAYLOAD_BYTES_MIN..=BOOST_PAYLOAD_MAX).contains(&b));
             assert!(b <= DEFAULT_PAYLOAD_BYTES || n * (n - 1) * b <= BOOST_BUDGET);
             assert!(c <= last.0 && b <= last.1, "monotone in n");
             let at_floor = c == FIFO_CELLS_MIN && b == PAYLOAD_BYTES_MIN;

@@ -149,6 +149,8 @@ pub fn free(h: usize) -> Result<()> {
         match h.checked_sub(USER_BASE).and_then(|i| t.get_mut(i)) {
             Some(slot @ Some(_)) => {
                 *slot = None;
+                // The handle may come back as another op: no cached schedule may use it.
+                crate::coll::cache::invalidate();
                 Ok(())
             }
             _ => err(ErrorClass::Op, format!("{h:#x} is not a user operation")),

@@ -253,6 +253,8 @@ pub struct Runtime {
     pub bsend: crate::p2p::Bsend,
     /// Context ids this process chooses alone, and the idups waiting for theirs.
     pub(crate) idups: crate::comm_idup::Own,
+    /// Schedules of blocking collectives, for calls that repeat their arguments.
+    pub(crate) coll_cache: crate::coll::cache::Cache,
 }
 
 fn mca(name: &str) -> Option<String> {
@@ -433,6 +435,7 @@ impl Runtime {
             start: Instant::now(),
             bsend: Default::default(),
             idups: Default::default(),
+            coll_cache: Default::default(),
         })
     }
 
@@ -472,8 +475,8 @@ impl Runtime {
     /// sender is about to write, and a pause on top only delays noticing it (measured: about
     /// 9 ns of a 70 ns one-way latency). Oversubscribed ranks yield at every idle turn.
     #[inline]
-    pub fn progress_until(&mut self, mut done: impl FnMut(&Pml) -> bool) {
-        if done(&self.pml) {
+    pub fn progress_until(&mut self, mut done: impl FnMut(&mut Pml) -> bool) {
+        if done(&mut self.pml) {
             return;
         }
         // Peers may ask a waiting rank to copy half of a rendezvous (pml/rndv.rs).
@@ -483,9 +486,9 @@ impl Runtime {
     }
 
     #[inline]
-    fn progress_spin(&mut self, mut done: impl FnMut(&Pml) -> bool) {
+    fn progress_spin(&mut self, mut done: impl FnMut(&mut Pml) -> bool) {
         let mut idle = 0u32;
-        while !done(&self.pml) {
+        while !done(&mut self.pml) {
             if self.pml.progress() > 0 {
                 idle = 0;
                 continue;
@@ -495,6 +498,16 @@ impl Runtime {
                 std::thread::yield_now();
             }
         }
+    }
+
+    /// Run a blocking collective's schedule `s` (from `coll::cache` or just built) to the
+    /// end under the communicator's next collective tag; its error class, 0 if none. No
+    /// request: the schedule is advanced here and by nothing else, so it can be kept.
+    pub fn run_cached(&mut self, s: &mut crate::coll::Schedule) -> i32 {
+        s.rearm();
+        s.set_tag(self.pml.coll.next_tag(s.seq_key()));
+        self.progress_until(|p| s.advance(p));
+        s.error
     }
 
     pub fn wait(&mut self, req: ReqId) -> Result<Status> {

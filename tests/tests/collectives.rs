@@ -25,6 +25,12 @@ fn c_bcast() {
     c_test("coll_bcast");
 }
 
+/// Blocking collectives repeated with the same arguments reuse their schedule (coll/cache.rs).
+#[test]
+fn c_repeated_calls_and_freed_handles() {
+    c_test("coll_cache");
+}
+
 #[test]
 fn c_reduce() {
     c_test("coll_reduce");

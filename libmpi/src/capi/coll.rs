@@ -348,6 +348,45 @@ pub(super) fn coll(
     })
 }
 
+/// A blocking collective: runs the schedule a previous call with the same arguments left in
+/// the runtime's cache (`coll::cache`), or builds one with `build` and keeps it. `args` are
+/// the call's arguments as cache key parts (None for arrays: never cached).
+pub(super) fn coll_blocking(
+    name: &'static str,
+    comm: Handle,
+    args: &[Option<u64>],
+    build: impl FnOnce(&mut Builder) -> Result<()>,
+) -> c_int {
+    let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
+    call(name, ci, |rt| {
+        let c = comm_index(comm)?;
+        // Not the neighbourhood collectives ("MPI_N..."): they also depend on the topology.
+        let key = (name.as_bytes().get(4) != Some(&b'N'))
+            .then(|| coll::cache::Key::new(name, c, args))
+            .flatten();
+        let cached = key.and_then(|k| rt.coll_cache.take(&k));
+        let comm_ref = rt.comm(c)?;
+        let mut s = match cached {
+            Some(s) if s.built_for(comm_ref) => s,
+            _ => {
+                let mut b = Builder::new(comm_ref, None);
+                build(&mut b)?;
+                Box::new(b.finish())
+            }
+        };
+        let error = rt.run_cached(&mut s);
+        if let Some(k) = key {
+            rt.coll_cache.put(k, s);
+        }
+        status_error(&crate::pml::Status {
+            source: crate::pml::ANY_SOURCE,
+            tag: crate::pml::ANY_TAG,
+            error,
+            ..Default::default()
+        })
+    })
+}
+
 /// The type of a parameter in the large-count form: the second type when one is given
 /// (`count: c_int | Count`), the same type otherwise.
 macro_rules! pick {
@@ -368,9 +407,10 @@ macro_rules! coll_fns {
      $build:ident ( $($arg:ident : $ty:ty $(| $cty:ty)?),* )) => {
         mpi_fn! {
             fn $name / $pname($($arg: $ty,)* comm: Handle) -> c_int {
+                let key = [$($crate::coll::cache::KeyArg::key($arg)),*];
                 // SAFETY: the caller passes arguments as the standard requires; the call waits
                 // for the schedule, so every buffer outlives it.
-                coll(stringify!($name), comm, None, |b| unsafe { $build(b, $($arg),*) })
+                $crate::capi::coll::coll_blocking(stringify!($name), comm, &key, |b| unsafe { $build(b, $($arg),*) })
             }
         }
         mpi_fn! {
@@ -382,8 +422,9 @@ macro_rules! coll_fns {
         }
         mpi_fn! {
             fn $cname / $pcname($($arg: pick!($ty $(, $cty)?),)* comm: Handle) -> c_int {
+                let key = [$($crate::coll::cache::KeyArg::key($arg)),*];
                 // SAFETY: as for the int form.
-                coll(stringify!($cname), comm, None, |b| unsafe { $build(b, $($arg),*) })
+                $crate::capi::coll::coll_blocking(stringify!($cname), comm, &key, |b| unsafe { $build(b, $($arg),*) })
             }
         }
         mpi_fn! {

@@ -8,6 +8,7 @@
 //! on every member, without any hook in communicator creation.
 
 pub mod algos;
+pub mod cache;
 mod hier;
 pub mod inter;
 pub mod schedule;

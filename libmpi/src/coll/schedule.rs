@@ -327,6 +327,24 @@ impl Schedule {
         self.tag = tag;
     }
 
+    /// Whether this schedule was built on `comm` (same contexts, group and rank), so that it
+    /// can run again there (`coll::cache`).
+    pub fn built_for(&self, comm: &crate::comm::Comm) -> bool {
+        self.ctx == comm.local_coll_ctx()
+            && self.xctx == comm.coll_ctx()
+            && self.me == comm.rank
+            && self.key == super::seq_key(comm)
+    }
+
+    /// Back to its first round, for another run of a finished schedule: every step reads its
+    /// buffers when it runs, so nothing else needs resetting.
+    pub fn rearm(&mut self) {
+        debug_assert!(self.pending.is_empty(), "rearming a schedule still running");
+        self.next = 0;
+        self.pending.clear();
+        self.error = 0;
+    }
+
     fn ptr(&mut self, at: At) -> *mut u8 {
         match at.0 {
             // SAFETY (pointer arithmetic only): offsets stay within the caller's buffer, which

@@ -146,6 +146,8 @@ pub fn free(h: usize) -> Result<()> {
         Some(i) if matches!(t.slots.get(i), Some(Some(_))) => {
             t.slots[i] = None;
             t.free.push(i);
+            // The handle may come back as another type: no cached schedule may use it.
+            crate::coll::cache::invalidate();
             Ok(())
         }
         _ => Err(invalid(h)),
