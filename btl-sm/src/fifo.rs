@@ -92,12 +92,12 @@ impl Queue {
     pub fn first_touch(&self, page: usize) {
         let mut last = usize::MAX;
         // SAFETY: head is an 8-aligned word of the mapping, only accessed atomically.
-        unsafe { (*self.head).fetch_add(0, Ordering::Relaxed) };
+        crate::layout::touch_u64(unsafe { &*self.head });
         for i in 0..=self.mask {
             let c = self.cell(i);
             if c as usize / page != last {
                 last = c as usize / page;
-                self.seq(c).fetch_add(0, Ordering::Relaxed);
+                crate::layout::touch_u64(self.seq(c));
             }
         }
     }
@@ -164,7 +164,7 @@ impl FifoTx {
             unsafe {
                 let p = self.pool.base.add(off);
                 if off % self.pool.stride == 0 && off + 1 != len {
-                    AtomicU32::from_ptr(p.cast()).fetch_add(0, Ordering::Relaxed);
+                    crate::layout::touch_u32(AtomicU32::from_ptr(p.cast()));
                 } else {
                     ptr::write_volatile(p, ptr::read_volatile(p));
                 }
@@ -279,7 +279,7 @@ impl FboxRx {
 
     fn first_touch(&self, page: usize) {
         // SAFETY: the owner word is only accessed atomically.
-        unsafe { (*self.owner).fetch_add(0, Ordering::Relaxed) };
+        crate::layout::touch_u64(unsafe { &*self.owner });
         self.q.first_touch(page);
     }
 }

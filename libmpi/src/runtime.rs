@@ -376,6 +376,9 @@ impl Runtime {
                     &local,
                     verbose,
                 );
+                // Page tables for the rings we send on, now instead of inside the first
+                // ~130 iterations of the application's loop.
+                transport.prefault_senders();
                 let mut sm = SmBtl::new(transport, cma, coop);
                 if let Some(eager) = eager {
                     sm.set_eager_limits(eager);
