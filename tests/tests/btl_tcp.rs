@@ -4,7 +4,7 @@
 
 use rmpi_tests::*;
 
-const TCP: [&str; 4] = ["--mca", "btl", "tcp,self"];
+const TCP: [&str; 3] = ["--mca", "btl", "tcp,self"];
 
 fn tcp_job(np: usize, extra: &[&str], prog: &str, args: &[&str]) -> Run {
     let np = np.to_string();
