@@ -321,7 +321,7 @@ impl TcpTransport {
                 Ok(n) => s.ctl_off += n,
                 // Still connecting, or full.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if !s.established => return self.attempt_failed(i, e.to_string()),
+                Err(e) if !s.established => return self.attempt_failed(i, e.to_string(), false),
                 Err(e) => return Err(self.broken(i, e)),
             }
             if s.ctl_off < s.ctl.len() {
@@ -337,13 +337,13 @@ impl TcpTransport {
         }
     }
 
-    /// Our attempt toward peer `i` ended before the ACK: the tie-break (wait for the lower
-    /// rank's connection) or a dead peer.
-    fn attempt_failed(&mut self, i: usize, why: String) -> Result<(), TcpError> {
+    /// Our attempt toward peer `i` ended before the ACK: closed cleanly (`eof`) by a lower rank,
+    /// that is the tie-break (wait for its connection); otherwise (refused, reset) a dead peer.
+    fn attempt_failed(&mut self, i: usize, why: String, eof: bool) -> Result<(), TcpError> {
         let p = &mut self.peers[i];
         p.sock = None;
         p.recv.clear();
-        if p.rank < self.rank {
+        if eof && p.rank < self.rank {
             p.waiting = true;
             return Ok(());
         }
@@ -480,12 +480,12 @@ impl TcpTransport {
                     )))
                 }
                 Ok(Fill::Eof) => {
-                    self.attempt_failed(i, "closed".into())?;
+                    self.attempt_failed(i, "closed".into(), true)?;
                     return Ok(n);
                 }
                 Err(e) if s.established => return Err(self.broken(i, e)),
                 Err(e) => {
-                    self.attempt_failed(i, e.to_string())?;
+                    self.attempt_failed(i, e.to_string(), false)?;
                     return Ok(n);
                 }
             };
