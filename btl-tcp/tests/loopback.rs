@@ -124,10 +124,10 @@ fn simultaneous_connects_leave_one_connection() {
     for _ in 0..20 {
         let mut ts = job(3, &[]);
         // Everyone sends to everyone before anyone polls: every pair connects both ways.
-        for r in 0..3usize {
+        for (r, t) in ts.iter_mut().enumerate() {
             for i in 0..2 {
-                assert!(ts[r].try_send(i, 9, &[r as u8], &[i as u8; 3]).unwrap());
-                assert!(ts[r].try_send(i, 10, &[r as u8], &[]).unwrap());
+                assert!(t.try_send(i, 9, &[r as u8], &[i as u8; 3]).unwrap());
+                assert!(t.try_send(i, 10, &[r as u8], &[]).unwrap());
             }
         }
         let mut got = vec![Vec::new(), Vec::new(), Vec::new()];

@@ -24,7 +24,11 @@ fn no_leftovers(m: &str) {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     assert_eq!(processes_with(m), Vec::<u32>::new(), "ranks left running");
-    assert_eq!(shm_leftovers(), Vec::<String>::new(), "files left in /dev/shm");
+    assert_eq!(
+        shm_leftovers(),
+        Vec::<String>::new(),
+        "files left in /dev/shm"
+    );
 }
 
 #[test]
@@ -32,10 +36,23 @@ fn every_byte_at_every_size_np2_to_4() {
     let prog = c_program("tests/c/tcp_pingpong.c");
     for np in 2..=4 {
         let m = marker("tcp-pingpong");
-        let r = tcp_job(np, &["--mca", "btl_base_verbose", "1"], prog.to_str().unwrap(), &[&m]);
+        let r = tcp_job(
+            np,
+            &["--mca", "btl_base_verbose", "1"],
+            prog.to_str().unwrap(),
+            &[&m],
+        );
         r.assert_ok();
-        assert!(r.stdout.contains("tcp_pingpong: OK"), "np {np}: {}", r.stdout);
-        assert!(r.stderr.contains("transports self,tcp"), "np {np}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("tcp_pingpong: OK"),
+            "np {np}: {}",
+            r.stdout
+        );
+        assert!(
+            r.stderr.contains("transports self,tcp"),
+            "np {np}: {}",
+            r.stderr
+        );
         no_leftovers(&m);
     }
 }
@@ -45,13 +62,27 @@ fn small_fragments_and_loopback_by_name() {
     // A 1 KiB max_frag: many fragments per message, rendezvous streamed in small pieces.
     let prog = c_program("tests/c/tcp_pingpong.c");
     let extra = [
-        "--mca", "btl_tcp_max_frag", "1024", "--mca", "btl_tcp_if_include", "lo",
-        "--mca", "btl_tcp_send_queue", "65536", "--mca", "btl_tcp_verbose", "1",
+        "--mca",
+        "btl_tcp_max_frag",
+        "1024",
+        "--mca",
+        "btl_tcp_if_include",
+        "lo",
+        "--mca",
+        "btl_tcp_send_queue",
+        "65536",
+        "--mca",
+        "btl_tcp_verbose",
+        "1",
     ];
     let r = tcp_job(3, &extra, prog.to_str().unwrap(), &[]);
     r.assert_ok();
     assert!(r.stdout.contains("tcp_pingpong: OK"), "{}", r.stdout);
-    assert!(r.stderr.contains("listening on lo 127.0.0.1/8"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("listening on lo 127.0.0.1/8"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -70,12 +101,28 @@ fn peer_dying_mid_transfer_ends_the_job() {
 #[test]
 fn an_interface_that_is_not_there_fails_init_clearly() {
     let prog = example("hello");
-    let r = tcp_job(2, &["--mca", "btl_tcp_if_include", "nosuch0"], prog.to_str().unwrap(), &[]);
+    let r = tcp_job(
+        2,
+        &["--mca", "btl_tcp_if_include", "nosuch0"],
+        prog.to_str().unwrap(),
+        &[],
+    );
     assert!(!r.ok(), "{}", r.stderr);
     assert_ne!(r.code, Some(124), "the job hung:\n{}", r.stderr);
-    assert!(r.stderr.contains("btl_tcp_if_include=nosuch0"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("btl_tcp_if_include=nosuch0"),
+        "{}",
+        r.stderr
+    );
     let r = mpirun(&[
-        "-np", "2", "--mca", "btl_tcp_if_include", "lo", "--mca", "btl_tcp_if_exclude", "eth0",
+        "-np",
+        "2",
+        "--mca",
+        "btl_tcp_if_include",
+        "lo",
+        "--mca",
+        "btl_tcp_if_exclude",
+        "eth0",
         prog.to_str().unwrap(),
     ]);
     assert_eq!(r.code, Some(2), "{}", r.stderr);
@@ -87,7 +134,14 @@ fn one_node_default_opens_no_socket_and_lists_the_parameters() {
     let prog = example("pingpong");
     // The suite's own transport would come first on the command line: name the default here.
     let r = mpirun(&[
-        "-np", "2", "--mca", "btl", "self,sm,ib,tcp", "--mca", "btl_base_verbose", "1",
+        "-np",
+        "2",
+        "--mca",
+        "btl",
+        "self,sm,ib,tcp",
+        "--mca",
+        "btl_base_verbose",
+        "1",
         prog.to_str().unwrap(),
     ]);
     r.assert_ok();
@@ -95,7 +149,12 @@ fn one_node_default_opens_no_socket_and_lists_the_parameters() {
     assert!(!r.stderr.contains("btl tcp"), "{}", r.stderr);
     let r = mpirun(&["--mca-list"]);
     r.assert_ok();
-    for p in ["btl_tcp_if_include", "btl_tcp_if_exclude", "btl_tcp_sndbuf", "self,sm,ib,tcp"] {
+    for p in [
+        "btl_tcp_if_include",
+        "btl_tcp_if_exclude",
+        "btl_tcp_sndbuf",
+        "self,sm,ib,tcp",
+    ] {
         assert!(r.stdout.contains(p), "{p}: {}", r.stdout);
     }
 }
