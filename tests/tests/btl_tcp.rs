@@ -158,3 +158,44 @@ fn one_node_default_opens_no_socket_and_lists_the_parameters() {
         assert!(r.stdout.contains(p), "{p}: {}", r.stdout);
     }
 }
+
+#[test]
+fn ib_and_tcp_allowed_take_ib_only_where_it_opens_on_every_rank() {
+    let prog = example("ring");
+    let job = |device: &str| {
+        mpirun(&[
+            "-np",
+            "3",
+            "--oversubscribe",
+            "--mca",
+            "btl",
+            "ib,tcp,self",
+            "--mca",
+            "btl_ib_device",
+            device,
+            "--mca",
+            "btl_base_verbose",
+            "1",
+            prog.to_str().unwrap(),
+        ])
+    };
+    // No RDMA device here: every rank sees ib unavailable and all fall back to tcp.
+    let r = job("verbs");
+    r.assert_ok();
+    assert!(r.stderr.contains("using tcp"), "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("transports self,tcp").count(),
+        3,
+        "{}",
+        r.stderr
+    );
+    // The software provider opens everywhere: ib.
+    let r = job("soft");
+    r.assert_ok();
+    assert_eq!(
+        r.stderr.matches("transports self,ib").count(),
+        3,
+        "{}",
+        r.stderr
+    );
+}
