@@ -74,7 +74,11 @@ struct Incoming {
     stream: TcpStream,
     hello: [u8; HELLO_LEN],
     got: usize,
+    since: std::time::Instant,
 }
+
+/// A connection that has not sent its hello by then is not a peer's (peers send it at once).
+const HELLO_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub struct TcpTransport {
     params: Params,
@@ -394,6 +398,7 @@ impl TcpTransport {
                             stream,
                             hello: [0; HELLO_LEN],
                             got: 0,
+                            since: std::time::Instant::now(),
                         });
                     }
                 }
@@ -417,7 +422,9 @@ impl TcpTransport {
                     c.got += n;
                     c.got == HELLO_LEN
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => false,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    c.since.elapsed() > HELLO_TIMEOUT
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => false,
                 Err(_) => true,
             };

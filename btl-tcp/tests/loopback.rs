@@ -193,3 +193,38 @@ fn a_dead_listener_is_reported_lost() {
         }
     }
 }
+
+#[test]
+fn a_stray_connection_is_closed_and_changes_nothing() {
+    use std::io::{Read, Write};
+    let mut ts = job(2, &[]);
+    let a = ts[1].address();
+    let addr = a.split_once(';').unwrap().1.split(',').next().unwrap();
+    let mut stray = std::net::TcpStream::connect(addr).unwrap();
+    // A hello with the wrong cookie, posing as rank 0.
+    stray.write_all(&btl_tcp::handshake::hello(0, 1)).unwrap();
+    let mut got = vec![Vec::new(), Vec::new()];
+    assert!(ts[0].try_send(0, 3, b"h", b"data").unwrap());
+    while got[1].is_empty() {
+        poll_all(&mut ts, &mut got);
+    }
+    assert_eq!(got[1], [(0, 3, b"hdata".to_vec())]);
+    // The acceptor closes it (EOF) without a byte of answer, while it keeps polling.
+    stray.set_nonblocking(true).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut b = [0u8; 1];
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stray connection stayed open"
+        );
+        match stray.read(&mut b) {
+            Ok(0) => break,
+            Ok(_) => panic!("the stray connection was answered"),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => break,
+        }
+        poll_all(&mut ts, &mut got);
+    }
+    assert_eq!(got[1].len(), 1);
+}
