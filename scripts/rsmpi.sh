@@ -85,8 +85,11 @@ launcher() {
     if [ "$1" = rmpi ]; then
         L=("$BIN/mpirun" --timeout "$TIMEOUT" -np "$2")
         [ "$2" -gt "$(nproc)" ] && L+=(--oversubscribe)
-        # As the test suite's RMPI_TEST_BTL=ib: btl ib on the software verbs provider.
-        [ "${RMPI_TEST_BTL:-}" = ib ] && L+=(--mca btl ib,self --mca btl_ib_device soft)
+        # As the test suite's RMPI_TEST_BTL=ib (btl ib on the software verbs provider) or tcp.
+        case "${RMPI_TEST_BTL:-}" in
+            ib) L+=(--mca btl ib,self --mca btl_ib_device soft) ;;
+            tcp) L+=(--mca btl tcp,self) ;;
+        esac
     else
         L=(timeout -k 5 "$TIMEOUT" mpirun.openmpi --oversubscribe -np "$2")
         [ "$(id -u)" = 0 ] && L+=(--allow-run-as-root)

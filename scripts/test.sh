@@ -24,3 +24,8 @@ done
 # `--mca btl ib,self --mca btl_ib_device soft`.
 echo "== integration tests over btl ib,self (software verbs provider)"
 RMPI_TEST_BTL=ib cargo test -p rmpi-tests
+# A representative subset once more over btl tcp (`--mca btl tcp,self` on loopback-routed
+# sockets; about 2.5 minutes on 2 cores): tcp's own tests, point-to-point (every protocol path,
+# streamed rendezvous), collectives (many peers connecting at once) and fault teardown.
+echo "== integration subset over btl tcp,self"
+RMPI_TEST_BTL=tcp cargo test -p rmpi-tests --test btl_tcp --test point_to_point --test collectives --test faults

@@ -14,9 +14,10 @@ pub struct ParamInfo {
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "btl",
-        default: "self,sm,ib",
-        meaning: "transports to use, in order of preference (self, sm, ib); `^ib` excludes; \
-                  `ib,self` forces ib between ranks of one node",
+        default: "self,sm,ib,tcp",
+        meaning: "transports to use (self, sm, ib, tcp): sm within a node; between nodes ib \
+                  when its device opens on every rank, else tcp; `^ib` excludes; `ib,self` or \
+                  `tcp,self` forces that transport between ranks of one node",
     },
     ParamInfo {
         name: "btl_ib_device",
@@ -166,6 +167,7 @@ pub struct BtlSelection {
     pub self_: bool,
     pub sm: bool,
     pub ib: bool,
+    pub tcp: bool,
 }
 
 impl BtlSelection {
@@ -181,15 +183,17 @@ impl BtlSelection {
             self_: false,
             sm: false,
             ib: false,
+            tcp: false,
         };
         for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             match name {
                 "self" => named.self_ = true,
                 "sm" | "vader" => named.sm = true,
                 "ib" | "openib" | "uct" => named.ib = true,
+                "tcp" => named.tcp = true,
                 other => {
                     return Err(format!(
-                        "btl={v}: unknown transport `{other}` (known: self, sm, ib)"
+                        "btl={v}: unknown transport `{other}` (known: self, sm, ib, tcp)"
                     ))
                 }
             }
@@ -199,6 +203,7 @@ impl BtlSelection {
                 self_: !named.self_,
                 sm: !named.sm,
                 ib: !named.ib,
+                tcp: !named.tcp,
             }
         } else {
             named
@@ -216,6 +221,7 @@ impl BtlSelection {
         self_: true,
         sm: true,
         ib: true,
+        tcp: true,
     };
 
     pub fn names(&self) -> String {
@@ -228,6 +234,9 @@ impl BtlSelection {
         }
         if self.ib {
             v.push("ib");
+        }
+        if self.tcp {
+            v.push("tcp");
         }
         v.join(",")
     }
@@ -271,7 +280,10 @@ mod tests {
         assert_eq!((s.self_, s.sm, s.ib), (true, true, false));
         let s = BtlSelection::parse("vader,self").unwrap();
         assert!(s.sm && s.self_ && !s.ib);
-        assert!(BtlSelection::parse("tcp,self").unwrap_err().contains("tcp"));
-        assert_eq!(BtlSelection::ALL.names(), "self,sm,ib");
+        let s = BtlSelection::parse("tcp,self").unwrap();
+        assert!(s.tcp && s.self_ && !s.sm && !s.ib);
+        assert!(BtlSelection::parse("^tcp").unwrap().ib);
+        assert!(BtlSelection::parse("udp,self").unwrap_err().contains("udp"));
+        assert_eq!(BtlSelection::ALL.names(), "self,sm,ib,tcp");
     }
 }

@@ -1,6 +1,7 @@
 //! The MCA parameters rmpi reads, for `--mca-list` and for a warning (with a "did you mean")
 //! when `--mca` names one nothing reads: a typo would otherwise silently change nothing.
-//! The transports list their own (`btl_sm::PARAMS`, `btl_ib::PARAMS`); the rest are here.
+//! The transports list their own (`btl_sm::PARAMS`, `btl_ib::PARAMS`, `btl_tcp::PARAMS`); the
+//! rest are here.
 
 include!("../../libmpi/src/mca_general.rs");
 
@@ -10,6 +11,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .iter()
         .map(|p| p.name)
         .chain(btl_sm::PARAMS.iter().map(|p| p.name))
+        .chain(btl_tcp::PARAMS.iter().map(|p| p.name))
         .chain(GENERAL.iter().map(|p| p.0))
 }
 
@@ -40,13 +42,14 @@ const GENERAL_VALUES: &[(&str, &[&str])] = &[
 ];
 
 /// Checks what mpirun can judge before anything starts, past btl_sm's own resolution: the `btl`
-/// list, btl_ib's tunables and the general parameters. `n` is the job's size; the error is one
+/// list, btl_ib's and btl_tcp's tunables and the general parameters. `n` is the job's size; the error is one
 /// line without the `mpirun: ` prefix.
 pub fn check_values(n: usize, get: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
     if let Some(v) = get("btl") {
         btl_ib::BtlSelection::parse(&v)?;
     }
     btl_ib::Params::resolve(n.saturating_sub(1).max(1), get)?;
+    btl_tcp::Params::resolve(get)?;
     for &(name, allowed) in GENERAL_VALUES {
         if let Some(v) = get(name) {
             if !allowed.contains(&v.trim()) {
@@ -123,10 +126,15 @@ mod tests {
             Ok(())
         );
         assert_eq!(check(&[("memhook_ptmalloc_policy", "retain")]), Ok(()));
+        assert_eq!(
+            check(&[("btl", "tcp,self"), ("btl_tcp_if_include", "lo")]),
+            Ok(())
+        );
         assert_eq!(check(&[("coll_tuned_allreduce_algorithm", "3")]), Ok(()));
         assert_eq!(check(&[("coll_tuned_bcast_algorithm", "binomial")]), Ok(()));
         for bad in [
-            ("btl", "tcp"),
+            ("btl", "udp"),
+            ("btl_tcp_max_frag", "12"),
             ("btl_ib_buf_size", "1e99"),
             ("btl_ib_recv_bufs", "-1"),
             ("btl_ib_verbose", "maybe"),

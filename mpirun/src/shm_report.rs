@@ -67,7 +67,7 @@ fn mca_list() -> String {
     let mut s = String::from(
         "MCA parameters (--mca NAME VALUE, or environment variable RMPI_MCA_NAME or NAME):\n",
     );
-    // `btl` first, then sm's tunables, then ib's.
+    // `btl` first, then sm's tunables, then ib's, then tcp's.
     let (btl, ib) = btl_ib::PARAMS.split_at(1);
     let all = btl.iter().map(|p| (p.name, p.default, p.meaning));
     let all = all.chain(
@@ -76,6 +76,11 @@ fn mca_list() -> String {
             .map(|p| (p.name, p.default, p.meaning)),
     );
     let all = all.chain(ib.iter().map(|p| (p.name, p.default, p.meaning)));
+    let all = all.chain(
+        btl_tcp::PARAMS
+            .iter()
+            .map(|p| (p.name, p.default, p.meaning)),
+    );
     let all = all.chain(crate::mca::GENERAL.iter().copied());
     for (name, default, meaning) in all {
         s += &format!("  {name}\n      default: {default}\n      {meaning}\n");

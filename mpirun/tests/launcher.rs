@@ -572,8 +572,8 @@ fn extreme_and_negative_values_get_one_line() {
          byte count (optional k/m/g suffix)",
     );
     refused(
-        &["--mca", "btl", "tcp", "true"],
-        "btl=tcp: unknown transport `tcp` (known: self, sm, ib)",
+        &["--mca", "btl", "udp", "true"],
+        "btl=udp: unknown transport `udp` (known: self, sm, ib, tcp)",
     );
     refused(
         &["--mca", "mpi_yield_when_idle", "7", "true"],

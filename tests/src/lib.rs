@@ -150,8 +150,8 @@ pub fn mpirun(args: &[&str]) -> Run {
 }
 
 /// The transport the whole suite runs over: `RMPI_TEST_BTL=ib` runs every job with
-/// `--mca btl ib,self` on the software verbs provider (a test's own `--mca btl` comes later on
-/// the command line and wins).
+/// `--mca btl ib,self` on the software verbs provider, `RMPI_TEST_BTL=tcp` with
+/// `--mca btl tcp,self` (a test's own `--mca btl` comes later on the command line and wins).
 pub fn suite_btl() -> Option<String> {
     std::env::var("RMPI_TEST_BTL")
         .ok()
@@ -162,10 +162,20 @@ fn suite_mca(args: &[&str]) -> Vec<&'static str> {
     let launches = !args
         .iter()
         .any(|a| matches!(*a, "--shm-report" | "--mca-list" | "--version" | "--help"));
+    if launches {
+        suite_btl_args()
+    } else {
+        vec![]
+    }
+}
+
+/// The `--mca` arguments that put a job on the suite's transport (none for the default).
+pub fn suite_btl_args() -> Vec<&'static str> {
     match suite_btl().as_deref() {
-        Some("ib") if launches => vec!["--mca", "btl", "ib,self", "--mca", "btl_ib_device", "soft"],
-        Some("ib") | None => vec![],
-        Some(other) => panic!("RMPI_TEST_BTL={other}: only `ib` is known"),
+        Some("ib") => vec!["--mca", "btl", "ib,self", "--mca", "btl_ib_device", "soft"],
+        Some("tcp") => vec!["--mca", "btl", "tcp,self"],
+        None => vec![],
+        Some(other) => panic!("RMPI_TEST_BTL={other}: only `ib` and `tcp` are known"),
     }
 }
 

@@ -134,9 +134,7 @@ fn bad_arguments_have_clear_messages() {
 fn orphans_after_launcher_kill(mode: &str, via_shell: bool) -> Option<Duration> {
     let mut cmd = Command::new(bin("mpirun"));
     cmd.args(["--timeout", "120", "-np", "2"]);
-    if suite_btl().as_deref() == Some("ib") {
-        cmd.args(["--mca", "btl", "ib,self", "--mca", "btl_ib_device", "soft"]);
-    }
+    cmd.args(suite_btl_args());
     orphans_after_killing(cmd, mode, via_shell)
 }
 

@@ -1,10 +1,12 @@
 //! Byte transfer layers: what the pml sends fragments through. One trait, one implementation per
-//! transport (`self` for messages to oneself, `sm` for peers on the node, `ib` for RDMA).
+//! transport (`self` for messages to oneself, `sm` for peers on the node, `ib` for RDMA, `tcp`
+//! for sockets).
 
 pub mod ib;
 pub mod select;
 pub mod self_btl;
 pub mod sm;
+pub mod tcp;
 
 /// Why a single-copy `get` could not be done; the pml then falls back to streaming.
 #[derive(Debug)]

@@ -1,10 +1,13 @@
 //! Which transport reaches each rank: `self` for this rank, `sm` for ranks of this node, `ib`
-//! for the others (or for all when `--mca btl ib,self` leaves sm out), with the ib addresses
-//! exchanged through PMI. A rank no allowed transport reaches fails init with the pair named.
+//! for the others when its device opens on every rank, else `tcp` (and ib or tcp for all when
+//! `--mca btl ib,self` / `tcp,self` leaves sm out), with the addresses exchanged through PMI.
+//! A one-node job under the default never opens ib or a socket. A rank no allowed transport
+//! reaches fails init with the pair named.
 
 use btl_ib::{BtlSelection, IbTransport};
+use btl_tcp::TcpTransport;
 
-use super::{ib::IbBtl, self_btl::SelfBtl, sm::SmBtl, Btl};
+use super::{ib::IbBtl, self_btl::SelfBtl, sm::SmBtl, tcp::TcpBtl, Btl};
 use crate::error::{Error, ErrorClass, Result};
 use crate::pmi::Pmi;
 use crate::pml::Endpoint;
@@ -42,27 +45,42 @@ pub fn choose(
             sel.names()
         ))
     };
-    // ib peers: every rank sm does not reach. Job-wide uniform (a job on several nodes gives
-    // every rank remote peers), so all ranks take part in the PMI exchange or none does.
-    let ib_peers: Vec<i32> = (0..size)
+    // Far peers: every rank sm does not reach. Job-wide uniform (a job on several nodes gives
+    // every rank remote peers), so all ranks take part in the PMI exchanges or none does.
+    let far: Vec<i32> = (0..size)
         .filter(|&r| r != rank && (sm_index.is_none() || !local.contains(&r)))
         .collect();
-    let mut ib_index = None;
-    if let Some(&first) = ib_peers.first() {
-        if !sel.ib {
+    let mut far_index = None;
+    if let Some(&first) = far.first() {
+        if !sel.ib && !sel.tcp {
             let why = if local.contains(&first) {
                 "it is on this node and sm is not selected".to_string()
             } else {
-                "it is on another node and ib is not selected".to_string()
+                "it is on another node and neither ib nor tcp is selected".to_string()
             };
             return Err(unreachable(first, why));
         }
-        let pmi = pmi.ok_or_else(|| other("btl ib needs PMI to exchange addresses"))?;
-        let t =
-            open_ib(pmi, rank, size, &ib_peers, verbose).map_err(|why| unreachable(first, why))?;
-        let ib_verbose = t.verbose();
-        btls.push(Box::new(IbBtl::new(t, rank, ib_verbose)));
-        ib_index = Some(btls.len() - 1);
+        let pmi = pmi.ok_or_else(|| other("btl ib and tcp need PMI to exchange addresses"))?;
+        // ib first; with tcp also allowed, ib is used only if it opened on every rank (each
+        // rank reads every rank's outcome, so all decide alike) and tcp otherwise.
+        let mut ib = None;
+        if sel.ib {
+            ib = open_ib(pmi, rank, size, &far, sel.tcp, verbose)
+                .map_err(|why| unreachable(first, why))?;
+        }
+        let btl: Box<dyn Btl> = match ib {
+            Some(t) => {
+                let ib_verbose = t.verbose();
+                Box::new(IbBtl::new(t, rank, ib_verbose))
+            }
+            None => {
+                let t =
+                    open_tcp(pmi, rank, &far, verbose).map_err(|why| unreachable(first, why))?;
+                Box::new(TcpBtl::new(t, rank))
+            }
+        };
+        btls.push(btl);
+        far_index = Some(btls.len() - 1);
     } else if verbose && sel.ib {
         eprintln!("rmpi: rank {rank}: btl ib: not needed (every peer is reached by sm)");
         if let Err(why) = btl_ib::Params::from_env(1)
@@ -78,9 +96,9 @@ pub fn choose(
         .map(|r| {
             if r == rank {
                 Endpoint { btl: 0, peer: 0 }
-            } else if let Some(i) = ib_peers.iter().position(|&p| p == r) {
+            } else if let Some(i) = far.iter().position(|&p| p == r) {
                 Endpoint {
-                    btl: ib_index.expect("ib opened for its peers"),
+                    btl: far_index.expect("ib or tcp opened for the far peers"),
                     peer: i,
                 }
             } else {
@@ -96,13 +114,15 @@ pub fn choose(
 }
 
 /// Opens the device, publishes this rank's address and QP numbers, and connects to every peer.
+/// With `fallback` (tcp allowed too), None when ib did not open on some rank.
 fn open_ib(
     pmi: &mut Pmi,
     rank: i32,
     size: i32,
     peers: &[i32],
+    fallback: bool,
     verbose: bool,
-) -> std::result::Result<IbTransport, String> {
+) -> std::result::Result<Option<IbTransport>, String> {
     let params = btl_ib::Params::from_env(peers.len())?;
     if params.device == btl_ib::verbs::DeviceChoice::Soft {
         // The software provider's RDMA is process_vm_readv/writev by the peer (Yama permitting).
@@ -123,6 +143,22 @@ fn open_ib(
     };
     put_long(pmi, &format!("rmpi-ib-{rank}"), &value).map_err(|e| e.to_string())?;
     pmi.barrier().map_err(|e| e.to_string())?;
+    if fallback {
+        // Every rank's outcome, not only the peers': all ranks must take the same branch.
+        for r in 0..size {
+            let v = get_long(pmi, &format!("rmpi-ib-{r}")).map_err(|e| e.to_string())?;
+            if v.as_deref() == Some("unavailable") {
+                if verbose {
+                    let why = t
+                        .as_ref()
+                        .err()
+                        .map_or(String::new(), |w| format!(" (here: {w})"));
+                    eprintln!("rmpi: rank {rank}: btl ib: unavailable on rank {r}{why}; using tcp");
+                }
+                return Ok(None);
+            }
+        }
+    }
     let mut t = t?;
     for (i, &p) in peers.iter().enumerate() {
         let v = get_long(pmi, &format!("rmpi-ib-{p}"))
@@ -153,6 +189,43 @@ fn open_ib(
                 Ok(()) => "on".to_string(),
                 Err(why) => format!("off ({why})"),
             }
+        );
+    }
+    Ok(Some(t))
+}
+
+/// Listens, publishes `cookie;ip:port,...` under `rmpi-tcp-<rank>` and reads the peers'
+/// addresses; connections open later, on the first send.
+fn open_tcp(
+    pmi: &mut Pmi,
+    rank: i32,
+    peers: &[i32],
+    verbose: bool,
+) -> std::result::Result<TcpTransport, String> {
+    let names: Vec<u32> = peers.iter().map(|&r| r as u32).collect();
+    let t = btl_tcp::Params::from_env().and_then(|p| TcpTransport::open(p, rank as u32, &names));
+    // Publish even on failure, so that peers see why instead of waiting.
+    let value = match &t {
+        Ok(t) => t.address(),
+        Err(_) => String::from("unavailable"),
+    };
+    put_long(pmi, &format!("rmpi-tcp-{rank}"), &value).map_err(|e| e.to_string())?;
+    pmi.barrier().map_err(|e| e.to_string())?;
+    let mut t = t?;
+    for (i, &p) in peers.iter().enumerate() {
+        let v = get_long(pmi, &format!("rmpi-tcp-{p}"))
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("rank {p} published no tcp address"))?;
+        if v == "unavailable" {
+            return Err(format!("btl tcp is unavailable on rank {p}"));
+        }
+        t.set_peer_address(i, &v)?;
+    }
+    if verbose || t.verbose() {
+        eprintln!(
+            "rmpi: rank {rank}: btl tcp: {} peers, listening on {}",
+            peers.len(),
+            t.interfaces()
         );
     }
     Ok(t)

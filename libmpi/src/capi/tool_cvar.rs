@@ -4,7 +4,7 @@
 //! parameter, else its default). A parameter whose default is a number is an
 //! MPI_UNSIGNED_LONG, any other an MPI_CHAR string. Every one is read at MPI_Init (or by the
 //! launcher) and never again, so all are MPI_T_SCOPE_READONLY and MPI_T_cvar_write answers
-//! MPI_T_ERR_CVAR_SET_NEVER. One category per framework (btl, btl_sm, btl_ib, mpi, memhook).
+//! MPI_T_ERR_CVAR_SET_NEVER. One category per framework (btl, btl_sm, btl_ib, mpi, memhook, btl_tcp).
 //! The value read is the setting, not what auto sizing derives from it.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -40,7 +40,11 @@ fn vars() -> Vec<Var> {
     let sm = btl_sm::PARAMS
         .iter()
         .map(|p| (p.name, p.default, p.meaning));
+    let tcp = btl_tcp::PARAMS
+        .iter()
+        .map(|p| (p.name, p.default, p.meaning));
     ib.chain(sm)
+        .chain(tcp)
         .chain(GENERAL.iter().copied())
         .map(|(name, default, meaning)| Var {
             name,
@@ -60,6 +64,7 @@ const CATEGORIES: &[(&str, &str)] = &[
     ("btl_ib", "the RDMA transport (btl-ib)"),
     ("mpi", "the MPI library's own behaviour"),
     ("memhook", "memory-release events (memhook)"),
+    ("btl_tcp", "the TCP transport (btl-tcp)"),
 ];
 
 fn category_of(name: &str) -> usize {
@@ -67,6 +72,8 @@ fn category_of(name: &str) -> usize {
         1
     } else if name.starts_with("btl_ib_") {
         2
+    } else if name.starts_with("btl_tcp_") {
+        5
     } else if name.starts_with("btl") {
         0
     } else if name.starts_with("memhook") {

@@ -1,0 +1,153 @@
+//! A peer's byte streams: the frames waiting to be written (partial writes resume where they
+//! stopped) and the bytes read but not yet delivered (partial frames wait for the rest).
+
+use std::collections::VecDeque;
+use std::io::{self, Read};
+use std::net::TcpStream;
+use std::os::fd::RawFd;
+
+use crate::frame;
+
+#[derive(Default)]
+pub struct SendQueue {
+    frames: VecDeque<Vec<u8>>,
+    /// Bytes of the front frame already written.
+    off: usize,
+    bytes: usize,
+}
+
+impl SendQueue {
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Queue the bytes of `parts` after the first `skip` (those already written).
+    pub fn push(&mut self, parts: &[&[u8]], skip: usize) {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let mut v = Vec::with_capacity(total - skip);
+        let mut skip = skip;
+        for p in parts {
+            let s = skip.min(p.len());
+            v.extend_from_slice(&p[s..]);
+            skip -= s;
+        }
+        self.bytes += v.len();
+        self.frames.push_back(v);
+    }
+
+    /// Write as much as the socket takes now; Ok when it is drained or full.
+    pub fn flush(&mut self, fd: RawFd) -> io::Result<()> {
+        while !self.frames.is_empty() {
+            let mut bufs: Vec<&[u8]> = Vec::with_capacity(self.frames.len().min(64));
+            for (k, f) in self.frames.iter().take(64).enumerate() {
+                bufs.push(if k == 0 { &f[self.off..] } else { f });
+            }
+            let mut n = match crate::sock::send(fd, &bufs) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            self.bytes -= n;
+            while n > 0 {
+                let left = self.frames[0].len() - self.off;
+                if n >= left {
+                    n -= left;
+                    self.off = 0;
+                    self.frames.pop_front();
+                } else {
+                    self.off += n;
+                    n = 0;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub struct RecvBuf {
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+/// What one read gave.
+pub enum Fill {
+    /// Bytes arrived; `true` when they filled the free space (more may be waiting).
+    Got(bool),
+    WouldBlock,
+    Eof,
+}
+
+impl RecvBuf {
+    pub fn new(max_frag: usize) -> RecvBuf {
+        RecvBuf {
+            buf: vec![0; (256 << 10).max(2 * (max_frag + frame::HEADER_LEN))],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+
+    pub fn clear(&mut self) {
+        self.start = 0;
+        self.end = 0;
+    }
+
+    pub fn fill(&mut self, mut s: &TcpStream) -> io::Result<Fill> {
+        if self.start > 0 && self.buf.len() - self.end < self.buf.len() / 2 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        let room = self.buf.len() - self.end;
+        match s.read(&mut self.buf[self.end..]) {
+            Ok(0) => Ok(Fill::Eof),
+            Ok(n) => {
+                self.end += n;
+                Ok(Fill::Got(n == room))
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Fill::WouldBlock),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(Fill::Got(true)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Takes one byte (the handshake's answer), if there is one.
+    pub fn take_byte(&mut self) -> Option<u8> {
+        if self.is_empty() {
+            return None;
+        }
+        self.start += 1;
+        Some(self.buf[self.start - 1])
+    }
+
+    /// Delivers the complete frames as `f(tag, bytes)`; how many, or the length of a frame
+    /// longer than `max` (a corrupt stream).
+    pub fn frames(&mut self, max: usize, f: &mut dyn FnMut(u8, &[u8])) -> Result<usize, usize> {
+        let mut n = 0;
+        while let Some((tag, len)) = frame::parse(&self.buf[self.start..self.end]) {
+            if len > max {
+                return Err(len);
+            }
+            let at = self.start + frame::HEADER_LEN;
+            if self.end - at < len {
+                break;
+            }
+            self.start = at + len;
+            f(tag, &self.buf[at..at + len]);
+            n += 1;
+        }
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+        Ok(n)
+    }
+}

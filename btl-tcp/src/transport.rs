@@ -1,0 +1,528 @@
+//! Connections, lazily opened, and the progress step.
+//!
+//! Tie-break when two ranks connect to each other at once: the connection initiated by the
+//! lower rank wins. An acceptor that has its own attempt pending toward the initiator keeps the
+//! initiator's connection (ACK, dropping its own attempt) when the initiator's rank is lower,
+//! and closes it otherwise; a hello for a peer already connected is a stale attempt and is
+//! closed. An initiator whose attempt is closed before the ACK waits for the lower rank's
+//! connection (its frames stay queued: none is written before the ACK). Both sides apply the
+//! same rule, so exactly one connection survives per pair.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+
+use crate::conn::{Fill, RecvBuf, SendQueue};
+use crate::epoll::Epoll;
+use crate::frame;
+use crate::handshake::{self, HELLO_LEN};
+use crate::iface::{self, Iface};
+use crate::params::Params;
+
+/// What a failure means for the job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpFail {
+    /// The peer's connection broke or was refused: the peer died.
+    PeerLost,
+    /// A local failure (sockets, epoll) or a corrupt stream.
+    Internal,
+}
+
+#[derive(Debug)]
+pub struct TcpError {
+    pub class: TcpFail,
+    pub message: String,
+}
+
+fn lost(msg: String) -> TcpError {
+    TcpError {
+        class: TcpFail::PeerLost,
+        message: msg,
+    }
+}
+
+fn internal(msg: String) -> TcpError {
+    TcpError {
+        class: TcpFail::Internal,
+        message: msg,
+    }
+}
+
+struct Sock {
+    stream: TcpStream,
+    /// Frames may flow (the acceptor's side at once; the initiator's after the ACK).
+    established: bool,
+    /// The hello (initiator) or the ACK (acceptor), written before any frame.
+    ctl: Vec<u8>,
+    ctl_off: usize,
+}
+
+struct Peer {
+    rank: u32,
+    addrs: Vec<SocketAddrV4>,
+    cookie: u64,
+    sock: Option<Sock>,
+    /// Our attempt lost the tie-break: the peer's connection is coming.
+    waiting: bool,
+    sendq: SendQueue,
+    recv: RecvBuf,
+}
+
+/// A connection accepted whose hello is still arriving.
+struct Incoming {
+    stream: TcpStream,
+    hello: [u8; HELLO_LEN],
+    got: usize,
+    since: std::time::Instant,
+}
+
+/// A connection that has not sent its hello by then is not a peer's (peers send it at once).
+const HELLO_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+pub struct TcpTransport {
+    params: Params,
+    rank: u32,
+    cookie: u64,
+    ifaces: Vec<Iface>,
+    listener: TcpListener,
+    port: u16,
+    epoll: Epoll,
+    peers: Vec<Peer>,
+    by_rank: HashMap<u32, usize>,
+    incoming: Vec<Incoming>,
+    ready: Vec<u64>,
+    pub sends: u64,
+    pub recvs: u64,
+}
+
+const LISTENER: u64 = u64::MAX;
+
+fn random_cookie() -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: getrandom writes at most `b.len()` bytes into `b`.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != 8 {
+        // Not secret then, but still unlikely to match a stray connection's bytes.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        return t ^ (u64::from(std::process::id()) << 32);
+    }
+    u64::from_le_bytes(b)
+}
+
+impl TcpTransport {
+    /// Listens on an ephemeral port of the selected interfaces; `peers` are the ranks this
+    /// transport reaches, named by their index from here on.
+    pub fn open(params: Params, rank: u32, peers: &[u32]) -> Result<TcpTransport, String> {
+        let all = iface::list().map_err(|e| format!("btl tcp: cannot list interfaces: {e}"))?;
+        let ifaces = iface::select(
+            &all,
+            params.if_include.as_deref(),
+            params.if_exclude.as_deref(),
+        )?;
+        // One interface: listen on it alone; several: on all addresses, publishing the chosen.
+        let bind_ip = if ifaces.len() == 1 {
+            ifaces[0].addr
+        } else {
+            Ipv4Addr::UNSPECIFIED
+        };
+        let listener =
+            crate::sock::listen(SocketAddrV4::new(bind_ip, 0), params.sndbuf, params.rcvbuf)
+                .map_err(|e| format!("btl tcp: cannot listen on {bind_ip}: {e}"))?;
+        let port = listener
+            .local_addr()
+            .map_err(|e| format!("btl tcp: {e}"))?
+            .port();
+        let epoll = Epoll::new().map_err(|e| format!("btl tcp: epoll: {e}"))?;
+        epoll
+            .add(listener.as_raw_fd(), LISTENER)
+            .map_err(|e| format!("btl tcp: epoll: {e}"))?;
+        let peers: Vec<Peer> = peers
+            .iter()
+            .map(|&r| Peer {
+                rank: r,
+                addrs: Vec::new(),
+                cookie: 0,
+                sock: None,
+                waiting: false,
+                sendq: SendQueue::default(),
+                recv: RecvBuf::new(params.max_frag),
+            })
+            .collect();
+        let by_rank = peers.iter().enumerate().map(|(i, p)| (p.rank, i)).collect();
+        Ok(TcpTransport {
+            params,
+            rank,
+            cookie: random_cookie(),
+            ifaces,
+            listener,
+            port,
+            epoll,
+            peers,
+            by_rank,
+            incoming: Vec::new(),
+            ready: Vec::new(),
+            sends: 0,
+            recvs: 0,
+        })
+    }
+
+    /// What to publish: `cookie;ip:port,ip:port`.
+    pub fn address(&self) -> String {
+        let addrs: Vec<String> = self
+            .ifaces
+            .iter()
+            .map(|i| format!("{}:{}", i.addr, self.port))
+            .collect();
+        format!("{:016x};{}", self.cookie, addrs.join(","))
+    }
+
+    /// The interfaces listened on, for verbose output.
+    pub fn interfaces(&self) -> String {
+        let v: Vec<String> = self
+            .ifaces
+            .iter()
+            .map(|i| format!("{} {}/{}", i.name, i.addr, i.prefix))
+            .collect();
+        format!("{} port {}", v.join(", "), self.port)
+    }
+
+    pub fn verbose(&self) -> bool {
+        self.params.verbose
+    }
+
+    /// Peer `i`'s published [`TcpTransport::address`].
+    pub fn set_peer_address(&mut self, i: usize, v: &str) -> Result<(), String> {
+        let bad = || {
+            format!(
+                "rank {}'s tcp address `{v}` is malformed",
+                self.peers[i].rank
+            )
+        };
+        let (cookie, addrs) = v.split_once(';').ok_or_else(bad)?;
+        let cookie = u64::from_str_radix(cookie, 16).map_err(|_| bad())?;
+        let addrs = addrs
+            .split(',')
+            .map(|a| a.parse::<SocketAddrV4>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| bad())?;
+        if addrs.is_empty() {
+            return Err(bad());
+        }
+        let p = &mut self.peers[i];
+        p.cookie = cookie;
+        p.addrs = addrs;
+        Ok(())
+    }
+
+    pub fn max_frag(&self) -> usize {
+        self.params.max_frag
+    }
+
+    /// Whether every accepted fragment has been handed to the kernel.
+    pub fn flushed(&self) -> bool {
+        self.peers.iter().all(|p| p.sendq.is_empty())
+    }
+
+    /// Queue `(tag, hdr + data)` for peer `i`, writing at once when possible; false when the
+    /// peer's queue is full (retry after progress).
+    pub fn try_send(
+        &mut self,
+        i: usize,
+        tag: u8,
+        hdr: &[u8],
+        data: &[u8],
+    ) -> Result<bool, TcpError> {
+        let len = hdr.len() + data.len();
+        assert!(
+            len <= self.params.max_frag,
+            "btl tcp: fragment over max_frag"
+        );
+        if self.peers[i].sock.is_none() && !self.peers[i].waiting {
+            self.connect(i)?;
+        }
+        let h = frame::header(tag, len);
+        let parts: [&[u8]; 3] = [&h, hdr, data];
+        let p = &mut self.peers[i];
+        let live = p
+            .sock
+            .as_ref()
+            .is_some_and(|s| s.established && s.ctl_off == s.ctl.len());
+        if live && p.sendq.is_empty() {
+            let fd = p.sock.as_ref().expect("live").stream.as_raw_fd();
+            let n = match crate::sock::send(fd, &parts) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+                Err(e) => return Err(self.broken(i, e)),
+            };
+            if n < frame::HEADER_LEN + len {
+                p.sendq.push(&parts, n);
+            }
+            self.sends += 1;
+            return Ok(true);
+        }
+        if !p.sendq.is_empty() && p.sendq.bytes() + len > self.params.send_queue {
+            self.flush(i)?;
+            let p = &self.peers[i];
+            if !p.sendq.is_empty() && p.sendq.bytes() + len > self.params.send_queue {
+                return Ok(false);
+            }
+        }
+        self.peers[i].sendq.push(&parts, 0);
+        self.sends += 1;
+        self.flush(i)?;
+        Ok(true)
+    }
+
+    fn connect(&mut self, i: usize) -> Result<(), TcpError> {
+        let p = &self.peers[i];
+        // An address on a subnet of ours if there is one (the same network), else the first.
+        let addr = *p
+            .addrs
+            .iter()
+            .find(|a| self.ifaces.iter().any(|f| f.same_subnet(*a.ip())))
+            .or(p.addrs.first())
+            .ok_or_else(|| internal(format!("btl tcp: no address for rank {}", p.rank)))?;
+        let stream =
+            crate::sock::connect(addr, self.params.sndbuf, self.params.rcvbuf).map_err(|e| {
+                lost(format!(
+                    "btl tcp: cannot connect to rank {} at {addr}: {e}",
+                    p.rank
+                ))
+            })?;
+        self.epoll
+            .add(stream.as_raw_fd(), i as u64)
+            .map_err(|e| internal(format!("btl tcp: epoll: {e}")))?;
+        let ctl = handshake::hello(self.rank, p.cookie).to_vec();
+        self.peers[i].sock = Some(Sock {
+            stream,
+            established: false,
+            ctl,
+            ctl_off: 0,
+        });
+        Ok(())
+    }
+
+    /// The error for a connection to peer `i` that broke.
+    fn broken(&self, i: usize, e: io::Error) -> TcpError {
+        lost(format!(
+            "btl tcp: connection to rank {} lost: {e}",
+            self.peers[i].rank
+        ))
+    }
+
+    /// Write peer `i`'s handshake bytes, then its frames once established.
+    fn flush(&mut self, i: usize) -> Result<(), TcpError> {
+        let p = &mut self.peers[i];
+        let Some(s) = p.sock.as_mut() else {
+            return Ok(());
+        };
+        let fd = s.stream.as_raw_fd();
+        if s.ctl_off < s.ctl.len() {
+            match crate::sock::send(fd, &[&s.ctl[s.ctl_off..]]) {
+                Ok(n) => s.ctl_off += n,
+                // Still connecting, or full.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if !s.established => return self.attempt_failed(i, e.to_string(), false),
+                Err(e) => return Err(self.broken(i, e)),
+            }
+            if s.ctl_off < s.ctl.len() {
+                return Ok(());
+            }
+        }
+        if !s.established {
+            return Ok(());
+        }
+        match p.sendq.flush(fd) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.broken(i, e)),
+        }
+    }
+
+    /// Our attempt toward peer `i` ended before the ACK: closed cleanly (`eof`) by a lower rank,
+    /// that is the tie-break (wait for its connection); otherwise (refused, reset) a dead peer.
+    fn attempt_failed(&mut self, i: usize, why: String, eof: bool) -> Result<(), TcpError> {
+        let p = &mut self.peers[i];
+        p.sock = None;
+        p.recv.clear();
+        if eof && p.rank < self.rank {
+            p.waiting = true;
+            return Ok(());
+        }
+        Err(lost(format!(
+            "btl tcp: rank {} refused the connection ({why})",
+            p.rank
+        )))
+    }
+
+    /// Push queued bytes, accept connections, read and deliver frames as `f(peer, tag, bytes)`
+    /// in order per peer; how many were delivered.
+    pub fn poll(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> Result<usize, TcpError> {
+        for i in 0..self.peers.len() {
+            let p = &self.peers[i];
+            if p.sock.as_ref().is_some_and(|s| s.ctl_off < s.ctl.len()) || !p.sendq.is_empty() {
+                self.flush(i)?;
+            }
+        }
+        let mut ready = std::mem::take(&mut self.ready);
+        self.epoll
+            .ready(&mut ready)
+            .map_err(|e| internal(format!("btl tcp: epoll_wait: {e}")))?;
+        let mut n = 0;
+        for &t in &ready {
+            if t == LISTENER {
+                self.accept()?;
+            } else {
+                n += self.read(t as usize, f)?;
+            }
+        }
+        self.ready = ready;
+        if !self.incoming.is_empty() {
+            self.handshakes()?;
+        }
+        self.recvs += n as u64;
+        Ok(n)
+    }
+
+    fn accept(&mut self) -> Result<(), TcpError> {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    let ok = stream
+                        .set_nonblocking(true)
+                        .and_then(|()| stream.set_nodelay(true));
+                    if ok.is_ok() {
+                        self.incoming.push(Incoming {
+                            stream,
+                            hello: [0; HELLO_LEN],
+                            got: 0,
+                            since: std::time::Instant::now(),
+                        });
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // Out of descriptors and such: peers retry nothing, so this is fatal.
+                Err(e) => return Err(internal(format!("btl tcp: accept: {e}"))),
+            }
+        }
+    }
+
+    /// Read the hellos of accepted connections and keep or close each (tie-break above).
+    fn handshakes(&mut self) -> Result<(), TcpError> {
+        use std::io::Read;
+        let mut k = 0;
+        while k < self.incoming.len() {
+            let c = &mut self.incoming[k];
+            let done = match (&c.stream).read(&mut c.hello[c.got..]) {
+                Ok(0) => true,
+                Ok(n) => {
+                    c.got += n;
+                    c.got == HELLO_LEN
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    c.since.elapsed() > HELLO_TIMEOUT
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => false,
+                Err(_) => true,
+            };
+            if !done {
+                k += 1;
+                continue;
+            }
+            let c = self.incoming.swap_remove(k);
+            if c.got < HELLO_LEN {
+                continue;
+            }
+            let Some(i) =
+                handshake::check(&c.hello, self.cookie).and_then(|r| self.by_rank.get(&r).copied())
+            else {
+                continue; // Not one of our peers: close it.
+            };
+            let p = &mut self.peers[i];
+            let keep = match &p.sock {
+                None => true,
+                Some(s) if s.established => false,
+                Some(_) => p.rank < self.rank,
+            };
+            if !keep {
+                continue;
+            }
+            self.epoll
+                .add(c.stream.as_raw_fd(), i as u64)
+                .map_err(|e| internal(format!("btl tcp: epoll: {e}")))?;
+            let p = &mut self.peers[i];
+            // Dropping our own pending attempt (if any) closes it; nothing of it was delivered.
+            p.recv.clear();
+            p.waiting = false;
+            p.sock = Some(Sock {
+                stream: c.stream,
+                established: true,
+                ctl: vec![handshake::ACK],
+                ctl_off: 0,
+            });
+            self.flush(i)?;
+        }
+        Ok(())
+    }
+
+    /// Read what peer `i`'s connection has and deliver its complete frames.
+    fn read(&mut self, i: usize, f: &mut dyn FnMut(usize, u8, &[u8])) -> Result<usize, TcpError> {
+        let mut n = 0;
+        // A few reads at most per poll, so that one busy peer cannot starve the others.
+        for _ in 0..4 {
+            let p = &mut self.peers[i];
+            let Some(s) = p.sock.as_mut() else {
+                return Ok(n);
+            };
+            let more = match p.recv.fill(&s.stream) {
+                Ok(Fill::Got(more)) => more,
+                Ok(Fill::WouldBlock) => return Ok(n),
+                Ok(Fill::Eof) if s.established => {
+                    return Err(lost(format!(
+                        "btl tcp: rank {} closed its connection (the process ended)",
+                        p.rank
+                    )))
+                }
+                Ok(Fill::Eof) => {
+                    self.attempt_failed(i, "closed".into(), true)?;
+                    return Ok(n);
+                }
+                Err(e) if s.established => return Err(self.broken(i, e)),
+                Err(e) => {
+                    self.attempt_failed(i, e.to_string(), false)?;
+                    return Ok(n);
+                }
+            };
+            if !s.established {
+                match p.recv.take_byte() {
+                    Some(handshake::ACK) => s.established = true,
+                    _ => {
+                        return Err(internal(format!(
+                            "btl tcp: rank {} sent a bad handshake",
+                            p.rank
+                        )))
+                    }
+                }
+                self.flush(i)?;
+            }
+            let p = &mut self.peers[i];
+            let max = self.params.max_frag;
+            n += p
+                .recv
+                .frames(max, &mut |tag, b| f(i, tag, b))
+                .map_err(|len| {
+                    internal(format!(
+                        "btl tcp: rank {} sent a {len}-byte frame (corrupt stream)",
+                        p.rank
+                    ))
+                })?;
+            if !more {
+                break;
+            }
+        }
+        Ok(n)
+    }
+}

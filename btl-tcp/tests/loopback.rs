@@ -1,0 +1,230 @@
+//! Two or three transports in one process over loopback.
+
+use btl_tcp::{Params, TcpFail, TcpTransport};
+
+fn params(extra: &[(&str, &str)]) -> Params {
+    let mut v = vec![("btl_tcp_if_include", "lo")];
+    v.extend_from_slice(extra);
+    Params::resolve(&|n| v.iter().find(|p| p.0 == n).map(|p| p.1.to_string())).unwrap()
+}
+
+/// Ranks 0..n, each reaching all others (peer index = rank with self skipped).
+fn job(n: u32, extra: &[(&str, &str)]) -> Vec<TcpTransport> {
+    let mut ts: Vec<TcpTransport> = (0..n)
+        .map(|r| {
+            let peers: Vec<u32> = (0..n).filter(|&p| p != r).collect();
+            TcpTransport::open(params(extra), r, &peers).unwrap()
+        })
+        .collect();
+    let addrs: Vec<String> = ts.iter().map(|t| t.address()).collect();
+    for (r, t) in ts.iter_mut().enumerate() {
+        let peers: Vec<usize> = (0..n as usize).filter(|&p| p != r).collect();
+        for (i, &p) in peers.iter().enumerate() {
+            t.set_peer_address(i, &addrs[p]).unwrap();
+        }
+    }
+    ts
+}
+
+fn pattern(seed: usize, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|k| (k.wrapping_mul(31) ^ seed) as u8)
+        .collect()
+}
+
+type Got = Vec<(usize, u8, Vec<u8>)>;
+
+fn poll_all(ts: &mut [TcpTransport], got: &mut [Got]) {
+    for (t, g) in ts.iter_mut().zip(got.iter_mut()) {
+        t.poll(&mut |p, tag, b| g.push((p, tag, b.to_vec())))
+            .unwrap();
+    }
+}
+
+#[test]
+fn ordered_large_and_small_fragments() {
+    let mut ts = job(2, &[("btl_tcp_send_queue", "300000")]);
+    let max = ts[0].max_frag();
+    let sizes: Vec<usize> = (0..200).map(|k| [0, 1, 7, 4096, max][k % 5]).collect();
+    let mut got = vec![Vec::new(), Vec::new()];
+    let mut next = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while got[1].len() < sizes.len() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "stalled at {}",
+            got[1].len()
+        );
+        while next < sizes.len() {
+            let d = pattern(next, sizes[next]);
+            let hdr = (next as u32).to_le_bytes();
+            let (h, b) = if d.len() >= 4 {
+                (&hdr[..], &d[4..])
+            } else {
+                (&[][..], &d[..])
+            };
+            if !ts[0].try_send(0, (next % 7) as u8, h, b).unwrap() {
+                break; // full: progress first
+            }
+            next += 1;
+        }
+        poll_all(&mut ts, &mut got);
+    }
+    for (k, (peer, tag, b)) in got[1].iter().enumerate() {
+        assert_eq!((*peer, *tag as usize), (0, k % 7));
+        assert_eq!(b.len(), sizes[k]);
+        if sizes[k] >= 4 {
+            assert_eq!(&b[..4], &(k as u32).to_le_bytes());
+            assert_eq!(&b[4..], &pattern(k, sizes[k])[4..], "fragment {k}");
+        }
+    }
+    assert!(ts[0].flushed());
+}
+
+#[test]
+fn a_full_queue_refuses_then_drains() {
+    // Small buffers so that the kernel fills up too: partial writes resume in the queue.
+    let mut ts = job(
+        2,
+        &[
+            ("btl_tcp_send_queue", "200000"),
+            ("btl_tcp_sndbuf", "8192"),
+            ("btl_tcp_rcvbuf", "8192"),
+        ],
+    );
+    let d = pattern(1, 100_000);
+    let mut sent = 0;
+    let mut got = vec![Vec::new(), Vec::new()];
+    // Establish first (the receiver must answer the handshake).
+    assert!(ts[0].try_send(0, 1, &[], &d).unwrap());
+    sent += 1;
+    while got[1].is_empty() {
+        poll_all(&mut ts, &mut got);
+    }
+    let mut refused = false;
+    for _ in 0..100 {
+        if ts[0].try_send(0, 1, &[], &d).unwrap() {
+            sent += 1;
+        } else {
+            refused = true;
+            break;
+        }
+    }
+    assert!(refused, "the queue never filled");
+    assert!(!ts[0].flushed());
+    while got[1].len() < sent {
+        poll_all(&mut ts, &mut got);
+    }
+    assert!(got[1].iter().all(|g| g.2 == d));
+    assert!(ts[0].flushed());
+}
+
+#[test]
+fn simultaneous_connects_leave_one_connection() {
+    for _ in 0..20 {
+        let mut ts = job(3, &[]);
+        // Everyone sends to everyone before anyone polls: every pair connects both ways.
+        for (r, t) in ts.iter_mut().enumerate() {
+            for i in 0..2 {
+                assert!(t.try_send(i, 9, &[r as u8], &[i as u8; 3]).unwrap());
+                assert!(t.try_send(i, 10, &[r as u8], &[]).unwrap());
+            }
+        }
+        let mut got = vec![Vec::new(), Vec::new(), Vec::new()];
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while got.iter().any(|g| g.len() < 4) {
+            assert!(std::time::Instant::now() < deadline, "{got:?}");
+            poll_all(&mut ts, &mut got);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        poll_all(&mut ts, &mut got);
+        for (r, g) in got.iter().enumerate() {
+            assert_eq!(g.len(), 4, "exactly once");
+            for i in 0..2 {
+                let from: Vec<_> = g.iter().filter(|x| x.0 == i).collect();
+                let sender = if i < r { i } else { i + 1 };
+                let me = if r < sender { r } else { r - 1 };
+                assert_eq!(from[0].1, 9);
+                assert_eq!(from[0].2, [&[sender as u8][..], &[me as u8; 3]].concat());
+                assert_eq!(from[1].1, 10, "in order");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_closed_peer_is_reported_lost() {
+    let mut ts = job(2, &[]);
+    let mut got = vec![Vec::new(), Vec::new()];
+    assert!(ts[1].try_send(0, 1, &[], b"hi").unwrap());
+    while got[0].is_empty() {
+        poll_all(&mut ts, &mut got);
+    }
+    let dead = ts.remove(0);
+    drop(dead);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        assert!(std::time::Instant::now() < deadline, "no error");
+        let r = ts[0]
+            .poll(&mut |_, _, _| {})
+            .and_then(|_| ts[0].try_send(0, 1, &[], b"x").map(drop));
+        if let Err(e) = r {
+            assert_eq!(e.class, TcpFail::PeerLost, "{}", e.message);
+            assert!(e.message.contains("rank 0"), "{}", e.message);
+            break;
+        }
+    }
+}
+
+#[test]
+fn a_dead_listener_is_reported_lost() {
+    let mut ts = job(2, &[]);
+    let dead = ts.remove(1);
+    drop(dead);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        assert!(std::time::Instant::now() < deadline, "no error");
+        let r = ts[0]
+            .try_send(0, 1, &[], b"x")
+            .and_then(|_| ts[0].poll(&mut |_, _, _| {}));
+        if let Err(e) = r {
+            assert_eq!(e.class, TcpFail::PeerLost, "{}", e.message);
+            break;
+        }
+    }
+}
+
+#[test]
+fn a_stray_connection_is_closed_and_changes_nothing() {
+    use std::io::{Read, Write};
+    let mut ts = job(2, &[]);
+    let a = ts[1].address();
+    let addr = a.split_once(';').unwrap().1.split(',').next().unwrap();
+    let mut stray = std::net::TcpStream::connect(addr).unwrap();
+    // A hello with the wrong cookie, posing as rank 0.
+    stray.write_all(&btl_tcp::handshake::hello(0, 1)).unwrap();
+    let mut got = vec![Vec::new(), Vec::new()];
+    assert!(ts[0].try_send(0, 3, b"h", b"data").unwrap());
+    while got[1].is_empty() {
+        poll_all(&mut ts, &mut got);
+    }
+    assert_eq!(got[1], [(0, 3, b"hdata".to_vec())]);
+    // The acceptor closes it (EOF) without a byte of answer, while it keeps polling.
+    stray.set_nonblocking(true).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut b = [0u8; 1];
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stray connection stayed open"
+        );
+        match stray.read(&mut b) {
+            Ok(0) => break,
+            Ok(_) => panic!("the stray connection was answered"),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => break,
+        }
+        poll_all(&mut ts, &mut got);
+    }
+    assert_eq!(got[1].len(), 1);
+}

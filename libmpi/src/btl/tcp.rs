@@ -1,0 +1,94 @@
+//! The `tcp` transport: btl-tcp's framed connections. It has no single copy (`get` is
+//! unsupported and nothing is exposed), so rendezvous data is streamed by the pml (RTS/CTS/
+//! DATA). A broken connection ends the job with the class it maps to, as ib does: the pair's
+//! stream has lost bytes and cannot be resumed.
+
+use btl_tcp::{TcpError, TcpFail, TcpTransport};
+
+use super::{Btl, GetError};
+use crate::error::ErrorClass;
+
+pub struct TcpBtl {
+    transport: TcpTransport,
+    rank: i32,
+}
+
+/// The MPI error class a transport failure maps to.
+pub fn class_of(c: TcpFail) -> ErrorClass {
+    match c {
+        TcpFail::PeerLost => ErrorClass::ProcAborted,
+        TcpFail::Internal => ErrorClass::Intern,
+    }
+}
+
+impl TcpBtl {
+    pub fn new(transport: TcpTransport, rank: i32) -> TcpBtl {
+        TcpBtl { transport, rank }
+    }
+
+    #[cold]
+    fn fatal(&self, e: TcpError) -> ! {
+        let class = class_of(e.class);
+        if e.class == TcpFail::PeerLost {
+            // Usually the consequence of the peer's own failure: give it (and the launcher) a
+            // moment to report the cause before reporting the effect, as ib does.
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+        let msg = format!("rank {}: {}: {}", self.rank, class.name(), e.message);
+        crate::runtime::abort_from_progress(class as i32, &msg)
+    }
+}
+
+impl Btl for TcpBtl {
+    fn name(&self) -> &'static str {
+        "tcp"
+    }
+
+    fn max_frag(&self) -> usize {
+        self.transport.max_frag()
+    }
+
+    fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        match self.transport.try_send(peer, tag, hdr, data) {
+            Ok(sent) => sent,
+            Err(e) => self.fatal(e),
+        }
+    }
+
+    fn progress(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize {
+        match self.transport.poll(f) {
+            Ok(n) => n,
+            Err(e) => self.fatal(e),
+        }
+    }
+
+    fn get(
+        &mut self,
+        _peer: usize,
+        _remote: usize,
+        _key: u64,
+        _local: &mut [u8],
+    ) -> Result<(), GetError> {
+        Err(GetError::Unsupported("tcp has no single copy".into()))
+    }
+
+    /// Nothing is readable from afar: the receiver has the data streamed.
+    fn expose(&mut self, _peer: usize, _addr: usize, _len: usize) -> Option<u64> {
+        None
+    }
+
+    fn flushed(&self) -> bool {
+        self.transport.flushed()
+    }
+}
+
+impl Drop for TcpBtl {
+    fn drop(&mut self) {
+        if self.transport.verbose() {
+            eprintln!(
+                "rmpi: rank {}: btl tcp: {} fragments sent, {} received",
+                self.rank, self.transport.sends, self.transport.recvs
+            );
+        }
+    }
+}
