@@ -189,6 +189,26 @@ impl Heap {
         self.local.get()
     }
 
+    /// malloc's fast path: an object of class `c` from the current block, or null when that
+    /// needs more (no current block, a full one, or remote frees waiting: the caller's slow path
+    /// calls [`Heap::alloc`]). No atomic read-modify-write, no lock, no call.
+    ///
+    /// # Safety
+    /// Called by the heap's own thread.
+    #[inline(always)]
+    pub unsafe fn alloc_fast(&self, c: usize) -> *mut u8 {
+        if self.has_remote() {
+            return null_mut();
+        }
+        // SAFETY: the owner's state, on the owner's thread.
+        let b = unsafe { (*self.l()).current[c] };
+        if b.is_null() {
+            return null_mut();
+        }
+        // SAFETY: current blocks are this heap's, used by this thread only.
+        unsafe { (*b).take() }.unwrap_or(null_mut())
+    }
+
     /// An object of class `c`.
     ///
     /// # Safety
@@ -255,11 +275,25 @@ impl Heap {
         // SAFETY: the caller's contract.
         unsafe {
             let bb = &mut *b;
-            bb.give(bb.obj_start(p));
-            let c = bb.class;
-            if (*self.l()).current[c] == b {
+            bb.give(bb.obj_of(p));
+            if (*self.l()).current[bb.class] == b || (bb.listed && bb.used != 0) {
                 return;
             }
+            self.block_changed(b);
+        }
+    }
+
+    /// A block not current for its class became empty (back to the source) or stopped being
+    /// full (listed as partial). Rare: out of free's inlined path.
+    ///
+    /// # Safety
+    /// As free_local.
+    #[cold]
+    #[inline(never)]
+    unsafe fn block_changed(&self, b: *mut Block) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let bb = &*b;
             if bb.used == 0 {
                 if bb.listed {
                     self.unlist(b);
@@ -319,6 +353,7 @@ impl Heap {
     ///
     /// # Safety
     /// As free_local.
+    #[cold]
     pub unsafe fn drain_remote(&self) {
         let mut o = self.rfq.swap(null_mut(), Ordering::Acquire);
         while !o.is_null() {
