@@ -90,36 +90,42 @@ pub struct FreeObj {
     pub next: *mut FreeObj,
 }
 
-/// Everything malloc's and free's fast paths read is in the first 64 bytes (one cache line).
+/// Two cache lines (headers are 64-byte aligned): the first is written once, when the block is
+/// set up, and read by every free, remote ones included; the second is the owner thread's.
+/// Remote freers reading a line the owner keeps writing would bounce it between cores on every
+/// free (xmalloc-testN).
 #[repr(C)]
 pub struct Block {
+    // Read-mostly.
     pub magic: usize,
     pub class: usize,
     pub obj_size: usize,
     /// The heap whose thread allocates from this block; read by freeing threads.
     pub owner: AtomicPtr<Heap>,
+    /// ceil(2^RECIP_SHIFT / obj_size): offset / obj_size as a multiply and shift (obj_start).
+    pub recip: usize,
+    pub capacity: u32,
+    /// The NUMA node whose source the block came from and goes back to (numa.rs).
+    pub node: u32,
+    /// memalign handed out a pointer inside an object of this block: free must find the
+    /// object's start. Without it (the common case) a freed pointer is its object's start.
+    /// Set by the owner thread only, before that object can be freed.
+    pub interior: bool,
+    // Huge blocks: the whole mapping.
+    pub map_base: usize,
     // Owner-thread state.
     pub free: *mut FreeObj,
     pub used: usize,
     pub bump: u32,
-    pub capacity: u32,
-    /// memalign handed out a pointer inside an object of this block: free must find the
-    /// object's start. Without it (the common case) a freed pointer is its object's start.
-    pub interior: bool,
     pub listed: bool,
-    /// The NUMA node whose source the block came from and goes back to (numa.rs).
-    pub node: u32,
-    /// ceil(2^RECIP_SHIFT / obj_size): offset / obj_size as a multiply and shift (obj_start).
-    pub recip: usize,
     pub next: *mut Block,
     pub prev: *mut Block,
-    // Huge blocks: the whole mapping.
-    pub map_base: usize,
     pub map_len: usize,
 }
 
 const _: () = assert!(std::mem::size_of::<Block>() <= HEADER);
-const _: () = assert!(std::mem::offset_of!(Block, node) + 4 <= 64);
+const _: () = assert!(std::mem::offset_of!(Block, map_base) + 8 <= 64);
+const _: () = assert!(std::mem::offset_of!(Block, free) == 64);
 
 impl Block {
     /// The header of the block holding `p`, a pointer this allocator handed out.

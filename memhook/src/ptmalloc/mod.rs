@@ -13,6 +13,7 @@ mod block;
 mod fork;
 mod heap;
 mod numa;
+mod outbox;
 mod pressure;
 mod shared;
 mod source;
@@ -189,8 +190,16 @@ unsafe fn free_other(b: *mut Block, magic: usize, p: *mut u8) {
         magic, MAGIC_SMALL,
         "free() of a pointer this allocator did not give"
     );
-    // SAFETY: heaps are never freed (orphans are adopted), so the owner is valid.
-    unsafe { (*(*b).owner()).free_remote(p as usize) };
+    // SAFETY: a live small block's header; heaps are never freed (orphans are adopted), so
+    // the owner is valid, and `p` is one of its objects, not ours.
+    // A thread that only frees (xmalloc-testN's releasers) gets a heap too, for its outbox.
+    unsafe {
+        let owner = (*b).owner();
+        match heap::mine() {
+            Some(me) => (*me).send_remote(owner, p as usize, (*b).obj_size),
+            None => (*owner).free_remote(p as usize),
+        }
+    }
 }
 
 /// The NUMA node whose memory source the small object `p` came from (the node written in its
