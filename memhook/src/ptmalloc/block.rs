@@ -14,6 +14,9 @@ pub const HEADER: usize = 128;
 pub const HUGE_HEADER: usize = 64 * 64 + HEADER;
 pub const MAGIC_SMALL: usize = 0x6d68_736d_616c_6c31; // "mhsmall1"
 pub const MAGIC_HUGE: usize = 0x6d68_6875_6765_3131; // "mhhuge11"
+/// A huge block's `owner`: no heap's address and not null, so free's fast-path test
+/// (owner == this thread's heap) sends huge blocks to the slow path without reading `magic`.
+pub const HUGE_OWNER: *mut Heap = std::ptr::dangling_mut::<Heap>();
 
 /// Size classes: 16-byte steps to 128, then four per doubling up to MAX_SMALL.
 pub const MAX_SMALL: usize = 256 << 10;

@@ -205,8 +205,10 @@ impl Heap {
         if self.has_remote() {
             return null_mut();
         }
-        // SAFETY: the owner's state, on the owner's thread.
-        let b = unsafe { (*self.l()).current[c] };
+        debug_assert!(c < NCLASSES);
+        // SAFETY: the owner's state, on the owner's thread; `c` is a class (class_of's result),
+        // so in bounds (no check on the fast path).
+        let b = unsafe { *(*self.l()).current.get_unchecked(c) };
         if b.is_null() {
             return null_mut();
         }
@@ -282,7 +284,8 @@ impl Heap {
         unsafe {
             let bb = &mut *b;
             bb.give(bb.obj_of(p));
-            if (*self.l()).current[bb.class] == b || (bb.listed && bb.used != 0) {
+            // A block's class is below NCLASSES (init_small): no bounds check on the fast path.
+            if *(*self.l()).current.get_unchecked(bb.class) == b || (bb.listed && bb.used != 0) {
                 return;
             }
             self.block_changed(b);

@@ -154,34 +154,33 @@ pub unsafe fn free(p: *mut u8) {
         trace_free(p);
     }
     let b = Block::of(p as usize);
-    // SAFETY: every pointer we hand out has its block header there (block.rs).
-    let magic = unsafe { (*b).magic };
-    if magic == MAGIC_SMALL {
-        let me = heap::mine_if_any();
-        // SAFETY: a live small block's header.
-        if unsafe { (*b).owner() } == me {
-            // SAFETY: our own heap, on its own thread; `p` is a live object of its block `b`.
-            unsafe {
-                let h = &*me;
-                h.free_local(b, p as usize);
-                if h.has_remote() {
-                    h.drain_remote();
-                }
+    let me = heap::mine_if_any();
+    // SAFETY: every pointer we hand out has its block header there (block.rs). A small block's
+    // owner is a heap, a huge one's HUGE_OWNER: equal to ours only for our own small objects.
+    if unsafe { (*b).owner() } == me {
+        // SAFETY: our own heap, on its own thread; `p` is a live object of its block `b`.
+        unsafe {
+            let h = &*me;
+            h.free_local(b, p as usize);
+            if h.has_remote() {
+                h.drain_remote();
             }
-            return;
         }
+        return;
     }
     // SAFETY: forwarded.
-    unsafe { free_other(b, magic, p) }
+    unsafe { free_other(b, p) }
 }
 
 /// free of a large allocation, or of another thread's object: out of free's inlined path.
 ///
 /// # Safety
-/// As free; `b` is `p`'s header and `magic` its magic.
+/// As free; `b` is `p`'s header.
 #[cold]
 #[inline(never)]
-unsafe fn free_other(b: *mut Block, magic: usize, p: *mut u8) {
+unsafe fn free_other(b: *mut Block, p: *mut u8) {
+    // SAFETY: every pointer we hand out has its block header there.
+    let magic = unsafe { (*b).magic };
     if magic == MAGIC_HUGE {
         source::huge_free(b);
         return;

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use super::block::{Block, BLOCK, HUGE_HEADER, MAGIC_HUGE};
+use super::block::{Block, BLOCK, HUGE_HEADER, HUGE_OWNER, MAGIC_HUGE};
 use super::numa::{self, MAX_NODES};
 use super::pressure;
 use super::shared;
@@ -406,6 +406,7 @@ fn huge_init(hdr: usize, map_base: usize, map_len: usize, user: usize) -> *mut u
     // allocation; the header is ours.
     unsafe {
         (*b).magic = MAGIC_HUGE;
+        (*b).owner = std::sync::atomic::AtomicPtr::new(HUGE_OWNER);
         (*b).map_base = map_base;
         (*b).map_len = map_len;
         (*b).next = std::ptr::null_mut();
