@@ -155,42 +155,33 @@ mod suite {
     }
 
     /// Another thread's frees reach their live owner: batched in the freeing thread's outbox,
-    /// a partial last batch handed over at the latest when that thread exits. The owner,
-    /// draining, has its blocks back: allocating as much again takes no block it did not have.
+    /// a partial last batch handed over at the latest when that thread exits. The owner's next
+    /// allocation drains its queue, and the blocks those frees emptied go back to the source.
     fn remote_frees_go_home() {
         use std::sync::mpsc;
         const SIZE: usize = 4000; // the 4 KiB class: ~511 a block
-        const N: usize = 2043; // 4 blocks nearly full; not a whole number of batches
-        fn blocks(v: &[usize]) -> Vec<usize> {
-            let mut b: Vec<usize> = v.iter().map(|p| p & !((2 << 20) - 1)).collect();
-            b.sort();
-            b.dedup();
-            b
-        }
-        fn alloc_n() -> Vec<usize> {
-            (0..N)
+        const N: usize = 4087; // 8 blocks nearly full; not a whole number of batches
+        let (cmd_tx, cmd_rx) = mpsc::channel::<()>();
+        let (ptr_tx, ptr_rx) = mpsc::channel::<Vec<usize>>();
+        let owner = std::thread::spawn(move || {
+            let v: Vec<usize> = (0..N)
                 .map(|i| {
                     let p = c_malloc(SIZE);
                     fill(p, SIZE, (i % 250) as u8 + 1);
                     p as usize
                 })
-                .collect()
-        }
-        let (cmd_tx, cmd_rx) = mpsc::channel::<()>();
-        let (ptr_tx, ptr_rx) = mpsc::channel::<Vec<usize>>();
-        let owner = std::thread::spawn(move || {
-            ptr_tx.send(alloc_n()).unwrap();
-            cmd_rx.recv().unwrap(); // the frees are done
-            let again = alloc_n(); // drains the queue first (the allocation slow path)
-            let b = blocks(&again);
-            for p in again {
-                // SAFETY: our own live blocks.
-                unsafe { libc::free(p as *mut libc::c_void) };
-            }
-            b
+                .collect();
+            ptr_tx.send(v).unwrap();
+            cmd_rx.recv().unwrap(); // the frees are done; nothing else runs now
+            let before = memhook::ptmalloc::node_stats(0).returned;
+            // SAFETY: malloc then free of our own block: the malloc drains the queue.
+            unsafe { libc::free(libc::malloc(SIZE)) };
+            memhook::ptmalloc::node_stats(0).returned - before
         });
         let v = ptr_rx.recv().unwrap();
-        let first = blocks(&v);
+        let mut blocks: Vec<usize> = v.iter().map(|p| p & !((2 << 20) - 1)).collect();
+        blocks.sort();
+        blocks.dedup();
         std::thread::spawn(move || {
             for (i, p) in v.into_iter().enumerate() {
                 check(p as *const u8, SIZE, (i % 250) as u8 + 1, "remote free");
@@ -201,17 +192,17 @@ mod suite {
         .join()
         .unwrap();
         cmd_tx.send(()).unwrap();
-        let second = owner.join().unwrap();
-        let new: Vec<_> = second.iter().filter(|b| !first.contains(b)).collect();
+        let back = owner.join().unwrap() as usize;
         println!(
-            "    {} blocks freed by another thread; allocating again took {} other blocks",
-            first.len(),
-            new.len()
+            "    {} blocks freed by another thread; the owner's drain gave {back} back",
+            blocks.len()
         );
+        // Its current block stays with it, and an adopted heap's block of the class may hold
+        // objects of earlier tests.
         assert!(
-            new.is_empty(),
-            "remote frees did not reach their owner: it needed {} more blocks",
-            new.len()
+            back + 2 >= blocks.len(),
+            "remote frees did not reach their owner: {back} of {} blocks back",
+            blocks.len()
         );
     }
 
