@@ -154,6 +154,105 @@ mod suite {
         peak_after_first
     }
 
+    /// Another thread's frees reach their live owner: batched in the freeing thread's outbox,
+    /// a partial last batch handed over at the latest when that thread exits. The owner's next
+    /// allocation drains its queue, and the blocks those frees emptied go back to the source.
+    fn remote_frees_go_home() {
+        use std::sync::mpsc;
+        const SIZE: usize = 4000; // the 4 KiB class: ~511 a block
+        const N: usize = 4087; // 8 blocks nearly full; not a whole number of batches
+        let (cmd_tx, cmd_rx) = mpsc::channel::<()>();
+        let (ptr_tx, ptr_rx) = mpsc::channel::<Vec<usize>>();
+        let owner = std::thread::spawn(move || {
+            let v: Vec<usize> = (0..N)
+                .map(|i| {
+                    let p = c_malloc(SIZE);
+                    fill(p, SIZE, (i % 250) as u8 + 1);
+                    p as usize
+                })
+                .collect();
+            ptr_tx.send(v).unwrap();
+            cmd_rx.recv().unwrap(); // the frees are done; nothing else runs now
+            let before = memhook::ptmalloc::node_stats(0).returned;
+            // SAFETY: malloc then free of our own block: the malloc drains the queue.
+            unsafe { libc::free(libc::malloc(SIZE)) };
+            memhook::ptmalloc::node_stats(0).returned - before
+        });
+        let v = ptr_rx.recv().unwrap();
+        let mut blocks: Vec<usize> = v.iter().map(|p| p & !((2 << 20) - 1)).collect();
+        blocks.sort();
+        blocks.dedup();
+        std::thread::spawn(move || {
+            for (i, p) in v.into_iter().enumerate() {
+                check(p as *const u8, SIZE, (i % 250) as u8 + 1, "remote free");
+                // SAFETY: live blocks handed over.
+                unsafe { libc::free(p as *mut libc::c_void) };
+            }
+        })
+        .join()
+        .unwrap();
+        cmd_tx.send(()).unwrap();
+        let back = owner.join().unwrap() as usize;
+        println!(
+            "    {} blocks freed by another thread; the owner's drain gave {back} back",
+            blocks.len()
+        );
+        // Its current block stays with it, and an adopted heap's block of the class may hold
+        // objects of earlier tests.
+        assert!(
+            back + 2 >= blocks.len(),
+            "remote frees did not reach their owner: {back} of {} blocks back",
+            blocks.len()
+        );
+    }
+
+    /// memalign's pointers inside objects share blocks with plain mallocs of the same class:
+    /// both kinds free and are reused correctly (free finds an object's start only in blocks
+    /// marked as holding interior pointers).
+    fn interior_pointers_beside_plain_objects() {
+        for round in 0..4 {
+            let mut v: Vec<(usize, usize, u8)> = Vec::new();
+            for i in 0..3000usize {
+                let tag = (i % 200) as u8 + 1;
+                let n = 40 + i % 50;
+                let p = if i % 3 == 0 {
+                    let a = 32 << (i % 3 + round % 2);
+                    let p = memhook::ptmalloc::memalign(a, n);
+                    assert_eq!(p as usize % a, 0, "memalign({a}, {n})");
+                    p
+                } else {
+                    c_malloc(n)
+                };
+                // SAFETY: a live allocation of at least n bytes.
+                assert!(unsafe { memhook::ptmalloc::usable_size(p) } >= n);
+                fill(p, n, tag);
+                v.push((p as usize, n, tag));
+            }
+            // Free every other one, reallocate, then free all, checking contents throughout.
+            let mut keep = Vec::new();
+            for (k, (p, n, tag)) in v.into_iter().enumerate() {
+                check(p as *const u8, n, tag, "interior/plain");
+                if k % 2 == 0 {
+                    // SAFETY: a live allocation.
+                    unsafe { libc::free(p as *mut libc::c_void) };
+                } else {
+                    keep.push((p, n, tag));
+                }
+            }
+            for i in 0..1500usize {
+                let n = 40 + i % 50;
+                let p = c_malloc(n);
+                fill(p, n, 0xee);
+                keep.push((p as usize, n, 0xee));
+            }
+            for (p, n, tag) in keep {
+                check(p as *const u8, n, tag, "after reuse");
+                // SAFETY: a live allocation.
+                unsafe { libc::free(p as *mut libc::c_void) };
+            }
+        }
+    }
+
     fn alignments() {
         for shift in 4..=23 {
             let align = 1usize << shift;
@@ -487,8 +586,12 @@ mod suite {
             last <= first + (16 << 20),
             "remote frees leak: {first} -> {last} bytes mapped"
         );
+        println!("  remote frees reach their owner (outbox)");
+        remote_frees_go_home();
         println!("  alignment requests");
         alignments();
+        println!("  memalign's interior pointers beside plain objects");
+        interior_pointers_beside_plain_objects();
         println!("  thread churn (orphaned heaps adopted)");
         thread_churn(64);
         println!("  calloc");

@@ -14,6 +14,9 @@ pub const HEADER: usize = 128;
 pub const HUGE_HEADER: usize = 64 * 64 + HEADER;
 pub const MAGIC_SMALL: usize = 0x6d68_736d_616c_6c31; // "mhsmall1"
 pub const MAGIC_HUGE: usize = 0x6d68_6875_6765_3131; // "mhhuge11"
+/// A huge block's `owner`: no heap's address and not null, so free's fast-path test
+/// (owner == this thread's heap) sends huge blocks to the slow path without reading `magic`.
+pub const HUGE_OWNER: *mut Heap = std::ptr::dangling_mut::<Heap>();
 
 /// Size classes: 16-byte steps to 128, then four per doubling up to MAX_SMALL.
 pub const MAX_SMALL: usize = 256 << 10;
@@ -41,9 +44,32 @@ const fn class_sizes() -> [usize; NCLASSES] {
     t
 }
 
+/// Sizes up to this are classed by one table lookup (malloc's common case: no bit scan).
+const TABLE_MAX: usize = 1024;
+static CLASS_TABLE: [u8; TABLE_MAX / 16 + 1] = class_table();
+
+const fn class_table() -> [u8; TABLE_MAX / 16 + 1] {
+    let mut t = [0u8; TABLE_MAX / 16 + 1];
+    let mut i = 0;
+    while i < t.len() {
+        t[i] = class_by_log(i * 16) as u8;
+        i += 1;
+    }
+    t
+}
+
 /// The smallest class holding `size` bytes (size <= MAX_SMALL).
-#[inline]
+#[inline(always)]
 pub fn class_of(size: usize) -> usize {
+    if size <= TABLE_MAX {
+        // Every size in ((i-1)*16, i*16] has i*16's class: classes up to 1 KiB are 16-multiples.
+        return CLASS_TABLE[size.div_ceil(16)] as usize;
+    }
+    class_by_log(size)
+}
+
+/// `class_of` by arithmetic, for sizes above the table (and to build it).
+const fn class_by_log(size: usize) -> usize {
     if size <= 128 {
         return size.saturating_sub(1) / 16;
     }
@@ -53,33 +79,56 @@ pub fn class_of(size: usize) -> usize {
     8 + (e - 7) * 4 + ((s - (1 << e)) >> (e - 2))
 }
 
+/// Offsets in a block are below 2^21 and classes at most 2^18 bytes: with m = ceil(2^39 / d),
+/// floor(x * m / 2^39) = floor(x / d) exactly (the error x * (m - 2^39/d) / 2^39 < 2^-18 <= 1/d),
+/// and x * m < 2^21 * 2^35 fits in 64 bits.
+const RECIP_SHIFT: u32 = 39;
+
+#[inline(always)]
+fn div_by_recip(x: usize, recip: usize) -> usize {
+    (x * recip) >> RECIP_SHIFT
+}
+
 pub struct FreeObj {
     pub next: *mut FreeObj,
 }
 
+/// Two cache lines (headers are 64-byte aligned): the first is written once, when the block is
+/// set up, and read by every free, remote ones included; the second is the owner thread's.
+/// Remote freers reading a line the owner keeps writing would bounce it between cores on every
+/// free (xmalloc-testN).
 #[repr(C)]
 pub struct Block {
+    // Read-mostly.
     pub magic: usize,
     pub class: usize,
     pub obj_size: usize,
-    pub capacity: usize,
     /// The heap whose thread allocates from this block; read by freeing threads.
     pub owner: AtomicPtr<Heap>,
-    // Owner-thread state.
-    pub free: *mut FreeObj,
-    pub bump: usize,
-    pub used: usize,
-    pub next: *mut Block,
-    pub prev: *mut Block,
-    pub listed: bool,
+    /// ceil(2^RECIP_SHIFT / obj_size): offset / obj_size as a multiply and shift (obj_start).
+    pub recip: usize,
+    pub capacity: u32,
     /// The NUMA node whose source the block came from and goes back to (numa.rs).
     pub node: u32,
+    /// memalign handed out a pointer inside an object of this block: free must find the
+    /// object's start. Without it (the common case) a freed pointer is its object's start.
+    /// Set by the owner thread only, before that object can be freed.
+    pub interior: bool,
     // Huge blocks: the whole mapping.
     pub map_base: usize,
+    // Owner-thread state.
+    pub free: *mut FreeObj,
+    pub used: usize,
+    pub bump: u32,
+    pub listed: bool,
+    pub next: *mut Block,
+    pub prev: *mut Block,
     pub map_len: usize,
 }
 
 const _: () = assert!(std::mem::size_of::<Block>() <= HEADER);
+const _: () = assert!(std::mem::offset_of!(Block, map_base) + 8 <= 64);
+const _: () = assert!(std::mem::offset_of!(Block, free) == 64);
 
 impl Block {
     /// The header of the block holding `p`, a pointer this allocator handed out.
@@ -113,7 +162,8 @@ impl Block {
                 magic: MAGIC_SMALL,
                 class,
                 obj_size,
-                capacity: (Block::base(b) + BLOCK - (b as usize + HEADER)) / obj_size,
+                capacity: ((Block::base(b) + BLOCK - (b as usize + HEADER)) / obj_size) as u32,
+                recip: (1usize << RECIP_SHIFT).div_ceil(obj_size),
                 owner: AtomicPtr::new(owner),
                 free: std::ptr::null_mut(),
                 bump: 0,
@@ -121,6 +171,7 @@ impl Block {
                 next: std::ptr::null_mut(),
                 prev: std::ptr::null_mut(),
                 listed: false,
+                interior: false,
                 node: node as u32,
                 map_base: 0,
                 map_len: 0,
@@ -134,10 +185,22 @@ impl Block {
     }
 
     /// The start of the object holding `p` (an aligned allocation may point inside it).
+    /// A multiply, not a division (a `div` costs free 20-40 cycles).
     #[inline]
     pub fn obj_start(&self, p: usize) -> usize {
         let first = self.first();
-        first + (p - first) / self.obj_size * self.obj_size
+        first + div_by_recip(p - first, self.recip) * self.obj_size
+    }
+
+    /// The object a freed pointer `p` belongs to: `p` itself unless memalign pointed inside
+    /// objects of this block.
+    #[inline(always)]
+    pub fn obj_of(&self, p: usize) -> usize {
+        if self.interior {
+            self.obj_start(p)
+        } else {
+            p
+        }
     }
 
     /// An object, if the block has one free. Owner thread only.
@@ -149,7 +212,7 @@ impl Block {
             self.free = unsafe { (*o).next };
             o.cast::<u8>()
         } else if self.bump < self.capacity {
-            let o = self.first() + self.bump * self.obj_size;
+            let o = self.first() + self.bump as usize * self.obj_size;
             self.bump += 1;
             o as *mut u8
         } else {
@@ -177,6 +240,28 @@ impl Block {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_class_table_agrees_with_the_arithmetic() {
+        for size in 0..=TABLE_MAX + 64 {
+            assert_eq!(class_of(size), class_by_log(size), "{size}");
+        }
+    }
+
+    #[test]
+    fn reciprocal_division_is_exact_for_every_class_and_offset() {
+        for &d in CLASS_SIZE.iter() {
+            let m = (1usize << RECIP_SHIFT).div_ceil(d);
+            // Every quotient's boundary (where an error would show) across a whole block.
+            let mut x = 0;
+            while x < BLOCK {
+                for y in [x, x + d - 1] {
+                    assert_eq!(div_by_recip(y, m), y / d, "{y} / {d}");
+                }
+                x += d;
+            }
+        }
+    }
 
     #[test]
     fn classes_are_increasing_and_cover_every_size() {

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use super::block::{Block, FreeObj, BLOCK, NCLASSES};
 use super::numa;
+use super::outbox::Outbox;
 use super::source;
 use super::spin::Spin;
 use super::tls;
@@ -24,6 +25,8 @@ struct Local {
     current: [*mut Block; NCLASSES],
     /// Other blocks of each class with free objects (doubly linked through the headers).
     partial: [*mut Block; NCLASSES],
+    /// This thread's frees of other heaps' objects, waiting to be handed over (outbox.rs).
+    out: Outbox,
 }
 
 pub struct Heap {
@@ -74,6 +77,7 @@ unsafe extern "C" fn thread_exit(h: *mut libc::c_void) {
     trace::rec(kind::HEAP_DEAD, 0, h as usize, 0, 0, 0);
     // SAFETY: still this thread's heap: nobody else works on it until it is marked dead.
     unsafe {
+        (*(*h).l()).out.flush();
         (*h).release_empty();
         (*h).trace.flush();
         tls::set(0);
@@ -143,6 +147,7 @@ fn new_for_thread() -> Option<*mut Heap> {
                 local: UnsafeCell::new(Local {
                     current: [null_mut(); NCLASSES],
                     partial: [null_mut(); NCLASSES],
+                    out: Outbox::new(),
                 }),
                 rfq: AtomicPtr::new(null_mut()),
                 dead: AtomicBool::new(false),
@@ -189,6 +194,28 @@ impl Heap {
         self.local.get()
     }
 
+    /// malloc's fast path: an object of class `c` from the current block, or null when that
+    /// needs more (no current block, a full one, or remote frees waiting: the caller's slow path
+    /// calls [`Heap::alloc`]). No atomic read-modify-write, no lock, no call.
+    ///
+    /// # Safety
+    /// Called by the heap's own thread.
+    #[inline(always)]
+    pub unsafe fn alloc_fast(&self, c: usize) -> *mut u8 {
+        if self.has_remote() {
+            return null_mut();
+        }
+        debug_assert!(c < NCLASSES);
+        // SAFETY: the owner's state, on the owner's thread; `c` is a class (class_of's result),
+        // so in bounds (no check on the fast path).
+        let b = unsafe { *(*self.l()).current.get_unchecked(c) };
+        if b.is_null() {
+            return null_mut();
+        }
+        // SAFETY: current blocks are this heap's, used by this thread only.
+        unsafe { (*b).take() }.unwrap_or(null_mut())
+    }
+
     /// An object of class `c`.
     ///
     /// # Safety
@@ -211,6 +238,7 @@ impl Heap {
     unsafe fn alloc_slow(&self, c: usize) -> Option<*mut u8> {
         // SAFETY: the owner's thread (this function's callers' contract) throughout.
         unsafe {
+            (*self.l()).out.flush();
             self.drain_remote();
             let l = self.l();
             loop {
@@ -255,11 +283,26 @@ impl Heap {
         // SAFETY: the caller's contract.
         unsafe {
             let bb = &mut *b;
-            bb.give(bb.obj_start(p));
-            let c = bb.class;
-            if (*self.l()).current[c] == b {
+            bb.give(bb.obj_of(p));
+            // A block's class is below NCLASSES (init_small): no bounds check on the fast path.
+            if *(*self.l()).current.get_unchecked(bb.class) == b || (bb.listed && bb.used != 0) {
                 return;
             }
+            self.block_changed(b);
+        }
+    }
+
+    /// A block not current for its class became empty (back to the source) or stopped being
+    /// full (listed as partial). Rare: out of free's inlined path.
+    ///
+    /// # Safety
+    /// As free_local.
+    #[cold]
+    #[inline(never)]
+    unsafe fn block_changed(&self, b: *mut Block) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let bb = &*b;
             if bb.used == 0 {
                 if bb.listed {
                     self.unlist(b);
@@ -271,19 +314,38 @@ impl Heap {
         }
     }
 
-    /// Another thread frees `p`, an object of one of our blocks.
+    /// The calling thread (this heap's) frees `p` (`size` bytes), an object of `owner`'s
+    /// blocks: it waits in this heap's outbox, handed over in batches.
+    ///
+    /// # Safety
+    /// Called by the heap's own thread; `p` is a live object of `owner`'s, not this heap's.
+    #[inline]
+    pub unsafe fn send_remote(&self, owner: *mut Heap, p: usize, size: usize) {
+        // SAFETY: the owner's state, on the owner's thread; `p` as the caller says.
+        unsafe { (*self.l()).out.put(owner, p, size) };
+    }
+
+    /// Another thread (one without a heap) frees `p`, an object of one of our blocks.
     pub fn free_remote(&self, p: usize) {
         let o = p as *mut FreeObj;
-        let mut head = self.rfq.load(Ordering::Relaxed);
+        // SAFETY: `p` is dead and at least 16 bytes: its first word becomes the link.
+        unsafe { (*o).next = null_mut() };
+        self.free_remote_list(o, o);
+    }
+
+    /// Another thread frees the objects `head` .. `tail` (linked through their first words,
+    /// `tail`'s link unset), objects of our blocks: one CAS puts them all on our queue.
+    pub fn free_remote_list(&self, head: *mut FreeObj, tail: *mut FreeObj) {
+        let mut top = self.rfq.load(Ordering::Relaxed);
         loop {
-            // SAFETY: `p` is dead and at least 16 bytes: its first word becomes the link.
-            unsafe { (*o).next = head };
+            // SAFETY: `tail` is dead and at least 16 bytes: its first word becomes the link.
+            unsafe { (*tail).next = top };
             match self
                 .rfq
-                .compare_exchange_weak(head, o, Ordering::Release, Ordering::Relaxed)
+                .compare_exchange_weak(top, head, Ordering::Release, Ordering::Relaxed)
             {
                 Ok(_) => break,
-                Err(h) => head = h,
+                Err(h) => top = h,
             }
         }
         if self.dead.load(Ordering::Acquire) {
@@ -319,6 +381,7 @@ impl Heap {
     ///
     /// # Safety
     /// As free_local.
+    #[cold]
     pub unsafe fn drain_remote(&self) {
         let mut o = self.rfq.swap(null_mut(), Ordering::Acquire);
         while !o.is_null() {

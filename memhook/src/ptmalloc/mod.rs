@@ -13,6 +13,7 @@ mod block;
 mod fork;
 mod heap;
 mod numa;
+mod outbox;
 mod pressure;
 mod shared;
 mod source;
@@ -44,8 +45,27 @@ fn set_errno(e: i32) {
     unsafe { *libc::__errno_location() = e };
 }
 
-/// malloc(3).
+/// malloc(3). The fast path is a table lookup and a pop from the current block of this
+/// thread's heap; everything else (a first call, remote frees to drain, a full block, large
+/// sizes, the spy) is malloc_slow's.
+#[inline(always)]
 pub fn malloc(size: usize) -> *mut u8 {
+    if size <= MAX_SMALL && !trace::on() {
+        let h = heap::mine_if_any();
+        if !h.is_null() {
+            // SAFETY: the calling thread's own heap (heaps are never freed), on its thread.
+            let p = unsafe { (*h).alloc_fast(block::class_of(size)) };
+            if !p.is_null() {
+                return p;
+            }
+        }
+    }
+    malloc_slow(size)
+}
+
+#[cold]
+#[inline(never)]
+fn malloc_slow(size: usize) -> *mut u8 {
     let p = alloc(size);
     if p.is_null() {
         set_errno(libc::ENOMEM);
@@ -103,7 +123,7 @@ fn trace_free(p: *mut u8) {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn alloc(size: usize) -> *mut u8 {
     if size <= MAX_SMALL {
         let Some(h) = heap::mine() else {
@@ -121,11 +141,11 @@ fn alloc(size: usize) -> *mut u8 {
     source::huge_alloc(size, MIN_ALIGN).map_or(null_mut(), |(p, _)| p)
 }
 
-/// free(3).
+/// free(3). The fast path (our own thread's object) is a push on its block's free list.
 ///
 /// # Safety
 /// `p` is null or a live pointer from this allocator.
-#[inline]
+#[inline(always)]
 pub unsafe fn free(p: *mut u8) {
     if p.is_null() {
         return;
@@ -134,7 +154,32 @@ pub unsafe fn free(p: *mut u8) {
         trace_free(p);
     }
     let b = Block::of(p as usize);
-    // SAFETY: every pointer we hand out has its block header there (block.rs).
+    let me = heap::mine_if_any();
+    // SAFETY: every pointer we hand out has its block header there (block.rs). A small block's
+    // owner is a heap, a huge one's HUGE_OWNER: equal to ours only for our own small objects.
+    if unsafe { (*b).owner() } == me {
+        // SAFETY: our own heap, on its own thread; `p` is a live object of its block `b`.
+        unsafe {
+            let h = &*me;
+            h.free_local(b, p as usize);
+            if h.has_remote() {
+                h.drain_remote();
+            }
+        }
+        return;
+    }
+    // SAFETY: forwarded.
+    unsafe { free_other(b, p) }
+}
+
+/// free of a large allocation, or of another thread's object: out of free's inlined path.
+///
+/// # Safety
+/// As free; `b` is `p`'s header.
+#[cold]
+#[inline(never)]
+unsafe fn free_other(b: *mut Block, p: *mut u8) {
+    // SAFETY: every pointer we hand out has its block header there.
     let magic = unsafe { (*b).magic };
     if magic == MAGIC_HUGE {
         source::huge_free(b);
@@ -144,21 +189,15 @@ pub unsafe fn free(p: *mut u8) {
         magic, MAGIC_SMALL,
         "free() of a pointer this allocator did not give"
     );
-    let me = heap::mine_if_any();
-    // SAFETY: a live small block's header.
-    let owner = unsafe { (*b).owner() };
-    if owner == me {
-        // SAFETY: our own heap, on its own thread; `p` is a live object of its block `b`.
-        unsafe {
-            let h = &*me;
-            h.free_local(b, p as usize);
-            if h.has_remote() {
-                h.drain_remote();
-            }
+    // SAFETY: a live small block's header; heaps are never freed (orphans are adopted), so
+    // the owner is valid, and `p` is one of its objects, not ours.
+    // A thread that only frees (xmalloc-testN's releasers) gets a heap too, for its outbox.
+    unsafe {
+        let owner = (*b).owner();
+        match heap::mine() {
+            Some(me) => (*me).send_remote(owner, p as usize, (*b).obj_size),
+            None => (*owner).free_remote(p as usize),
         }
-    } else {
-        // SAFETY: heaps are never freed (orphans are adopted), so the owner is valid.
-        unsafe { (*owner).free_remote(p as usize) };
     }
 }
 
@@ -287,7 +326,13 @@ pub fn memalign(align: usize, size: usize) -> *mut u8 {
             if o.is_null() {
                 o
             } else {
-                (o as usize).next_multiple_of(align) as *mut u8
+                let p = (o as usize).next_multiple_of(align);
+                if p != o as usize {
+                    // SAFETY: `o` is a live object of one of this thread's current blocks (alloc
+                    // takes only from those), whose header only this thread writes.
+                    unsafe { (*Block::of(p)).interior = true };
+                }
+                p as *mut u8
             }
         }
         Some(_) => source::huge_alloc(size, align).map_or(null_mut(), |(p, _)| p),

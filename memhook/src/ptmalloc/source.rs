@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use super::block::{Block, BLOCK, HUGE_HEADER, MAGIC_HUGE};
+use super::block::{Block, BLOCK, HUGE_HEADER, HUGE_OWNER, MAGIC_HUGE};
 use super::numa::{self, MAX_NODES};
 use super::pressure;
 use super::shared;
@@ -406,6 +406,7 @@ fn huge_init(hdr: usize, map_base: usize, map_len: usize, user: usize) -> *mut u
     // allocation; the header is ours.
     unsafe {
         (*b).magic = MAGIC_HUGE;
+        (*b).owner = std::sync::atomic::AtomicPtr::new(HUGE_OWNER);
         (*b).map_base = map_base;
         (*b).map_len = map_len;
         (*b).next = std::ptr::null_mut();
@@ -438,14 +439,15 @@ fn huge_from_cache(len: usize) -> Option<(usize, usize)> {
                 link = &mut (**link).next;
             }
             if best.is_null() {
-                return std::ptr::null_mut();
+                return (std::ptr::null_mut(), 0);
             }
             let b = *best;
             *best = (*b).next;
             c.huge_bytes -= (*b).map_len;
-            b
+            (b, c.huge_bytes)
         }
     });
+    let (found, still_kept) = found;
     if found.is_null() {
         return None;
     }
@@ -453,9 +455,11 @@ fn huge_from_cache(len: usize) -> Option<(usize, usize)> {
     let (base, ml) = unsafe { ((*found).map_base, (*found).map_len) };
     HELD.fetch_sub(ml, Ordering::Relaxed);
     if ml >= len {
-        // Slack up to the size itself stays with the allocation (its pages are likely to be
-        // wanted again by the next, bigger one); more goes back.
-        if ml > 2 * len {
+        // Slack stays with the allocation (its pages are likely to be wanted again by the
+        // next, bigger one) up to the size itself, or more while it fits in what the keep
+        // budget leaves: trimming a 25 MiB block to a 6 MiB request's 12 made malloc-large's
+        // next big buffers fault their pages in again (719 k faults against glibc's 510 k).
+        if ml > 2 * len && ml - len > huge_budget().saturating_sub(still_kept) {
             unmap(base + 2 * len, ml - 2 * len);
             return Some((base, 2 * len));
         }
