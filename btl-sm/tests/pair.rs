@@ -32,7 +32,7 @@ fn sizes_arrive_exact_and_in_order() {
     let (a, b) = ts.split_at_mut(1);
     let (a, b) = (&mut a[0], &mut b[0]);
     let mf = a.max_frag();
-    assert_eq!(mf, 32 << 10);
+    assert_eq!(mf, btl_sm::MAX_FRAG_CAP); // 1 MiB payload rings at 2 ranks: half, capped
     let sizes = [
         0usize,
         1,
