@@ -167,7 +167,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "btl_sm_payload_bytes",
-        default: "auto: 65536, halved as above",
+        default: "auto: 1 MiB down to 65536 by rank count, halved as above",
         meaning: "payload-ring bytes per per-pair channel (power of two, >= 1024)",
     },
     ParamInfo {
