@@ -277,6 +277,25 @@ pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usiz
 /// What one MPI_Comm_spawn(_multiple) call gives: how many processes were asked for (the
 /// root's count, which every member learns, for its array_of_errcodes), and the
 /// intercommunicator or why not.
+/// Words of the root's failure reason sent with the spawn result (longer reasons are cut).
+const REASON_WORDS: usize = 64;
+
+/// `msg` as at most `REASON_WORDS` words of UTF-8 bytes, zero-padded.
+fn reason_words(msg: &str) -> Vec<i32> {
+    let mut b: Vec<u8> = msg.bytes().take(REASON_WORDS * 4).collect();
+    b.resize(b.len().div_ceil(4) * 4, 0);
+    b.chunks_exact(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// The reason `reason_words` packed (lossy where the cut split a character).
+fn reason_text(words: &[i32]) -> String {
+    let b: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let end = b.iter().position(|&x| x == 0).unwrap_or(b.len());
+    String::from_utf8_lossy(&b[..end]).into_owned()
+}
+
 pub fn spawn(
     rt: &mut Runtime,
     comm: usize,
@@ -307,11 +326,12 @@ pub fn spawn(
             }
             Ok(port)
         })();
-        let flag = match &r {
-            Ok(_) => 0,
-            Err(e) => e.class as i32,
-        };
-        if let Err(e) = rt.local_bcast(comm, root, vec![flag, total], 2) {
+        let mut words = vec![0, total];
+        if let Err(e) = &r {
+            words[0] = e.class as i32;
+            words.extend(reason_words(&e.message));
+        }
+        if let Err(e) = rt.local_bcast(comm, root, words, 2 + REASON_WORDS) {
             return (total as usize, Err(e));
         }
         match r {
@@ -319,7 +339,7 @@ pub fn spawn(
             Err(e) => return (total as usize, Err(e)),
         }
     } else {
-        let v = match rt.local_bcast(comm, root, Vec::new(), 2) {
+        let v = match rt.local_bcast(comm, root, Vec::new(), 2 + REASON_WORDS) {
             Ok(v) => v,
             Err(e) => return (0, Err(e)),
         };
@@ -327,7 +347,15 @@ pub fn spawn(
         if v.first().copied().unwrap_or(1) != 0 {
             return (
                 total as usize,
-                err(ErrorClass::Spawn, "the root could not start the processes"),
+                // The root's reason too: under MPI_ERRORS_ARE_FATAL whichever rank aborts
+                // first is the one the job reports.
+                err(
+                    ErrorClass::Spawn,
+                    format!(
+                        "the root could not start the processes: {}",
+                        reason_text(&v[2..])
+                    ),
+                ),
             );
         }
         None
