@@ -54,6 +54,24 @@ const KIND_PAD: u8 = 2;
 /// few spans never stalls on the padding at its end.
 pub const INLINE_CELLS_MAX: u32 = 66;
 
+/// One atomic no-op per page of a header ring (`cell_mask + 1` cells at `cells`), on the stamp
+/// words every process accesses only atomically: maps those pages here (`Tx::prefault`,
+/// `Rx::first_touch`).
+fn touch_stamps(cells: *const u8, cell_mask: u32, page: usize) {
+    let mut last = usize::MAX;
+    for i in 0..=cell_mask as usize {
+        let stamp = cells.wrapping_add(i * CELL + OFF_STAMP);
+        if stamp as usize / page != last {
+            last = stamp as usize / page;
+            // SAFETY: i <= cell_mask: cell i's stamp lies in the ring (caller's mapping), a
+            // 4-aligned u32 only ever accessed atomically.
+            crate::layout::touch_u32(unsafe {
+                AtomicU32::from_ptr(stamp.cast_mut().cast::<u32>())
+            });
+        }
+    }
+}
+
 /// How far ahead of the cell being written the sender asks for lines (see `Tx::prefetch_ahead`).
 const PREFETCH_AHEAD: u32 = 8;
 
@@ -290,16 +308,7 @@ impl Tx {
         // SAFETY: the receiver's 8-aligned tail record, only accessed atomically; a no-op
         // read-modify-write cannot lose its stores.
         crate::layout::touch_u64(unsafe { &*self.tail });
-        let mut last = usize::MAX;
-        for i in 0..=self.cell_mask as usize {
-            // SAFETY: i < fifo_cells: cell i's stamp, a 4-aligned u32 only accessed atomically.
-            let stamp = unsafe { self.cells.add(i * CELL + OFF_STAMP) };
-            if stamp as usize / page != last {
-                last = stamp as usize / page;
-                // SAFETY: as above.
-                crate::layout::touch_u32(unsafe { AtomicU32::from_ptr(stamp.cast::<u32>()) });
-            }
-        }
+        touch_stamps(self.cells, self.cell_mask, page);
     }
 
     #[inline(always)]
@@ -583,18 +592,7 @@ impl Rx {
     pub fn first_touch(&self, page: usize) {
         // SAFETY: our 8-aligned tail record, only accessed atomically.
         crate::layout::touch_u64(unsafe { &*self.tail });
-        let mut last = usize::MAX;
-        for i in 0..=self.cell_mask as usize {
-            // SAFETY: i < fifo_cells: cell i's stamp, a 4-aligned u32 only accessed atomically.
-            let stamp = unsafe { self.cells.add(i * CELL + OFF_STAMP) };
-            if stamp as usize / page != last {
-                last = stamp as usize / page;
-                // SAFETY: as above.
-                crate::layout::touch_u32(unsafe {
-                    AtomicU32::from_ptr(stamp.cast_mut().cast::<u32>())
-                });
-            }
-        }
+        touch_stamps(self.cells, self.cell_mask, page);
     }
 
     /// Deliver up to `budget` fragments in order as `f(peer, tag, bytes)`.
