@@ -12,6 +12,9 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh gcc pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev \
     libibverbs-dev librdmacm-dev libclang-dev libhwloc-dev python3 binutils \
     python3-venv python3-dev cmake make g++
+# One-shot build: incremental state would only add gigabytes to target/ (and to a CI disk).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+df -h . | sed 's/^/disk: /'
 cargo build --workspace --all-targets
 cargo test --workspace
 # Once more per other memhook provider (the suite above used the default: hooks on x86-64 Linux):
@@ -29,3 +32,4 @@ RMPI_TEST_BTL=ib cargo test -p rmpi-tests
 # streamed rendezvous), collectives (many peers connecting at once) and fault teardown.
 echo "== integration subset over btl tcp,self"
 RMPI_TEST_BTL=tcp cargo test -p rmpi-tests --test btl_tcp --test point_to_point --test collectives --test faults
+df -h . | sed "s/^/disk after: /"; du -sh target 2>/dev/null | sed "s/^/target: /"
