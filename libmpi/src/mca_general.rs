@@ -6,6 +6,12 @@
 /// (name, default, meaning).
 pub const GENERAL: &[(&str, &str, &str)] = &[
     (
+        "plm_rsh_agent",
+        "ssh",
+        "mpirun: the command that starts a node daemon on another host of --host/--hostfile \
+         (the host name and the daemon's command are appended); as --launch-agent",
+    ),
+    (
         "btl_base_verbose",
         "0",
         "1: each rank names its transports (and why ib is not used), the line probe's \

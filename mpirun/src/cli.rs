@@ -30,6 +30,11 @@ const SINGLE_DASH_LONG: &[(&str, usize)] = &[
     ("shm-report", 0),
     ("mca-list", 0),
     ("json", 0),
+    ("host", 1),
+    ("hostfile", 1),
+    ("machinefile", 1),
+    ("npernode", 1),
+    ("launch-agent", 1),
 ];
 
 /// Value counts of the remaining options, so normalisation can tell where the program starts.
@@ -43,6 +48,12 @@ const OTHER_WITH_VALUES: &[(&str, usize)] = &[
     ("--map-by", 1),
     ("--rank-by", 1),
     ("--cpu-set", 1),
+    ("-H", 1),
+    ("--host", 1),
+    ("--hostfile", 1),
+    ("--machinefile", 1),
+    ("--npernode", 1),
+    ("--launch-agent", 1),
 ];
 
 /// Rewrites single-dash long options (`-np`, `-mca`, ...) to their `--` form, up to the program
@@ -117,7 +128,7 @@ pub fn usage_error_line(e: &clap::Error) -> String {
     }
 }
 
-/// Run N copies of a program as one MPI job on this node.
+/// Run N copies of a program as one MPI job, on this node or on the hosts given.
 #[derive(Parser, Debug)]
 #[command(
     name = "mpirun",
@@ -198,6 +209,23 @@ pub struct Cli {
     #[arg(long)]
     pub tag_output: bool,
 
+    /// Run on these hosts: NAME or NAME:SLOTS, comma-separated (a host named again adds slots)
+    #[arg(short = 'H', long = "host", value_name = "HOSTS", action = ArgAction::Append)]
+    pub host: Vec<String>,
+
+    /// Run on the hosts of this file: one per line, `NAME [slots=N]`
+    #[arg(long = "hostfile", visible_alias = "machinefile", value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+
+    /// Start exactly N ranks on each host
+    #[arg(long, value_name = "N")]
+    pub npernode: Option<usize>,
+
+    /// The command that starts mpirun's daemon on another host (default: ssh; the host name and
+    /// the daemon's command are appended); as --mca plm_rsh_agent
+    #[arg(long = "launch-agent", value_name = "CMD", allow_hyphen_values = true)]
+    pub launch_agent: Option<String>,
+
     /// Kill the job after this many seconds (exit code 124)
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub timeout: Option<String>,
@@ -259,6 +287,50 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// A node daemon's part of a job started on several hosts (`orted.rs`): what its ranks
+    /// need to start, unbound (binding on other hosts is not planned yet).
+    pub fn for_node(
+        n: usize,
+        program: PathBuf,
+        argv0: OsString,
+        args: Vec<OsString>,
+        exports: Vec<(String, OsString)>,
+        mca: Vec<(String, String)>,
+        oversubscribed: bool,
+    ) -> JobSpec {
+        JobSpec {
+            n,
+            program,
+            argv0,
+            args,
+            oversubscribed,
+            policy: Policy {
+                map: MapPolicy {
+                    mapping: Mapping::Slots,
+                    given: false,
+                    pe: 1,
+                    oversubscribe: None,
+                },
+                bind: None,
+                rank_by: None,
+                cpu_set: None,
+                hwthread_cpus: false,
+            },
+            bindings: vec![Vec::new(); n],
+            localities: vec![String::new(); n],
+            job_locality: None,
+            report_bindings: false,
+            display_map: false,
+            display_topology: false,
+            do_not_launch: false,
+            exports,
+            mca,
+            tag_output: false,
+            universe: n,
+            timeout: None,
+        }
+    }
+
     /// The value of an MCA parameter from the command line.
     pub fn mca_value(&self, name: &str) -> Option<&str> {
         self.mca
@@ -674,8 +746,8 @@ mod tests {
     #[test]
     fn usage_errors_are_one_line() {
         assert_eq!(
-            usage_line(&["mpirun", "--host", "a,b", "sh"]),
-            "unknown option '--host' (mpirun --help lists the options)"
+            usage_line(&["mpirun", "--hots", "a,b", "sh"]),
+            "unknown option '--hots'; did you mean '--host'? (mpirun --help lists the options)"
         );
         assert_eq!(
             usage_line(&["mpirun", "--oversubscrib", "sh"]),

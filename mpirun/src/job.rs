@@ -15,6 +15,7 @@ use nix::sys::signalfd::SignalFd;
 use nix::unistd::Pid;
 
 use crate::cli::JobSpec;
+use crate::oob;
 use crate::foreign::running::{self, Found, ProcTree};
 use crate::foreign::schedule::Schedule;
 use crate::pmi_conn::{PmiConn, Request};
@@ -43,8 +44,16 @@ const READS_PER_TURN: usize = 16;
 /// bounded in case a surviving child of the rank keeps writing.
 const DRAIN_READS: usize = 256;
 
+/// A rank's process: mpirun's child, or a rank on another host behind its node daemon.
+enum Proc {
+    Local(Child),
+    /// The index of its node in `Job::nodes`.
+    Remote(usize),
+}
+
 struct Rank {
-    child: Child,
+    proc_: Proc,
+    /// 0 for a remote rank until its daemon reports it started.
     pid: i32,
     status: Option<ExitStatus>,
     pmi: PmiConn,
@@ -65,6 +74,7 @@ enum Source {
     Signals,
     Pmi(usize),
     Pipe(usize, usize),
+    Node(usize),
 }
 
 pub struct Job {
@@ -87,6 +97,8 @@ pub struct Job {
     all_reaped_at: Option<Instant>,
     /// When to look for another MPI's library in ranks that have not spoken PMI yet.
     foreign_scan: Schedule,
+    /// The node daemons of a multi-host job (none on one host).
+    nodes: Vec<crate::plm::Node>,
 }
 
 impl Job {
@@ -98,7 +110,7 @@ impl Job {
             .enumerate()
             .map(|(i, s)| Rank {
                 pid: s.child.id() as i32,
-                child: s.child,
+                proc_: Proc::Local(s.child),
                 status: None,
                 pmi: PmiConn::new(s.pmi),
                 pipes: [
@@ -129,7 +141,41 @@ impl Job {
             kill_at: None,
             all_reaped_at: None,
             foreign_scan: Schedule::new(start),
+            nodes: Vec::new(),
         }
+    }
+
+    /// A multi-host job: every rank behind its host's daemon (`node_of`: each rank's node).
+    pub fn with_nodes(
+        nodes: Vec<crate::plm::Node>,
+        node_of: &[usize],
+        sigfd: SignalFd,
+        spec: &JobSpec,
+        start: Instant,
+    ) -> Job {
+        let mut job = Job::new(Vec::new(), sigfd, spec, start);
+        job.ranks = node_of
+            .iter()
+            .enumerate()
+            .map(|(i, &node)| Rank {
+                proc_: Proc::Remote(node),
+                pid: 0,
+                status: None,
+                pmi: PmiConn::remote(),
+                pipes: [OutPipe::remote(Stream::Out), OutPipe::remote(Stream::Err)],
+                pmi_closed_at: None,
+                complained: [false; Complaint::ALL],
+                job: 0,
+                jrank: i,
+                spawn: Default::default(),
+            })
+            .collect();
+        let mut server = PmiServer::new(node_of.len(), format!("rmpi_{}", std::process::id()));
+        server.set_universe(spec.universe);
+        server.set_mapping(crate::ras::process_mapping(node_of));
+        job.servers = vec![server];
+        job.nodes = nodes;
+        job
     }
 
     /// Runs the job to the end (every rank reaped) and returns mpirun's exit code.
@@ -164,14 +210,17 @@ impl Job {
                     Source::Pipe(r, p) => {
                         self.ranks[r].pipes[p].pump(r, &mut self.fwd, READS_PER_TURN)
                     }
+                    Source::Node(k) => self.on_node(k),
                 }
             }
+            self.flush_nodes();
             if ready.is_empty() {
                 // Timers only; a reap pass costs little and guards against a missed SIGCHLD.
                 self.reap();
             }
             self.check_timers(Instant::now());
         }
+        self.end_nodes();
         self.failure.map_or(0, |f| f.exit_code())
     }
 
@@ -182,12 +231,22 @@ impl Job {
     fn pipes_open(&self) -> bool {
         self.ranks
             .iter()
-            .any(|r| r.pipes.iter().any(|p| p.fd().is_some()))
+            .any(|r| r.pipes.iter().any(|p| p.is_open()))
     }
 
     fn poll_once(&self, now: Instant) -> nix::Result<Vec<(Source, PollFlags)>> {
         let mut fds = vec![PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
         let mut srcs = vec![Source::Signals];
+        for (k, n) in self.nodes.iter().enumerate() {
+            if let Some(s) = n.link.sock() {
+                let mut ev = PollFlags::POLLIN;
+                if n.link.wants_write() {
+                    ev |= PollFlags::POLLOUT;
+                }
+                fds.push(PollFd::new(s.as_fd(), ev));
+                srcs.push(Source::Node(k));
+            }
+        }
         for (i, r) in self.ranks.iter().enumerate() {
             // PMI is served only while the job is healthy.
             if self.failure.is_none() {
@@ -290,7 +349,10 @@ impl Job {
             if self.ranks[i].status.is_some() {
                 continue;
             }
-            let status = match self.ranks[i].child.try_wait() {
+            let Proc::Local(child) = &mut self.ranks[i].proc_ else {
+                continue; // its daemon reports its end
+            };
+            let status = match child.try_wait() {
                 Ok(Some(s)) => s,
                 Ok(None) => continue,
                 Err(e) => {
@@ -401,7 +463,7 @@ impl Job {
         let between = self.server_of(r).initialized(self.ranks[r].jrank)
             && !self.server_of(r).finalized(self.ranks[r].jrank);
         let rank = &mut self.ranks[r];
-        if rank.pmi.fd().is_none()
+        if !rank.pmi.is_open()
             && rank.pmi_closed_at.is_none()
             && rank.status.is_none()
             && between
@@ -469,7 +531,8 @@ impl Job {
     /// Only for an unreaped rank, whose pid is still its own.
     fn inspect(&self, r: usize, tree: &ProcTree) -> Option<Found> {
         let rank = &self.ranks[r];
-        if rank.status.is_some() {
+        // A remote rank's pid is another host's.
+        if rank.status.is_some() || matches!(rank.proc_, Proc::Remote(_)) {
             return None;
         }
         running::inspect(&tree.tree(rank.pid))
@@ -479,7 +542,7 @@ impl Job {
     /// a script or `sh -c`) are not ranks: they get SIGKILL now, or they would outlive the job.
     fn fail_foreign(&mut self, r: usize, found: Found) {
         let tree = ProcTree::read();
-        for rank in self.ranks.iter().filter(|k| k.status.is_none()) {
+        for rank in self.ranks.iter().filter(|k| k.status.is_none() && matches!(k.proc_, Proc::Local(_))) {
             for &pid in &tree.tree(rank.pid)[1..] {
                 // Not our children, so not held for us: a pid could be reused between reading
                 // the tree and this call, a window of microseconds against a pid space that
@@ -537,18 +600,132 @@ impl Job {
         self.kill_at = Some(Instant::now() + GRACE);
     }
 
-    fn signal_all(&self, sig: Signal) {
+    fn signal_all(&mut self, sig: Signal) {
         for r in self.ranks.iter().filter(|r| r.status.is_none()) {
-            // Unreaped, so the pid is still ours (at worst a zombie): no risk of hitting another process.
-            let _ = kill(Pid::from_raw(r.pid), sig);
+            if let Proc::Local(_) = r.proc_ {
+                // Unreaped, so the pid is still ours (at worst a zombie): no risk of hitting another process.
+                let _ = kill(Pid::from_raw(r.pid), sig);
+            }
+        }
+        for n in &mut self.nodes {
+            n.link.send(oob::kind::SIGNAL, oob::ALL, &(sig as i32).to_le_bytes());
+            n.link.flush();
         }
     }
 
     fn kill_and_reap_now(&mut self) {
         for r in self.ranks.iter_mut().filter(|r| r.status.is_none()) {
-            let _ = r.child.kill();
-            r.status = r.child.wait().ok();
+            if let Proc::Local(child) = &mut r.proc_ {
+                let _ = child.kill();
+                r.status = child.wait().ok();
+            }
         }
+        self.end_nodes();
+    }
+
+    /// Frames from node daemon `k`: its ranks' starts, PMI, output and exits.
+    fn on_node(&mut self, k: usize) {
+        let frames = self.nodes[k].link.read_frames(READS_PER_TURN);
+        for f in frames {
+            let r = f.rank as usize;
+            let ours = self.ranks.get(r).is_some_and(|x| matches!(x.proc_, Proc::Remote(n) if n == k));
+            if !ours {
+                continue;
+            }
+            match f.kind {
+                oob::kind::STARTED => {
+                    self.ranks[r].pid = std::str::from_utf8(&f.payload).ok().and_then(|p| p.parse().ok()).unwrap_or(0);
+                }
+                oob::kind::FAILED => {
+                    if self.failure.is_none() {
+                        let failure = Failure::LaunchFailed {
+                            rank: r,
+                            host: self.nodes[k].host.clone(),
+                            why: String::from_utf8_lossy(&f.payload).into_owned(),
+                        };
+                        self.fail(failure, Signal::SIGTERM);
+                    }
+                }
+                oob::kind::PMI | oob::kind::PMI_EOF => {
+                    self.ranks[r].pmi.feed(&f.payload, f.kind == oob::kind::PMI_EOF);
+                    self.on_pmi(r, PollFlags::POLLIN);
+                }
+                oob::kind::OUT | oob::kind::ERR | oob::kind::OUT_EOF | oob::kind::ERR_EOF => {
+                    let p = usize::from(matches!(f.kind, oob::kind::ERR | oob::kind::ERR_EOF));
+                    let eof = matches!(f.kind, oob::kind::OUT_EOF | oob::kind::ERR_EOF);
+                    self.ranks[r].pipes[p].feed(r, &mut self.fwd, &f.payload, eof);
+                }
+                oob::kind::EXIT if self.ranks[r].status.is_none() => {
+                    let raw = f.payload.get(..4).map_or(255 << 8, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                    self.on_exit(r, ExitStatus::from_raw(raw));
+                }
+                _ => {}
+            }
+        }
+        if !self.nodes[k].link.is_open() {
+            self.lost_node(k);
+        }
+    }
+
+    /// Daemon `k`'s connection is gone: its unreaped ranks are lost with it.
+    fn lost_node(&mut self, k: usize) {
+        let lost: Vec<usize> = (0..self.ranks.len())
+            .filter(|&r| self.ranks[r].status.is_none() && matches!(self.ranks[r].proc_, Proc::Remote(n) if n == k))
+            .collect();
+        for &r in &lost {
+            // Never to be heard of again: ended, for the job's accounting.
+            self.ranks[r].status = Some(ExitStatus::from_raw(libc::SIGKILL));
+            for p in &mut self.ranks[r].pipes {
+                p.feed(r, &mut self.fwd, &[], true);
+            }
+        }
+        if !lost.is_empty() && self.failure.is_none() {
+            let failure = Failure::LostNode {
+                host: self.nodes[k].host.clone(),
+                ranks: lost.len(),
+            };
+            self.fail(failure, Signal::SIGTERM);
+        }
+    }
+
+    /// Hands remote ranks' PMI replies to their daemons and writes what the links take.
+    fn flush_nodes(&mut self) {
+        if self.nodes.is_empty() {
+            return;
+        }
+        for (r, rank) in self.ranks.iter_mut().enumerate() {
+            if let Proc::Remote(k) = rank.proc_ {
+                if let Some(bytes) = rank.pmi.take_out() {
+                    self.nodes[k].link.send(oob::kind::PMI, r as u32, &bytes);
+                }
+            }
+        }
+        for n in &mut self.nodes {
+            n.link.flush();
+        }
+    }
+
+    /// The job is over: close the daemons' connections (each then ends, killing whatever is
+    /// left of its ranks) and reap them, SIGKILL after the grace period.
+    fn end_nodes(&mut self) {
+        for n in &mut self.nodes {
+            n.link.close();
+        }
+        let until = Instant::now() + GRACE;
+        for n in &mut self.nodes {
+            loop {
+                match n.agent.try_wait() {
+                    Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
+                    Ok(None) => {
+                        let _ = n.agent.kill();
+                        let _ = n.agent.wait();
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        self.nodes.clear();
     }
 }
 

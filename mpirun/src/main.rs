@@ -1,5 +1,6 @@
-//! `mpirun`: starts N ranks of a program on this node, serves them PMI-1, forwards their output
-//! and signals, and tears the job down at the first failure. See docs/DESIGN.md.
+//! `mpirun`: starts N ranks of a program on this node (or, with `--host`/`--hostfile`, through
+//! one daemon per host), serves them PMI-1, forwards their output and signals, and tears the job
+//! down at the first failure. See docs/DESIGN.md.
 
 mod cli;
 mod foreign;
@@ -7,10 +8,14 @@ mod job;
 mod lines;
 mod mca;
 mod memhook_info;
+mod oob;
+mod orted;
+mod plm;
 mod pmi_conn;
 mod pmi_server;
 mod pmi_wire;
 mod program;
+mod ras;
 mod report;
 mod shm_report;
 mod signals;
@@ -32,7 +37,11 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_LAUNCH: u8 = 1;
 
 fn main() -> ExitCode {
-    let argv = cli::normalize_args(std::env::args_os().collect());
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if raw.get(1).is_some_and(|a| a == orted::FLAG) {
+        return orted::run(&raw[2..]);
+    }
+    let argv = cli::normalize_args(raw);
     let cli = cli::Cli::try_parse_from(argv).unwrap_or_else(|e| {
         if e.kind() == clap::error::ErrorKind::DisplayVersion {
             print!("{e}");
@@ -48,6 +57,11 @@ fn main() -> ExitCode {
     if cli.shm_report || cli.mca_list {
         let ncores = std::thread::available_parallelism().map_or(1, |n| n.get());
         return shm_report::run(&cli, ncores);
+    }
+    match hosts(&cli) {
+        Ok(Some(h)) if h.iter().any(|h| !ras::is_local(&h.name)) => return run_on_hosts(cli, h),
+        Ok(_) => {}
+        Err(msg) => return fail(EXIT_USAGE, &msg),
     }
     let (topo, ncores) = match topo::for_job(&cli) {
         Ok(t) => t,
@@ -117,6 +131,88 @@ fn main() -> ExitCode {
     };
     let code = job::Job::new(started, sigfd, &spec, start).run();
     drop(memfd);
+    ExitCode::from(code as u8)
+}
+
+/// The hosts of `--host` and `--hostfile`, if any were given.
+fn hosts(cli: &cli::Cli) -> Result<Option<Vec<ras::Host>>, String> {
+    let mut hosts = Vec::new();
+    for list in &cli.host {
+        hosts.extend(ras::parse_host_list(list)?);
+    }
+    if let Some(path) = &cli.hostfile {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read hostfile {}: {e}", path.display()))?;
+        hosts.extend(ras::parse_hostfile(&path.display().to_string(), &text)?);
+    }
+    Ok((!hosts.is_empty()).then_some(hosts))
+}
+
+/// A job on several hosts: one daemon per host (`plm`, `orted`), ranks placed by `ras`, not
+/// bound (binding on other hosts is not planned yet).
+fn run_on_hosts(mut cli: cli::Cli, hosts: Vec<ras::Host>) -> ExitCode {
+    let order = match cli.map_by.as_deref() {
+        None => ras::Order::BySlot,
+        Some(m) if m.starts_with("slot") => ras::Order::BySlot,
+        Some(m) if m.starts_with("node") => ras::Order::ByNode,
+        Some(m) => {
+            return fail(
+                EXIT_USAGE,
+                &format!("--map-by {m} with --host/--hostfile: only slot and node are supported across hosts"),
+            )
+        }
+    };
+    let slots: usize = match cli.npernode {
+        Some(0) => return fail(EXIT_USAGE, "invalid --npernode 0: must be at least 1"),
+        Some(k) => k * hosts.len(),
+        None => hosts.iter().map(|h| h.slots).sum(),
+    };
+    let oversubscribe = cli.oversubscribe || cli.map_by.as_deref().is_some_and(|m| m.contains(":oversubscribe"));
+    let agent = cli.launch_agent.clone();
+    let per_node = cli.npernode;
+    // The slot check is ras::place's, in terms of hosts.
+    cli.oversubscribe = true;
+    cli.map_by = None;
+    let spec = match cli::validate(cli, slots, &|k| std::env::var_os(k)) {
+        Ok(s) => s,
+        Err(msg) => return fail(EXIT_USAGE, &msg),
+    };
+    let node_of = match ras::place(&hosts, spec.n, order, per_node, oversubscribe) {
+        Ok(v) => v,
+        Err(msg) => return fail(EXIT_USAGE, &msg),
+    };
+    let lookup = |name: &str| {
+        spec.mca_value(name)
+            .map(str::to_string)
+            .or_else(|| std::env::var(format!("RMPI_MCA_{name}")).ok())
+    };
+    if let Err(e) = mca::check_values(spec.n, &lookup) {
+        return fail(EXIT_USAGE, &e);
+    }
+    for (name, _) in &spec.mca {
+        if let Some(w) = mca::unknown(name) {
+            crate::report::say(&w);
+        }
+    }
+    let agent = agent.or_else(|| lookup("plm_rsh_agent")).unwrap_or_else(|| "ssh".into());
+    let agent = match plm::agent_words(&agent) {
+        Ok(a) => a,
+        Err(msg) => return fail(EXIT_USAGE, &msg),
+    };
+    if spec.do_not_launch {
+        return ExitCode::SUCCESS;
+    }
+    // Before any daemon exists, so that no SIGCHLD or Ctrl-C is missed.
+    let sigfd = match signals::block_and_open() {
+        Ok(fd) => fd,
+        Err(e) => return fail(EXIT_LAUNCH, &format!("cannot set up signal handling: {e}")),
+    };
+    let start = Instant::now();
+    let nodes = match plm::launch(&spec, &hosts, &node_of, &agent) {
+        Ok(n) => n,
+        Err(msg) => return fail(EXIT_LAUNCH, &msg),
+    };
+    let code = job::Job::with_nodes(nodes, &node_of, sigfd, &spec, start).run();
     ExitCode::from(code as u8)
 }
 

@@ -18,8 +18,15 @@ pub enum Request {
     TooLong,
 }
 
+/// Where a rank's PMI bytes come from: its socket, or (a rank on another host) the frames its
+/// node daemon relays (`Job::on_node`).
+enum Wire {
+    Local(UnixStream),
+    Remote { inbox: Vec<u8>, eof: bool },
+}
+
 pub struct PmiConn {
-    sock: Option<UnixStream>,
+    sock: Option<Wire>,
     inbuf: LineBuf,
     out: Vec<u8>,
     /// Inside an over-long line: pieces are dropped until its end.
@@ -30,15 +37,52 @@ impl PmiConn {
     /// `sock` must already be non-blocking.
     pub fn new(sock: UnixStream) -> Self {
         PmiConn {
-            sock: Some(sock),
+            sock: Some(Wire::Local(sock)),
             inbuf: LineBuf::new(MAX_LINE),
             out: Vec::new(),
             discarding: false,
         }
     }
 
+    /// A rank on another host: requests arrive by `feed`, replies leave by `take_out`.
+    pub fn remote() -> Self {
+        PmiConn {
+            sock: Some(Wire::Remote {
+                inbox: Vec::new(),
+                eof: false,
+            }),
+            inbuf: LineBuf::new(MAX_LINE),
+            out: Vec::new(),
+            discarding: false,
+        }
+    }
+
+    /// The socket to poll; None for a remote rank or a closed connection.
     pub fn fd(&self) -> Option<BorrowedFd<'_>> {
-        self.sock.as_ref().map(|s| s.as_fd())
+        match &self.sock {
+            Some(Wire::Local(s)) => Some(s.as_fd()),
+            _ => None,
+        }
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.sock.is_some()
+    }
+
+    /// A remote rank's bytes, as relayed; `eof`: its connection closed.
+    pub fn feed(&mut self, bytes: &[u8], eof: bool) {
+        if let Some(Wire::Remote { inbox, eof: e }) = &mut self.sock {
+            inbox.extend_from_slice(bytes);
+            *e |= eof;
+        }
+    }
+
+    /// A remote rank's queued replies, for its daemon.
+    pub fn take_out(&mut self) -> Option<Vec<u8>> {
+        match &self.sock {
+            Some(Wire::Remote { .. }) if !self.out.is_empty() => Some(std::mem::take(&mut self.out)),
+            _ => None,
+        }
     }
 
     pub fn wants_write(&self) -> bool {
@@ -50,12 +94,20 @@ impl PmiConn {
     /// error is the job's to judge.
     pub fn read_lines(&mut self, max_reads: usize) -> Vec<Request> {
         let mut lines = Vec::new();
-        let Some(sock) = self.sock.as_mut() else {
-            return lines;
+        let mut closed = false;
+        let mut sock = match self.sock.as_mut() {
+            None => return lines,
+            Some(Wire::Remote { inbox, eof }) => {
+                self.inbuf.push(inbox);
+                inbox.clear();
+                closed = *eof;
+                None
+            }
+            Some(Wire::Local(s)) => Some(s),
         };
         let mut chunk = [0u8; 4096];
-        let mut closed = false;
-        for _ in 0..max_reads {
+        for _ in 0..sock.as_ref().map_or(0, |_| max_reads) {
+            let Some(sock) = sock.as_mut() else { break };
             match sock.read(&mut chunk) {
                 Ok(0) => {
                     closed = true;
@@ -94,7 +146,8 @@ impl PmiConn {
 
     /// Writes as much of the queue as the socket takes now.
     pub fn flush(&mut self) {
-        let Some(sock) = self.sock.as_mut() else {
+        // A remote rank's replies wait for `take_out`.
+        let Some(Wire::Local(sock)) = self.sock.as_mut() else {
             return;
         };
         while !self.out.is_empty() {

@@ -54,6 +54,17 @@ pub enum Failure {
         secs: f64,
         ranks: usize,
     },
+    /// A node daemon could not start a rank.
+    LaunchFailed {
+        rank: usize,
+        host: String,
+        why: String,
+    },
+    /// A node daemon's connection went away with ranks still running there.
+    LostNode {
+        host: String,
+        ranks: usize,
+    },
     /// A rank's process (the rank or one it started) has another MPI's library loaded.
     Foreign {
         rank: usize,
@@ -90,6 +101,12 @@ impl Failure {
             Failure::Timeout { secs, ranks } => format!(
                 "mpirun: job timed out after {secs} s; killing {ranks} remaining rank(s)"
             ),
+            Failure::LaunchFailed { rank, ref host, ref why } => format!(
+                "mpirun: cannot start rank {rank} on host {host}: {why}; killing the job"
+            ),
+            Failure::LostNode { ref host, ranks } => format!(
+                "mpirun: lost the connection to the daemon on host {host} ({ranks} rank(s) running there); killing the job"
+            ),
             Failure::Foreign {
                 rank,
                 pid,
@@ -112,6 +129,7 @@ impl Failure {
             Failure::Abort { .. } => 1,
             Failure::ExitCode { code, .. } => code,
             Failure::NoFinalize { .. } | Failure::LeftPmi { .. } => 1,
+            Failure::LaunchFailed { .. } | Failure::LostNode { .. } => 1,
             Failure::Killed { sig, .. } | Failure::Signal { sig, .. } => 128 + sig,
             Failure::Timeout { .. } => EXIT_TIMEOUT,
             Failure::Foreign { .. } => EXIT_FOREIGN,

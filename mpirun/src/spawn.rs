@@ -74,6 +74,11 @@ pub struct Extra {
     pub wdir: Option<std::path::PathBuf>,
 }
 
+/// Starts world rank `rank` of the job, unbound: a node daemon's ranks (`orted.rs`).
+pub fn spawn_rank(spec: &JobSpec, seg: Segment, rank: usize) -> io::Result<Started> {
+    spawn_one(spec, seg, rank, &[], &Extra::default())
+}
+
 /// Starts rank `rank` of a spawned job (`Job::spawn_job`).
 pub fn spawn_child(
     spec: &JobSpec,

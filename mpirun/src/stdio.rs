@@ -88,6 +88,8 @@ pub struct OutPipe {
     file: Option<File>,
     buf: LineBuf,
     stream: Stream,
+    /// A rank on another host: its output arrives by `feed` until its end.
+    remote_open: bool,
 }
 
 impl OutPipe {
@@ -96,7 +98,33 @@ impl OutPipe {
             file: Some(file),
             buf: LineBuf::new(MAX_LINE),
             stream,
+            remote_open: false,
         }
+    }
+
+    /// The output of a rank on another host, relayed by its node daemon.
+    pub fn remote(stream: Stream) -> Self {
+        OutPipe {
+            file: None,
+            buf: LineBuf::new(MAX_LINE),
+            stream,
+            remote_open: true,
+        }
+    }
+
+    /// Whether more output may come.
+    pub fn is_open(&self) -> bool {
+        self.file.is_some() || self.remote_open
+    }
+
+    /// Relayed output of a remote rank; `eof`: its end.
+    pub fn feed(&mut self, rank: usize, fwd: &mut Forwarder, bytes: &[u8], eof: bool) {
+        if !self.remote_open {
+            return;
+        }
+        self.buf.push(bytes);
+        self.remote_open = !eof;
+        self.forward(rank, fwd, eof);
     }
 
     pub fn fd(&self) -> Option<BorrowedFd<'_>> {
@@ -126,6 +154,14 @@ impl OutPipe {
                 }
             }
         }
+        if eof {
+            self.file = None;
+        }
+        self.forward(rank, fwd, eof);
+    }
+
+    /// Forwards the complete lines buffered, and at `eof` the unterminated rest.
+    fn forward(&mut self, rank: usize, fwd: &mut Forwarder, eof: bool) {
         let tag = fwd.tag.then_some(rank);
         let mut out = Vec::new();
         self.buf.drain_lines(|piece| render(tag, piece, &mut out));
@@ -133,7 +169,6 @@ impl OutPipe {
             if let Some(rest) = self.buf.take_rest() {
                 render(tag, &rest, &mut out);
             }
-            self.file = None;
         }
         // One write per batch: lines of different ranks never mix.
         fwd.write(self.stream, &out);

@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::os::fd::AsFd;
 
-use super::{Job, Rank};
+use super::{Job, Proc, Rank};
 use crate::pmi_conn::PmiConn;
 use crate::pmi_server::{Complaint, PmiServer};
 use crate::pmi_wire::{format, Message};
@@ -156,7 +156,7 @@ impl Job {
         for (jrank, s) in started.into_iter().enumerate() {
             self.ranks.push(Rank {
                 pid: s.child.id() as i32,
-                child: s.child,
+                proc_: Proc::Local(s.child),
                 status: None,
                 pmi: PmiConn::new(s.pmi),
                 pipes: [

@@ -1,0 +1,460 @@
+//! A node daemon: `mpirun --rmpi-daemon ADDRS PORT NODE COOKIE`, started by mpirun on each host
+//! of a multi-host job through the launch agent (`plm.rs`). It connects back to mpirun, creates
+//! the node's shared-memory segment, starts the node's ranks, relays their PMI and output to
+//! mpirun (`oob.rs`), reports their exits and delivers mpirun's signals. Its ranks die with it
+//! (PR_SET_PDEATHSIG, as under mpirun); when mpirun's connection goes away it kills them and
+//! exits, so nothing outlives the job on any host.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, ExitCode, ExitStatus};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde_json::{json, Value};
+
+use crate::cli::JobSpec;
+use crate::oob::{self, kind, Link};
+use crate::report::say;
+use crate::spawn;
+
+/// The option that makes mpirun a daemon (not for users: mpirun passes it to itself).
+pub const FLAG: &str = "--rmpi-daemon";
+/// How long a daemon waits for mpirun's connection and job.
+const CONNECT_WAIT: Duration = Duration::from_secs(30);
+/// How long a finished daemon tries to hand its last frames to mpirun.
+const LAST_WORDS: Duration = Duration::from_secs(10);
+
+/// One host's part of the job, as mpirun sends it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeJob {
+    pub program: String,
+    pub argv0: String,
+    pub args: Vec<String>,
+    pub exports: Vec<(String, String)>,
+    pub mca: Vec<(String, String)>,
+    /// The world size.
+    pub size: usize,
+    /// The world ranks this host runs.
+    pub ranks: Vec<usize>,
+}
+
+fn utf8(what: &str, s: &std::ffi::OsStr) -> Result<String, String> {
+    s.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("{what} {s:?} is not UTF-8, which a multi-host launch needs"))
+}
+
+impl NodeJob {
+    pub fn new(spec: &JobSpec, ranks: Vec<usize>) -> Result<NodeJob, String> {
+        Ok(NodeJob {
+            program: utf8("the program path", spec.program.as_os_str())?,
+            argv0: utf8("the program name", &spec.argv0)?,
+            args: spec
+                .args
+                .iter()
+                .map(|a| utf8("the argument", a))
+                .collect::<Result<_, _>>()?,
+            exports: spec
+                .exports
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), utf8(&format!("-x {k}'s value"), v)?)))
+                .collect::<Result<_, String>>()?,
+            mca: spec.mca.clone(),
+            size: spec.n,
+            ranks,
+        })
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        json!({
+            "program": self.program, "argv0": self.argv0, "args": self.args,
+            "exports": self.exports, "mca": self.mca, "size": self.size, "ranks": self.ranks,
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    pub fn from_json(bytes: &[u8]) -> Result<NodeJob, String> {
+        let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("bad job description: {e}"))?;
+        let s = |k: &str| v[k].as_str().map(str::to_string).ok_or(format!("job description lacks {k}"));
+        let strings = |k: &str| -> Result<Vec<String>, String> {
+            v[k].as_array()
+                .ok_or(format!("job description lacks {k}"))?
+                .iter()
+                .map(|x| x.as_str().map(str::to_string).ok_or(format!("bad {k}")))
+                .collect()
+        };
+        let pairs = |k: &str| -> Result<Vec<(String, String)>, String> {
+            v[k].as_array()
+                .ok_or(format!("job description lacks {k}"))?
+                .iter()
+                .map(|p| match (p[0].as_str(), p[1].as_str()) {
+                    (Some(a), Some(b)) => Ok((a.to_string(), b.to_string())),
+                    _ => Err(format!("bad {k}")),
+                })
+                .collect()
+        };
+        Ok(NodeJob {
+            program: s("program")?,
+            argv0: s("argv0")?,
+            args: strings("args")?,
+            exports: pairs("exports")?,
+            mca: pairs("mca")?,
+            size: v["size"].as_u64().ok_or("job description lacks size")? as usize,
+            ranks: v["ranks"]
+                .as_array()
+                .ok_or("job description lacks ranks")?
+                .iter()
+                .map(|r| r.as_u64().map(|r| r as usize).ok_or("bad ranks".to_string()))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+/// The daemon's entry point; `args` follow the flag.
+pub fn run(args: &[OsString]) -> ExitCode {
+    let host = nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "?".into());
+    match serve(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(msg) => {
+            say(&format!("mpirun (daemon on {host}): {msg}"));
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn connect(addrs: &str, port: u16) -> Result<TcpStream, String> {
+    let mut tried = Vec::new();
+    for a in addrs.split(',') {
+        let Ok(ip) = a.parse() else { continue };
+        match TcpStream::connect_timeout(&SocketAddr::new(ip, port), Duration::from_secs(5)) {
+            Ok(s) => return Ok(s),
+            Err(e) => tried.push(format!("{a}: {e}")),
+        }
+    }
+    Err(format!("cannot reach mpirun on port {port} ({})", tried.join("; ")))
+}
+
+/// One rank of this node.
+struct Rank {
+    rank: u32,
+    child: Child,
+    pmi: Option<UnixStream>,
+    /// PMI bytes from mpirun not yet written to the rank.
+    to_pmi: Vec<u8>,
+    pipes: [Option<File>; 2],
+    status: Option<ExitStatus>,
+}
+
+fn serve(args: &[OsString]) -> Result<u8, String> {
+    let arg = |i: usize| args.get(i).and_then(|a| a.to_str()).ok_or(format!("{FLAG}: missing argument {}", i + 1));
+    let (addrs, port, node, cookie) = (arg(0)?, arg(1)?, arg(2)?, arg(3)?);
+    let port: u16 = port.parse().map_err(|_| format!("{FLAG}: bad port {port}"))?;
+    let node: u32 = node.parse().map_err(|_| format!("{FLAG}: bad node {node}"))?;
+    let mut sock = connect(addrs, port)?;
+    let mut hello = Vec::new();
+    oob::encode(&mut hello, kind::HELLO, node, cookie.as_bytes());
+    sock.write_all(&hello).map_err(|e| format!("cannot greet mpirun: {e}"))?;
+    let job = read_job(&mut sock)?;
+
+    // Before any rank exists, so that no SIGCHLD is missed.
+    let sigfd = crate::signals::block_and_open().map_err(|e| format!("cannot set up signal handling: {e}"))?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let spec = JobSpec::for_node(
+        job.size,
+        job.program.clone().into(),
+        job.argv0.clone().into(),
+        job.args.iter().map(OsString::from).collect(),
+        job.exports.iter().map(|(k, v)| (k.clone(), OsString::from(v))).collect(),
+        job.mca.clone(),
+        job.ranks.len() > cores,
+    );
+    let lookup = |name: &str| {
+        spec.mca_value(name)
+            .map(str::to_string)
+            .or_else(|| std::env::var(format!("RMPI_MCA_{name}")).ok())
+    };
+    let mut link = Link::new(sock).map_err(|e| e.to_string())?;
+    let params = btl_sm::Params::resolve(job.ranks.len(), &lookup).map_err(|e| e.to_string())?;
+    let memfd = btl_sm::Segment::create_memfd(&params)
+        .map_err(|e| format!("cannot create the shared-memory segment: {e}"))?;
+    let seg = spawn::Segment {
+        fd: memfd.as_fd(),
+        size: btl_sm::segment_size(&params),
+    };
+    let mut ranks: Vec<Rank> = Vec::new();
+    for &r in &job.ranks {
+        match spawn::spawn_rank(&spec, seg, r) {
+            Ok(s) => {
+                link.send(kind::STARTED, r as u32, s.child.id().to_string().as_bytes());
+                ranks.push(Rank {
+                    rank: r as u32,
+                    child: s.child,
+                    pmi: Some(s.pmi),
+                    to_pmi: Vec::new(),
+                    pipes: [Some(s.stdout), Some(s.stderr)],
+                    status: None,
+                });
+            }
+            Err(e) => {
+                let msg = format!("cannot start {}: {e}", job.program);
+                link.send(kind::FAILED, r as u32, msg.as_bytes());
+                kill_all(&mut ranks);
+                hand_over(&mut link);
+                return Ok(1);
+            }
+        }
+    }
+    let code = relay(&mut link, &mut ranks, &sigfd);
+    drop(memfd);
+    Ok(code)
+}
+
+fn read_job(sock: &mut TcpStream) -> Result<NodeJob, String> {
+    sock.set_read_timeout(Some(CONNECT_WAIT)).map_err(|e| e.to_string())?;
+    let mut h = [0u8; 9];
+    sock.read_exact(&mut h).map_err(|e| format!("no job from mpirun: {e}"))?;
+    let len = u32::from_le_bytes([h[5], h[6], h[7], h[8]]) as usize;
+    if h[0] != kind::JOB || len > 16 << 20 {
+        return Err("mpirun sent no job description".into());
+    }
+    let mut body = vec![0u8; len];
+    sock.read_exact(&mut body).map_err(|e| format!("no job from mpirun: {e}"))?;
+    sock.set_read_timeout(None).map_err(|e| e.to_string())?;
+    NodeJob::from_json(&body)
+}
+
+#[derive(Clone, Copy)]
+enum Src {
+    Link,
+    Signals,
+    Pmi(usize),
+    Pipe(usize, usize),
+}
+
+/// The event loop: until every rank is reaped and its output relayed (0), or mpirun is gone (1).
+fn relay(link: &mut Link, ranks: &mut [Rank], sigfd: &nix::sys::signalfd::SignalFd) -> u8 {
+    loop {
+        if ranks.iter().all(|r| r.status.is_some() && r.pmi.is_none() && r.pipes.iter().all(Option::is_none)) {
+            hand_over(link);
+            return 0;
+        }
+        let mut fds = Vec::new();
+        let mut srcs = Vec::new();
+        if let Some(s) = link.sock() {
+            let mut ev = PollFlags::POLLIN;
+            if link.wants_write() {
+                ev |= PollFlags::POLLOUT;
+            }
+            fds.push(PollFd::new(s.as_fd(), ev));
+            srcs.push(Src::Link);
+        }
+        fds.push(PollFd::new(sigfd.as_fd(), PollFlags::POLLIN));
+        srcs.push(Src::Signals);
+        for (i, r) in ranks.iter().enumerate() {
+            if let Some(p) = &r.pmi {
+                let mut ev = PollFlags::POLLIN;
+                if !r.to_pmi.is_empty() {
+                    ev |= PollFlags::POLLOUT;
+                }
+                fds.push(PollFd::new(p.as_fd(), ev));
+                srcs.push(Src::Pmi(i));
+            }
+            for (k, p) in r.pipes.iter().enumerate() {
+                if let Some(f) = p {
+                    fds.push(PollFd::new(f.as_fd(), PollFlags::POLLIN));
+                    srcs.push(Src::Pipe(i, k));
+                }
+            }
+        }
+        match poll(&mut fds, PollTimeout::from(1000u16)) {
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(e) => {
+                say(&format!("mpirun daemon: poll failed: {e}"));
+                kill_all(ranks);
+                return 1;
+            }
+        }
+        let ready: Vec<(Src, PollFlags)> = fds
+            .iter()
+            .zip(srcs)
+            .filter_map(|(f, s)| f.revents().filter(|r| !r.is_empty()).map(|r| (s, r)))
+            .collect();
+        drop(fds);
+        let mut reap = false;
+        for (src, flags) in ready {
+            match src {
+                Src::Signals => {
+                    while let Ok(Some(info)) = sigfd.read_signal() {
+                        if info.ssi_signo as i32 == libc::SIGCHLD {
+                            reap = true;
+                        } else {
+                            // The agent's session ended (ssh hung up) or someone stops us.
+                            kill_all(ranks);
+                            return 1;
+                        }
+                    }
+                }
+                Src::Link => {
+                    for f in link.read_frames(16) {
+                        on_frame(ranks, f);
+                    }
+                    if !link.is_open() {
+                        // mpirun is gone: nothing may outlive it.
+                        kill_all(ranks);
+                        return 1;
+                    }
+                }
+                Src::Pmi(i) => {
+                    if flags.contains(PollFlags::POLLOUT) {
+                        write_pmi(&mut ranks[i]);
+                    }
+                    if flags.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR) {
+                        read_pmi(link, &mut ranks[i], 16);
+                    }
+                }
+                Src::Pipe(i, k) => read_pipe(link, &mut ranks[i], k, 16),
+            }
+        }
+        if reap {
+            for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
+                if let Ok(Some(st)) = r.child.try_wait() {
+                    // What it said before dying goes first.
+                    read_pmi(link, r, 256);
+                    for k in 0..2 {
+                        read_pipe(link, r, k, 256);
+                    }
+                    r.status = Some(st);
+                    link.send(kind::EXIT, r.rank, &st.into_raw().to_le_bytes());
+                }
+            }
+        }
+        link.flush();
+    }
+}
+
+fn on_frame(ranks: &mut [Rank], f: oob::Frame) {
+    match f.kind {
+        kind::PMI => {
+            if let Some(r) = ranks.iter_mut().find(|r| r.rank == f.rank) {
+                if r.pmi.is_some() {
+                    r.to_pmi.extend_from_slice(&f.payload);
+                    write_pmi(r);
+                }
+            }
+        }
+        kind::SIGNAL => {
+            let sig = f.payload.get(..4).map_or(libc::SIGKILL, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            let Ok(sig) = Signal::try_from(sig) else { return };
+            for r in ranks.iter().filter(|r| (f.rank == oob::ALL || r.rank == f.rank) && r.status.is_none()) {
+                // Unreaped, so the pid is still that rank's.
+                let _ = kill(Pid::from_raw(r.child.id() as i32), sig);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn write_pmi(r: &mut Rank) {
+    let Some(p) = r.pmi.as_mut() else { return };
+    while !r.to_pmi.is_empty() {
+        match p.write(&r.to_pmi) {
+            Ok(n) => {
+                r.to_pmi.drain(..n);
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(_) => {
+                // Gone; its read side reports the end.
+                r.to_pmi.clear();
+                return;
+            }
+        }
+    }
+}
+
+fn read_pmi(link: &mut Link, r: &mut Rank, max_reads: usize) {
+    read_stream(link, r.rank, kind::PMI, kind::PMI_EOF, &mut r.pmi, max_reads);
+}
+
+fn read_pipe(link: &mut Link, r: &mut Rank, k: usize, max_reads: usize) {
+    let (data, eof) = if k == 0 {
+        (kind::OUT, kind::OUT_EOF)
+    } else {
+        (kind::ERR, kind::ERR_EOF)
+    };
+    read_stream(link, r.rank, data, eof, &mut r.pipes[k], max_reads);
+}
+
+/// Relays what `src` has (at most `max_reads` reads) as `data` frames; at its end, an `eof`
+/// frame, and `src` is closed.
+fn read_stream<T: Read>(link: &mut Link, rank: u32, data: u8, eof: u8, src: &mut Option<T>, max_reads: usize) {
+    let Some(s) = src.as_mut() else { return };
+    let mut chunk = vec![0u8; 64 * 1024];
+    for _ in 0..max_reads {
+        match s.read(&mut chunk) {
+            Ok(0) => {
+                *src = None;
+                link.send(eof, rank, &[]);
+                return;
+            }
+            Ok(n) => link.send(data, rank, &chunk[..n]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(_) => {
+                *src = None;
+                link.send(eof, rank, &[]);
+                return;
+            }
+        }
+    }
+}
+
+fn kill_all(ranks: &mut [Rank]) {
+    for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
+        let _ = r.child.kill();
+        r.status = r.child.wait().ok();
+    }
+}
+
+/// Blocks (bounded) until mpirun has every frame queued.
+fn hand_over(link: &mut Link) {
+    let until = Instant::now() + LAST_WORDS;
+    while link.wants_write() && link.flush() && Instant::now() < until {
+        if let Some(s) = link.sock() {
+            let _ = poll(&mut [PollFd::new(s.as_fd(), PollFlags::POLLOUT)], PollTimeout::from(100u16));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_jobs_round_trip_through_json() {
+        let j = NodeJob {
+            program: "/bin/app".into(),
+            argv0: "app".into(),
+            args: vec!["-v".into(), "a b".into()],
+            exports: vec![("X".into(), "1".into())],
+            mca: vec![("btl".into(), "self,sm,tcp".into())],
+            size: 4,
+            ranks: vec![2, 3],
+        };
+        assert_eq!(NodeJob::from_json(&j.to_json()).unwrap(), j);
+        assert!(NodeJob::from_json(b"{}").is_err());
+    }
+}

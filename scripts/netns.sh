@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Test "nodes" on one machine: network namespaces joined by veth pairs to a bridge, each with its
+# own address and (through `exec`, with unshare --uts) its own host name. For mpirun's multi-host
+# tests and benchmarks, as the launch agent: `mpirun --launch-agent "scripts/netns.sh exec"`.
+#
+#   scripts/netns.sh up PREFIX N     create namespaces PREFIX-node1..N (10.RR.0.11..) and the
+#                                    bridge; prints the host names (node1,...)
+#   scripts/netns.sh exec HOST CMD.. run CMD in HOST's namespace, host name HOST (PREFIX from
+#                                    $RMPI_NETNS_PREFIX)
+#   scripts/netns.sh down PREFIX     kill what runs in them, remove namespaces, veths and bridge
+#
+# PREFIX is at most 8 characters (interface names are 15 at most). The subnet is 10.RR.0.0/24,
+# RR from the prefix, so two prefixes can live side by side. Needs root and iproute2.
+set -euo pipefail
+
+subnet() { # PREFIX -> second octet, 100..227
+    local sum=0 c i
+    for ((i = 0; i < ${#1}; i++)); do
+        printf -v c '%d' "'${1:i:1}"
+        sum=$(((sum * 31 + c) % 128))
+    done
+    echo $((100 + sum))
+}
+
+cmd=${1:-}
+case "$cmd" in
+up)
+    prefix=$2 n=$3
+    [ ${#prefix} -le 8 ] || { echo "netns.sh: prefix $prefix is longer than 8" >&2; exit 2; }
+    rr=$(subnet "$prefix")
+    br="${prefix}br"
+    ip link add "$br" type bridge
+    ip addr add "10.$rr.0.1/24" dev "$br"
+    ip link set "$br" up
+    hosts=()
+    for ((i = 1; i <= n; i++)); do
+        ns="$prefix-node$i"
+        ip netns add "$ns"
+        ip link add "${prefix}v$i" type veth peer name eth0 netns "$ns"
+        ip link set "${prefix}v$i" master "$br" up
+        ip -n "$ns" addr add "10.$rr.0.$((10 + i))/24" dev eth0
+        ip -n "$ns" link set eth0 up
+        ip -n "$ns" link set lo up
+        hosts+=("node$i")
+    done
+    (IFS=,; echo "${hosts[*]}")
+    ;;
+exec)
+    host=$2
+    shift 2
+    prefix=${RMPI_NETNS_PREFIX:?set RMPI_NETNS_PREFIX to the prefix given to up}
+    exec ip netns exec "$prefix-$host" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$host" "$@"
+    ;;
+down)
+    prefix=$2
+    for ns in $(ip netns list | awk '{print $1}' | grep "^$prefix-node" || true); do
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do
+            kill -9 "$pid" 2>/dev/null || true
+        done
+        ip netns del "$ns" 2>/dev/null || true
+    done
+    # A veth goes with its peer's namespace; the bridge stays until removed.
+    ip link del "${prefix}br" 2>/dev/null || true
+    ;;
+*)
+    sed -n 2,14p "$0" >&2
+    exit 2
+    ;;
+esac
