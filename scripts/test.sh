@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 # libibverbs, librdmacm and libclang for btl-ib's real verbs provider (rdma-sys and its bindgen);
 # python3 and binutils (nm) for the checks that the generated files are current and the C library
 # defines all of mpi.h; python3-venv and python3-dev for the mpi4py test (tests/tests/mpi4py.rs);
-# cmake, make and g++ for CMake's FindMPI (tests/tests/cmake.rs; make also for rsmpi's libffi).
+# cmake, make and g++ for CMake's FindMPI (tests/tests/cmake.rs; make also for rsmpi's libffi);
+# iproute2 for the network namespaces of the multi-host tests (scripts/netns.sh, tests/tests/multinode.rs).
 scripts/deps.sh gcc pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev \
     libibverbs-dev librdmacm-dev libclang-dev libhwloc-dev python3 binutils \
-    python3-venv python3-dev cmake make g++
+    python3-venv python3-dev cmake make g++ iproute2
 # One-shot build: incremental state would only add gigabytes to target/ (and to a CI disk).
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 df -h . | sed 's/^/disk: /'
