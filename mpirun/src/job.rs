@@ -594,7 +594,11 @@ impl Job {
 
     /// The first failure: report it, signal every remaining rank, SIGKILL after the grace period.
     fn fail(&mut self, failure: Failure, sig: Signal) {
-        say(&failure.message());
+        let host = failure.rank().and_then(|(r, _)| match self.ranks.get(r)?.proc_ {
+            Proc::Remote(k) => Some(self.nodes[k].host.as_str()),
+            Proc::Local(_) => None,
+        });
+        say(&failure.message_on(host));
         self.failure = Some(failure);
         self.signal_all(sig);
         self.kill_at = Some(Instant::now() + GRACE);

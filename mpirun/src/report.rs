@@ -122,6 +122,29 @@ impl Failure {
         }
     }
 
+    /// The rank the failure is about, and its pid, if it is about one.
+    pub fn rank(&self) -> Option<(usize, i32)> {
+        match *self {
+            Failure::Abort { rank, pid, .. }
+            | Failure::ExitCode { rank, pid, .. }
+            | Failure::NoFinalize { rank, pid }
+            | Failure::Killed { rank, pid, .. }
+            | Failure::LeftPmi { rank, pid }
+            | Failure::Foreign { rank, pid, .. } => Some((rank, pid)),
+            _ => None,
+        }
+    }
+
+    /// `message`, with the host named after the pid when the rank ran on `host` (a multi-host
+    /// job: the pid alone would not say where to look).
+    pub fn message_on(&self, host: Option<&str>) -> String {
+        let m = self.message();
+        match (self.rank(), host) {
+            (Some((_, pid)), Some(h)) => m.replacen(&format!("(pid {pid})"), &format!("(pid {pid} on {h})"), 1),
+            _ => m,
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match *self {
             // An exit status is one byte, and 0 would read as success.

@@ -134,7 +134,7 @@ fn abort_on_the_remote_node_ends_the_job() {
     // By node: rank 1, which aborts, is on node2.
     let r = nodes.mpirun("node1:2,node2:2", &["--map-by", "node", prog.to_str().unwrap()]);
     assert_eq!(r.code, Some(5), "{}", r.stderr);
-    assert!(r.stderr.contains("rank 1 (pid") && r.stderr.contains("MPI_Abort with error code 5"), "{}", r.stderr);
+    assert!(r.stderr.contains("rank 1 (pid") && r.stderr.contains("on node2)") && r.stderr.contains("MPI_Abort with error code 5"), "{}", r.stderr);
 }
 
 /// Starts `nodes MARKER` on node1:2,node2:2 in the background and waits until every rank said
@@ -218,7 +218,7 @@ fn a_killed_rank_on_the_remote_node_ends_the_job() {
     let _ = Command::new("kill").args(["-KILL", &ranks[3].2.to_string()]).status();
     let (code, stderr) = finish(child, err);
     assert_eq!(code, Some(137), "{stderr}");
-    assert!(stderr.contains(&format!("rank 3 (pid {}) was killed by signal 9", ranks[3].2)), "{stderr}");
+    assert!(stderr.contains(&format!("rank 3 (pid {} on node2) was killed by signal 9", ranks[3].2)), "{stderr}");
     gone(&m);
 }
 
