@@ -6,7 +6,8 @@
 #   scripts/netns.sh up PREFIX N     create namespaces PREFIX-node1..N (10.RR.0.11..) and the
 #                                    bridge; prints the host names (node1,...)
 #   scripts/netns.sh exec HOST CMD.. run CMD in HOST's namespace, host name HOST (PREFIX from
-#                                    $RMPI_NETNS_PREFIX)
+#                                    $RMPI_NETNS_PREFIX); as ssh, CMD's words are joined and run
+#                                    by a shell
 #   scripts/netns.sh down PREFIX     kill what runs in them, remove namespaces, veths and bridge
 #
 # PREFIX is at most 8 characters (interface names are 15 at most). The subnet is 10.RR.0.0/24,
@@ -49,7 +50,9 @@ exec)
     host=$2
     shift 2
     prefix=${RMPI_NETNS_PREFIX:?set RMPI_NETNS_PREFIX to the prefix given to up}
-    exec ip netns exec "$prefix-$host" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$host" "$@"
+    # Like ssh: the words are joined and the node's shell runs them (Open MPI's daemon command
+    # is shell syntax).
+    exec ip netns exec "$prefix-$host" unshare --uts -- sh -c "hostname '$host' && $*"
     ;;
 down)
     prefix=$2
