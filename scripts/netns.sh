@@ -51,8 +51,10 @@ exec)
     shift 2
     prefix=${RMPI_NETNS_PREFIX:?set RMPI_NETNS_PREFIX to the prefix given to up}
     # Like ssh: the words are joined and the node's shell runs them (Open MPI's daemon command
-    # is shell syntax).
-    exec ip netns exec "$prefix-$host" unshare --uts -- sh -c "hostname '$host' && $*"
+    # is shell syntax). nsenter, not `ip netns exec`: that one remounts /sys, which hides the
+    # cgroup file systems a Slurm daemon needs.
+    [ -e "/run/netns/$prefix-$host" ] || { echo "netns.sh: no node $host (namespace $prefix-$host)" >&2; exit 255; }
+    exec nsenter --net="/run/netns/$prefix-$host" unshare --uts -- sh -c "hostname '$host' && $*"
     ;;
 down)
     prefix=$2

@@ -145,8 +145,21 @@ fn hosts(cli: &cli::Cli) -> Result<Option<Vec<ras::Host>>, String> {
             .map_err(|e| format!("cannot read hostfile {}: {e}", path.display()))?;
         hosts.extend(ras::parse_hostfile(&path.display().to_string(), &text)?);
     }
+    // Inside a Slurm allocation, its hosts unless others were named (Open MPI's rule).
+    if hosts.is_empty() {
+        if let (Ok(list), Ok(tasks)) = (
+            std::env::var("SLURM_JOB_NODELIST"),
+            std::env::var("SLURM_TASKS_PER_NODE"),
+        ) {
+            hosts = ras::slurm_hosts(&list, &tasks)?;
+        }
+    }
     Ok((!hosts.is_empty()).then_some(hosts))
 }
+
+/// The launch agent inside a Slurm allocation: a one-task step on the host (its name follows),
+/// sharing the allocation's resources with the ranks to come.
+const SRUN_AGENT: &str = "srun --nodes=1 --ntasks=1 --overlap --kill-on-bad-exit --nodelist";
 
 /// A job on several hosts: one daemon per host (`plm`, `orted`), ranks placed by `ras`, not
 /// bound (binding on other hosts is not planned yet).
@@ -194,7 +207,10 @@ fn run_on_hosts(mut cli: cli::Cli, hosts: Vec<ras::Host>) -> ExitCode {
             crate::report::say(&w);
         }
     }
-    let agent = agent.or_else(|| lookup("plm_rsh_agent")).unwrap_or_else(|| "ssh".into());
+    let in_slurm = std::env::var_os("SLURM_JOB_ID").is_some();
+    let agent = agent
+        .or_else(|| lookup("plm_rsh_agent"))
+        .unwrap_or_else(|| if in_slurm { SRUN_AGENT } else { "ssh" }.into());
     let agent = match plm::agent_words(&agent) {
         Ok(a) => a,
         Err(msg) => return fail(EXIT_USAGE, &msg),

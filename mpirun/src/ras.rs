@@ -69,6 +69,77 @@ fn add(hosts: &mut Vec<Host>, name: &str, slots: usize) {
     }
 }
 
+/// The hosts of a Slurm allocation: `SLURM_JOB_NODELIST` (`n[1-3,07],gpu5`) with the slots of
+/// `SLURM_TASKS_PER_NODE` (`2(x3),1`, in the same order).
+pub fn slurm_hosts(nodelist: &str, tasks_per_node: &str) -> Result<Vec<Host>, String> {
+    let names = expand_nodelist(nodelist)?;
+    let mut slots = Vec::new();
+    for item in tasks_per_node.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let bad = || format!("cannot read SLURM_TASKS_PER_NODE={tasks_per_node}");
+        let (n, times) = match item.split_once("(x") {
+            Some((n, t)) => (n, t.strip_suffix(')').ok_or_else(bad)?.parse::<usize>().map_err(|_| bad())?),
+            None => (item, 1),
+        };
+        let n: usize = n.parse().map_err(|_| bad())?;
+        slots.extend(std::iter::repeat(n).take(times));
+    }
+    if slots.len() != names.len() {
+        return Err(format!(
+            "SLURM_JOB_NODELIST={nodelist} names {} hosts but SLURM_TASKS_PER_NODE={tasks_per_node} gives {}",
+            names.len(),
+            slots.len()
+        ));
+    }
+    Ok(names
+        .into_iter()
+        .zip(slots)
+        .map(|(name, slots)| Host { name, slots: slots.max(1) })
+        .collect())
+}
+
+/// Slurm's host list notation: comma-separated names, each with at most one bracketed range
+/// list (`n[01-03,7]` is n01 n02 n03 n7: a range keeps its zero padding).
+pub fn expand_nodelist(list: &str) -> Result<Vec<String>, String> {
+    let bad = || format!("cannot read the host list {list:?}");
+    let mut out = Vec::new();
+    let mut rest = list.trim();
+    while !rest.is_empty() {
+        // The next name ends at a comma outside brackets.
+        let mut depth = 0;
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| {
+                match c {
+                    '[' => depth += 1,
+                    ']' => depth -= 1,
+                    _ => {}
+                }
+                c == ',' && depth == 0
+            })
+            .map_or(rest.len(), |(i, _)| i);
+        let item = &rest[..end];
+        rest = rest[end..].trim_start_matches(',');
+        match item.split_once('[') {
+            None if !item.is_empty() => out.push(item.to_string()),
+            None => return Err(bad()),
+            Some((prefix, more)) => {
+                let (ranges, suffix) = more.split_once(']').ok_or_else(bad)?;
+                for r in ranges.split(',') {
+                    let (a, b) = r.split_once('-').unwrap_or((r, r));
+                    let (lo, hi): (u64, u64) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                    if hi < lo || hi - lo > 100_000 {
+                        return Err(bad());
+                    }
+                    for k in lo..=hi {
+                        out.push(format!("{prefix}{k:0width$}{suffix}", width = a.len()));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Whether `name` is this machine (started without a launch agent).
 pub fn is_local(name: &str) -> bool {
     if matches!(name, "localhost" | "127.0.0.1" | "::1") {
@@ -206,6 +277,21 @@ mod tests {
         let e = place(&hosts, 5, Order::BySlot, None, false).unwrap_err();
         assert!(e.contains("4 slots") && e.contains("--oversubscribe"), "{e}");
         assert_eq!(place(&hosts, 6, Order::BySlot, None, true).unwrap(), [0, 0, 0, 1, 1, 1]);
+    }
+
+    #[test]
+    fn slurm_allocations() {
+        assert_eq!(
+            expand_nodelist("n[01-03,7],gpu5,x[9]y").unwrap(),
+            ["n01", "n02", "n03", "n7", "gpu5", "x9y"]
+        );
+        assert!(expand_nodelist("n[3-1]").is_err());
+        assert!(expand_nodelist("n[1-2").is_err());
+        assert_eq!(
+            slurm_hosts("node[1-3]", "2(x2),1").unwrap(),
+            vec![h("node1", 2), h("node2", 2), h("node3", 1)]
+        );
+        assert!(slurm_hosts("node[1-3]", "2").unwrap_err().contains("gives 1"));
     }
 
     #[test]
