@@ -85,6 +85,10 @@ struct Args {
     /// Extra arguments for MPICH's mpiexec, one string
     #[arg(long = "mpich-args", value_name = "ARGS", allow_hyphen_values = true)]
     mpich_args: Option<String>,
+    /// Only these MPIs, comma-separated (rmpi, openmpi, mpich, system) [default: every one
+    /// found], e.g. across hosts where one MPI's launcher cannot reach them
+    #[arg(long = "mpis", action = clap::ArgAction::Set, value_delimiter = ',')]
+    mpis: Vec<String>,
 }
 
 fn osu_test(s: &str) -> Result<String, String> {
@@ -261,6 +265,12 @@ fn mpis_with_args(args: &Args) -> Result<Vec<Mpi>, String> {
     add_launch_args(&mut mpis, "rmpi", &words(&args.rmpi_args));
     add_launch_args(&mut mpis, "openmpi", &words(&args.openmpi_args));
     add_launch_args(&mut mpis, "mpich", &words(&args.mpich_args));
+    if !args.mpis.is_empty() {
+        if let Some(bad) = args.mpis.iter().find(|n| !mpis.iter().any(|m| &m.name == *n)) {
+            return Err(format!("--mpis: {bad} is not among the MPIs found ({})", mpis.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")));
+        }
+        mpis.retain(|m| args.mpis.contains(&m.name));
+    }
     Ok(mpis)
 }
 
