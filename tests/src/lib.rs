@@ -301,3 +301,29 @@ pub fn client_script_quick(name: &str, limit: Duration) -> Option<String> {
     assert_eq!(r.code, Some(0), "scripts/{name}.sh --quick failed:\n{text}");
     Some(text)
 }
+
+/// Test hosts (`scripts/netns.sh`, `scripts/slurm.sh`) left by a test process that died before
+/// removing them: their prefix is `t` or `s` and the process id in hex. Removed here, by the
+/// next test that makes hosts.
+pub fn remove_stale_test_hosts() {
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
+    let mut prefixes: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next()?.split_once("-node").map(|(p, _)| p.to_string()))
+        .collect();
+    prefixes.dedup();
+    for p in prefixes {
+        let mut chars = p.chars();
+        let kind = chars.next();
+        let Ok(pid) = u32::from_str_radix(chars.as_str(), 16) else {
+            continue;
+        };
+        if !matches!(kind, Some('t' | 's')) || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let script = if kind == Some('s') { "scripts/slurm.sh" } else { "scripts/netns.sh" };
+        let _ = Command::new(repo_root().join(script)).args(["down", &p]).status();
+    }
+}

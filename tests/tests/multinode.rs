@@ -28,9 +28,9 @@ fn netns_sh() -> String {
 impl Nodes {
     fn up() -> Nodes {
         let guard = NODES.lock().unwrap_or_else(|e| e.into_inner());
-        let prefix = format!("rt{}", std::process::id() % 100_000);
-        // Whatever a killed earlier run of this process id left.
-        let _ = Command::new(netns_sh()).args(["down", &prefix]).status();
+        remove_stale_test_hosts();
+        // `t` and the process id in hex (at most 8 characters, for interface names).
+        let prefix = format!("t{:x}", std::process::id());
         let out = Command::new(netns_sh())
             .args(["up", &prefix, "2"])
             .output()

@@ -25,7 +25,8 @@ fn slurm_sh() -> String {
 impl Slurm {
     fn up() -> Slurm {
         let guard = SLURM.lock().unwrap_or_else(|e| e.into_inner());
-        let prefix = format!("rs{}", std::process::id() % 100_000);
+        remove_stale_test_hosts();
+        let prefix = format!("s{:x}", std::process::id());
         let out = Command::new(slurm_sh()).args(["up", &prefix, "2"]).output().expect("run scripts/slurm.sh");
         let s = Slurm {
             prefix,
