@@ -224,7 +224,7 @@ fn run_on_hosts(mut cli: cli::Cli, hosts: Vec<ras::Host>) -> ExitCode {
         Err(e) => return fail(EXIT_LAUNCH, &format!("cannot set up signal handling: {e}")),
     };
     let start = Instant::now();
-    let nodes = match plm::launch(&spec, &hosts, &node_of, &agent) {
+    let nodes = match plm::launch(&spec, &hosts, &node_of, &agent, &sigfd) {
         Ok(n) => n,
         Err(msg) => return fail(EXIT_LAUNCH, &msg),
     };

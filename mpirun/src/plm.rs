@@ -66,6 +66,7 @@ pub fn launch(
     hosts: &[Host],
     node_of: &[usize],
     agent: &[String],
+    sigfd: &nix::sys::signalfd::SignalFd,
 ) -> Result<Vec<Node>, String> {
     let listener = TcpListener::bind("0.0.0.0:0").map_err(|e| format!("cannot listen for the node daemons: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
@@ -126,6 +127,14 @@ pub fn launch(
     let mut links: Vec<Option<Link>> = (0..used.len()).map(|_| None).collect();
     let until = Instant::now() + CONNECT_WAIT;
     while links.iter().any(Option::is_none) {
+        // Ctrl-C while an agent hangs (a password prompt, an unreachable host) stops the launch.
+        while let Ok(Some(info)) = sigfd.read_signal() {
+            if info.ssi_signo as i32 != libc::SIGCHLD {
+                kill_agents(&mut agents);
+                let name = crate::signals::signal_name(info.ssi_signo as i32).unwrap_or_default();
+                return Err(format!("received {name} while starting the node daemons; stopped"));
+            }
+        }
         for (node, a) in agents.iter_mut().enumerate() {
             if links[node].is_none() {
                 if let Ok(Some(st)) = a.try_wait() {
@@ -146,11 +155,7 @@ pub fn launch(
             return Err(format!("the daemons for {} did not connect back within {} s", missing.join(", "), CONNECT_WAIT.as_secs()));
         }
         match listener.accept() {
-            Ok((s, _)) => {
-                if let Some(node) = greet(s, &cookie, &jobs, &mut links) {
-                    let _ = node;
-                }
-            }
+            Ok((s, _)) => greet(s, &cookie, &jobs, &mut links),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(5)),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
@@ -173,7 +178,11 @@ pub fn launch(
 
 /// Reads a connection's hello; a daemon of this job gets its part of the job. Anything else
 /// (a stray connection, a wrong cookie) is dropped.
-fn greet(mut s: TcpStream, cookie: &str, jobs: &[NodeJob], links: &mut [Option<Link>]) -> Option<usize> {
+fn greet(s: TcpStream, cookie: &str, jobs: &[NodeJob], links: &mut [Option<Link>]) {
+    let _ = greet_one(s, cookie, jobs, links);
+}
+
+fn greet_one(mut s: TcpStream, cookie: &str, jobs: &[NodeJob], links: &mut [Option<Link>]) -> Option<()> {
     s.set_nonblocking(false).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     let mut h = [0u8; 9];
@@ -192,5 +201,5 @@ fn greet(mut s: TcpStream, cookie: &str, jobs: &[NodeJob], links: &mut [Option<L
     oob::encode(&mut frame, kind::JOB, 0, &jobs[node].to_json());
     s.write_all(&frame).ok()?;
     links[node] = Some(Link::new(s).ok()?);
-    Some(node)
+    Some(())
 }

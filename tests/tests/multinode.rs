@@ -269,3 +269,41 @@ fn bad_hosts_get_clear_errors() {
     assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("cannot start the daemon for host far1 (/nonexistent/agent)"), "{}", r.stderr);
 }
+
+#[test]
+fn ctrl_c_while_an_agent_hangs_stops_the_launch() {
+    let m = marker("hung-agent");
+    let dir = target_dir().join(&m);
+    std::fs::create_dir_all(&dir).unwrap();
+    let agent = dir.join("agent.sh");
+    // An agent that never starts the daemon (a password prompt, a host that does not answer).
+    std::fs::write(&agent, format!("#!/bin/sh\nexec sleep 60 {m}\n")).unwrap();
+    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut child = Command::new(bin("mpirun"))
+        .args(["--host", "far1,far2", "--launch-agent", agent.to_str().unwrap()])
+        .arg(example("hello"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mpirun");
+    let t0 = Instant::now();
+    while processes_with(&m).len() < 2 && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let err = child.stderr.take().unwrap();
+    let (code, stderr) = finish(child, {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(|l| l.ok()) {
+                let _ = tx.send(l);
+            }
+        });
+        rx
+    });
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("received SIGINT while starting the node daemons"), "{stderr}");
+    gone(&m);
+    let _ = std::fs::remove_dir_all(&dir);
+}
