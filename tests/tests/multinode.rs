@@ -277,7 +277,7 @@ fn ctrl_c_while_an_agent_hangs_stops_the_launch() {
     std::fs::create_dir_all(&dir).unwrap();
     let agent = dir.join("agent.sh");
     // An agent that never starts the daemon (a password prompt, a host that does not answer).
-    std::fs::write(&agent, format!("#!/bin/sh\nexec sleep 60 {m}\n")).unwrap();
+    std::fs::write(&agent, format!("#!/bin/bash\nexec -a {m} sleep 60\n")).unwrap();
     std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut child = Command::new(bin("mpirun"))
         .args(["--host", "far1,far2", "--launch-agent", agent.to_str().unwrap()])
