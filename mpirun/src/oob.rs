@@ -63,6 +63,16 @@ impl Link {
     pub fn new(sock: TcpStream) -> std::io::Result<Link> {
         sock.set_nonblocking(true)?;
         sock.set_nodelay(true)?;
+        // A peer host that vanishes (powered off, cable pulled) sends no FIN: the kernel's
+        // keepalive probes (after 2 s idle, every second, 3 unanswered) and the user timeout
+        // (5 s of unacknowledged data) turn that into an error within about 5 s, so the job is
+        // torn down instead of hanging.
+        use nix::sys::socket::{setsockopt, sockopt};
+        setsockopt(&sock, sockopt::KeepAlive, &true)?;
+        setsockopt(&sock, sockopt::TcpKeepIdle, &2)?;
+        setsockopt(&sock, sockopt::TcpKeepInterval, &1)?;
+        setsockopt(&sock, sockopt::TcpKeepCount, &3)?;
+        setsockopt(&sock, sockopt::TcpUserTimeout, &5000)?;
         Ok(Link {
             sock: Some(sock),
             inbuf: Vec::new(),

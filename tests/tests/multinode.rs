@@ -307,3 +307,21 @@ fn ctrl_c_while_an_agent_hangs_stops_the_launch() {
     gone(&m);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A host that vanishes without closing anything (its link goes down): the daemon's connection
+/// times out (TCP keepalive and user timeout, about 5 s), mpirun tears the job down naming the
+/// host, and the cut-off daemon kills its own ranks when it notices the same.
+#[test]
+fn a_host_cut_off_the_network_ends_the_job() {
+    let nodes = Nodes::up();
+    let (child, m, _ranks, err) = start_held_job(&nodes);
+    let st = Command::new("ip")
+        .args(["link", "set", &format!("{}v2", nodes.prefix), "down"])
+        .status()
+        .expect("ip link");
+    assert!(st.success());
+    let (code, stderr) = finish(child, err);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("lost the connection to the daemon on host node2"), "{stderr}");
+    gone(&m);
+}
