@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Across two test hosts on this machine (network namespaces, scripts/netns.sh), side by side with
+# Open MPI started the same way (its plm_rsh_agent is the same namespace command): unmodified
+# OSU 5.3 osu_latency and osu_bw between the hosts (bench-compare --osu, interleaved rounds,
+# medians), then job start for 2 hosts x 2 ranks (launch to exit of an MPI_Init/MPI_Finalize
+# program, median of N). Needs root; run after `cargo build --release --workspace`.
+#
+# Usage: scripts/bench-netns.sh OSU_DIR [--rounds N] [--starts N] [--osu-args "-i 1000 -x 100"]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+[ $# -ge 1 ] && [ -d "$1" ] || { sed -n 2,9p "$0" >&2; exit 2; }
+osu="$(cd "$1" && pwd)"; shift
+rounds=3 starts=10 osu_args=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --rounds) rounds=$2; shift 2 ;;
+    --starts) starts=$2; shift 2 ;;
+    --osu-args) osu_args=$2; shift 2 ;;
+    *) echo "bench-netns.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+"$root/scripts/deps.sh" iproute2 openmpi-bin libopenmpi-dev
+rel="$root/target/release"
+[ -x "$rel/bench-compare" ] && [ -x "$rel/mpirun" ] || { echo "bench-netns.sh: build first (cargo build --release --workspace)" >&2; exit 1; }
+prefix="b$(printf %x $$)"
+trap '"$root/scripts/netns.sh" down "$prefix"' EXIT
+"$root/scripts/netns.sh" up "$prefix" 2 >/dev/null
+agent="$root/scripts/netns.sh exec"
+export RMPI_NETNS_PREFIX="$prefix" RMPI_MCA_plm_rsh_agent="$agent" OMPI_MCA_plm_rsh_agent="$agent"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+hosts=node1,node2
+args=(--osu "$osu" --mpis rmpi,openmpi --rounds "$rounds" --osu-tests osu_latency,osu_bw
+      --rmpi-args "--host $hosts" --openmpi-args "--host $hosts --mca btl tcp,self")
+[ -n "$osu_args" ] && args+=(--osu-args "$osu_args")
+"$rel/bench-compare" "${args[@]}"
+
+# Job start: an MPI_Init + MPI_Finalize program on 2 hosts x 2 ranks, each MPI in turn.
+work=$(mktemp -d)
+trap '"$root/scripts/netns.sh" down "$prefix"; rm -rf "$work"' EXIT
+src="$root/tests/c/hello_plain.c"
+"$rel/mpicc" -O2 -o "$work/hello.rmpi" "$src"
+mpicc.openmpi -O2 -o "$work/hello.openmpi" "$src"
+run() { # MPI
+    case $1 in
+    rmpi) "$rel/mpirun" --host node1:2,node2:2 "$work/hello.rmpi" ;;
+    openmpi) mpirun.openmpi --host node1:2,node2:2 --mca btl tcp,self,vader "$work/hello.openmpi" ;;
+    esac >/dev/null
+}
+declare -A times
+for ((i = 0; i < starts; i++)); do
+    for m in rmpi openmpi; do
+        t0=$(date +%s%N)
+        run $m
+        times[$m]+="$(( ($(date +%s%N) - t0) / 1000000 )) "
+    done
+done
+echo
+echo "job start, 2 hosts x 2 ranks (launch to exit of MPI_Init + MPI_Finalize), median of $starts, ms:"
+for m in rmpi openmpi; do
+    med=$(echo ${times[$m]} | tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+    echo "  $m: $med   (all: ${times[$m]})"
+done
