@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Across two test hosts on this machine (network namespaces, scripts/netns.sh), side by side with
-# Open MPI started the same way (its plm_rsh_agent is the same namespace command): unmodified
+# Open MPI and MPICH started the same way (Open MPI's plm_rsh_agent and Hydra's rsh launcher are
+# the same namespace command) and held to the network (Open MPI: btl tcp,self; MPICH's UCX:
+# UCX_TLS=tcp,self, else it finds the other namespace's process on this machine and uses shared
+# memory): unmodified
 # OSU 5.3 osu_latency and osu_bw between the hosts (bench-compare --osu, interleaved rounds,
 # medians), then job start for 2 hosts x 2 ranks (launch to exit of an MPI_Init/MPI_Finalize
 # program, median of N). Needs root; run after `cargo build --release --workspace`.
@@ -19,7 +22,7 @@ while [ $# -gt 0 ]; do
     *) echo "bench-netns.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
-"$root/scripts/deps.sh" iproute2 openmpi-bin libopenmpi-dev
+"$root/scripts/deps.sh" iproute2 openmpi-bin libopenmpi-dev mpich libmpich-dev
 rel="$root/target/release"
 [ -x "$rel/bench-compare" ] && [ -x "$rel/mpirun" ] || { echo "bench-netns.sh: build first (cargo build --release --workspace)" >&2; exit 1; }
 prefix="b$(printf %x $$)"
@@ -29,8 +32,10 @@ agent="$root/scripts/netns.sh exec"
 export RMPI_NETNS_PREFIX="$prefix" RMPI_MCA_plm_rsh_agent="$agent" OMPI_MCA_plm_rsh_agent="$agent"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 hosts=node1,node2
-args=(--osu "$osu" --mpis rmpi,openmpi --rounds "$rounds" --osu-tests osu_latency,osu_bw
-      --rmpi-args "--host $hosts" --openmpi-args "--host $hosts --mca btl tcp,self")
+hydra="-launcher rsh -launcher-exec $root/scripts/netns.sh -iface ${prefix}br -genv UCX_TLS tcp,self"
+args=(--osu "$osu" --mpis rmpi,openmpi,mpich --rounds "$rounds" --osu-tests osu_latency,osu_bw
+      --rmpi-args "--host $hosts" --openmpi-args "--host $hosts --mca btl tcp,self"
+      --mpich-args "$hydra -hosts $hosts")
 [ -n "$osu_args" ] && args+=(--osu-args "$osu_args")
 "$rel/bench-compare" "${args[@]}"
 
@@ -40,15 +45,18 @@ trap '"$root/scripts/netns.sh" down "$prefix"; rm -rf "$work"' EXIT
 src="$root/tests/c/hello_plain.c"
 "$rel/mpicc" -O2 -o "$work/hello.rmpi" "$src"
 mpicc.openmpi -O2 -o "$work/hello.openmpi" "$src"
+mpicc.mpich -O2 -o "$work/hello.mpich" "$src"
 run() { # MPI
     case $1 in
     rmpi) "$rel/mpirun" --host node1:2,node2:2 "$work/hello.rmpi" ;;
     openmpi) mpirun.openmpi --host node1:2,node2:2 --mca btl tcp,self,vader "$work/hello.openmpi" ;;
+    # shellcheck disable=SC2086
+    mpich) mpiexec.mpich $hydra -hosts node1:2,node2:2 -n 4 "$work/hello.mpich" ;;
     esac >/dev/null
 }
 declare -A times
 for ((i = 0; i < starts; i++)); do
-    for m in rmpi openmpi; do
+    for m in rmpi openmpi mpich; do
         t0=$(date +%s%N)
         run $m
         times[$m]+="$(( ($(date +%s%N) - t0) / 1000000 )) "
@@ -56,7 +64,7 @@ for ((i = 0; i < starts; i++)); do
 done
 echo
 echo "job start, 2 hosts x 2 ranks (launch to exit of MPI_Init + MPI_Finalize), median of $starts, ms:"
-for m in rmpi openmpi; do
+for m in rmpi openmpi mpich; do
     med=$(echo ${times[$m]} | tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
     echo "  $m: $med   (all: ${times[$m]})"
 done

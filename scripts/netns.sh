@@ -8,6 +8,7 @@
 #   scripts/netns.sh exec HOST CMD.. run CMD in HOST's namespace, host name HOST (PREFIX from
 #                                    $RMPI_NETNS_PREFIX); as ssh, CMD's words are joined and run
 #                                    by a shell
+#   scripts/netns.sh HOST CMD...     the same as exec, as rsh is called (MPICH's -launcher-exec)
 #   scripts/netns.sh down PREFIX     kill what runs in them, remove namespaces, veths and bridge
 #
 # PREFIX is at most 8 characters (interface names are 15 at most). The subnet is 10.RR.0.0/24,
@@ -68,7 +69,11 @@ down)
     ip link del "${prefix}br" 2>/dev/null || true
     ;;
 *)
-    sed -n 2,14p "$0" >&2
+    # `netns.sh HOST CMD...`, as rsh is called (MPICH's Hydra: -launcher-exec netns.sh).
+    if [ -n "$cmd" ] && [ -e "/run/netns/${RMPI_NETNS_PREFIX:-}-$cmd" ]; then
+        exec "$0" exec "$@"
+    fi
+    sed -n 2,16p "$0" >&2
     exit 2
     ;;
 esac
