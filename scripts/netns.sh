@@ -65,7 +65,11 @@ down)
         done
         ip netns del "$ns" 2>/dev/null || true
     done
-    # A veth goes with its peer's namespace; the bridge stays until removed.
+    # A veth goes with its peer's namespace, but a namespace lives on while sockets hold it
+    # (connections that could not close, e.g. after a link was taken down): delete our ends.
+    for v in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -E "^${prefix}v[0-9]+$" || true); do
+        ip link del "$v" 2>/dev/null || true
+    done
     ip link del "${prefix}br" 2>/dev/null || true
     ;;
 *)

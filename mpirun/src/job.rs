@@ -15,9 +15,9 @@ use nix::sys::signalfd::SignalFd;
 use nix::unistd::Pid;
 
 use crate::cli::JobSpec;
-use crate::oob;
 use crate::foreign::running::{self, Found, ProcTree};
 use crate::foreign::schedule::Schedule;
+use crate::oob;
 use crate::pmi_conn::{PmiConn, Request};
 use crate::pmi_server::{Action, Complaint, PmiServer};
 use crate::report::{judge, say, Ended, Failure};
@@ -69,6 +69,41 @@ struct Rank {
     spawn: crate::spawn_req::Pending,
 }
 
+impl Rank {
+    /// Rank `jrank` of job `job`, started by mpirun (`Started`).
+    fn local(s: crate::spawn::Started, job: usize, jrank: usize) -> Rank {
+        let pipes = [
+            OutPipe::new(s.stdout, Stream::Out),
+            OutPipe::new(s.stderr, Stream::Err),
+        ];
+        Rank::with(Proc::Local(s.child), PmiConn::new(s.pmi), pipes, job, jrank)
+    }
+
+    /// World rank `jrank` behind node daemon `node`.
+    fn remote(node: usize, jrank: usize) -> Rank {
+        let pipes = [OutPipe::remote(Stream::Out), OutPipe::remote(Stream::Err)];
+        Rank::with(Proc::Remote(node), PmiConn::remote(), pipes, 0, jrank)
+    }
+
+    fn with(proc_: Proc, pmi: PmiConn, pipes: [OutPipe; 2], job: usize, jrank: usize) -> Rank {
+        Rank {
+            pid: match &proc_ {
+                Proc::Local(c) => c.id() as i32,
+                Proc::Remote(_) => 0,
+            },
+            proc_,
+            status: None,
+            pmi,
+            pipes,
+            pmi_closed_at: None,
+            complained: [false; Complaint::ALL],
+            job,
+            jrank,
+            spawn: Default::default(),
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 enum Source {
     Signals,
@@ -108,21 +143,7 @@ impl Job {
         let ranks = started
             .into_iter()
             .enumerate()
-            .map(|(i, s)| Rank {
-                pid: s.child.id() as i32,
-                proc_: Proc::Local(s.child),
-                status: None,
-                pmi: PmiConn::new(s.pmi),
-                pipes: [
-                    OutPipe::new(s.stdout, Stream::Out),
-                    OutPipe::new(s.stderr, Stream::Err),
-                ],
-                pmi_closed_at: None,
-                complained: [false; Complaint::ALL],
-                job: 0,
-                jrank: i,
-                spawn: Default::default(),
-            })
+            .map(|(i, s)| Rank::local(s, 0, i))
             .collect();
         Job {
             ranks,
@@ -157,18 +178,7 @@ impl Job {
         job.ranks = node_of
             .iter()
             .enumerate()
-            .map(|(i, &node)| Rank {
-                proc_: Proc::Remote(node),
-                pid: 0,
-                status: None,
-                pmi: PmiConn::remote(),
-                pipes: [OutPipe::remote(Stream::Out), OutPipe::remote(Stream::Err)],
-                pmi_closed_at: None,
-                complained: [false; Complaint::ALL],
-                job: 0,
-                jrank: i,
-                spawn: Default::default(),
-            })
+            .map(|(i, &node)| Rank::remote(node, i))
             .collect();
         let mut server = PmiServer::new(node_of.len(), format!("rmpi_{}", std::process::id()));
         server.set_universe(spec.universe);
@@ -463,11 +473,7 @@ impl Job {
         let between = self.server_of(r).initialized(self.ranks[r].jrank)
             && !self.server_of(r).finalized(self.ranks[r].jrank);
         let rank = &mut self.ranks[r];
-        if !rank.pmi.is_open()
-            && rank.pmi_closed_at.is_none()
-            && rank.status.is_none()
-            && between
-        {
+        if !rank.pmi.is_open() && rank.pmi_closed_at.is_none() && rank.status.is_none() && between {
             rank.pmi_closed_at = Some(Instant::now());
         }
     }
@@ -542,7 +548,11 @@ impl Job {
     /// a script or `sh -c`) are not ranks: they get SIGKILL now, or they would outlive the job.
     fn fail_foreign(&mut self, r: usize, found: Found) {
         let tree = ProcTree::read();
-        for rank in self.ranks.iter().filter(|k| k.status.is_none() && matches!(k.proc_, Proc::Local(_))) {
+        for rank in self
+            .ranks
+            .iter()
+            .filter(|k| k.status.is_none() && matches!(k.proc_, Proc::Local(_)))
+        {
             for &pid in &tree.tree(rank.pid)[1..] {
                 // Not our children, so not held for us: a pid could be reused between reading
                 // the tree and this call, a window of microseconds against a pid space that
@@ -594,10 +604,12 @@ impl Job {
 
     /// The first failure: report it, signal every remaining rank, SIGKILL after the grace period.
     fn fail(&mut self, failure: Failure, sig: Signal) {
-        let host = failure.rank().and_then(|(r, _)| match self.ranks.get(r)?.proc_ {
-            Proc::Remote(k) => Some(self.nodes[k].host.as_str()),
-            Proc::Local(_) => None,
-        });
+        let host = failure
+            .rank()
+            .and_then(|(r, _)| match self.ranks.get(r)?.proc_ {
+                Proc::Remote(k) => Some(self.nodes[k].host.as_str()),
+                Proc::Local(_) => None,
+            });
         say(&failure.message_on(host));
         self.failure = Some(failure);
         self.signal_all(sig);
@@ -612,7 +624,8 @@ impl Job {
             }
         }
         for n in &mut self.nodes {
-            n.link.send(oob::kind::SIGNAL, oob::ALL, &(sig as i32).to_le_bytes());
+            n.link
+                .send(oob::kind::SIGNAL, oob::ALL, &(sig as i32).to_le_bytes());
             n.link.flush();
         }
     }
@@ -632,13 +645,19 @@ impl Job {
         let frames = self.nodes[k].link.read_frames(READS_PER_TURN);
         for f in frames {
             let r = f.rank as usize;
-            let ours = self.ranks.get(r).is_some_and(|x| matches!(x.proc_, Proc::Remote(n) if n == k));
+            let ours = self
+                .ranks
+                .get(r)
+                .is_some_and(|x| matches!(x.proc_, Proc::Remote(n) if n == k));
             if !ours {
                 continue;
             }
             match f.kind {
                 oob::kind::STARTED => {
-                    self.ranks[r].pid = std::str::from_utf8(&f.payload).ok().and_then(|p| p.parse().ok()).unwrap_or(0);
+                    self.ranks[r].pid = std::str::from_utf8(&f.payload)
+                        .ok()
+                        .and_then(|p| p.parse().ok())
+                        .unwrap_or(0);
                 }
                 oob::kind::FAILED => {
                     if self.failure.is_none() {
@@ -651,7 +670,9 @@ impl Job {
                     }
                 }
                 oob::kind::PMI | oob::kind::PMI_EOF => {
-                    self.ranks[r].pmi.feed(&f.payload, f.kind == oob::kind::PMI_EOF);
+                    self.ranks[r]
+                        .pmi
+                        .feed(&f.payload, f.kind == oob::kind::PMI_EOF);
                     self.on_pmi(r, PollFlags::POLLIN);
                 }
                 oob::kind::OUT | oob::kind::ERR | oob::kind::OUT_EOF | oob::kind::ERR_EOF => {
@@ -660,7 +681,10 @@ impl Job {
                     self.ranks[r].pipes[p].feed(r, &mut self.fwd, &f.payload, eof);
                 }
                 oob::kind::EXIT if self.ranks[r].status.is_none() => {
-                    let raw = f.payload.get(..4).map_or(255 << 8, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                    let raw = f
+                        .payload
+                        .get(..4)
+                        .map_or(255 << 8, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
                     self.on_exit(r, ExitStatus::from_raw(raw));
                 }
                 _ => {}
@@ -674,7 +698,10 @@ impl Job {
     /// Daemon `k`'s connection is gone: its unreaped ranks are lost with it.
     fn lost_node(&mut self, k: usize) {
         let lost: Vec<usize> = (0..self.ranks.len())
-            .filter(|&r| self.ranks[r].status.is_none() && matches!(self.ranks[r].proc_, Proc::Remote(n) if n == k))
+            .filter(|&r| {
+                self.ranks[r].status.is_none()
+                    && matches!(self.ranks[r].proc_, Proc::Remote(n) if n == k)
+            })
             .collect();
         for &r in &lost {
             // Never to be heard of again: ended, for the job's accounting.
@@ -719,7 +746,9 @@ impl Job {
         for n in &mut self.nodes {
             loop {
                 match n.agent.try_wait() {
-                    Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
+                    Ok(None) if Instant::now() < until => {
+                        std::thread::sleep(Duration::from_millis(5))
+                    }
                     Ok(None) => {
                         let _ = n.agent.kill();
                         let _ = n.agent.wait();

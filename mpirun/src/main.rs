@@ -180,7 +180,11 @@ fn run_on_hosts(mut cli: cli::Cli, hosts: Vec<ras::Host>) -> ExitCode {
         Some(k) => k * hosts.len(),
         None => hosts.iter().map(|h| h.slots).sum(),
     };
-    let oversubscribe = cli.oversubscribe || cli.map_by.as_deref().is_some_and(|m| m.contains(":oversubscribe"));
+    let oversubscribe = cli.oversubscribe
+        || cli
+            .map_by
+            .as_deref()
+            .is_some_and(|m| m.contains(":oversubscribe"));
     let agent = cli.launch_agent.clone();
     let per_node = cli.npernode;
     // The slot check is ras::place's, in terms of hosts.

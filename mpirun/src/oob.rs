@@ -199,7 +199,10 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         assert_eq!(got.len(), 3);
-        assert_eq!((got[0].kind, got[0].rank, &got[0].payload[..]), (kind::PMI, 3, &b"cmd=init\n"[..]));
+        assert_eq!(
+            (got[0].kind, got[0].rank, &got[0].payload[..]),
+            (kind::PMI, 3, &b"cmd=init\n"[..])
+        );
         assert_eq!(got[1].payload, big);
         assert_eq!(got[2].rank, ALL);
         drop(a);

@@ -84,8 +84,13 @@ impl NodeJob {
     }
 
     pub fn from_json(bytes: &[u8]) -> Result<NodeJob, String> {
-        let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("bad job description: {e}"))?;
-        let s = |k: &str| v[k].as_str().map(str::to_string).ok_or(format!("job description lacks {k}"));
+        let v: Value =
+            serde_json::from_slice(bytes).map_err(|e| format!("bad job description: {e}"))?;
+        let s = |k: &str| {
+            v[k].as_str()
+                .map(str::to_string)
+                .ok_or(format!("job description lacks {k}"))
+        };
         let strings = |k: &str| -> Result<Vec<String>, String> {
             v[k].as_array()
                 .ok_or(format!("job description lacks {k}"))?
@@ -114,7 +119,11 @@ impl NodeJob {
                 .as_array()
                 .ok_or("job description lacks ranks")?
                 .iter()
-                .map(|r| r.as_u64().map(|r| r as usize).ok_or("bad ranks".to_string()))
+                .map(|r| {
+                    r.as_u64()
+                        .map(|r| r as usize)
+                        .ok_or("bad ranks".to_string())
+                })
                 .collect::<Result<_, _>>()?,
         })
     }
@@ -144,7 +153,10 @@ fn connect(addrs: &str, port: u16) -> Result<TcpStream, String> {
             Err(e) => tried.push(format!("{a}: {e}")),
         }
     }
-    Err(format!("cannot reach mpirun on port {port} ({})", tried.join("; ")))
+    Err(format!(
+        "cannot reach mpirun on port {port} ({})",
+        tried.join("; ")
+    ))
 }
 
 /// One rank of this node.
@@ -159,25 +171,38 @@ struct Rank {
 }
 
 fn serve(args: &[OsString]) -> Result<u8, String> {
-    let arg = |i: usize| args.get(i).and_then(|a| a.to_str()).ok_or(format!("{FLAG}: missing argument {}", i + 1));
+    let arg = |i: usize| {
+        args.get(i)
+            .and_then(|a| a.to_str())
+            .ok_or(format!("{FLAG}: missing argument {}", i + 1))
+    };
     let (addrs, port, node, cookie) = (arg(0)?, arg(1)?, arg(2)?, arg(3)?);
-    let port: u16 = port.parse().map_err(|_| format!("{FLAG}: bad port {port}"))?;
-    let node: u32 = node.parse().map_err(|_| format!("{FLAG}: bad node {node}"))?;
+    let port: u16 = port
+        .parse()
+        .map_err(|_| format!("{FLAG}: bad port {port}"))?;
+    let node: u32 = node
+        .parse()
+        .map_err(|_| format!("{FLAG}: bad node {node}"))?;
     let mut sock = connect(addrs, port)?;
     let mut hello = Vec::new();
     oob::encode(&mut hello, kind::HELLO, node, cookie.as_bytes());
-    sock.write_all(&hello).map_err(|e| format!("cannot greet mpirun: {e}"))?;
+    sock.write_all(&hello)
+        .map_err(|e| format!("cannot greet mpirun: {e}"))?;
     let job = read_job(&mut sock)?;
 
     // Before any rank exists, so that no SIGCHLD is missed.
-    let sigfd = crate::signals::block_and_open().map_err(|e| format!("cannot set up signal handling: {e}"))?;
+    let sigfd = crate::signals::block_and_open()
+        .map_err(|e| format!("cannot set up signal handling: {e}"))?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let spec = JobSpec::for_node(
         job.size,
         job.program.clone().into(),
         job.argv0.clone().into(),
         job.args.iter().map(OsString::from).collect(),
-        job.exports.iter().map(|(k, v)| (k.clone(), OsString::from(v))).collect(),
+        job.exports
+            .iter()
+            .map(|(k, v)| (k.clone(), OsString::from(v)))
+            .collect(),
         job.mca.clone(),
         job.ranks.len() > cores,
     );
@@ -223,15 +248,18 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
 }
 
 fn read_job(sock: &mut TcpStream) -> Result<NodeJob, String> {
-    sock.set_read_timeout(Some(CONNECT_WAIT)).map_err(|e| e.to_string())?;
+    sock.set_read_timeout(Some(CONNECT_WAIT))
+        .map_err(|e| e.to_string())?;
     let mut h = [0u8; 9];
-    sock.read_exact(&mut h).map_err(|e| format!("no job from mpirun: {e}"))?;
+    sock.read_exact(&mut h)
+        .map_err(|e| format!("no job from mpirun: {e}"))?;
     let len = u32::from_le_bytes([h[5], h[6], h[7], h[8]]) as usize;
     if h[0] != kind::JOB || len > 16 << 20 {
         return Err("mpirun sent no job description".into());
     }
     let mut body = vec![0u8; len];
-    sock.read_exact(&mut body).map_err(|e| format!("no job from mpirun: {e}"))?;
+    sock.read_exact(&mut body)
+        .map_err(|e| format!("no job from mpirun: {e}"))?;
     sock.set_read_timeout(None).map_err(|e| e.to_string())?;
     NodeJob::from_json(&body)
 }
@@ -247,7 +275,10 @@ enum Src {
 /// The event loop: until every rank is reaped and its output relayed (0), or mpirun is gone (1).
 fn relay(link: &mut Link, ranks: &mut [Rank], sigfd: &nix::sys::signalfd::SignalFd) -> u8 {
     loop {
-        if ranks.iter().all(|r| r.status.is_some() && r.pmi.is_none() && r.pipes.iter().all(Option::is_none)) {
+        if ranks
+            .iter()
+            .all(|r| r.status.is_some() && r.pmi.is_none() && r.pipes.iter().all(Option::is_none))
+        {
             hand_over(link);
             return 0;
         }
@@ -321,7 +352,8 @@ fn relay(link: &mut Link, ranks: &mut [Rank], sigfd: &nix::sys::signalfd::Signal
                     if flags.contains(PollFlags::POLLOUT) {
                         write_pmi(&mut ranks[i]);
                     }
-                    if flags.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR) {
+                    if flags.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR)
+                    {
                         read_pmi(link, &mut ranks[i], 16);
                     }
                 }
@@ -356,9 +388,16 @@ fn on_frame(ranks: &mut [Rank], f: oob::Frame) {
             }
         }
         kind::SIGNAL => {
-            let sig = f.payload.get(..4).map_or(libc::SIGKILL, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-            let Ok(sig) = Signal::try_from(sig) else { return };
-            for r in ranks.iter().filter(|r| (f.rank == oob::ALL || r.rank == f.rank) && r.status.is_none()) {
+            let sig = f.payload.get(..4).map_or(libc::SIGKILL, |b| {
+                i32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            });
+            let Ok(sig) = Signal::try_from(sig) else {
+                return;
+            };
+            for r in ranks
+                .iter()
+                .filter(|r| (f.rank == oob::ALL || r.rank == f.rank) && r.status.is_none())
+            {
                 // Unreaped, so the pid is still that rank's.
                 let _ = kill(Pid::from_raw(r.child.id() as i32), sig);
             }
@@ -386,7 +425,14 @@ fn write_pmi(r: &mut Rank) {
 }
 
 fn read_pmi(link: &mut Link, r: &mut Rank, max_reads: usize) {
-    read_stream(link, r.rank, kind::PMI, kind::PMI_EOF, &mut r.pmi, max_reads);
+    read_stream(
+        link,
+        r.rank,
+        kind::PMI,
+        kind::PMI_EOF,
+        &mut r.pmi,
+        max_reads,
+    );
 }
 
 fn read_pipe(link: &mut Link, r: &mut Rank, k: usize, max_reads: usize) {
@@ -400,7 +446,14 @@ fn read_pipe(link: &mut Link, r: &mut Rank, k: usize, max_reads: usize) {
 
 /// Relays what `src` has (at most `max_reads` reads) as `data` frames; at its end, an `eof`
 /// frame, and `src` is closed.
-fn read_stream<T: Read>(link: &mut Link, rank: u32, data: u8, eof: u8, src: &mut Option<T>, max_reads: usize) {
+fn read_stream<T: Read>(
+    link: &mut Link,
+    rank: u32,
+    data: u8,
+    eof: u8,
+    src: &mut Option<T>,
+    max_reads: usize,
+) {
     let Some(s) = src.as_mut() else { return };
     let mut chunk = vec![0u8; 64 * 1024];
     for _ in 0..max_reads {
@@ -434,7 +487,10 @@ fn hand_over(link: &mut Link) {
     let until = Instant::now() + LAST_WORDS;
     while link.wants_write() && link.flush() && Instant::now() < until {
         if let Some(s) = link.sock() {
-            let _ = poll(&mut [PollFd::new(s.as_fd(), PollFlags::POLLOUT)], PollTimeout::from(100u16));
+            let _ = poll(
+                &mut [PollFd::new(s.as_fd(), PollFlags::POLLOUT)],
+                PollTimeout::from(100u16),
+            );
         }
     }
 }

@@ -53,8 +53,13 @@ fn addresses() -> String {
 
 fn cookie() -> String {
     let mut b = [0u8; 16];
-    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)).is_err() {
-        b[..8].copy_from_slice(&(std::process::id() as u64 ^ Instant::now().elapsed().as_nanos() as u64).to_le_bytes());
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_err()
+    {
+        b[..8].copy_from_slice(
+            &(std::process::id() as u64 ^ Instant::now().elapsed().as_nanos() as u64).to_le_bytes(),
+        );
     }
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -68,7 +73,8 @@ pub fn launch(
     agent: &[String],
     sigfd: &nix::sys::signalfd::SignalFd,
 ) -> Result<Vec<Node>, String> {
-    let listener = TcpListener::bind("0.0.0.0:0").map_err(|e| format!("cannot listen for the node daemons: {e}"))?;
+    let listener = TcpListener::bind("0.0.0.0:0")
+        .map_err(|e| format!("cannot listen for the node daemons: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find mpirun's own path: {e}"))?;
@@ -119,8 +125,14 @@ pub fn launch(
             Ok(c) => agents.push(c),
             Err(e) => {
                 kill_agents(&mut agents);
-                let what = if ras::is_local(host) { exe.display().to_string() } else { agent[0].clone() };
-                return Err(format!("cannot start the daemon for host {host} ({what}): {e}"));
+                let what = if ras::is_local(host) {
+                    exe.display().to_string()
+                } else {
+                    agent[0].clone()
+                };
+                return Err(format!(
+                    "cannot start the daemon for host {host} ({what}): {e}"
+                ));
             }
         }
     }
@@ -132,7 +144,9 @@ pub fn launch(
             if info.ssi_signo as i32 != libc::SIGCHLD {
                 kill_agents(&mut agents);
                 let name = crate::signals::signal_name(info.ssi_signo as i32).unwrap_or_default();
-                return Err(format!("received {name} while starting the node daemons; stopped"));
+                return Err(format!(
+                    "received {name} while starting the node daemons; stopped"
+                ));
             }
         }
         for (node, a) in agents.iter_mut().enumerate() {
@@ -150,13 +164,22 @@ pub fn launch(
             }
         }
         if Instant::now() >= until {
-            let missing: Vec<&str> = (0..used.len()).filter(|&n| links[n].is_none()).map(|n| hosts[used[n]].name.as_str()).collect();
+            let missing: Vec<&str> = (0..used.len())
+                .filter(|&n| links[n].is_none())
+                .map(|n| hosts[used[n]].name.as_str())
+                .collect();
             kill_agents(&mut agents);
-            return Err(format!("the daemons for {} did not connect back within {} s", missing.join(", "), CONNECT_WAIT.as_secs()));
+            return Err(format!(
+                "the daemons for {} did not connect back within {} s",
+                missing.join(", "),
+                CONNECT_WAIT.as_secs()
+            ));
         }
         match listener.accept() {
             Ok((s, _)) => greet(s, &cookie, &jobs, &mut links),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
                 kill_agents(&mut agents);
@@ -182,7 +205,12 @@ fn greet(s: TcpStream, cookie: &str, jobs: &[NodeJob], links: &mut [Option<Link>
     let _ = greet_one(s, cookie, jobs, links);
 }
 
-fn greet_one(mut s: TcpStream, cookie: &str, jobs: &[NodeJob], links: &mut [Option<Link>]) -> Option<()> {
+fn greet_one(
+    mut s: TcpStream,
+    cookie: &str,
+    jobs: &[NodeJob],
+    links: &mut [Option<Link>],
+) -> Option<()> {
     s.set_nonblocking(false).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     let mut h = [0u8; 9];

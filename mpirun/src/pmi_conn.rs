@@ -80,7 +80,9 @@ impl PmiConn {
     /// A remote rank's queued replies, for its daemon.
     pub fn take_out(&mut self) -> Option<Vec<u8>> {
         match &self.sock {
-            Some(Wire::Remote { .. }) if !self.out.is_empty() => Some(std::mem::take(&mut self.out)),
+            Some(Wire::Remote { .. }) if !self.out.is_empty() => {
+                Some(std::mem::take(&mut self.out))
+            }
             _ => None,
         }
     }

@@ -96,7 +96,8 @@ impl PmiServer {
 
     /// The ranks' hosts, in Hydra's notation (`ras::process_mapping`).
     pub fn set_mapping(&mut self, mapping: String) {
-        self.kvs.insert("PMI_process_mapping".to_string(), (None, mapping));
+        self.kvs
+            .insert("PMI_process_mapping".to_string(), (None, mapping));
     }
 
     pub fn set_universe(&mut self, n: usize) {

@@ -40,7 +40,12 @@ pub fn parse_hostfile(path: &str, text: &str) -> Result<Vec<Host>, String> {
         let Some(name) = words.next() else { continue };
         let mut slots = 1;
         for w in words {
-            let bad = || format!("{path}:{}: cannot read '{w}' (expected slots=N or max_slots=N)", i + 1);
+            let bad = || {
+                format!(
+                    "{path}:{}: cannot read '{w}' (expected slots=N or max_slots=N)",
+                    i + 1
+                )
+            };
             match w.split_once('=') {
                 Some(("slots", n)) => {
                     slots = n.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(bad)?
@@ -74,10 +79,20 @@ fn add(hosts: &mut Vec<Host>, name: &str, slots: usize) {
 pub fn slurm_hosts(nodelist: &str, tasks_per_node: &str) -> Result<Vec<Host>, String> {
     let names = expand_nodelist(nodelist)?;
     let mut slots = Vec::new();
-    for item in tasks_per_node.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+    for item in tasks_per_node
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         let bad = || format!("cannot read SLURM_TASKS_PER_NODE={tasks_per_node}");
         let (n, times) = match item.split_once("(x") {
-            Some((n, t)) => (n, t.strip_suffix(')').ok_or_else(bad)?.parse::<usize>().map_err(|_| bad())?),
+            Some((n, t)) => (
+                n,
+                t.strip_suffix(')')
+                    .ok_or_else(bad)?
+                    .parse::<usize>()
+                    .map_err(|_| bad())?,
+            ),
             None => (item, 1),
         };
         let n: usize = n.parse().map_err(|_| bad())?;
@@ -93,7 +108,10 @@ pub fn slurm_hosts(nodelist: &str, tasks_per_node: &str) -> Result<Vec<Host>, St
     Ok(names
         .into_iter()
         .zip(slots)
-        .map(|(name, slots)| Host { name, slots: slots.max(1) })
+        .map(|(name, slots)| Host {
+            name,
+            slots: slots.max(1),
+        })
         .collect())
 }
 
@@ -126,7 +144,8 @@ pub fn expand_nodelist(list: &str) -> Result<Vec<String>, String> {
                 let (ranges, suffix) = more.split_once(']').ok_or_else(bad)?;
                 for r in ranges.split(',') {
                     let (a, b) = r.split_once('-').unwrap_or((r, r));
-                    let (lo, hi): (u64, u64) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                    let (lo, hi): (u64, u64) =
+                        (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
                     if hi < lo || hi - lo > 100_000 {
                         return Err(bad());
                     }
@@ -228,7 +247,9 @@ pub fn process_mapping(node_of: &[usize]) -> String {
     let mut blocks = Vec::new();
     let mut i = 0;
     while i < node_of.len() {
-        let j = (i..node_of.len()).find(|&j| node_of[j] != node_of[i]).unwrap_or(node_of.len());
+        let j = (i..node_of.len())
+            .find(|&j| node_of[j] != node_of[i])
+            .unwrap_or(node_of.len());
         blocks.push(format!("({},1,{})", node_of[i], j - i));
         i = j;
     }
@@ -263,20 +284,40 @@ mod tests {
             parse_hostfile("hf", text).unwrap(),
             vec![h("n1", 5), h("n2", 1)]
         );
-        assert!(parse_hostfile("hf", "n1 cpus=3\n").unwrap_err().starts_with("hf:1:"));
+        assert!(parse_hostfile("hf", "n1 cpus=3\n")
+            .unwrap_err()
+            .starts_with("hf:1:"));
         assert!(parse_hostfile("hf", "# nothing\n").is_err());
     }
 
     #[test]
     fn placement_by_slot_node_and_npernode() {
         let hosts = [h("a", 2), h("b", 2)];
-        assert_eq!(place(&hosts, 4, Order::BySlot, None, false).unwrap(), [0, 0, 1, 1]);
-        assert_eq!(place(&hosts, 4, Order::ByNode, None, false).unwrap(), [0, 1, 0, 1]);
-        assert_eq!(place(&hosts, 3, Order::BySlot, None, false).unwrap(), [0, 0, 1]);
-        assert_eq!(place(&hosts, 2, Order::BySlot, Some(1), false).unwrap(), [0, 1]);
+        assert_eq!(
+            place(&hosts, 4, Order::BySlot, None, false).unwrap(),
+            [0, 0, 1, 1]
+        );
+        assert_eq!(
+            place(&hosts, 4, Order::ByNode, None, false).unwrap(),
+            [0, 1, 0, 1]
+        );
+        assert_eq!(
+            place(&hosts, 3, Order::BySlot, None, false).unwrap(),
+            [0, 0, 1]
+        );
+        assert_eq!(
+            place(&hosts, 2, Order::BySlot, Some(1), false).unwrap(),
+            [0, 1]
+        );
         let e = place(&hosts, 5, Order::BySlot, None, false).unwrap_err();
-        assert!(e.contains("4 slots") && e.contains("--oversubscribe"), "{e}");
-        assert_eq!(place(&hosts, 6, Order::BySlot, None, true).unwrap(), [0, 0, 0, 1, 1, 1]);
+        assert!(
+            e.contains("4 slots") && e.contains("--oversubscribe"),
+            "{e}"
+        );
+        assert_eq!(
+            place(&hosts, 6, Order::BySlot, None, true).unwrap(),
+            [0, 0, 0, 1, 1, 1]
+        );
     }
 
     #[test]
@@ -291,12 +332,17 @@ mod tests {
             slurm_hosts("node[1-3]", "2(x2),1").unwrap(),
             vec![h("node1", 2), h("node2", 2), h("node3", 1)]
         );
-        assert!(slurm_hosts("node[1-3]", "2").unwrap_err().contains("gives 1"));
+        assert!(slurm_hosts("node[1-3]", "2")
+            .unwrap_err()
+            .contains("gives 1"));
     }
 
     #[test]
     fn mappings_in_hydra_notation() {
         assert_eq!(process_mapping(&[0, 0, 1, 1]), "(vector,(0,1,2),(1,1,2))");
-        assert_eq!(process_mapping(&[0, 1, 0, 1]), "(vector,(0,1,1),(1,1,1),(0,1,1),(1,1,1))");
+        assert_eq!(
+            process_mapping(&[0, 1, 0, 1]),
+            "(vector,(0,1,1),(1,1,1),(0,1,1),(1,1,1))"
+        );
     }
 }

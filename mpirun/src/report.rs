@@ -140,7 +140,9 @@ impl Failure {
     pub fn message_on(&self, host: Option<&str>) -> String {
         let m = self.message();
         match (self.rank(), host) {
-            (Some((_, pid)), Some(h)) => m.replacen(&format!("(pid {pid})"), &format!("(pid {pid} on {h})"), 1),
+            (Some((_, pid)), Some(h)) => {
+                m.replacen(&format!("(pid {pid})"), &format!("(pid {pid} on {h})"), 1)
+            }
             _ => m,
         }
     }

@@ -311,7 +311,12 @@ pub fn remove_stale_test_hosts() {
     };
     let mut prefixes: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter_map(|l| l.split_whitespace().next()?.split_once("-node").map(|(p, _)| p.to_string()))
+        .filter_map(|l| {
+            l.split_whitespace()
+                .next()?
+                .split_once("-node")
+                .map(|(p, _)| p.to_string())
+        })
         .collect();
     prefixes.dedup();
     for p in prefixes {
@@ -323,7 +328,13 @@ pub fn remove_stale_test_hosts() {
         if !matches!(kind, Some('t' | 's')) || Path::new(&format!("/proc/{pid}")).exists() {
             continue;
         }
-        let script = if kind == Some('s') { "scripts/slurm.sh" } else { "scripts/netns.sh" };
-        let _ = Command::new(repo_root().join(script)).args(["down", &p]).status();
+        let script = if kind == Some('s') {
+            "scripts/slurm.sh"
+        } else {
+            "scripts/netns.sh"
+        };
+        let _ = Command::new(repo_root().join(script))
+            .args(["down", &p])
+            .status();
     }
 }

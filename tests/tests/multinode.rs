@@ -22,7 +22,11 @@ struct Nodes {
 }
 
 fn netns_sh() -> String {
-    repo_root().join("scripts/netns.sh").to_str().expect("utf-8 path").to_string()
+    repo_root()
+        .join("scripts/netns.sh")
+        .to_str()
+        .expect("utf-8 path")
+        .to_string()
 }
 
 impl Nodes {
@@ -56,7 +60,15 @@ impl Nodes {
     fn mpirun(&self, hosts: &str, args: &[&str]) -> Run {
         let agent = self.agent();
         // The suite's transport (RMPI_TEST_BTL) is not this test's: nodes need sm and tcp.
-        let mut v = vec!["--host", hosts, "--launch-agent", agent.as_str(), "--mca", "btl", "self,sm,tcp"];
+        let mut v = vec![
+            "--host",
+            hosts,
+            "--launch-agent",
+            agent.as_str(),
+            "--mca",
+            "btl",
+            "self,sm,tcp",
+        ];
         v.extend_from_slice(args);
         mpirun(&v)
     }
@@ -64,7 +76,9 @@ impl Nodes {
 
 impl Drop for Nodes {
     fn drop(&mut self) {
-        let _ = Command::new(netns_sh()).args(["down", &self.prefix]).status();
+        let _ = Command::new(netns_sh())
+            .args(["down", &self.prefix])
+            .status();
     }
 }
 
@@ -73,8 +87,16 @@ fn gone(m: &str) {
     while !processes_with(m).is_empty() && t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(processes_with(m), Vec::<u32>::new(), "processes left running");
-    assert_eq!(shm_leftovers(), Vec::<String>::new(), "files left in /dev/shm");
+    assert_eq!(
+        processes_with(m),
+        Vec::<u32>::new(),
+        "processes left running"
+    );
+    assert_eq!(
+        shm_leftovers(),
+        Vec::<String>::new(),
+        "files left in /dev/shm"
+    );
 }
 
 #[test]
@@ -85,12 +107,25 @@ fn every_byte_between_two_nodes_by_slot_and_by_node() {
         let m = marker("nodes-pingpong");
         let r = nodes.mpirun(
             "node1:2,node2:2",
-            &["--map-by", map, "--mca", "btl_base_verbose", "1", prog.to_str().unwrap(), &m],
+            &[
+                "--map-by",
+                map,
+                "--mca",
+                "btl_base_verbose",
+                "1",
+                prog.to_str().unwrap(),
+                &m,
+            ],
         );
         r.assert_ok();
         assert!(r.stdout.contains("tcp_pingpong: OK"), "{map}: {}", r.stdout);
         // Two ranks per node: sm between them, tcp to the other node.
-        assert_eq!(r.stderr.matches("transports self,sm,tcp").count(), 4, "{map}: {}", r.stderr);
+        assert_eq!(
+            r.stderr.matches("transports self,sm,tcp").count(),
+            4,
+            "{map}: {}",
+            r.stderr
+        );
         gone(&m);
     }
 }
@@ -103,26 +138,62 @@ fn ranks_know_their_host_and_placement_follows_map_by() {
     let hostname_of = |out: &str, rank: usize| -> String {
         out.lines()
             .find(|l| l.contains(&format!("rank {rank} of")))
-            .map(|l| if l.contains("node1") { "node1" } else if l.contains("node2") { "node2" } else { "?" })
+            .map(|l| {
+                if l.contains("node1") {
+                    "node1"
+                } else if l.contains("node2") {
+                    "node2"
+                } else {
+                    "?"
+                }
+            })
             .unwrap_or("missing")
             .to_string()
     };
     let r = nodes.mpirun("node1:2,node2:2", &["-np", "4", prog.to_str().unwrap()]);
     r.assert_ok();
     let by_slot: Vec<String> = (0..4).map(|k| hostname_of(&r.stdout, k)).collect();
-    assert_eq!(by_slot, ["node1", "node1", "node2", "node2"], "{}", r.stdout);
-    let r = nodes.mpirun("node1,node2", &["--npernode", "2", "--map-by", "node", prog.to_str().unwrap()]);
+    assert_eq!(
+        by_slot,
+        ["node1", "node1", "node2", "node2"],
+        "{}",
+        r.stdout
+    );
+    let r = nodes.mpirun(
+        "node1,node2",
+        &[
+            "--npernode",
+            "2",
+            "--map-by",
+            "node",
+            prog.to_str().unwrap(),
+        ],
+    );
     r.assert_ok();
     let by_node: Vec<String> = (0..4).map(|k| hostname_of(&r.stdout, k)).collect();
-    assert_eq!(by_node, ["node1", "node2", "node1", "node2"], "{}", r.stdout);
+    assert_eq!(
+        by_node,
+        ["node1", "node2", "node1", "node2"],
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
 fn collectives_and_communicators_across_nodes() {
     let nodes = Nodes::up();
-    for src in ["tests/c/coll_allreduce.c", "tests/c/coll_bcast.c", "tests/c/coll_alltoall.c", "tests/c/comm_dup.c", "tests/c/comm_create.c"] {
+    for src in [
+        "tests/c/coll_allreduce.c",
+        "tests/c/coll_bcast.c",
+        "tests/c/coll_alltoall.c",
+        "tests/c/comm_dup.c",
+        "tests/c/comm_create.c",
+    ] {
         let prog = c_program(src);
-        let r = nodes.mpirun("node1:2,node2:2", &["--map-by", "node", prog.to_str().unwrap()]);
+        let r = nodes.mpirun(
+            "node1:2,node2:2",
+            &["--map-by", "node", prog.to_str().unwrap()],
+        );
         r.assert_ok();
     }
 }
@@ -132,23 +203,46 @@ fn abort_on_the_remote_node_ends_the_job() {
     let nodes = Nodes::up();
     let prog = c_program("tests/c/abort.c");
     // By node: rank 1, which aborts, is on node2.
-    let r = nodes.mpirun("node1:2,node2:2", &["--map-by", "node", prog.to_str().unwrap()]);
+    let r = nodes.mpirun(
+        "node1:2,node2:2",
+        &["--map-by", "node", prog.to_str().unwrap()],
+    );
     assert_eq!(r.code, Some(5), "{}", r.stderr);
-    assert!(r.stderr.contains("rank 1 (pid") && r.stderr.contains("on node2)") && r.stderr.contains("MPI_Abort with error code 5"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("rank 1 (pid")
+            && r.stderr.contains("on node2)")
+            && r.stderr.contains("MPI_Abort with error code 5"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// Starts `nodes MARKER` on node1:2,node2:2 in the background and waits until every rank said
 /// where it runs: (mpirun, marker, [(rank, host, pid)]).
-fn start_held_job(nodes: &Nodes) -> (std::process::Child, String, Vec<(usize, String, u32)>, std::sync::mpsc::Receiver<String>) {
+fn start_held_job(
+    nodes: &Nodes,
+) -> (
+    std::process::Child,
+    String,
+    Vec<(usize, String, u32)>,
+    std::sync::mpsc::Receiver<String>,
+) {
     let m = marker("nodes-held");
     let prog = c_program("tests/c/nodes.c");
     let mut cmd = Command::new(bin("mpirun"));
-    cmd.args(["--timeout", "120", "--host", "node1:2,node2:2", "--launch-agent", &nodes.agent()])
-        .arg(&prog)
-        .arg(&m)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args([
+        "--timeout",
+        "120",
+        "--host",
+        "node1:2,node2:2",
+        "--launch-agent",
+        &nodes.agent(),
+    ])
+    .arg(&prog)
+    .arg(&m)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn mpirun");
     let out = child.stdout.take().expect("piped");
     let err = child.stderr.take().expect("piped");
@@ -186,11 +280,18 @@ fn start_held_job(nodes: &Nodes) -> (std::process::Child, String, Vec<(usize, St
 
 fn ppid(pid: u32) -> u32 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    stat.rsplit(')').next().and_then(|r| r.split_whitespace().nth(1)).and_then(|p| p.parse().ok()).unwrap_or(0)
+    stat.rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().nth(1))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Waits (bounded) for mpirun to end; its exit code and stderr.
-fn finish(mut child: std::process::Child, err: std::sync::mpsc::Receiver<String>) -> (Option<i32>, String) {
+fn finish(
+    mut child: std::process::Child,
+    err: std::sync::mpsc::Receiver<String>,
+) -> (Option<i32>, String) {
     let t0 = Instant::now();
     let code = loop {
         if let Some(st) = child.try_wait().expect("try_wait") {
@@ -215,10 +316,18 @@ fn a_killed_rank_on_the_remote_node_ends_the_job() {
     let nodes = Nodes::up();
     let (child, m, ranks, err) = start_held_job(&nodes);
     assert_eq!(ranks[3].1, "node2", "{ranks:?}");
-    let _ = Command::new("kill").args(["-KILL", &ranks[3].2.to_string()]).status();
+    let _ = Command::new("kill")
+        .args(["-KILL", &ranks[3].2.to_string()])
+        .status();
     let (code, stderr) = finish(child, err);
     assert_eq!(code, Some(137), "{stderr}");
-    assert!(stderr.contains(&format!("rank 3 (pid {} on node2) was killed by signal 9", ranks[3].2)), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "rank 3 (pid {} on node2) was killed by signal 9",
+            ranks[3].2
+        )),
+        "{stderr}"
+    );
     gone(&m);
 }
 
@@ -228,11 +337,19 @@ fn a_killed_daemon_ends_the_job_and_leaves_nothing() {
     let (child, m, ranks, err) = start_held_job(&nodes);
     let daemon = ppid(ranks[2].2);
     let cmdline = std::fs::read_to_string(format!("/proc/{daemon}/cmdline")).unwrap_or_default();
-    assert!(cmdline.contains("--rmpi-daemon"), "rank 2's parent: {cmdline:?}");
-    let _ = Command::new("kill").args(["-KILL", &daemon.to_string()]).status();
+    assert!(
+        cmdline.contains("--rmpi-daemon"),
+        "rank 2's parent: {cmdline:?}"
+    );
+    let _ = Command::new("kill")
+        .args(["-KILL", &daemon.to_string()])
+        .status();
     let (code, stderr) = finish(child, err);
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("lost the connection to the daemon on host node2"), "{stderr}");
+    assert!(
+        stderr.contains("lost the connection to the daemon on host node2"),
+        "{stderr}"
+    );
     gone(&m);
 }
 
@@ -244,8 +361,15 @@ fn a_killed_mpirun_leaves_nothing_on_any_node() {
     child.wait().expect("reap mpirun");
     gone(&m);
     for n in ["node1", "node2"] {
-        let out = Command::new("ip").args(["netns", "pids", &format!("{}-{n}", nodes.prefix)]).output().expect("ip netns pids");
-        assert!(out.stdout.is_empty(), "{n}: {}", String::from_utf8_lossy(&out.stdout));
+        let out = Command::new("ip")
+            .args(["netns", "pids", &format!("{}-{n}", nodes.prefix)])
+            .output()
+            .expect("ip netns pids");
+        assert!(
+            out.stdout.is_empty(),
+            "{n}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
     }
 }
 
@@ -255,19 +379,49 @@ fn bad_hosts_get_clear_errors() {
     let p = prog.to_str().unwrap();
     let r = mpirun(&["--host", "far1:1,far2:1", "-np", "3", p]);
     assert_eq!(r.code, Some(2));
-    assert!(r.stderr.contains("3 ranks requested but the 2 hosts have 2 slots") && r.stderr.contains("--oversubscribe"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("3 ranks requested but the 2 hosts have 2 slots")
+            && r.stderr.contains("--oversubscribe"),
+        "{}",
+        r.stderr
+    );
     let r = mpirun(&["--host", "far1:x", p]);
     assert_eq!(r.code, Some(2));
-    assert!(r.stderr.contains("invalid --host entry 'far1:x'"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("invalid --host entry 'far1:x'"),
+        "{}",
+        r.stderr
+    );
     let r = mpirun(&["--hostfile", "/nonexistent/hf", p]);
-    assert!(r.stderr.contains("cannot read hostfile /nonexistent/hf"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("cannot read hostfile /nonexistent/hf"),
+        "{}",
+        r.stderr
+    );
     // An agent that cannot reach the host: named, with what to check.
     let r = mpirun(&["--host", "far1:1,far2:1", "--launch-agent", "false", p]);
     assert_eq!(r.code, Some(1));
-    assert!(r.stderr.contains("the daemon for host far1 ended") && r.stderr.contains("check that `false far1` works"), "{}", r.stderr);
-    let r = mpirun(&["--host", "far1:1,far2:1", "--launch-agent", "/nonexistent/agent", p]);
+    assert!(
+        r.stderr.contains("the daemon for host far1 ended")
+            && r.stderr.contains("check that `false far1` works"),
+        "{}",
+        r.stderr
+    );
+    let r = mpirun(&[
+        "--host",
+        "far1:1,far2:1",
+        "--launch-agent",
+        "/nonexistent/agent",
+        p,
+    ]);
     assert_eq!(r.code, Some(1));
-    assert!(r.stderr.contains("cannot start the daemon for host far1 (/nonexistent/agent)"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("cannot start the daemon for host far1 (/nonexistent/agent)"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -280,7 +434,12 @@ fn ctrl_c_while_an_agent_hangs_stops_the_launch() {
     std::fs::write(&agent, format!("#!/bin/bash\nexec -a {m} sleep 60\n")).unwrap();
     std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut child = Command::new(bin("mpirun"))
-        .args(["--host", "far1,far2", "--launch-agent", agent.to_str().unwrap()])
+        .args([
+            "--host",
+            "far1,far2",
+            "--launch-agent",
+            agent.to_str().unwrap(),
+        ])
         .arg(example("hello"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -291,7 +450,9 @@ fn ctrl_c_while_an_agent_hangs_stops_the_launch() {
     while processes_with(&m).len() < 2 && t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
     let err = child.stderr.take().unwrap();
     let (code, stderr) = finish(child, {
         let (tx, rx) = std::sync::mpsc::channel();
@@ -303,7 +464,10 @@ fn ctrl_c_while_an_agent_hangs_stops_the_launch() {
         rx
     });
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("received SIGINT while starting the node daemons"), "{stderr}");
+    assert!(
+        stderr.contains("received SIGINT while starting the node daemons"),
+        "{stderr}"
+    );
     gone(&m);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -322,6 +486,9 @@ fn a_host_cut_off_the_network_ends_the_job() {
     assert!(st.success());
     let (code, stderr) = finish(child, err);
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("lost the connection to the daemon on host node2"), "{stderr}");
+    assert!(
+        stderr.contains("lost the connection to the daemon on host node2"),
+        "{stderr}"
+    );
     gone(&m);
 }

@@ -19,7 +19,11 @@ struct Slurm {
 }
 
 fn slurm_sh() -> String {
-    repo_root().join("scripts/slurm.sh").to_str().expect("utf-8 path").to_string()
+    repo_root()
+        .join("scripts/slurm.sh")
+        .to_str()
+        .expect("utf-8 path")
+        .to_string()
 }
 
 impl Slurm {
@@ -27,7 +31,10 @@ impl Slurm {
         let guard = SLURM.lock().unwrap_or_else(|e| e.into_inner());
         remove_stale_test_hosts();
         let prefix = format!("s{:x}", std::process::id());
-        let out = Command::new(slurm_sh()).args(["up", &prefix, "2"]).output().expect("run scripts/slurm.sh");
+        let out = Command::new(slurm_sh())
+            .args(["up", &prefix, "2"])
+            .output()
+            .expect("run scripts/slurm.sh");
         let s = Slurm {
             prefix,
             conf: String::from_utf8_lossy(&out.stdout).trim().to_string(),
@@ -51,7 +58,9 @@ impl Slurm {
 
 impl Drop for Slurm {
     fn drop(&mut self) {
-        let _ = Command::new(slurm_sh()).args(["down", &self.prefix]).status();
+        let _ = Command::new(slurm_sh())
+            .args(["down", &self.prefix])
+            .status();
     }
 }
 
@@ -72,15 +81,18 @@ fn srun_starts_ranks_directly_sm_within_a_node_tcp_between() {
     ]);
     r.assert_ok();
     assert!(r.stdout.contains("tcp_pingpong: OK"), "{}", r.stdout);
-    assert_eq!(r.stderr.matches("transports self,sm,tcp").count(), 4, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("transports self,sm,tcp").count(),
+        4,
+        "{}",
+        r.stderr
+    );
 }
 
-#[test]
-fn mpirun_inside_an_allocation_starts_its_daemons_with_srun() {
-    let slurm = Slurm::up();
+/// `salloc -N 2 -n 4 mpirun --timeout 60 ARGS`.
+fn mpirun_in_allocation(slurm: &Slurm, args: &[&str]) -> Run {
     let mpirun = bin("mpirun");
-    let hello = example("hello");
-    let r = slurm.run(&[
+    let mut v = vec![
         "salloc",
         "--time=2",
         "-N",
@@ -90,8 +102,16 @@ fn mpirun_inside_an_allocation_starts_its_daemons_with_srun() {
         mpirun.to_str().unwrap(),
         "--timeout",
         "60",
-        hello.to_str().unwrap(),
-    ]);
+    ];
+    v.extend_from_slice(args);
+    slurm.run(&v)
+}
+
+#[test]
+fn mpirun_inside_an_allocation_starts_its_daemons_with_srun() {
+    let slurm = Slurm::up();
+    let hello = example("hello");
+    let r = mpirun_in_allocation(&slurm, &[hello.to_str().unwrap()]);
     r.assert_ok();
     // By slot over the allocation's two hosts.
     for (rank, host) in [(0, "node1"), (1, "node1"), (2, "node2"), (3, "node2")] {
@@ -102,24 +122,23 @@ fn mpirun_inside_an_allocation_starts_its_daemons_with_srun() {
         );
     }
     let prog = c_program("tests/c/tcp_pingpong.c");
-    let r = slurm.run(&[
-        "salloc",
-        "--time=2",
-        "-N",
-        "2",
-        "-n",
-        "4",
-        mpirun.to_str().unwrap(),
-        "--timeout",
-        "60",
-        "--map-by",
-        "node",
-        "--mca",
-        "btl_base_verbose",
-        "1",
-        prog.to_str().unwrap(),
-    ]);
+    let r = mpirun_in_allocation(
+        &slurm,
+        &[
+            "--map-by",
+            "node",
+            "--mca",
+            "btl_base_verbose",
+            "1",
+            prog.to_str().unwrap(),
+        ],
+    );
     r.assert_ok();
     assert!(r.stdout.contains("tcp_pingpong: OK"), "{}", r.stdout);
-    assert_eq!(r.stderr.matches("transports self,sm,tcp").count(), 4, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("transports self,sm,tcp").count(),
+        4,
+        "{}",
+        r.stderr
+    );
 }

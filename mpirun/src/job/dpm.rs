@@ -5,13 +5,11 @@
 use std::ffi::OsString;
 use std::os::fd::AsFd;
 
-use super::{Job, Proc, Rank};
-use crate::pmi_conn::PmiConn;
-use crate::pmi_server::{Complaint, PmiServer};
+use super::{Job, Rank};
+use crate::pmi_server::PmiServer;
 use crate::pmi_wire::{format, Message};
 use crate::spawn::{spawn_child, Extra, Segment};
 use crate::spawn_req::{Cmd, Fed};
-use crate::stdio::{OutPipe, Stream};
 
 impl Job {
     pub(super) fn server_of(&self, r: usize) -> &PmiServer {
@@ -154,21 +152,7 @@ impl Job {
         self.servers.push(server);
         self.segments.push(memfd);
         for (jrank, s) in started.into_iter().enumerate() {
-            self.ranks.push(Rank {
-                pid: s.child.id() as i32,
-                proc_: Proc::Local(s.child),
-                status: None,
-                pmi: PmiConn::new(s.pmi),
-                pipes: [
-                    OutPipe::new(s.stdout, Stream::Out),
-                    OutPipe::new(s.stderr, Stream::Err),
-                ],
-                pmi_closed_at: None,
-                complained: [false; Complaint::ALL],
-                job,
-                jrank,
-                spawn: Default::default(),
-            });
+            self.ranks.push(Rank::local(s, job, jrank));
         }
         Ok(())
     }

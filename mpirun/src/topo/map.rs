@@ -408,18 +408,7 @@ mod tests {
 
     /// Runs `mpirun -np n ARGS` through the mapper; each rank as its PU ranges, `none` unbound.
     fn place(topo: &Topology, n: usize, args: &str) -> Result<Vec<String>, String> {
-        let mut policy = Policy {
-            map: MapPolicy {
-                mapping: Mapping::Slots,
-                given: false,
-                pe: 1,
-                oversubscribe: None,
-            },
-            bind: None,
-            rank_by: None,
-            cpu_set: None,
-            hwthread_cpus: false,
-        };
+        let mut policy = Policy::unspecified();
         let mut allow = false;
         let mut it = args.split_whitespace();
         while let Some(a) = it.next() {

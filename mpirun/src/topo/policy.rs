@@ -50,6 +50,24 @@ pub struct Policy {
     pub hwthread_cpus: bool,
 }
 
+impl Policy {
+    /// Nothing asked for: Open MPI's defaults throughout.
+    pub fn unspecified() -> Policy {
+        Policy {
+            map: MapPolicy {
+                mapping: Mapping::Slots,
+                given: false,
+                pe: 1,
+                oversubscribe: None,
+            },
+            bind: None,
+            rank_by: None,
+            cpu_set: None,
+            hwthread_cpus: false,
+        }
+    }
+}
+
 const OBJECTS: &str = "hwthread, core, l1cache, l2cache, l3cache, numa, package (or socket)";
 
 /// An object level by Open MPI's name.
