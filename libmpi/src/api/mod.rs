@@ -67,7 +67,7 @@ pub fn initialize_with_threading(required: Threading) -> Result<(Universe, Threa
 
 /// Initialise MPI (MPI_Init). Fails if MPI was already initialised in this process.
 pub fn initialize() -> Result<Universe> {
-    runtime::init(false)?;
+    runtime::init(runtime::Level::Funneled)?;
     Ok(Universe {
         _not_send: PhantomData,
     })
