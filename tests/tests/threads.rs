@@ -1,4 +1,4 @@
-//! Thread levels (issue 13): MPI_Init_thread(MULTIPLE) provides MPI_THREAD_SERIALIZED and
+//! Thread levels (issue 13): MPI_Init_thread(SERIALIZED) provides MPI_THREAD_SERIALIZED and
 //! threads taking turns (behind the program's own mutex) all call MPI; FUNNELED still refuses a
 //! second thread, and under SERIALIZED a call overlapping another is an error, not a data race.
 
