@@ -496,7 +496,7 @@ macro_rules! coll_fns {
 }
 pub(super) use coll_fns;
 
-unsafe fn barrier(b: &mut Builder) -> Result<()> {
+pub(super) unsafe fn barrier(b: &mut Builder) -> Result<()> {
     if b.is_inter() {
         coll::inter::barrier(b);
         return Ok(());

@@ -515,6 +515,11 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Barrier / PMPI_Barrier(comm: Handle) -> c_int {
+        if runtime::is_multiple() {
+            // MPI_Ibarrier's schedule, waited for outside the runtime.
+            // SAFETY: a barrier touches no buffers.
+            return super::coll::coll("MPI_Barrier", comm, None, |b| unsafe { super::coll::barrier(b) });
+        }
         call("MPI_Barrier", err_comm(comm), |rt| rt.barrier(comm_index(comm)?))
     }
 }
