@@ -9,7 +9,8 @@
  *   mprobe   the same traffic taken by MPI_Mprobe/MPI_Improbe + MPI_Mrecv from NT threads
  *            at once, sized by MPI_Get_count: a matched message is received by the thread that
  *            matched it and no other.
- *   comm     each thread dups and splits its own communicator, R times, the threads of odd
+ *   comm     each thread dups, splits (split, split_type, create) its own communicator, R
+ *            times, the threads of odd
  *            ranks in the reverse order of the even ranks' (so the calls on different
  *            communicators interleave differently at each process); each new communicator is
  *            checked with an allreduce and freed.
@@ -288,6 +289,36 @@ static void *comm_thread(void *arg) {
             CHECK(sz == size - 1, "thread %d: split without rank 0 has %d", t, sz);
             MPI_Comm_free(&u);
         }
+        /* MPI_Comm_create with the ranks reversed, and without the last rank. */
+        MPI_Group g, gr;
+        int ranks[64], nr = 0;
+        MPI_Comm_group(tcomm[t], &g);
+        for (int i = size - 2; i >= 0; i--)
+            ranks[nr++] = i;
+        if (size == 1)
+            ranks[nr++] = 0;
+        MPI_Group_incl(g, nr, ranks, &gr);
+        MPI_Comm cr;
+        MPI_Comm_create(tcomm[t], gr, &cr);
+        if (rank == size - 1 && size > 1) {
+            CHECK(cr == MPI_COMM_NULL, "thread %d: MPI_Comm_create gave a non-member a comm", t);
+        } else {
+            MPI_Comm_size(cr, &sz);
+            MPI_Comm_rank(cr, &rk);
+            CHECK(sz == nr && rk == nr - 1 - rank, "thread %d: create is %d/%d", t, rk, sz);
+            v = rank;
+            MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_MAX, cr);
+            CHECK(sum == nr - 1, "thread %d: allreduce on create %d", t, sum);
+            MPI_Comm_free(&cr);
+        }
+        MPI_Group_free(&gr);
+        MPI_Group_free(&g);
+        /* MPI_Comm_split_type: one node here. */
+        MPI_Comm_split_type(tcomm[t], MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &cr);
+        MPI_Comm_size(cr, &sz);
+        MPI_Comm_rank(cr, &rk);
+        CHECK(sz == size && rk == rank, "thread %d: split_type is %d/%d", t, rk, sz);
+        MPI_Comm_free(&cr);
         MPI_Comm_free(&s);
         MPI_Comm_free(&d);
     }
