@@ -34,8 +34,8 @@ const FREE: usize = 1;
 /// shared library every thread-local access is a `__tls_get_addr` call, paid on every MPI call.
 struct Slot {
     /// The thread that may use the runtime now: under FUNNELED the one that initialised MPI, for
-    /// the whole run; under SERIALIZED the one inside a call, else `FREE`. 0 while MPI is not
-    /// running.
+    /// the whole run; under SERIALIZED and MULTIPLE the one inside a call, else `FREE`. 0 while
+    /// MPI is not running.
     owner: AtomicUsize,
     /// Owner-only: true while a call runs, so that a call from inside a callback is refused.
     busy: Cell<bool>,
@@ -44,9 +44,11 @@ struct Slot {
 }
 
 // SAFETY: `busy` and `rt` are only touched by the thread whose id is in `owner` (checked on
-// every access; other threads get an error). A thread becomes owner either at init (FUNNELED)
-// or by a compare-exchange from `FREE` with Acquire that pairs with the previous owner's
-// Release store of `FREE` (SERIALIZED), so accesses never overlap and each sees the last one.
+// every access; other threads get an error, or under MULTIPLE wait in `take`). A thread becomes
+// owner either at init (FUNNELED) or by a compare-exchange from `FREE` with Acquire that pairs
+// with the previous owner's Release store of `FREE` (SERIALIZED, MULTIPLE), so accesses never
+// overlap and each sees the last one. No `&mut Runtime` outlives a call: a thread waiting
+// under MULTIPLE gives the runtime back between turns (`poll_outside`) and keeps only ids.
 unsafe impl Sync for Slot {}
 
 static SLOT: Slot = Slot {
@@ -411,8 +413,8 @@ pub fn held<R>(f: impl FnOnce() -> R) -> Result<R> {
 pub struct Local<T>(T);
 
 // SAFETY: the value is reached only through `Local::with`, which runs on the thread allowed to
-// use the runtime at that moment (`held`): one thread at a time, with happens-before between
-// owners. Values it shares with the runtime (`Rc`s) are under the same rule, hence no
+// use the runtime at that moment (`held`; under MULTIPLE it waits for its turn): one thread at
+// a time, with happens-before between owners. Values it shares with the runtime (`Rc`s) are under the same rule, hence no
 // `T: Send` bound. `T` is not `Sync` (a `RefCell`), so a reference cannot leave `f` for
 // another thread.
 unsafe impl<T> Sync for Local<T> {}
