@@ -338,6 +338,16 @@ fn with_ready_taken<R>(
     with_taken(f)
 }
 
+/// Wait for request `req` and retire it (`Runtime::wait`); under MULTIPLE the wait happens
+/// outside the runtime.
+#[inline]
+pub fn wait_request(req: ReqId) -> Result<Status> {
+    with_ready(
+        |rt| !rt.pml.is_valid(req) || rt.pml.is_complete(req),
+        |rt| rt.wait(req),
+    )
+}
+
 /// A call that waits for something that `attempt` (which must not wait) may find: at FUNNELED
 /// and SERIALIZED `with(f)`, where `f` waits inside; under MULTIPLE `poll_outside(attempt)`. For
 /// calls whose condition another thread may undo between a `ready` and a finish (MPI_Probe,

@@ -95,3 +95,19 @@ fn c_multiple_phases_alone() {
         );
     }
 }
+
+/// The Rust API under MULTIPLE (tests/src/bin/threads_multiple.rs): scoped threads share
+/// `SharedCommunicator`s for point-to-point, collectives and communicator creation at once.
+#[test]
+fn rust_scoped_threads_under_multiple() {
+    let p = bin("threads_multiple");
+    for np in [2, 3, 4] {
+        let r = mpirun_np(np, &p, &[]);
+        assert!(
+            r.ok() && r.stdout.contains("threads_multiple: OK"),
+            "np {np}:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}

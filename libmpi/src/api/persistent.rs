@@ -90,7 +90,7 @@ pub(super) fn start(id: ReqId) -> Result<()> {
 }
 
 pub(super) fn wait(id: ReqId) -> Result<Status> {
-    check(runtime::with(|rt| rt.wait(id))?)
+    check(runtime::wait_request(id)?)
 }
 
 pub(super) fn test(id: ReqId) -> Result<Option<Status>> {

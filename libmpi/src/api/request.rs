@@ -93,7 +93,7 @@ impl Request<'_> {
     pub fn wait(mut self) -> Result<Status> {
         let req = self.req.take().expect("a live request has an id");
         forget(self.pending, req);
-        let st = runtime::with(|rt| rt.wait(req))?;
+        let st = runtime::wait_request(req)?;
         super::comm::check(st)
     }
 
@@ -123,7 +123,7 @@ impl Drop for Request<'_> {
     fn drop(&mut self) {
         if let Some(req) = self.req.take() {
             forget(self.pending, req);
-            let _ = runtime::with(|rt| rt.wait(req));
+            let _ = runtime::wait_request(req);
         }
     }
 }
