@@ -17,7 +17,8 @@ pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Option<(usize, Result<Status>)> 
     if live.is_empty() {
         return None;
     }
-    let done = runtime::with(|rt| {
+    // Under MULTIPLE the wait happens outside the runtime (`with_ready`).
+    let done = runtime::with_ready(|rt| one_ready(rt, &live), |rt| {
         rt.progress_until(|p| live.iter().any(|&r| p.is_complete(r)));
         Ok(reqs
             .iter()
@@ -34,11 +35,16 @@ pub fn wait_some(reqs: &mut Vec<Request<'_>>) -> Vec<(usize, Result<Status>)> {
     if live.is_empty() {
         return Vec::new();
     }
-    let _ = runtime::with(|rt| {
+    let _ = runtime::with_ready(|rt| one_ready(rt, &live), |rt| {
         rt.progress_until(|p| live.iter().any(|&r| p.is_complete(r)));
         Ok(())
     });
     take_completed(reqs)
+}
+
+/// Whether one of `live` is complete (or gone: the wait then returns at once).
+fn one_ready(rt: &mut runtime::Runtime, live: &[ReqId]) -> bool {
+    live.iter().any(|&r| !rt.pml.is_valid(r) || rt.pml.is_complete(r))
 }
 
 fn take_completed(reqs: &mut Vec<Request<'_>>) -> Vec<(usize, Result<Status>)> {

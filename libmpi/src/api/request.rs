@@ -43,7 +43,9 @@ impl Drop for WaitLeft<'_> {
         for req in std::mem::take(&mut *self.0.borrow_mut()) {
             // A leaked (forgotten) request still owns its buffer until it completes; a leaked
             // persistent request is then freed too (a no-op for the others, already gone).
-            let _ = runtime::with(|rt| {
+            // Under MULTIPLE the wait happens outside the runtime (`with_ready`).
+            let ready = |rt: &mut runtime::Runtime| !rt.pml.is_valid(req) || rt.pml.is_complete(req);
+            let _ = runtime::with_ready(ready, |rt| {
                 let r = rt.wait(req);
                 rt.pml.free(req);
                 r

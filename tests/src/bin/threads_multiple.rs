@@ -47,6 +47,20 @@ fn main() {
                             "thread {t} round {round}: bad bytes from {from}"
                         );
                     }
+                    // Threads of this process wait on each other: thread t receives from
+                    // thread t - 1 of its own rank (a rendezvous size), sends to thread t + 1,
+                    // and the scope's end waits for its receive.
+                    let big: Vec<u8> = (0..70000).map(|i| pattern(rank, t, round, i)).collect();
+                    let mut got = vec![0u8; 70000];
+                    rmpi::scope(|sc| {
+                        let _r = p2p_s.irecv(sc, &mut got, rank, 300 + t).expect("irecv");
+                        p2p_s.send(&big, rank, 300 + (t + 1) % NT).expect("send to a thread");
+                    });
+                    let prev = (t + NT - 1) % NT;
+                    assert!(
+                        (0..70000).all(|i| got[i] == pattern(rank, prev, round, i)),
+                        "thread {t} round {round}: bad bytes from thread {prev}"
+                    );
                     // Blocking send and receive with the partner rank ^ 1 (rendezvous sizes
                     // too): the even rank sends first.
                     let partner = rank ^ 1;
