@@ -154,12 +154,14 @@ impl Communicator {
     /// Blocking send of `buf` to rank `dest`.
     pub fn send<T: Equivalence>(&self, buf: &[T], dest: i32, tag: i32) -> Result<()> {
         let b = as_bytes(buf);
+        // The latency path: straight to the transport (under MULTIPLE `try_with` steps aside
+        // and the general path below sends).
+        // SAFETY: `b` is borrowed for this whole call; the transport copies it at once.
+        if runtime::try_with(|rt| unsafe { rt.send_now(self.id, b.as_ptr(), b.len(), dest, tag) }) {
+            return Ok(());
+        }
         runtime::blocking(
             |rt| {
-                // SAFETY: `b` is borrowed for this whole call; the transport copies it at once.
-                if unsafe { rt.send_now(self.id, b.as_ptr(), b.len(), dest, tag) } {
-                    return Ok(pml::Started::Done(pml::Status::default()));
-                }
                 // SAFETY: `b` is borrowed for this whole call, which returns only once sent.
                 unsafe { rt.start_send(self.id, b.as_ptr(), b.len(), dest, tag) }
             },
