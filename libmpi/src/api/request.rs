@@ -44,7 +44,8 @@ impl Drop for WaitLeft<'_> {
             // A leaked (forgotten) request still owns its buffer until it completes; a leaked
             // persistent request is then freed too (a no-op for the others, already gone).
             // Under MULTIPLE the wait happens outside the runtime (`with_ready`).
-            let ready = |rt: &mut runtime::Runtime| !rt.pml.is_valid(req) || rt.pml.is_complete(req);
+            let ready =
+                |rt: &mut runtime::Runtime| !rt.pml.is_valid(req) || rt.pml.is_complete(req);
             let _ = runtime::with_ready(ready, |rt| {
                 let r = rt.wait(req);
                 rt.pml.free(req);

@@ -340,9 +340,13 @@ pub(super) fn coll(
     };
     match request {
         // Blocking: under MULTIPLE the schedule is waited for outside the runtime.
-        None => call_blocking(name, ci, start, |rt, &id| request_ready(rt, id), |rt, id| {
-            status_error(&rt.wait(id)?)
-        }),
+        None => call_blocking(
+            name,
+            ci,
+            start,
+            |rt, &id| request_ready(rt, id),
+            |rt, id| status_error(&rt.wait(id)?),
+        ),
         Some(r) => call(name, ci, |rt| {
             let id = start(rt)?;
             // SAFETY: checked non-NULL in `start`; the caller passes a writable MPI_Request.

@@ -26,7 +26,10 @@ fn main() {
     let p2p = world.duplicate().expect("dup");
     let coll = world.duplicate().expect("dup");
     let own: Vec<_> = (0..NT).map(|_| world.duplicate().expect("dup")).collect();
-    let (p2p_s, coll_s) = (p2p.shared().expect("shared"), coll.shared().expect("shared"));
+    let (p2p_s, coll_s) = (
+        p2p.shared().expect("shared"),
+        coll.shared().expect("shared"),
+    );
     let own_s: Vec<_> = own.iter().map(|c| c.shared().expect("shared")).collect();
     std::thread::scope(|s| {
         for t in 0..NT {
@@ -34,14 +37,18 @@ fn main() {
                 for round in 0..ROUNDS {
                     for d in 0..size {
                         let (to, from) = ((rank + d) % size, (rank - d + size) % size);
-                        let out: Vec<u8> =
-                            (0..len(rank, t, round)).map(|i| pattern(rank, t, round, i)).collect();
+                        let out: Vec<u8> = (0..len(rank, t, round))
+                            .map(|i| pattern(rank, t, round, i))
+                            .collect();
                         let mut inb = vec![0u8; 70000];
                         let st = p2p_s
                             .sendrecv(&out, to, t, &mut inb, from, t)
                             .expect("sendrecv");
                         let n = len(from, t, round);
-                        assert_eq!((st.source(), st.tag(), st.count::<u8>()), (from, t, Some(n)));
+                        assert_eq!(
+                            (st.source(), st.tag(), st.count::<u8>()),
+                            (from, t, Some(n))
+                        );
                         assert!(
                             (0..n).all(|i| inb[i] == pattern(from, t, round, i)),
                             "thread {t} round {round}: bad bytes from {from}"
@@ -54,7 +61,9 @@ fn main() {
                     let mut got = vec![0u8; 70000];
                     rmpi::scope(|sc| {
                         let _r = p2p_s.irecv(sc, &mut got, rank, 300 + t).expect("irecv");
-                        p2p_s.send(&big, rank, 300 + (t + 1) % NT).expect("send to a thread");
+                        p2p_s
+                            .send(&big, rank, 300 + (t + 1) % NT)
+                            .expect("send to a thread");
                     });
                     let prev = (t + NT - 1) % NT;
                     assert!(
@@ -65,8 +74,9 @@ fn main() {
                     // too): the even rank sends first.
                     let partner = rank ^ 1;
                     if partner < size {
-                        let out: Vec<u8> =
-                            (0..len(rank, t, round)).map(|i| pattern(rank, t, round, i)).collect();
+                        let out: Vec<u8> = (0..len(rank, t, round))
+                            .map(|i| pattern(rank, t, round, i))
+                            .collect();
                         let mut inb = vec![0u8; 70000];
                         if rank % 2 == 0 {
                             p2p_s.send(&out, partner, 100 + t).expect("send");
@@ -84,7 +94,9 @@ fn main() {
         s.spawn(move || {
             for round in 0..100 {
                 let mut sum = [0i64];
-                coll_s.all_reduce(&[rank as i64 * round], &mut sum, Op::Sum).expect("allreduce");
+                coll_s
+                    .all_reduce(&[rank as i64 * round], &mut sum, Op::Sum)
+                    .expect("allreduce");
                 assert_eq!(sum[0], round * (size as i64 * (size as i64 - 1) / 2));
                 coll_s.barrier().expect("barrier");
             }
@@ -93,12 +105,17 @@ fn main() {
             s.spawn(move || {
                 // Odd ranks go the other way round, so creations interleave differently.
                 if rank % 2 == 1 {
-                    std::thread::sleep(std::time::Duration::from_millis(2 * (NT as u64 - t as u64)));
+                    std::thread::sleep(std::time::Duration::from_millis(
+                        2 * (NT as u64 - t as u64),
+                    ));
                 }
                 for _ in 0..4 {
                     let d = c.duplicate().expect("dup");
                     assert_eq!((d.rank(), d.size()), (rank, size));
-                    let sp = c.split(Some(rank % 2), -rank).expect("split").expect("a color");
+                    let sp = c
+                        .split(Some(rank % 2), -rank)
+                        .expect("split")
+                        .expect("a color");
                     let want = (size + 1 - rank % 2) / 2;
                     assert_eq!(sp.size(), want);
                     let mut n = [0i32];
