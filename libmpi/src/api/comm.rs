@@ -73,7 +73,7 @@ pub(crate) fn check(st: pml::Status) -> Result<Status> {
 }
 
 /// Whether a started operation is over (or cannot be waited for: `finish` says why).
-fn started_ready(rt: &mut runtime::Runtime, s: &pml::Started) -> bool {
+pub(super) fn started_ready(rt: &mut runtime::Runtime, s: &pml::Started) -> bool {
     match *s {
         pml::Started::Done(_) => true,
         pml::Started::Pending(r) => !rt.pml.is_valid(r) || rt.pml.is_complete(r),

@@ -70,6 +70,19 @@ fn main() {
                         (0..70000).all(|i| got[i] == pattern(rank, prev, round, i)),
                         "thread {t} round {round}: bad bytes from thread {prev}"
                     );
+                    // Matched probes racing: every thread sends one message to its own rank
+                    // under one tag, then takes one with mprobe + Message::recv, sized by the
+                    // probe; a message matched twice would leave a thread waiting forever.
+                    let mine = vec![t as u8; 1000 + t as usize];
+                    p2p_s.send(&mine, rank, 400 + round as i32).expect("send");
+                    let (m, st) = p2p_s.mprobe(rank, 400 + round as i32).expect("mprobe");
+                    let n = st.count::<u8>().expect("a byte count");
+                    let mut got = vec![0u8; n];
+                    m.recv(&mut got).expect("mrecv");
+                    assert!(
+                        n >= 1000 && got.iter().all(|&x| x as usize == n - 1000),
+                        "thread {t}: matched message of {n} bytes holds the wrong bytes"
+                    );
                     // Blocking send and receive with the partner rank ^ 1 (rendezvous sizes
                     // too): the even rank sends first.
                     let partner = rank ^ 1;
