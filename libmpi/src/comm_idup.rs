@@ -49,12 +49,18 @@ impl Runtime {
     /// The next id of this process's own space; None when it is exhausted (or the world too
     /// large to encode).
     fn own_ctx(&mut self) -> Option<u32> {
+        self.own_ctx_block(1)
+    }
+
+    /// `k` consecutive ids of this process's own space (the first; the others step by 4), for
+    /// communicator creation without agreement (`comm_ops::split_outside`).
+    pub(crate) fn own_ctx_block(&mut self, k: u32) -> Option<u32> {
         let world = self.comm(crate::comm::WORLD).ok()?.rank as u32;
         let c = self.idups.counter;
-        if world >= 1 << (31 - COUNTER_BITS) || c >= 1 << COUNTER_BITS {
+        if world >= 1 << (31 - COUNTER_BITS) || c + 4 * k > 1 << COUNTER_BITS {
             return None;
         }
-        self.idups.counter += 4;
+        self.idups.counter += 4 * k;
         Some(HIGH | world << COUNTER_BITS | c)
     }
 

@@ -197,7 +197,104 @@ fn call_delete(comm: usize, key: i32, kv: Option<Keyval>, val: usize) -> Result<
 
 /// MPI_Comm_dup: a new communicator with the attributes the copy callbacks keep.
 pub(crate) fn dup(parent: usize) -> Result<usize> {
+    if runtime::is_multiple() {
+        // MPI_Comm_idup's bare duplicate, waited for outside the runtime: its context id needs
+        // no agreement, so dups on different communicators from different threads, in any
+        // order at each process, never wait on one another.
+        let (new, id) = runtime::with(|rt| rt.idup_bare(parent))?;
+        wait_request(id)?;
+        return dup_via(parent, |_| Ok(new));
+    }
     dup_via(parent, |rt| rt.dup_bare(parent))
+}
+
+/// Under MULTIPLE: wait outside the runtime for internal request `id`, then retire it.
+fn wait_request(id: crate::pml::ReqId) -> Result<crate::pml::Status> {
+    runtime::poll_outside(|rt| Ok((!rt.pml.is_valid(id) || rt.pml.is_complete(id)).then_some(())))?;
+    let st = runtime::with(|rt| rt.wait(id))?;
+    match ErrorClass::from_code(st.error) {
+        Some(e) if st.error != 0 => Err(Error::new(e, e.description())),
+        _ => Ok(st),
+    }
+}
+
+/// MPI_Comm_split of an intracommunicator under MULTIPLE, waiting outside the runtime: an
+/// allgather of (color, key) over the parent's collective schedules, then the parent's rank 0
+/// takes one context id per color from its own space (`comm_idup`: no other process takes
+/// those) and broadcasts the first. No agreement on free ids, so no step waits for anything
+/// but the parent's members entering this same call (MPI orders collectives on one
+/// communicator); splits of different communicators from different threads go on at once.
+pub(crate) fn split_outside(parent: usize, color: i32, key: i32) -> Result<Option<usize>> {
+    use crate::coll::{self, algos, At, Buf, Builder};
+    let mut all: Vec<i32> = Vec::new();
+    let (n, me, id) = runtime::with(|rt| {
+        let p = rt.comm(parent)?;
+        let (n, me) = (p.size() as usize, p.rank as usize);
+        all = vec![0; 2 * n];
+        all[2 * me] = color;
+        all[2 * me + 1] = key;
+        let at = At(Buf::User(all.as_mut_ptr().cast()), 0);
+        let s = {
+            let mut b = Builder::new(p, None);
+            let displs: Vec<usize> = (0..n).map(|i| 8 * i).collect();
+            algos::allgatherv(&mut b, None, at, &vec![8; n], &displs);
+            b.finish()
+        };
+        // `all` is not touched until the request is complete (wait_request below).
+        Ok((n, me, coll::start(&mut rt.pml, s)))
+    })?;
+    wait_request(id)?;
+    let mut colors: Vec<i32> = (0..n).map(|r| all[2 * r]).collect();
+    if let Some(&bad) = colors.iter().find(|&&c| c < 0 && c != UNDEFINED) {
+        return err(
+            ErrorClass::Arg,
+            format!("color {bad} is invalid (a color is >= 0 or MPI_UNDEFINED)"),
+        );
+    }
+    colors.retain(|&c| c != UNDEFINED);
+    colors.sort_unstable();
+    colors.dedup();
+    // The first id of the block; 0 when rank 0 has none left (every member then fails).
+    let mut base = Box::new(0u32);
+    let id = runtime::with(|rt| {
+        if me == 0 {
+            *base = rt.own_ctx_block(colors.len() as u32).unwrap_or(0);
+        }
+        let p = rt.comm(parent)?;
+        let at = At(Buf::User((&mut *base as *mut u32).cast()), 0);
+        let s = {
+            let mut b = Builder::new(p, None);
+            algos::bcast(&mut b, at, 4, 0);
+            b.finish()
+        };
+        Ok(coll::start(&mut rt.pml, s))
+    })?;
+    wait_request(id)?;
+    if *base == 0 {
+        return err(
+            ErrorClass::Intern,
+            "MPI_Comm_split: rank 0 of the communicator has no context ids of its own left",
+        );
+    }
+    if color == UNDEFINED {
+        return Ok(None);
+    }
+    let ctx = *base + 4 * colors.iter().position(|&c| c == color).expect("own color") as u32;
+    let mut members: Vec<(i32, usize)> = (0..n)
+        .filter(|&r| all[2 * r] == color)
+        .map(|r| (all[2 * r + 1], r))
+        .collect();
+    members.sort_unstable();
+    runtime::with(|rt| {
+        let p = rt.comm(parent)?;
+        let group: Vec<i32> = members.iter().map(|&(_, r)| p.group[r]).collect();
+        let rank = members
+            .iter()
+            .position(|&(_, r)| r == me)
+            .expect("a member with a color is in its color's group") as i32;
+        let c = rt.child(parent, ctx, group, rank)?;
+        Ok(Some(rt.add_comm(c)))
+    })
 }
 
 /// MPI_Comm_dup with the bare duplicate made by `bare` (MPI_Comm_idup's starts it).

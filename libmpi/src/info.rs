@@ -146,7 +146,13 @@ impl Info {
         if let Ok(d) = std::env::current_dir() {
             put("wdir", d.to_string_lossy().into_owned());
         }
-        put("thread_level", "MPI_THREAD_FUNNELED".into());
+        // The level the runtime provides, once it runs (before: what MPI_Init gives).
+        let level = match crate::runtime::is_initialized().then(crate::runtime::level) {
+            Some(crate::runtime::Level::Multiple) => "MPI_THREAD_MULTIPLE",
+            Some(crate::runtime::Level::Serialized) => "MPI_THREAD_SERIALIZED",
+            _ => "MPI_THREAD_FUNNELED",
+        };
+        put("thread_level", level.into());
         info
     }
 }

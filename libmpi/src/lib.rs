@@ -42,7 +42,7 @@ pub use api::bsend::{attach_buffer, AttachedBuffer, BSEND_OVERHEAD};
 pub use api::coll::reduce_local;
 pub use api::coll::{Op, Operation, UserOp, WBlock};
 pub use api::coll_inter::ROOT;
-pub use api::comm::{Communicator, Source, Tag, PROC_NULL};
+pub use api::comm::{Communicator, SharedCommunicator, Source, Tag, PROC_NULL};
 pub use api::comm_mgmt::{Comparison, ErrorHandler, Group, UserCommunicator};
 pub use api::completion::{test_all, wait_any, wait_some};
 pub use api::datatype::Equivalence;

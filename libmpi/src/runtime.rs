@@ -2,10 +2,11 @@
 //! spin in, and shut-down. One `Runtime` per process. Under MPI_THREAD_FUNNELED it belongs to the
 //! thread that initialised MPI and other threads get a clear error instead of a data race; under
 //! MPI_THREAD_SERIALIZED any thread may take it for one call, and a call that overlaps another
-//! (a user bug) gets an error.
+//! (a user bug) gets an error; under MPI_THREAD_MULTIPLE a thread that finds it taken waits its
+//! turn, and blocking calls wait outside it (`poll_outside`), one progress turn per taking.
 
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::btl::sm::SmBtl;
@@ -33,8 +34,8 @@ const FREE: usize = 1;
 /// shared library every thread-local access is a `__tls_get_addr` call, paid on every MPI call.
 struct Slot {
     /// The thread that may use the runtime now: under FUNNELED the one that initialised MPI, for
-    /// the whole run; under SERIALIZED the one inside a call, else `FREE`. 0 while MPI is not
-    /// running.
+    /// the whole run; under SERIALIZED and MULTIPLE the one inside a call, else `FREE`. 0 while
+    /// MPI is not running.
     owner: AtomicUsize,
     /// Owner-only: true while a call runs, so that a call from inside a callback is refused.
     busy: Cell<bool>,
@@ -43,9 +44,11 @@ struct Slot {
 }
 
 // SAFETY: `busy` and `rt` are only touched by the thread whose id is in `owner` (checked on
-// every access; other threads get an error). A thread becomes owner either at init (FUNNELED)
-// or by a compare-exchange from `FREE` with Acquire that pairs with the previous owner's
-// Release store of `FREE` (SERIALIZED), so accesses never overlap and each sees the last one.
+// every access; other threads get an error, or under MULTIPLE wait in `take`). A thread becomes
+// owner either at init (FUNNELED) or by a compare-exchange from `FREE` with Acquire that pairs
+// with the previous owner's Release store of `FREE` (SERIALIZED, MULTIPLE), so accesses never
+// overlap and each sees the last one. No `&mut Runtime` outlives a call: a thread waiting
+// under MULTIPLE gives the runtime back between turns (`poll_outside`) and keeps only ids.
 unsafe impl Sync for Slot {}
 
 static SLOT: Slot = Slot {
@@ -54,8 +57,23 @@ static SLOT: Slot = Slot {
     rt: UnsafeCell::new(None),
 };
 
-/// Whether the runtime was started under MPI_THREAD_SERIALIZED (set once, before it runs).
-static SERIALIZED: AtomicBool = AtomicBool::new(false);
+/// The thread level the runtime was started with (set once, before it runs).
+static LEVEL: AtomicU8 = AtomicU8::new(Level::Funneled as u8);
+/// Under MULTIPLE: threads waiting in `take` for the runtime. A thread that gives the runtime
+/// back between the turns of a wait lets them in first (`poll_outside`).
+static WAITERS: AtomicUsize = AtomicUsize::new(0);
+
+/// The thread levels the runtime distinguishes (SINGLE runs as FUNNELED).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[repr(u8)]
+pub enum Level {
+    /// Only the initialising thread calls MPI.
+    Funneled = 0,
+    /// Any thread, one call at a time (the application orders them).
+    Serialized = 1,
+    /// Any thread, calls at once.
+    Multiple = 2,
+}
 /// The thread that initialised MPI (MPI_Is_thread_main).
 static MAIN: AtomicUsize = AtomicUsize::new(0);
 
@@ -90,16 +108,58 @@ impl Drop for Taken {
     }
 }
 
-/// The slow side of the owner check: under SERIALIZED, take the runtime if no call is running.
-/// Never reached under FUNNELED by the owner thread, so its fast path stays one load.
+/// The slow side of the owner check: under SERIALIZED, take the runtime if no call is running;
+/// under MULTIPLE, wait until it is free and take it. Never reached under FUNNELED by the owner
+/// thread, so its fast path stays one load.
 fn take() -> Result<Taken> {
+    let me = this_thread();
     match SLOT
         .owner
-        .compare_exchange(FREE, this_thread(), Ordering::Acquire, Ordering::Relaxed)
+        .compare_exchange(FREE, me, Ordering::Acquire, Ordering::Relaxed)
     {
         Ok(_) => Ok(Taken),
+        Err(_) if is_multiple() && STATE.load(Ordering::Acquire) == RUNNING => take_waiting(me),
         Err(_) => err(ErrorClass::Other, not_running_reason()),
     }
+}
+
+/// MULTIPLE: another thread is inside a call. Spin a little (calls are short), then yield the
+/// CPU between tries: on an oversubscribed node the holder may need this core to finish.
+#[cold]
+fn take_waiting(me: usize) -> Result<Taken> {
+    if SLOT.owner.load(Ordering::Relaxed) == me {
+        // Nested inside our own call (a callback): `with` reports it.
+        return err(
+            ErrorClass::Other,
+            "MPI called re-entrantly (from inside an MPI callback)",
+        );
+    }
+    WAITERS.fetch_add(1, Ordering::Relaxed);
+    let mut tries = 0u32;
+    let r = loop {
+        match SLOT.owner.load(Ordering::Relaxed) {
+            FREE => {
+                if SLOT
+                    .owner
+                    .compare_exchange(FREE, me, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    break Ok(Taken);
+                }
+            }
+            // Finalized (or never started) meanwhile: nothing to wait for.
+            0 => break err(ErrorClass::Other, not_running_reason()),
+            _ => {}
+        }
+        tries += 1;
+        if tries < 64 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    };
+    WAITERS.fetch_sub(1, Ordering::Relaxed);
+    r
 }
 
 /// Run `f` on the runtime if this thread may use it now; false (nothing done) otherwise. For
@@ -122,6 +182,11 @@ pub fn try_with(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
 
 #[inline(never)]
 fn try_with_taken(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
+    // The fast paths may wait inside the runtime (MPI_Recv's): under MULTIPLE the general
+    // paths, which wait outside it, do the work.
+    if is_multiple() {
+        return false;
+    }
     match take() {
         // Owner now: `try_with` takes its fast path.
         Ok(_taken) => try_with(f),
@@ -147,9 +212,19 @@ pub fn is_finalized() -> bool {
     STATE.load(Ordering::Acquire) == FINALIZED
 }
 
-/// Whether the runtime runs under MPI_THREAD_SERIALIZED (else FUNNELED).
-pub fn is_serialized() -> bool {
-    SERIALIZED.load(Ordering::Acquire)
+/// The thread level the runtime runs under.
+pub fn level() -> Level {
+    match LEVEL.load(Ordering::Acquire) {
+        0 => Level::Funneled,
+        1 => Level::Serialized,
+        _ => Level::Multiple,
+    }
+}
+
+/// Whether the runtime runs under MPI_THREAD_MULTIPLE.
+#[inline]
+pub fn is_multiple() -> bool {
+    LEVEL.load(Ordering::Relaxed) == Level::Multiple as u8
 }
 
 /// Whether the calling thread initialised MPI (MPI_Is_thread_main).
@@ -160,11 +235,18 @@ pub fn is_main_thread() -> bool {
 /// Run `f` on this process's runtime.
 #[inline]
 pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
-    // Acquire pairs with init's Release (FUNNELED) or the previous owner's (SERIALIZED): the
-    // runtime as last left is visible (this also covers a new thread reusing an id).
+    // Acquire pairs with init's Release (FUNNELED) or the previous owner's (SERIALIZED,
+    // MULTIPLE): the runtime as last left is visible (this also covers a new thread reusing an
+    // id).
     if SLOT.owner.load(Ordering::Acquire) != this_thread() {
         return with_taken(f);
     }
+    run_owned(f)
+}
+
+/// `with`'s body, on the thread that owns the runtime now.
+#[inline(always)]
+fn run_owned<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
     if SLOT.busy.replace(true) {
         return err(
             ErrorClass::Other,
@@ -172,8 +254,8 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
         );
     }
     let _busy = Busy;
-    // SAFETY: we are the owner thread (checked above) and no other borrow of the runtime is
-    // live (`busy` was false); `owner` is set only while `rt` holds a runtime.
+    // SAFETY: we are the owner thread (checked by the caller) and no other borrow of the
+    // runtime is live (`busy` was false); `owner` is set only while `rt` holds a runtime.
     match unsafe { &mut *SLOT.rt.get() } {
         Some(rt) => {
             let r = f(rt);
@@ -190,8 +272,138 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
 #[inline(never)]
 fn with_taken<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
     let _taken = take()?;
-    // Owner now: `with` takes its fast path.
-    with(f)
+    // Owner now.
+    run_owned(f)
+}
+
+/// A blocking call: `start` it, then `finish` it (which waits). At FUNNELED and SERIALIZED
+/// both run in one runtime call, as `with(|rt| finish(rt, start(rt)?))`. Under MULTIPLE the
+/// wait happens outside the runtime, so other threads' calls go on meanwhile: `start` in one
+/// call, then turns of progress until `ready` says `finish` would not wait, then `finish` in
+/// another call. `ready` must say true whenever `finish` would fail at once.
+#[inline]
+pub fn blocking<T, R>(
+    start: impl FnOnce(&mut Runtime) -> Result<T>,
+    ready: impl FnMut(&mut Runtime, &T) -> bool,
+    finish: impl FnOnce(&mut Runtime, T) -> Result<R>,
+) -> Result<R> {
+    if SLOT.owner.load(Ordering::Acquire) != this_thread() {
+        return blocking_taken(start, ready, finish);
+    }
+    run_owned(|rt| {
+        let t = start(rt)?;
+        finish(rt, t)
+    })
+}
+
+#[inline(never)]
+fn blocking_taken<T, R>(
+    start: impl FnOnce(&mut Runtime) -> Result<T>,
+    mut ready: impl FnMut(&mut Runtime, &T) -> bool,
+    finish: impl FnOnce(&mut Runtime, T) -> Result<R>,
+) -> Result<R> {
+    if !is_multiple() {
+        return with_taken(|rt| {
+            let t = start(rt)?;
+            finish(rt, t)
+        });
+    }
+    let t = with(start)?;
+    poll_outside(|rt| Ok(ready(rt, &t).then_some(())))?;
+    with(|rt| finish(rt, t))
+}
+
+/// A call that may wait: under MULTIPLE, first wait outside the runtime until `ready` says `f`
+/// would not wait (true too when `f` would fail at once), then `with(f)`; at the other levels
+/// just `with(f)`, which waits inside.
+#[inline]
+pub fn with_ready<R>(
+    ready: impl FnMut(&mut Runtime) -> bool,
+    f: impl FnOnce(&mut Runtime) -> Result<R>,
+) -> Result<R> {
+    if SLOT.owner.load(Ordering::Acquire) != this_thread() {
+        return with_ready_taken(ready, f);
+    }
+    run_owned(f)
+}
+
+#[inline(never)]
+fn with_ready_taken<R>(
+    mut ready: impl FnMut(&mut Runtime) -> bool,
+    f: impl FnOnce(&mut Runtime) -> Result<R>,
+) -> Result<R> {
+    if is_multiple() {
+        poll_outside(|rt| Ok(ready(rt).then_some(())))?;
+    }
+    with_taken(f)
+}
+
+/// Wait for request `req` and retire it (`Runtime::wait`); under MULTIPLE the wait happens
+/// outside the runtime.
+#[inline]
+pub fn wait_request(req: ReqId) -> Result<Status> {
+    with_ready(
+        |rt| !rt.pml.is_valid(req) || rt.pml.is_complete(req),
+        |rt| rt.wait(req),
+    )
+}
+
+/// A call that waits for something that `attempt` (which must not wait) may find: at FUNNELED
+/// and SERIALIZED `with(f)`, where `f` waits inside; under MULTIPLE `poll_outside(attempt)`. For
+/// calls whose condition another thread may undo between a `ready` and a finish (MPI_Probe,
+/// MPI_Mprobe: another thread may receive the message), so the finding and the taking are one
+/// turn.
+#[inline]
+pub fn with_poll<R>(
+    attempt: impl FnMut(&mut Runtime) -> Result<Option<R>>,
+    f: impl FnOnce(&mut Runtime) -> Result<R>,
+) -> Result<R> {
+    if SLOT.owner.load(Ordering::Acquire) != this_thread() {
+        return with_poll_taken(attempt, f);
+    }
+    run_owned(f)
+}
+
+#[inline(never)]
+fn with_poll_taken<R>(
+    attempt: impl FnMut(&mut Runtime) -> Result<Option<R>>,
+    f: impl FnOnce(&mut Runtime) -> Result<R>,
+) -> Result<R> {
+    if is_multiple() {
+        return poll_outside(attempt);
+    }
+    with_taken(f)
+}
+
+/// How a thread waits under MULTIPLE: `attempt` runs under the runtime, then (if it gave
+/// nothing) one progress turn and `attempt` again, and the runtime is given back before the
+/// next turn, so every thread's call goes on between them. No `&mut Runtime` lives across the
+/// turns: another thread may change the runtime in between. Threads waiting to take the runtime
+/// go first; after 2000 idle turns (at once when oversubscribed) the CPU is yielded. For
+/// MULTIPLE only: at the other levels calls wait inside the runtime.
+pub fn poll_outside<R>(mut attempt: impl FnMut(&mut Runtime) -> Result<Option<R>>) -> Result<R> {
+    let mut idle = 0u32;
+    loop {
+        let (got, moved, yield_when_idle) = with(|rt| {
+            if let Some(r) = attempt(rt)? {
+                return Ok((Some(r), true, false));
+            }
+            let moved = rt.pml.progress() > 0;
+            let got = if moved { attempt(rt)? } else { None };
+            Ok((got, moved, rt.yield_when_idle))
+        })?;
+        if let Some(r) = got {
+            return Ok(r);
+        }
+        if moved {
+            idle = 0;
+        } else {
+            idle = idle.saturating_add(1);
+        }
+        if WAITERS.load(Ordering::Relaxed) > 0 || yield_when_idle || idle > 2000 {
+            std::thread::yield_now();
+        }
+    }
 }
 
 /// Run `f` where only the thread that may use the runtime now may: for process-wide MPI state
@@ -211,8 +423,8 @@ pub fn held<R>(f: impl FnOnce() -> R) -> Result<R> {
 pub struct Local<T>(T);
 
 // SAFETY: the value is reached only through `Local::with`, which runs on the thread allowed to
-// use the runtime at that moment (`held`): one thread at a time, with happens-before between
-// owners. Values it shares with the runtime (`Rc`s) are under the same rule, hence no
+// use the runtime at that moment (`held`; under MULTIPLE it waits for its turn): one thread at
+// a time, with happens-before between owners. Values it shares with the runtime (`Rc`s) are under the same rule, hence no
 // `T: Send` bound. `T` is not `Sync` (a `RefCell`), so a reference cannot leave `f` for
 // another thread.
 unsafe impl<T> Sync for Local<T> {}
@@ -233,7 +445,7 @@ fn not_running_reason() -> &'static str {
     match STATE.load(Ordering::Acquire) {
         NOT_STARTED => "MPI has not been initialized",
         FINALIZED => "MPI has already been finalized",
-        _ if is_serialized() => "MPI called from two threads at once (thread level MPI_THREAD_SERIALIZED: one call at a time, the application must serialize them)",
+        _ if level() == Level::Serialized => "MPI called from two threads at once (thread level MPI_THREAD_SERIALIZED: one call at a time, the application must serialize them)",
         _ => "MPI was initialized by another thread (thread level MPI_THREAD_FUNNELED: only that thread may call MPI; ask MPI_Init_thread for MPI_THREAD_SERIALIZED)",
     }
 }
@@ -280,9 +492,9 @@ fn other(msg: impl Into<String>) -> Error {
     Error::new(ErrorClass::Other, msg)
 }
 
-/// MPI_Init: connect to the launcher, set up the transports, publish the runtime. `serialized`:
-/// MPI_THREAD_SERIALIZED (any thread, one call at a time), else FUNNELED.
-pub fn init(serialized: bool) -> Result<()> {
+/// MPI_Init: connect to the launcher, set up the transports, publish the runtime at thread
+/// level `level`.
+pub fn init(level: Level) -> Result<()> {
     if STATE
         .compare_exchange(NOT_STARTED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
@@ -292,7 +504,8 @@ pub fn init(serialized: bool) -> Result<()> {
             "MPI_Init called more than once (MPI can be initialized once per process)",
         );
     }
-    SERIALIZED.store(serialized, Ordering::Release);
+    LEVEL.store(level as u8, Ordering::Release);
+    let serialized = level != Level::Funneled;
     match Runtime::start() {
         Ok(rt) => {
             // SAFETY: no thread owns the slot yet (STATE moved from NOT_STARTED just now, once
@@ -507,10 +720,22 @@ impl Runtime {
     /// end under the communicator's next collective tag; its error class, 0 if none. No
     /// request: the schedule is advanced here and by nothing else, so it can be kept.
     pub fn run_cached(&mut self, s: &mut crate::coll::Schedule) -> i32 {
-        s.rearm();
-        s.set_tag(self.pml.coll.next_tag(s.seq_key()));
+        self.start_cached(s);
         self.progress_until(|p| s.advance(p));
         s.error
+    }
+
+    /// `run_cached` in steps, for waits outside the runtime (MULTIPLE): arm `s` under the
+    /// next collective tag ...
+    pub fn start_cached(&mut self, s: &mut crate::coll::Schedule) {
+        s.rearm();
+        s.set_tag(self.pml.coll.next_tag(s.seq_key()));
+    }
+
+    /// ... then advance it as far as it goes now; true once it is over (its error in
+    /// `s.error`).
+    pub fn advance_cached(&mut self, s: &mut crate::coll::Schedule) -> bool {
+        s.advance(&mut self.pml)
     }
 
     pub fn wait(&mut self, req: ReqId) -> Result<Status> {

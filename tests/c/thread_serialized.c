@@ -1,4 +1,4 @@
-/* MPI_THREAD_SERIALIZED: MPI_Init_thread(MULTIPLE) provides SERIALIZED, and threads that take
+/* MPI_THREAD_SERIALIZED: MPI_Init_thread(SERIALIZED) provides SERIALIZED, and threads that take
  * turns behind a mutex (the application's serialization) all call MPI: point-to-point,
  * collectives, a user op made on one thread and used on others, an RMA window made on one
  * thread and used by all, every value checked. Every rank runs the same sequence of turns, so
@@ -186,7 +186,7 @@ static void *reducer(void *arg) {
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
-    int want = strcmp(mode, "funneled") == 0 ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE;
+    int want = strcmp(mode, "funneled") == 0 ? MPI_THREAD_FUNNELED : MPI_THREAD_SERIALIZED;
     int provided = -1;
     MPI_Init_thread(&argc, &argv, want, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

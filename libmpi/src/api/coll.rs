@@ -311,7 +311,7 @@ impl Communicator {
     /// Start a plan and wait for it (the caller borrows its buffers for the whole call).
     pub(super) fn run_plan(&self, p: Plan) -> Result<()> {
         let id = self.start_plan(p)?;
-        let st = runtime::with(|rt| rt.wait(id))?;
+        let st = runtime::wait_request(id)?;
         super::comm::check(st).map(|_| ())
     }
 
@@ -360,7 +360,7 @@ impl Communicator {
         build: impl FnOnce(&mut Builder) -> Result<()>,
     ) -> Result<()> {
         let id = self.start_coll(red, build)?;
-        let st = runtime::with(|rt| rt.wait(id))?;
+        let st = runtime::wait_request(id)?;
         super::comm::check(st).map(|_| ())
     }
 

@@ -72,14 +72,70 @@ pub(crate) fn check(st: pml::Status) -> Result<Status> {
     }
 }
 
-/// A communicator handle. Not `Send`: MPI is used from the thread that initialised it.
+/// Whether a started operation is over (or cannot be waited for: `finish` says why).
+pub(super) fn started_ready(rt: &mut runtime::Runtime, s: &pml::Started) -> bool {
+    match *s {
+        pml::Started::Done(_) => true,
+        pml::Started::Pending(r) => !rt.pml.is_valid(r) || rt.pml.is_complete(r),
+    }
+}
+
+/// A communicator handle. Not `Send`: MPI is used from the thread that initialised it (under
+/// MPI_THREAD_MULTIPLE, `Communicator::shared` gives a handle that is).
 #[derive(Clone, Copy, Debug)]
 pub struct Communicator {
     pub(crate) id: usize,
     _not_send: PhantomData<*const ()>,
 }
 
+/// A communicator handle for several threads at once (MPI_THREAD_MULTIPLE): `Send + Sync`, so
+/// scoped threads may share it; every `Communicator` method through `Deref`. Made only by
+/// `Communicator::shared`, which needs the runtime to run MULTIPLE.
+///
+/// ```no_run
+/// let (universe, level) = rmpi::initialize_with_threading(rmpi::Threading::Multiple).unwrap();
+/// assert_eq!(level, rmpi::Threading::Multiple);
+/// let world = universe.world().shared().unwrap();
+/// std::thread::scope(|s| {
+///     for t in 0..2 {
+///         s.spawn(move || world.barrier().unwrap());
+///     }
+/// });
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct SharedCommunicator(Communicator);
+
+// SAFETY: a `Communicator` is an index into the runtime's table; `!Send` marks only the
+// FUNNELED rule (one thread uses MPI). A `SharedCommunicator` exists only when the runtime runs
+// MPI_THREAD_MULTIPLE, where every access to the runtime and the state beside it takes the
+// runtime's lock (`runtime::with`, `held`), from whichever thread: no data is reached unlocked.
+unsafe impl Send for SharedCommunicator {}
+// SAFETY: as for `Send`: `&SharedCommunicator` gives only `Copy` ids and locked calls.
+unsafe impl Sync for SharedCommunicator {}
+
+impl std::ops::Deref for SharedCommunicator {
+    type Target = Communicator;
+    fn deref(&self) -> &Communicator {
+        &self.0
+    }
+}
+
 impl Communicator {
+    /// This communicator as a handle that threads may share, when MPI_THREAD_MULTIPLE was
+    /// provided (`rmpi::initialize_with_threading(Threading::Multiple)`); MPI_ERR_OTHER else.
+    /// The handle does not keep the communicator alive: freeing it (dropping its
+    /// `UserCommunicator`) while threads use it makes their calls fail.
+    pub fn shared(&self) -> Result<SharedCommunicator> {
+        if !runtime::is_multiple() {
+            return Err(Error::new(
+                ErrorClass::Other,
+                "a communicator can be shared between threads only under MPI_THREAD_MULTIPLE \
+                 (rmpi::initialize_with_threading(Threading::Multiple))",
+            ));
+        }
+        Ok(SharedCommunicator(*self))
+    }
+
     pub(crate) fn new(id: usize) -> Communicator {
         Communicator {
             id,
@@ -98,15 +154,20 @@ impl Communicator {
     /// Blocking send of `buf` to rank `dest`.
     pub fn send<T: Equivalence>(&self, buf: &[T], dest: i32, tag: i32) -> Result<()> {
         let b = as_bytes(buf);
-        runtime::with(|rt| {
-            // SAFETY: `b` is borrowed for this whole call; the transport copies it at once.
-            if unsafe { rt.send_now(self.id, b.as_ptr(), b.len(), dest, tag) } {
-                return Ok(());
-            }
-            // SAFETY: `b` is borrowed for this whole call, which returns only once sent.
-            let s = unsafe { rt.start_send(self.id, b.as_ptr(), b.len(), dest, tag)? };
-            rt.finish(s).map(|_| ())
-        })
+        // The latency path: straight to the transport (under MULTIPLE `try_with` steps aside
+        // and the general path below sends).
+        // SAFETY: `b` is borrowed for this whole call; the transport copies it at once.
+        if runtime::try_with(|rt| unsafe { rt.send_now(self.id, b.as_ptr(), b.len(), dest, tag) }) {
+            return Ok(());
+        }
+        runtime::blocking(
+            |rt| {
+                // SAFETY: `b` is borrowed for this whole call, which returns only once sent.
+                unsafe { rt.start_send(self.id, b.as_ptr(), b.len(), dest, tag) }
+            },
+            started_ready,
+            |rt, s| rt.finish(s).map(|_| ()),
+        )
     }
 
     /// Blocking receive into `buf`; a larger message is an `MPI_ERR_TRUNCATE` error.
@@ -118,16 +179,25 @@ impl Communicator {
     ) -> Result<Status> {
         let b = as_bytes_mut(buf);
         let (src, tag) = (source.into().raw(), tag.into().raw());
-        let st = runtime::with(|rt| {
+        // The latency path: a direct receive, which waits inside the runtime (`try_with` does
+        // nothing under MULTIPLE); anything unusual takes the general path below.
+        let mut got = None;
+        if runtime::try_with(|rt| {
             // SAFETY: `b` is exclusively borrowed for this whole call, which returns only once
             // the receive has completed.
-            if let Some(st) = unsafe { rt.recv_now(self.id, b.as_mut_ptr(), b.len(), src, tag) } {
-                return Ok(st);
-            }
-            // SAFETY: as above.
-            let s = unsafe { rt.start_recv(self.id, b.as_mut_ptr(), b.len(), src, tag)? };
-            rt.finish(s)
-        })?;
+            got = unsafe { rt.recv_now(self.id, b.as_mut_ptr(), b.len(), src, tag) };
+            got.is_some()
+        }) {
+            return check(got.expect("set when try_with says so"));
+        }
+        let st = runtime::blocking(
+            |rt| {
+                // SAFETY: as above.
+                unsafe { rt.start_recv(self.id, b.as_mut_ptr(), b.len(), src, tag) }
+            },
+            started_ready,
+            |rt, s| rt.finish(s),
+        )?;
         check(st)
     }
 
@@ -144,15 +214,22 @@ impl Communicator {
         let sb = as_bytes(sendbuf);
         let rb = as_bytes_mut(recvbuf);
         let (src, rtag) = (source.into().raw(), recvtag.into().raw());
-        let st = runtime::with(|rt| {
-            // SAFETY: both buffers are borrowed for this whole call, which completes both operations.
-            let r = unsafe { rt.start_recv(self.id, rb.as_mut_ptr(), rb.len(), src, rtag)? };
-            // SAFETY: as above.
-            let s = unsafe { rt.start_send(self.id, sb.as_ptr(), sb.len(), dest, sendtag) };
-            let rs = rt.finish(r);
-            rt.finish(s?)?;
-            rs
-        })?;
+        let st = runtime::blocking(
+            |rt| {
+                // SAFETY: both buffers are borrowed for this whole call, which completes both
+                // operations.
+                let r = unsafe { rt.start_recv(self.id, rb.as_mut_ptr(), rb.len(), src, rtag)? };
+                // SAFETY: as above.
+                let s = unsafe { rt.start_send(self.id, sb.as_ptr(), sb.len(), dest, sendtag) };
+                Ok((r, s))
+            },
+            |rt, (r, s)| started_ready(rt, r) && s.as_ref().map_or(true, |s| started_ready(rt, s)),
+            |rt, (r, s)| {
+                let rs = rt.finish(r);
+                rt.finish(s?)?;
+                rs
+            },
+        )?;
         check(st)
     }
 
@@ -195,6 +272,23 @@ impl Communicator {
     /// Block until every rank of the communicator has entered the barrier (MPI_Barrier; on an
     /// intercommunicator, every member of both groups).
     pub fn barrier(&self) -> Result<()> {
+        if runtime::is_multiple() {
+            // MPI_Ibarrier's schedule, waited for outside the runtime.
+            let id = runtime::with(|rt| {
+                let c = rt.comm(self.id)?;
+                let s = {
+                    let mut b = crate::coll::Builder::new(c, None);
+                    if c.is_inter() {
+                        crate::coll::inter::barrier(&mut b);
+                    } else {
+                        crate::coll::algos::barrier(&mut b);
+                    }
+                    b.finish()
+                };
+                Ok(crate::coll::start(&mut rt.pml, s))
+            })?;
+            return check(runtime::wait_request(id)?).map(|_| ());
+        }
         runtime::with(|rt| rt.barrier(self.id))
     }
 

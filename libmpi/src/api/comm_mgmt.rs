@@ -87,7 +87,12 @@ impl Communicator {
             Some(c) => c,
             None => crate::group::UNDEFINED,
         };
-        let id = runtime::with(|rt| rt.comm_split(self.id, color, key))?;
+        // Under MULTIPLE an intracommunicator splits outside the runtime (comm_ops).
+        let id = if runtime::is_multiple() && !self.is_inter() {
+            crate::comm_ops::split_outside(self.id, color, key)?
+        } else {
+            runtime::with(|rt| rt.comm_split(self.id, color, key))?
+        };
         Ok(id.map(UserCommunicator::new))
     }
 

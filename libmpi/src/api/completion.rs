@@ -17,12 +17,16 @@ pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Option<(usize, Result<Status>)> 
     if live.is_empty() {
         return None;
     }
-    let done = runtime::with(|rt| {
-        rt.progress_until(|p| live.iter().any(|&r| p.is_complete(r)));
-        Ok(reqs
-            .iter()
-            .position(|r| r.raw().is_some_and(|id| rt.pml.is_complete(id))))
-    });
+    // Under MULTIPLE the wait happens outside the runtime (`with_ready`).
+    let done = runtime::with_ready(
+        |rt| one_ready(rt, &live),
+        |rt| {
+            rt.progress_until(|p| live.iter().any(|&r| p.is_complete(r)));
+            Ok(reqs
+                .iter()
+                .position(|r| r.raw().is_some_and(|id| rt.pml.is_complete(id))))
+        },
+    );
     let i = done.ok().flatten()?;
     Some((i, reqs.remove(i).wait()))
 }
@@ -34,11 +38,20 @@ pub fn wait_some(reqs: &mut Vec<Request<'_>>) -> Vec<(usize, Result<Status>)> {
     if live.is_empty() {
         return Vec::new();
     }
-    let _ = runtime::with(|rt| {
-        rt.progress_until(|p| live.iter().any(|&r| p.is_complete(r)));
-        Ok(())
-    });
+    let _ = runtime::with_ready(
+        |rt| one_ready(rt, &live),
+        |rt| {
+            rt.progress_until(|p| live.iter().any(|&r| p.is_complete(r)));
+            Ok(())
+        },
+    );
     take_completed(reqs)
+}
+
+/// Whether one of `live` is complete (or gone: the wait then returns at once).
+fn one_ready(rt: &mut runtime::Runtime, live: &[ReqId]) -> bool {
+    live.iter()
+        .any(|&r| !rt.pml.is_valid(r) || rt.pml.is_complete(r))
 }
 
 fn take_completed(reqs: &mut Vec<Request<'_>>) -> Vec<(usize, Result<Status>)> {

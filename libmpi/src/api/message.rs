@@ -27,11 +27,13 @@ impl Message {
     pub fn recv<T: Equivalence>(mut self, buf: &mut [T]) -> Result<Status> {
         let b = as_bytes_mut(buf);
         let slot = self.slot.take();
-        let st = runtime::with(|rt| {
-            // SAFETY: `b` is exclusively borrowed for this whole call, which completes the receive.
-            let s = unsafe { rt.start_mrecv(slot, b.as_mut_ptr(), b.len())? };
-            rt.finish(s)
-        })?;
+        let st = runtime::blocking(
+            // SAFETY: `b` is exclusively borrowed for this whole call, which completes the
+            // receive.
+            |rt| unsafe { rt.start_mrecv(slot, b.as_mut_ptr(), b.len()) },
+            super::comm::started_ready,
+            |rt, s| rt.finish(s),
+        )?;
         check(st)
     }
 
@@ -56,11 +58,12 @@ impl Drop for Message {
     fn drop(&mut self) {
         if let Some(slot) = self.slot.take() {
             // Receive into nothing: the data is dropped (a truncation nobody sees).
-            let _ = runtime::with(|rt| {
+            let _ = runtime::blocking(
                 // SAFETY: a zero-byte receive never touches its buffer.
-                let s = unsafe { rt.start_mrecv(Some(slot), std::ptr::null_mut(), 0)? };
-                rt.finish(s)
-            });
+                |rt| unsafe { rt.start_mrecv(Some(slot), std::ptr::null_mut(), 0) },
+                super::comm::started_ready,
+                |rt, s| rt.finish(s),
+            );
         }
     }
 }

@@ -54,20 +54,31 @@ pub enum Threading {
     Multiple,
 }
 
-/// The level the Rust API provides. The runtime can run MPI_THREAD_SERIALIZED (the C interface
-/// gives it), but `Universe` and the communicators here are neither `Send` nor `Sync`, so only
-/// the initialising thread can reach them: FUNNELED is what this API can honour.
+/// The level the Rust API provides below MULTIPLE. `Universe` and `Communicator` are neither
+/// `Send` nor `Sync`, so only the initialising thread can reach them: FUNNELED. (SERIALIZED
+/// would give nothing more without a shareable handle.)
 const PROVIDED: Threading = Threading::Funneled;
 
-/// Initialise MPI asking for a thread level (MPI_Init_thread); returns the level provided,
-/// which is at most `Threading::Funneled`.
+/// Initialise MPI asking for a thread level (MPI_Init_thread); returns the level provided:
+/// `Threading::Multiple` when asked for (then `Communicator::shared` gives handles that
+/// threads may share, every call safe from any thread at once), else at most
+/// `Threading::Funneled`.
 pub fn initialize_with_threading(required: Threading) -> Result<(Universe, Threading)> {
+    if required == Threading::Multiple {
+        runtime::init(runtime::Level::Multiple)?;
+        return Ok((
+            Universe {
+                _not_send: PhantomData,
+            },
+            Threading::Multiple,
+        ));
+    }
     Ok((initialize()?, required.min(PROVIDED)))
 }
 
 /// Initialise MPI (MPI_Init). Fails if MPI was already initialised in this process.
 pub fn initialize() -> Result<Universe> {
-    runtime::init(false)?;
+    runtime::init(runtime::Level::Funneled)?;
     Ok(Universe {
         _not_send: PhantomData,
     })
@@ -76,7 +87,11 @@ pub fn initialize() -> Result<Universe> {
 impl Universe {
     /// The thread level provided (MPI_Query_thread).
     pub fn threading(&self) -> Threading {
-        PROVIDED
+        if runtime::is_multiple() {
+            Threading::Multiple
+        } else {
+            PROVIDED
+        }
     }
 
     pub fn world(&self) -> comm::Communicator {

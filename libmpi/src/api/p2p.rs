@@ -81,7 +81,12 @@ impl Communicator {
     /// Wait until a matching message has arrived; its source, tag and size, not received.
     pub fn probe(&self, source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Status> {
         let (src, tag) = (source.into().raw(), tag.into().raw());
-        runtime::with(|rt| rt.probe(self.id, src, tag)).map(Status)
+        // Under MULTIPLE: MPI_Iprobe turns outside the runtime (`with_poll`).
+        runtime::with_poll(
+            |rt| rt.iprobe(self.id, src, tag),
+            |rt| rt.probe(self.id, src, tag),
+        )
+        .map(Status)
     }
 
     /// Whether a matching message has arrived (its status), without receiving it.
@@ -98,7 +103,12 @@ impl Communicator {
         tag: impl Into<Tag>,
     ) -> Result<(Message, Status)> {
         let (src, tag) = (source.into().raw(), tag.into().raw());
-        let (slot, st) = runtime::with(|rt| rt.mprobe(self.id, src, tag))?;
+        // Under MULTIPLE: MPI_Improbe turns outside the runtime, so the turn that finds the
+        // message takes it (no other thread can).
+        let (slot, st) = runtime::with_poll(
+            |rt| rt.improbe(self.id, src, tag),
+            |rt| rt.mprobe(self.id, src, tag),
+        )?;
         Ok((Message { slot }, Status(st)))
     }
 

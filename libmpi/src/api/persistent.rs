@@ -90,7 +90,7 @@ pub(super) fn start(id: ReqId) -> Result<()> {
 }
 
 pub(super) fn wait(id: ReqId) -> Result<Status> {
-    check(runtime::with(|rt| rt.wait(id))?)
+    check(runtime::wait_request(id)?)
 }
 
 pub(super) fn test(id: ReqId) -> Result<Option<Status>> {
@@ -107,7 +107,9 @@ pub(super) fn test(id: ReqId) -> Result<Option<Status>> {
 
 pub(super) fn release(pending: &RefCell<Vec<ReqId>>, id: ReqId) {
     super::request::forget(pending, id);
-    let _ = runtime::with(|rt| {
+    // Under MULTIPLE the wait happens outside the runtime (`with_ready`).
+    let ready = |rt: &mut runtime::Runtime| !rt.pml.is_valid(id) || rt.pml.is_complete(id);
+    let _ = runtime::with_ready(ready, |rt| {
         let r = rt.wait(id);
         rt.pml.free(id);
         r

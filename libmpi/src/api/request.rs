@@ -43,7 +43,10 @@ impl Drop for WaitLeft<'_> {
         for req in std::mem::take(&mut *self.0.borrow_mut()) {
             // A leaked (forgotten) request still owns its buffer until it completes; a leaked
             // persistent request is then freed too (a no-op for the others, already gone).
-            let _ = runtime::with(|rt| {
+            // Under MULTIPLE the wait happens outside the runtime (`with_ready`).
+            let ready =
+                |rt: &mut runtime::Runtime| !rt.pml.is_valid(req) || rt.pml.is_complete(req);
+            let _ = runtime::with_ready(ready, |rt| {
                 let r = rt.wait(req);
                 rt.pml.free(req);
                 r
@@ -93,7 +96,7 @@ impl Request<'_> {
     pub fn wait(mut self) -> Result<Status> {
         let req = self.req.take().expect("a live request has an id");
         forget(self.pending, req);
-        let st = runtime::with(|rt| rt.wait(req))?;
+        let st = runtime::wait_request(req)?;
         super::comm::check(st)
     }
 
@@ -123,7 +126,7 @@ impl Drop for Request<'_> {
     fn drop(&mut self) {
         if let Some(req) = self.req.take() {
             forget(self.pending, req);
-            let _ = runtime::with(|rt| rt.wait(req));
+            let _ = runtime::wait_request(req);
         }
     }
 }

@@ -294,7 +294,7 @@ impl Communicator {
 
     fn run_neighbor(&self, recvs: Vec<Msg>, sends: Vec<Msg>) -> Result<()> {
         let id = self.start_neighbor(recvs, sends)?;
-        let st = runtime::with(|rt| rt.wait(id))?;
+        let st = runtime::wait_request(id)?;
         super::comm::check(st).map(|_| ())
     }
 

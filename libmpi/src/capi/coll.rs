@@ -327,7 +327,7 @@ pub(super) fn coll(
     build: impl FnOnce(&mut Builder) -> Result<()>,
 ) -> c_int {
     let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
-    call(name, ci, |rt| {
+    let start = |rt: &mut Runtime| {
         if request.is_some_and(|r| r.is_null()) {
             return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
         }
@@ -336,22 +336,85 @@ pub(super) fn coll(
             build(&mut b)?;
             b.finish()
         };
-        let id = coll::start(&mut rt.pml, s);
-        match request {
-            None => status_error(&rt.wait(id)?),
-            Some(r) => {
-                // SAFETY: checked non-NULL; the caller passes a writable MPI_Request.
-                unsafe { r.write(request_handle(id)) };
-                Ok(())
-            }
-        }
-    })
+        Ok(coll::start(&mut rt.pml, s))
+    };
+    match request {
+        // Blocking: under MULTIPLE the schedule is waited for outside the runtime.
+        None => call_blocking(
+            name,
+            ci,
+            start,
+            |rt, &id| request_ready(rt, id),
+            |rt, id| status_error(&rt.wait(id)?),
+        ),
+        Some(r) => call(name, ci, |rt| {
+            let id = start(rt)?;
+            // SAFETY: checked non-NULL in `start`; the caller passes a writable MPI_Request.
+            unsafe { r.write(request_handle(id)) };
+            Ok(())
+        }),
+    }
 }
 
 /// A blocking collective: runs the schedule a previous call with the same arguments left in
 /// the runtime's cache (`coll::cache`), or builds one with `build` and keeps it. `args` are
 /// the call's arguments as cache key parts (None for arrays: never cached).
 pub(super) fn coll_blocking(
+    name: &'static str,
+    comm: Handle,
+    args: &[Option<u64>],
+    build: impl FnOnce(&mut Builder) -> Result<()>,
+) -> c_int {
+    let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
+    if !runtime::is_multiple() {
+        return coll_blocking_held(name, comm, args, build);
+    }
+    // MULTIPLE: the schedule is taken out of the cache (or built), run outside the runtime one
+    // progress turn at a time (it is advanced by this thread alone), and put back.
+    let r = runtime::blocking(
+        |rt| {
+            let c = comm_index(comm)?;
+            let key = (name.as_bytes().get(4) != Some(&b'N'))
+                .then(|| coll::cache::Key::new(name, c, args))
+                .flatten();
+            let cached = key.as_ref().and_then(|k| rt.coll_cache.take(k));
+            let comm_ref = rt.comm(c)?;
+            let mut s = match cached {
+                Some(s) if s.built_for(comm_ref) => s,
+                _ => {
+                    let mut b = Builder::new(comm_ref, None);
+                    build(&mut b)?;
+                    Box::new(b.finish())
+                }
+            };
+            rt.start_cached(&mut s);
+            Ok((key, std::cell::RefCell::new(s)))
+        },
+        |rt, (_, s)| rt.advance_cached(&mut s.borrow_mut()),
+        |rt, (key, s)| {
+            let s = s.into_inner();
+            let error = s.error;
+            if let Some(k) = key {
+                rt.coll_cache.put(k, s);
+            }
+            Ok(error)
+        },
+    );
+    match r.and_then(|error| {
+        status_error(&crate::pml::Status {
+            source: crate::pml::ANY_SOURCE,
+            tag: crate::pml::ANY_TAG,
+            error,
+            ..Default::default()
+        })
+    }) {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => fail(name, ci, e),
+    }
+}
+
+/// `coll_blocking` at FUNNELED and SERIALIZED: the whole call inside the runtime.
+fn coll_blocking_held(
     name: &'static str,
     comm: Handle,
     args: &[Option<u64>],
@@ -437,7 +500,7 @@ macro_rules! coll_fns {
 }
 pub(super) use coll_fns;
 
-unsafe fn barrier(b: &mut Builder) -> Result<()> {
+pub(super) unsafe fn barrier(b: &mut Builder) -> Result<()> {
     if b.is_inter() {
         coll::inter::barrier(b);
         return Ok(());

@@ -90,6 +90,19 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Comm_split / PMPI_Comm_split(comm: Handle, color: c_int, key: c_int, newcomm: *mut Handle) -> c_int {
+        if runtime::is_multiple() {
+            // Intracommunicators split outside the runtime (comm_ops::split_outside).
+            let inter = comm_index(comm).and_then(|c| runtime::with(|rt| Ok(rt.comm(c)?.is_inter())));
+            if let Ok(false) = inter {
+                return outside("MPI_Comm_split", err_comm(comm), || {
+                    null_check(newcomm, "newcomm")?;
+                    let id = crate::comm_ops::split_outside(comm_index(comm)?, color, key)?;
+                    // SAFETY: checked non-NULL.
+                    unsafe { store_comm(newcomm, id) };
+                    Ok(())
+                });
+            }
+        }
         call("MPI_Comm_split", err_comm(comm), |rt| {
             let c = comm_index(comm)?;
             null_check(newcomm, "newcomm")?;
@@ -103,7 +116,9 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: Handle, split_type: c_int, key: c_int, info: Handle, newcomm: *mut Handle) -> c_int {
-        call("MPI_Comm_split_type", err_comm(comm), |rt| {
+        // What to split by, decided under the runtime; the splits then run as MPI_Comm_split's
+        // do (outside the runtime under MULTIPLE).
+        let plan = |rt: &mut Runtime| -> Result<(usize, crate::info::Info, c_int, Option<c_int>)> {
             let c = comm_index(comm)?;
             null_check(newcomm, "newcomm")?;
             let hints = super::info::hints(info)?;
@@ -126,13 +141,44 @@ mpi_fn! {
                 },
                 _ => (UNDEFINED, None),
             };
-            let mut id = rt.comm_split(c, color, key)?;
-            if let Some(node_comm) = id {
-                // Within the node, by object: a second split over the node's ranks only.
-                if split_type == COMM_TYPE_HW_GUIDED && resource != Some(SHARED_MEMORY) {
-                    id = rt.comm_split(node_comm, sub.unwrap_or(UNDEFINED), key)?;
-                    rt.comms[node_comm] = None; // new, so no attributes to delete
+            // Within the node, by object: a second split over the node's ranks only.
+            let second = (split_type == COMM_TYPE_HW_GUIDED && resource != Some(SHARED_MEMORY))
+                .then(|| sub.unwrap_or(UNDEFINED));
+            Ok((c, hints, color, second))
+        };
+        let multiple_intra = runtime::is_multiple()
+            && comm_index(comm)
+                .and_then(|c| runtime::with(|rt| Ok(!rt.comm(c)?.is_inter())))
+                .unwrap_or(false);
+        if multiple_intra {
+            return outside("MPI_Comm_split_type", err_comm(comm), || {
+                let (c, hints, color, second) = runtime::with(plan)?;
+                let mut id = crate::comm_ops::split_outside(c, color, key)?;
+                if let (Some(node_comm), Some(sub)) = (id, second) {
+                    id = crate::comm_ops::split_outside(node_comm, sub, key)?;
+                    // New, so no attributes to delete.
+                    runtime::with(|rt| {
+                        rt.comms[node_comm] = None;
+                        Ok(())
+                    })?;
                 }
+                if let Some(id) = id {
+                    runtime::with(|rt| {
+                        rt.comm_mut(id)?.info = hints;
+                        Ok(())
+                    })?;
+                }
+                // SAFETY: checked non-NULL in `plan`.
+                unsafe { store_comm(newcomm, id) };
+                Ok(())
+            });
+        }
+        call("MPI_Comm_split_type", err_comm(comm), |rt| {
+            let (c, hints, color, second) = plan(rt)?;
+            let mut id = rt.comm_split(c, color, key)?;
+            if let (Some(node_comm), Some(sub)) = (id, second) {
+                id = rt.comm_split(node_comm, sub, key)?;
+                rt.comms[node_comm] = None; // new, so no attributes to delete
             }
             if let Some(id) = id {
                 rt.comm_mut(id)?.info = hints;
@@ -146,6 +192,27 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Comm_create / PMPI_Comm_create(comm: Handle, group: Handle, newcomm: *mut Handle) -> c_int {
+        if runtime::is_multiple() {
+            // An intracommunicator's: the split (outside the runtime) with color 0 for the
+            // group's members, keyed by their rank in the group (the new order). Anything
+            // unusual, errors included, takes the general path below.
+            let plan = comm_index(comm).and_then(|c| runtime::with(|rt| {
+                let p = rt.comm(c)?;
+                let g = super::group::group_of(rt, group)?;
+                let fits = !p.is_inter() && g.members().iter().all(|w| p.group.contains(w));
+                let me = p.group[p.rank as usize];
+                Ok(fits.then(|| (c, g.rank_of(me).map_or((UNDEFINED, 0), |r| (0, r)))))
+            }));
+            if let Ok(Some((c, (color, key)))) = plan {
+                return outside("MPI_Comm_create", err_comm(comm), || {
+                    null_check(newcomm, "newcomm")?;
+                    let id = crate::comm_ops::split_outside(c, color, key)?;
+                    // SAFETY: checked non-NULL.
+                    unsafe { store_comm(newcomm, id) };
+                    Ok(())
+                });
+            }
+        }
         call("MPI_Comm_create", err_comm(comm), |rt| {
             let c = comm_index(comm)?;
             null_check(newcomm, "newcomm")?;

@@ -12,8 +12,8 @@ pub(super) const THREAD_MULTIPLE: c_int = 4096;
 const MAX_PROCESSOR_NAME: usize = 256;
 const MAX_ERROR_STRING: usize = 512;
 const MAX_LIBRARY_VERSION_STRING: usize = 8192;
-/// The thread level MPI_Init_thread provided (MPI_Init: FUNNELED; MPI_Init_thread: at most
-/// SERIALIZED, see runtime.rs).
+/// The thread level MPI_Init_thread provided (MPI_Init: FUNNELED; MPI_Init_thread: what was
+/// asked for, SINGLE to MULTIPLE, see runtime.rs).
 static PROVIDED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(THREAD_FUNNELED);
 
 /// Copy `s` into a C buffer of `cap` bytes, NUL-terminated and cut to fit; returns its length.
@@ -52,7 +52,6 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Init_thread / PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
         let rc = init_or_fail("MPI_Init_thread", required);
-        // MULTIPLE is asked for as SERIALIZED: any thread may call, one call at a time.
         let level = super::session::provided_level(required);
         if rc == MPI_SUCCESS && !provided.is_null() {
             // SAFETY: checked non-NULL; the caller passes a writable int.

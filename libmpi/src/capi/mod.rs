@@ -313,6 +313,47 @@ fn call(name: &str, comm: usize, f: impl FnOnce(&mut Runtime) -> Result<()>) -> 
     }
 }
 
+/// A blocking call (`runtime::blocking`): `start` it, then `finish` it; under MULTIPLE the
+/// wait between them happens outside the runtime.
+fn call_blocking<T>(
+    name: &str,
+    comm: usize,
+    start: impl FnOnce(&mut Runtime) -> Result<T>,
+    ready: impl FnMut(&mut Runtime, &T) -> bool,
+    finish: impl FnOnce(&mut Runtime, T) -> Result<()>,
+) -> c_int {
+    match runtime::blocking(start, ready, finish) {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => fail(name, comm, e),
+    }
+}
+
+/// `call` of a body that may wait: under MULTIPLE it runs once `ready` (`runtime::with_ready`).
+fn call_ready(
+    name: &str,
+    comm: usize,
+    ready: impl FnMut(&mut Runtime) -> bool,
+    f: impl FnOnce(&mut Runtime) -> Result<()>,
+) -> c_int {
+    match runtime::with_ready(ready, f) {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => fail(name, comm, e),
+    }
+}
+
+/// Whether a started operation is over, or cannot be waited for (`finish` then says why).
+fn started_ready(rt: &mut Runtime, s: &pml::Started) -> bool {
+    match s {
+        pml::Started::Done(_) => true,
+        pml::Started::Pending(r) => request_ready(rt, *r),
+    }
+}
+
+/// Whether waiting for request `r` would return at once (complete, or not a live request).
+fn request_ready(rt: &mut Runtime, r: pml::ReqId) -> bool {
+    !rt.pml.is_valid(r) || rt.pml.is_complete(r)
+}
+
 /// Export `PMPI_name` with the body and `MPI_name` forwarding to it.
 macro_rules! mpi_fn {
     ($(#[$doc:meta])* fn $name:ident / $pname:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty $body:block) => {

@@ -28,12 +28,18 @@ fn send(
             return MPI_SUCCESS;
         }
     }
-    call(name, err_comm(comm), |rt| {
-        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
-        // SAFETY: MPI_Send's contract: buf holds count elements; the call returns only once sent.
-        let s = unsafe { rt.start_send_msg(c, m, dest, tag)? };
-        rt.finish(s).map(|_| ())
-    })
+    call_blocking(
+        name,
+        err_comm(comm),
+        |rt| {
+            let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
+            // SAFETY: MPI_Send's contract: buf holds count elements; the call returns only
+            // once sent.
+            unsafe { rt.start_send_msg(c, m, dest, tag) }
+        },
+        started_ready,
+        |rt, s| rt.finish(s).map(|_| ()),
+    )
 }
 
 /// MPI_Recv(_c).
@@ -70,15 +76,23 @@ fn recv(
             };
         }
     }
-    call(name, err_comm(comm), |rt| {
-        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
-        // SAFETY: MPI_Recv's contract: buf has room for count elements; completes before return.
-        let s = unsafe { rt.start_recv_msg(c, m, source, tag)? };
-        let st = rt.finish(s)?;
-        // SAFETY: status is MPI_STATUS_IGNORE or writable, per the standard.
-        unsafe { store_status(status, &st) };
-        super::status_error(&st)
-    })
+    call_blocking(
+        name,
+        err_comm(comm),
+        |rt| {
+            let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
+            // SAFETY: MPI_Recv's contract: buf has room for count elements; completes before
+            // return.
+            unsafe { rt.start_recv_msg(c, m, source, tag) }
+        },
+        started_ready,
+        |rt, s| {
+            let st = rt.finish(s)?;
+            // SAFETY: status is MPI_STATUS_IGNORE or writable.
+            unsafe { store_status(status, &st) };
+            super::status_error(&st)
+        },
+    )
 }
 
 /// MPI_Isend(_c) (`send`) and MPI_Irecv(_c).
@@ -197,7 +211,14 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Wait / PMPI_Wait(request: *mut Handle, status: *mut MpiStatus) -> c_int {
-        call("MPI_Wait", crate::comm::WORLD, |rt| {
+        let ready = |rt: &mut Runtime| {
+            // SAFETY: a non-NULL request points to the caller's MPI_Request.
+            match (!request.is_null()).then(|| request_id(unsafe { *request })) {
+                Some(Ok(Some(id))) => request_ready(rt, id),
+                _ => true,
+            }
+        };
+        call_ready("MPI_Wait", crate::comm::WORLD, ready, |rt| {
             if request.is_null() {
                 return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
             }
@@ -253,7 +274,19 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Waitall / PMPI_Waitall(count: c_int, requests: *mut Handle, statuses: *mut MpiStatus) -> c_int {
-        call("MPI_Waitall", crate::comm::WORLD, |rt| {
+        let ready = |rt: &mut Runtime| {
+            if count <= 0 || requests.is_null() {
+                return true;
+            }
+            (0..count as usize).all(|i| {
+                // SAFETY: the caller passes `count` requests.
+                match request_id(unsafe { *requests.add(i) }) {
+                    Ok(Some(id)) => request_ready(rt, id),
+                    _ => true,
+                }
+            })
+        };
+        call_ready("MPI_Waitall", crate::comm::WORLD, ready, |rt| {
             if count < 0 {
                 return Err(Error::new(ErrorClass::Count, format!("count {count} is negative")));
             }
@@ -296,23 +329,32 @@ fn sendrecv(
     comm: Handle,
     status: *mut MpiStatus,
 ) -> c_int {
-    call(name, err_comm(comm), |rt| {
-        let c = comm_index(comm)?;
-        let (sm, rm) = (
-            message_c(sendbuf, sendcount, sendtype)?,
-            message_c(recvbuf, recvcount, recvtype)?,
-        );
-        // SAFETY: both buffers valid per MPI_Sendrecv's contract; both complete before return.
-        let r = unsafe { rt.start_recv_msg(c, rm, source, recvtag)? };
-        // SAFETY: as above.
-        let s = unsafe { rt.start_send_msg(c, sm, dest, sendtag) };
-        let st = rt.finish(r);
-        rt.finish(s?)?;
-        let st = st?;
-        // SAFETY: status is MPI_STATUS_IGNORE or writable.
-        unsafe { store_status(status, &st) };
-        super::status_error(&st)
-    })
+    call_blocking(
+        name,
+        err_comm(comm),
+        |rt| {
+            let c = comm_index(comm)?;
+            let (sm, rm) = (
+                message_c(sendbuf, sendcount, sendtype)?,
+                message_c(recvbuf, recvcount, recvtype)?,
+            );
+            // SAFETY: both buffers valid per MPI_Sendrecv's contract; both complete before
+            // return.
+            let r = unsafe { rt.start_recv_msg(c, rm, source, recvtag)? };
+            // SAFETY: as above.
+            let s = unsafe { rt.start_send_msg(c, sm, dest, sendtag) };
+            Ok((r, s))
+        },
+        |rt, (r, s)| started_ready(rt, r) && s.as_ref().map_or(true, |s| started_ready(rt, s)),
+        |rt, (r, s)| {
+            let st = rt.finish(r);
+            rt.finish(s?)?;
+            let st = st?;
+            // SAFETY: status is MPI_STATUS_IGNORE or writable.
+            unsafe { store_status(status, &st) };
+            super::status_error(&st)
+        },
+    )
 }
 
 mpi_fn! {
@@ -473,6 +515,11 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Barrier / PMPI_Barrier(comm: Handle) -> c_int {
+        if runtime::is_multiple() {
+            // MPI_Ibarrier's schedule, waited for outside the runtime.
+            // SAFETY: a barrier touches no buffers.
+            return super::coll::coll("MPI_Barrier", comm, None, |b| unsafe { super::coll::barrier(b) });
+        }
         call("MPI_Barrier", err_comm(comm), |rt| rt.barrier(comm_index(comm)?))
     }
 }

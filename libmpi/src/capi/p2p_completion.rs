@@ -65,6 +65,21 @@ fn wait_for_one(rt: &mut Runtime, ids: &[Option<pml::ReqId>]) -> bool {
     true
 }
 
+/// Under MULTIPLE, the *any/*some calls' readiness: one of the array's requests is complete,
+/// none is active, or the array is bad (the call then reports it).
+///
+/// # Safety
+/// As for `active`.
+unsafe fn one_ready(rt: &mut Runtime, count: c_int, requests: *const Handle) -> bool {
+    // SAFETY: forwarded.
+    match unsafe { active(rt, count, requests) } {
+        Ok(ids) => {
+            ids.iter().all(Option::is_none) || ids.iter().flatten().any(|&r| rt.pml.is_complete(r))
+        }
+        Err(_) => true,
+    }
+}
+
 /// Finish the first completed request for the *any calls: (index, status) or None.
 ///
 /// # Safety
@@ -145,7 +160,9 @@ unsafe fn report_any(
 
 mpi_fn! {
     fn MPI_Waitany / PMPI_Waitany(count: c_int, requests: *mut Handle, indx: *mut c_int, status: *mut MpiStatus) -> c_int {
-        call("MPI_Waitany", crate::comm::WORLD, |rt| {
+        // SAFETY: the caller passes `count` requests.
+        let ready = |rt: &mut Runtime| unsafe { one_ready(rt, count, requests) };
+        call_ready("MPI_Waitany", crate::comm::WORLD, ready, |rt| {
             if indx.is_null() {
                 return Err(Error::new(ErrorClass::Arg, "index pointer is NULL"));
             }
@@ -190,7 +207,9 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Waitsome / PMPI_Waitsome(incount: c_int, requests: *mut Handle, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MpiStatus) -> c_int {
-        call("MPI_Waitsome", crate::comm::WORLD, |rt| {
+        // SAFETY: the caller passes `incount` requests.
+        let ready = |rt: &mut Runtime| unsafe { one_ready(rt, incount, requests) };
+        call_ready("MPI_Waitsome", crate::comm::WORLD, ready, |rt| {
             if outcount.is_null() || (indices.is_null() && incount > 0) {
                 return Err(Error::new(ErrorClass::Arg, "outcount or indices pointer is NULL"));
             }

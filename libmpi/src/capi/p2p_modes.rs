@@ -31,12 +31,18 @@ fn send(
     comm: Handle,
     mode: SendMode,
 ) -> c_int {
-    call(name, err_comm(comm), |rt| {
-        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
-        // SAFETY: the send's contract: buf holds count elements; we return once it completes.
-        let s = unsafe { rt.start_send_mode_msg(c, m, dest, tag, mode)? };
-        rt.finish(s).map(|_| ())
-    })
+    call_blocking(
+        name,
+        err_comm(comm),
+        |rt| {
+            let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
+            // SAFETY: the send's contract: buf holds count elements; we return once it
+            // completes.
+            unsafe { rt.start_send_mode_msg(c, m, dest, tag, mode) }
+        },
+        started_ready,
+        |rt, s| rt.finish(s).map(|_| ()),
+    )
 }
 
 /// A non-blocking send in `mode`.
@@ -290,27 +296,38 @@ fn sendrecv_replace(
     comm: Handle,
     status: *mut MpiStatus,
 ) -> c_int {
-    call(name, err_comm(comm), |rt| {
-        let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
-        let n = m.len;
-        let mut tmp = vec![0u8; n];
-        // SAFETY: `tmp` lives until both operations complete below.
-        let r = unsafe { rt.start_recv(c, tmp.as_mut_ptr(), n, source, recvtag)? };
-        // SAFETY: buf holds count elements (the call's contract), unmodified until the
-        // send completes below.
-        let s = unsafe { rt.start_send_msg(c, m.clone(), dest, sendtag) };
-        let st = rt.finish(r);
-        rt.finish(s?)?;
-        let st = st?;
-        if st.count > 0 {
-            // SAFETY: the message has room for n >= st.count packed bytes (any layout);
-            // tmp holds st.count received bytes.
-            unsafe { m.write(0, &tmp[..st.count]) };
-        }
-        // SAFETY: status is MPI_STATUS_IGNORE or writable.
-        unsafe { store_status(status, &st) };
-        super::status_error(&st)
-    })
+    call_blocking(
+        name,
+        err_comm(comm),
+        |rt| {
+            let (c, m) = (comm_index(comm)?, message_c(buf, count, datatype)?);
+            let n = m.len;
+            let mut tmp = vec![0u8; n];
+            // SAFETY: `tmp` lives until both operations complete below (moving the Vec does not
+            // move its heap buffer).
+            let r = unsafe { rt.start_recv(c, tmp.as_mut_ptr(), n, source, recvtag)? };
+            // SAFETY: buf holds count elements (the call's contract), unmodified until the
+            // send completes below.
+            let s = unsafe { rt.start_send_msg(c, m.clone(), dest, sendtag) };
+            Ok((m, tmp, r, s))
+        },
+        |rt, (_, _, r, s)| {
+            started_ready(rt, r) && s.as_ref().map_or(true, |s| started_ready(rt, s))
+        },
+        |rt, (m, tmp, r, s)| {
+            let st = rt.finish(r);
+            rt.finish(s?)?;
+            let st = st?;
+            if st.count > 0 {
+                // SAFETY: the message has room for n >= st.count packed bytes (any layout);
+                // tmp holds st.count received bytes.
+                unsafe { m.write(0, &tmp[..st.count]) };
+            }
+            // SAFETY: status is MPI_STATUS_IGNORE or writable.
+            unsafe { store_status(status, &st) };
+            super::status_error(&st)
+        },
+    )
 }
 
 mpi_fn! {

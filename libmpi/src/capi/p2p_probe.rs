@@ -35,12 +35,18 @@ fn message_slot(h: Handle) -> Result<Option<usize>> {
 
 mpi_fn! {
     fn MPI_Probe / PMPI_Probe(source: c_int, tag: c_int, comm: Handle, status: *mut MpiStatus) -> c_int {
-        call("MPI_Probe", err_comm(comm), |rt| {
-            let st = rt.probe(comm_index(comm)?, source, tag)?;
-            // SAFETY: status is MPI_STATUS_IGNORE or writable.
-            unsafe { store_status(status, &st) };
-            Ok(())
-        })
+        // Under MULTIPLE a turn that sees the message reports it (runtime::with_poll).
+        match runtime::with_poll(
+            |rt| rt.iprobe(comm_index(comm)?, source, tag),
+            |rt| rt.probe(comm_index(comm)?, source, tag),
+        ) {
+            Ok(st) => {
+                // SAFETY: status is MPI_STATUS_IGNORE or writable.
+                unsafe { store_status(status, &st) };
+                MPI_SUCCESS
+            }
+            Err(e) => fail("MPI_Probe", err_comm(comm), e),
+        }
     }
 }
 
@@ -65,18 +71,25 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Mprobe / PMPI_Mprobe(source: c_int, tag: c_int, comm: Handle, message: *mut Handle, status: *mut MpiStatus) -> c_int {
-        call("MPI_Mprobe", err_comm(comm), |rt| {
-            if message.is_null() {
-                return Err(Error::new(ErrorClass::Arg, "message pointer is NULL"));
+        if message.is_null() {
+            return fail("MPI_Mprobe", err_comm(comm), Error::new(ErrorClass::Arg, "message pointer is NULL"));
+        }
+        // Under MULTIPLE the turn that finds the message takes it (MPI_Improbe's matching),
+        // so no other thread's probe or receive can have it.
+        match runtime::with_poll(
+            |rt| rt.improbe(comm_index(comm)?, source, tag),
+            |rt| rt.mprobe(comm_index(comm)?, source, tag),
+        ) {
+            Ok((m, st)) => {
+                // SAFETY: message checked non-NULL; status is MPI_STATUS_IGNORE or writable.
+                unsafe {
+                    message.write(message_handle(m));
+                    store_status(status, &st);
+                }
+                MPI_SUCCESS
             }
-            let (m, st) = rt.mprobe(comm_index(comm)?, source, tag)?;
-            // SAFETY: message checked non-NULL; status is MPI_STATUS_IGNORE or writable.
-            unsafe {
-                message.write(message_handle(m));
-                store_status(status, &st);
-            }
-            Ok(())
-        })
+            Err(e) => fail("MPI_Mprobe", err_comm(comm), e),
+        }
     }
 }
 
@@ -109,22 +122,30 @@ fn mrecv(
     message: *mut Handle,
     status: *mut MpiStatus,
 ) -> c_int {
-    call(name, crate::comm::WORLD, |rt| {
-        let msg = message_c(buf, count, datatype)?;
-        if message.is_null() {
-            return Err(Error::new(ErrorClass::Arg, "message pointer is NULL"));
-        }
-        // SAFETY: checked non-NULL; the caller's MPI_Message.
-        let m = message_slot(unsafe { *message })?;
-        // SAFETY: buf has room for count elements; the receive completes before return.
-        let s = unsafe { rt.start_mrecv_msg(m, msg)? };
-        // SAFETY: as above.
-        unsafe { message.write(MESSAGE_NULL as Handle) };
-        let st = rt.finish(s)?;
-        // SAFETY: status is MPI_STATUS_IGNORE or writable.
-        unsafe { store_status(status, &st) };
-        super::status_error(&st)
-    })
+    call_blocking(
+        name,
+        crate::comm::WORLD,
+        |rt| {
+            let msg = message_c(buf, count, datatype)?;
+            if message.is_null() {
+                return Err(Error::new(ErrorClass::Arg, "message pointer is NULL"));
+            }
+            // SAFETY: checked non-NULL; the caller's MPI_Message.
+            let m = message_slot(unsafe { *message })?;
+            // SAFETY: buf has room for count elements; the receive completes before return.
+            let s = unsafe { rt.start_mrecv_msg(m, msg)? };
+            // SAFETY: as above.
+            unsafe { message.write(MESSAGE_NULL as Handle) };
+            Ok(s)
+        },
+        started_ready,
+        |rt, s| {
+            let st = rt.finish(s)?;
+            // SAFETY: status is MPI_STATUS_IGNORE or writable.
+            unsafe { store_status(status, &st) };
+            super::status_error(&st)
+        },
+    )
 }
 
 /// MPI_Imrecv(_c).

@@ -50,7 +50,8 @@ pub(super) fn world_finalized() -> bool {
 }
 
 /// Start the runtime unless a session already holds it up; `level` is the thread level asked
-/// for (the first start fixes the runtime's: SERIALIZED when asked for it or more).
+/// for (the first start fixes the runtime's: SERIALIZED or MULTIPLE when asked for, else
+/// FUNNELED).
 fn runtime_up(level: c_int) -> Result<()> {
     if runtime::with(|_| Ok(())).is_ok() {
         return Ok(());
@@ -61,15 +62,21 @@ fn runtime_up(level: c_int) -> Result<()> {
             "MPI has been finalized in this process and cannot be started again",
         ));
     }
-    runtime::init(level >= super::env::THREAD_SERIALIZED)
+    runtime::init(if level >= super::env::THREAD_MULTIPLE {
+        runtime::Level::Multiple
+    } else if level >= super::env::THREAD_SERIALIZED {
+        runtime::Level::Serialized
+    } else {
+        runtime::Level::Funneled
+    })
 }
 
 /// The thread level the runtime provides to a request for `required` (MPI_Init_thread's rule).
 pub(super) fn provided_level(required: c_int) -> c_int {
-    let top = if runtime::is_serialized() {
-        super::env::THREAD_SERIALIZED
-    } else {
-        super::env::THREAD_FUNNELED
+    let top = match runtime::level() {
+        runtime::Level::Multiple => super::env::THREAD_MULTIPLE,
+        runtime::Level::Serialized => super::env::THREAD_SERIALIZED,
+        runtime::Level::Funneled => super::env::THREAD_FUNNELED,
     };
     required.min(top)
 }
