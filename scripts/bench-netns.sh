@@ -9,16 +9,18 @@
 # program, median of N). Needs root; run after `cargo build --release --workspace`.
 #
 # Usage: scripts/bench-netns.sh OSU_DIR [--rounds N] [--starts N] [--osu-args "-i 1000 -x 100"]
+#                                       [--mpis rmpi,openmpi,mpich]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 [ $# -ge 1 ] && [ -d "$1" ] || { sed -n 2,9p "$0" >&2; exit 2; }
 osu="$(cd "$1" && pwd)"; shift
-rounds=3 starts=10 osu_args=""
+rounds=3 starts=10 osu_args="" mpis=rmpi,openmpi,mpich
 while [ $# -gt 0 ]; do
     case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --starts) starts=$2; shift 2 ;;
     --osu-args) osu_args=$2; shift 2 ;;
+    --mpis) mpis=$2; shift 2 ;;
     *) echo "bench-netns.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -33,7 +35,7 @@ export RMPI_NETNS_PREFIX="$prefix" RMPI_MCA_plm_rsh_agent="$agent" OMPI_MCA_plm_
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 hosts=node1,node2
 hydra="-launcher rsh -launcher-exec $root/scripts/netns.sh -iface ${prefix}br -genv UCX_TLS tcp,self"
-args=(--osu "$osu" --mpis rmpi,openmpi,mpich --rounds "$rounds" --osu-tests osu_latency,osu_bw
+args=(--osu "$osu" --mpis "$mpis" --rounds "$rounds" --osu-tests osu_latency,osu_bw
       --rmpi-args "--host $hosts" --openmpi-args "--host $hosts --mca btl tcp,self"
       --mpich-args "$hydra -hosts $hosts")
 [ -n "$osu_args" ] && args+=(--osu-args "$osu_args")
@@ -56,7 +58,7 @@ run() { # MPI
 }
 declare -A times
 for ((i = 0; i < starts; i++)); do
-    for m in rmpi openmpi mpich; do
+    for m in ${mpis//,/ }; do
         t0=$(date +%s%N)
         run $m
         times[$m]+="$(( ($(date +%s%N) - t0) / 1000000 )) "
@@ -64,7 +66,7 @@ for ((i = 0; i < starts; i++)); do
 done
 echo
 echo "job start, 2 hosts x 2 ranks (launch to exit of MPI_Init + MPI_Finalize), median of $starts, ms:"
-for m in rmpi openmpi mpich; do
+for m in ${mpis//,/ }; do
     med=$(echo ${times[$m]} | tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
     echo "  $m: $med   (all: ${times[$m]})"
 done

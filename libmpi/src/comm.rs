@@ -33,6 +33,9 @@ pub struct Comm {
     /// An intercommunicator's remote group (world ranks, by remote rank); None for an
     /// intracommunicator. `group` stays the local group. See `comm_inter.rs`.
     pub remote: Option<Vec<i32>>,
+    /// Whether every member runs MPI_THREAD_MULTIPLE, once its members have agreed on it
+    /// (`comm_ops::multiple_forms`); None until then.
+    pub all_multiple: Option<bool>,
 }
 
 impl Comm {
@@ -107,6 +110,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         topo: None,
         info: crate::info::Info::new(),
         remote: None,
+        all_multiple: None,
     };
     let me = Comm {
         ctx: 2,
@@ -118,6 +122,7 @@ pub fn initial(world_rank: i32, world_size: i32) -> Vec<Option<Comm>> {
         topo: None,
         info: crate::info::Info::new(),
         remote: None,
+        all_multiple: None,
     };
     vec![Some(world), Some(me)]
 }

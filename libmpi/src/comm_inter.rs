@@ -177,6 +177,7 @@ impl Runtime {
             topo: None,
             info: crate::info::Info::new(),
             remote: Some(remote),
+            all_multiple: None,
         };
         Ok(self.add_comm(c))
     }

@@ -42,6 +42,8 @@ impl Runtime {
             topo: None,
             info: crate::info::Info::new(),
             remote: None,
+            // Members of an all-MULTIPLE parent are all MULTIPLE; otherwise they agree anew.
+            all_multiple: self.comm(parent)?.all_multiple.filter(|&all| all),
         })
     }
 
@@ -197,7 +199,7 @@ fn call_delete(comm: usize, key: i32, kv: Option<Keyval>, val: usize) -> Result<
 
 /// MPI_Comm_dup: a new communicator with the attributes the copy callbacks keep.
 pub(crate) fn dup(parent: usize) -> Result<usize> {
-    if runtime::is_multiple() {
+    if multiple_forms(parent)? {
         // MPI_Comm_idup's bare duplicate, waited for outside the runtime: its context id needs
         // no agreement, so dups on different communicators from different threads, in any
         // order at each process, never wait on one another.
@@ -206,6 +208,61 @@ pub(crate) fn dup(parent: usize) -> Result<usize> {
         return dup_via(parent, |_| Ok(new));
     }
     dup_via(parent, |rt| rt.dup_bare(parent))
+}
+
+/// Whether `comm`'s members use the MULTIPLE forms of communicator creation and MPI_Barrier
+/// (which wait outside the runtime but send other messages than the common forms): only when
+/// every member runs MPI_THREAD_MULTIPLE. Agreed once per communicator by an allgather of the
+/// members' levels, run at every level so that all members take the same branch; a job that
+/// mixes levels (MPMD, a MULTIPLE parent and the children it spawned) keeps the common forms
+/// on the communicators they share. An intercommunicator always keeps them.
+pub(crate) fn multiple_forms(comm: usize) -> Result<bool> {
+    use crate::coll::{self, algos, At, Buf, Builder};
+    let (known, inter) = runtime::with(|rt| {
+        let c = rt.comm(comm)?;
+        Ok((c.all_multiple, c.is_inter()))
+    })?;
+    if let Some(all) = known {
+        return Ok(all);
+    }
+    if inter {
+        return Ok(false);
+    }
+    let mut levels: Vec<i32> = Vec::new();
+    let start = |rt: &mut runtime::Runtime, levels: &mut Vec<i32>| -> Result<crate::pml::ReqId> {
+        let c = rt.comm(comm)?;
+        let (n, me) = (c.size() as usize, c.rank as usize);
+        *levels = vec![0; n];
+        levels[me] = runtime::is_multiple() as i32;
+        let at = At(Buf::User(levels.as_mut_ptr().cast()), 0);
+        let s = {
+            let mut b = Builder::new(c, None);
+            let displs: Vec<usize> = (0..n).map(|i| 4 * i).collect();
+            algos::allgatherv(&mut b, None, at, &vec![4; n], &displs);
+            b.finish()
+        };
+        // `levels` is not touched until the request is complete.
+        Ok(coll::start(&mut rt.pml, s))
+    };
+    if runtime::is_multiple() {
+        let id = runtime::with(|rt| start(rt, &mut levels))?;
+        wait_request(id)?;
+    } else {
+        runtime::with(|rt| {
+            let id = start(rt, &mut levels)?;
+            let st = rt.wait(id)?;
+            match ErrorClass::from_code(st.error) {
+                Some(e) if st.error != 0 => Err(Error::new(e, e.description())),
+                _ => Ok(()),
+            }
+        })?;
+    }
+    let all = levels.iter().all(|&l| l == 1);
+    runtime::with(|rt| {
+        rt.comm_mut(comm)?.all_multiple = Some(all);
+        Ok(())
+    })?;
+    Ok(all)
 }
 
 /// Under MULTIPLE: wait outside the runtime for internal request `id`, then retire it.

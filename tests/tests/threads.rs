@@ -81,6 +81,23 @@ fn c_threads_call_at_once_under_multiple() {
     }
 }
 
+/// Ranks at different levels in one job (tests/c/thread_mixed.c: even ranks MULTIPLE, odd
+/// ranks FUNNELED): communicator creation and barriers match across the levels, and the
+/// MULTIPLE ranks' own communicator takes the MULTIPLE forms from two threads at once.
+#[test]
+fn c_mixed_thread_levels_in_one_job() {
+    let p = c_program("tests/c/thread_mixed.c");
+    for np in [2, 3, 4] {
+        let r = mpirun_np(np, &p, &[]);
+        assert!(
+            r.ok() && r.stdout.contains(" No Errors"),
+            "np {np}:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
 /// Each phase of thread_multiple.c alone at np 2 (a failure names its phase).
 #[test]
 fn c_multiple_phases_alone() {

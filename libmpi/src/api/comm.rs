@@ -272,7 +272,7 @@ impl Communicator {
     /// Block until every rank of the communicator has entered the barrier (MPI_Barrier; on an
     /// intercommunicator, every member of both groups).
     pub fn barrier(&self) -> Result<()> {
-        if runtime::is_multiple() {
+        if crate::comm_ops::multiple_forms(self.id)? {
             // MPI_Ibarrier's schedule, waited for outside the runtime.
             let id = runtime::with(|rt| {
                 let c = rt.comm(self.id)?;

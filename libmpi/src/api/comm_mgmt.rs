@@ -88,7 +88,7 @@ impl Communicator {
             None => crate::group::UNDEFINED,
         };
         // Under MULTIPLE an intracommunicator splits outside the runtime (comm_ops).
-        let id = if runtime::is_multiple() && !self.is_inter() {
+        let id = if crate::comm_ops::multiple_forms(self.id)? {
             crate::comm_ops::split_outside(self.id, color, key)?
         } else {
             runtime::with(|rt| rt.comm_split(self.id, color, key))?

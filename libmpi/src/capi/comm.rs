@@ -90,7 +90,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Comm_split / PMPI_Comm_split(comm: Handle, color: c_int, key: c_int, newcomm: *mut Handle) -> c_int {
-        if runtime::is_multiple() {
+        if multiple_forms(comm) {
             // Intracommunicators split outside the runtime (comm_ops::split_outside).
             let inter = comm_index(comm).and_then(|c| runtime::with(|rt| Ok(rt.comm(c)?.is_inter())));
             if let Ok(false) = inter {
@@ -146,10 +146,7 @@ mpi_fn! {
                 .then(|| sub.unwrap_or(UNDEFINED));
             Ok((c, hints, color, second))
         };
-        let multiple_intra = runtime::is_multiple()
-            && comm_index(comm)
-                .and_then(|c| runtime::with(|rt| Ok(!rt.comm(c)?.is_inter())))
-                .unwrap_or(false);
+        let multiple_intra = multiple_forms(comm);
         if multiple_intra {
             return outside("MPI_Comm_split_type", err_comm(comm), || {
                 let (c, hints, color, second) = runtime::with(plan)?;
@@ -192,7 +189,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Comm_create / PMPI_Comm_create(comm: Handle, group: Handle, newcomm: *mut Handle) -> c_int {
-        if runtime::is_multiple() {
+        if multiple_forms(comm) {
             // An intracommunicator's: the split (outside the runtime) with color 0 for the
             // group's members, keyed by their rank in the group (the new order). Anything
             // unusual, errors included, takes the general path below.
@@ -413,4 +410,13 @@ mpi_fn! {
             Ok(())
         })
     }
+}
+
+/// Whether `comm`'s members all run MPI_THREAD_MULTIPLE and so take the creation forms that
+/// wait outside the runtime (`comm_ops::multiple_forms`, agreed at every level); a bad handle
+/// is false, and the common form reports it.
+pub(super) fn multiple_forms(comm: Handle) -> bool {
+    comm_index(comm)
+        .and_then(crate::comm_ops::multiple_forms)
+        .unwrap_or(false)
 }

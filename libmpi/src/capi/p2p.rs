@@ -515,7 +515,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Barrier / PMPI_Barrier(comm: Handle) -> c_int {
-        if runtime::is_multiple() {
+        if super::comm::multiple_forms(comm) {
             // MPI_Ibarrier's schedule, waited for outside the runtime.
             // SAFETY: a barrier touches no buffers.
             return super::coll::coll("MPI_Barrier", comm, None, |b| unsafe { super::coll::barrier(b) });
