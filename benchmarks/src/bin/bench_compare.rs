@@ -266,8 +266,18 @@ fn mpis_with_args(args: &Args) -> Result<Vec<Mpi>, String> {
     add_launch_args(&mut mpis, "openmpi", &words(&args.openmpi_args));
     add_launch_args(&mut mpis, "mpich", &words(&args.mpich_args));
     if !args.mpis.is_empty() {
-        if let Some(bad) = args.mpis.iter().find(|n| !mpis.iter().any(|m| &m.name == *n)) {
-            return Err(format!("--mpis: {bad} is not among the MPIs found ({})", mpis.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")));
+        if let Some(bad) = args
+            .mpis
+            .iter()
+            .find(|n| !mpis.iter().any(|m| &m.name == *n))
+        {
+            return Err(format!(
+                "--mpis: {bad} is not among the MPIs found ({})",
+                mpis.iter()
+                    .map(|m| m.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
         mpis.retain(|m| args.mpis.contains(&m.name));
     }
