@@ -217,7 +217,6 @@ pub(crate) fn dup(parent: usize) -> Result<usize> {
 /// mixes levels (MPMD, a MULTIPLE parent and the children it spawned) keeps the common forms
 /// on the communicators they share. An intercommunicator always keeps them.
 pub(crate) fn multiple_forms(comm: usize) -> Result<bool> {
-    use crate::coll::{self, algos, At, Buf, Builder};
     let (known, inter) = runtime::with(|rt| {
         let c = rt.comm(comm)?;
         Ok((c.all_multiple, c.is_inter()))
@@ -229,34 +228,9 @@ pub(crate) fn multiple_forms(comm: usize) -> Result<bool> {
         return Ok(false);
     }
     let mut levels: Vec<i32> = Vec::new();
-    let start = |rt: &mut runtime::Runtime, levels: &mut Vec<i32>| -> Result<crate::pml::ReqId> {
-        let c = rt.comm(comm)?;
-        let (n, me) = (c.size() as usize, c.rank as usize);
-        *levels = vec![0; n];
-        levels[me] = runtime::is_multiple() as i32;
-        let at = At(Buf::User(levels.as_mut_ptr().cast()), 0);
-        let s = {
-            let mut b = Builder::new(c, None);
-            let displs: Vec<usize> = (0..n).map(|i| 4 * i).collect();
-            algos::allgatherv(&mut b, None, at, &vec![4; n], &displs);
-            b.finish()
-        };
-        // `levels` is not touched until the request is complete.
-        Ok(coll::start(&mut rt.pml, s))
-    };
-    if runtime::is_multiple() {
-        let id = runtime::with(|rt| start(rt, &mut levels))?;
-        wait_request(id)?;
-    } else {
-        runtime::with(|rt| {
-            let id = start(rt, &mut levels)?;
-            let st = rt.wait(id)?;
-            match ErrorClass::from_code(st.error) {
-                Some(e) if st.error != 0 => Err(Error::new(e, e.description())),
-                _ => Ok(()),
-            }
-        })?;
-    }
+    let mine = [runtime::is_multiple() as i32];
+    let (_, _, id) = runtime::with(|rt| start_allgather(rt, comm, &mine, &mut levels))?;
+    wait_request(id)?;
     let all = levels.iter().all(|&l| l == 1);
     runtime::with(|rt| {
         rt.comm_mut(comm)?.all_multiple = Some(all);
@@ -265,9 +239,38 @@ pub(crate) fn multiple_forms(comm: usize) -> Result<bool> {
     Ok(all)
 }
 
-/// Under MULTIPLE: wait outside the runtime for internal request `id`, then retire it.
+/// Starts an allgather on `comm` of `mine` (the same number of i32s at every member) into
+/// `all`, which it sizes; (members, this member's rank, the request). `all` must not be
+/// touched until the request is complete.
+fn start_allgather(
+    rt: &mut runtime::Runtime,
+    comm: usize,
+    mine: &[i32],
+    all: &mut Vec<i32>,
+) -> Result<(usize, usize, crate::pml::ReqId)> {
+    use crate::coll::{self, algos, At, Buf, Builder};
+    let c = rt.comm(comm)?;
+    let (n, me, k) = (c.size() as usize, c.rank as usize, mine.len());
+    *all = vec![0; k * n];
+    all[k * me..k * (me + 1)].copy_from_slice(mine);
+    let at = At(Buf::User(all.as_mut_ptr().cast()), 0);
+    let s = {
+        let mut b = Builder::new(c, None);
+        let displs: Vec<usize> = (0..n).map(|i| 4 * k * i).collect();
+        algos::allgatherv(&mut b, None, at, &vec![4 * k; n], &displs);
+        b.finish()
+    };
+    Ok((n, me, coll::start(&mut rt.pml, s)))
+}
+
+/// Wait for internal request `id` and retire it: under MULTIPLE outside the runtime, at the
+/// other levels inside it.
 fn wait_request(id: crate::pml::ReqId) -> Result<crate::pml::Status> {
-    runtime::poll_outside(|rt| Ok((!rt.pml.is_valid(id) || rt.pml.is_complete(id)).then_some(())))?;
+    if runtime::is_multiple() {
+        runtime::poll_outside(|rt| {
+            Ok((!rt.pml.is_valid(id) || rt.pml.is_complete(id)).then_some(()))
+        })?;
+    }
     let st = runtime::with(|rt| rt.wait(id))?;
     match ErrorClass::from_code(st.error) {
         Some(e) if st.error != 0 => Err(Error::new(e, e.description())),
@@ -284,22 +287,8 @@ fn wait_request(id: crate::pml::ReqId) -> Result<crate::pml::Status> {
 pub(crate) fn split_outside(parent: usize, color: i32, key: i32) -> Result<Option<usize>> {
     use crate::coll::{self, algos, At, Buf, Builder};
     let mut all: Vec<i32> = Vec::new();
-    let (n, me, id) = runtime::with(|rt| {
-        let p = rt.comm(parent)?;
-        let (n, me) = (p.size() as usize, p.rank as usize);
-        all = vec![0; 2 * n];
-        all[2 * me] = color;
-        all[2 * me + 1] = key;
-        let at = At(Buf::User(all.as_mut_ptr().cast()), 0);
-        let s = {
-            let mut b = Builder::new(p, None);
-            let displs: Vec<usize> = (0..n).map(|i| 8 * i).collect();
-            algos::allgatherv(&mut b, None, at, &vec![8; n], &displs);
-            b.finish()
-        };
-        // `all` is not touched until the request is complete (wait_request below).
-        Ok((n, me, coll::start(&mut rt.pml, s)))
-    })?;
+    // `all` is not touched until the request is complete (wait_request below).
+    let (n, me, id) = runtime::with(|rt| start_allgather(rt, parent, &[color, key], &mut all))?;
     wait_request(id)?;
     let mut colors: Vec<i32> = (0..n).map(|r| all[2 * r]).collect();
     if let Some(&bad) = colors.iter().find(|&&c| c < 0 && c != UNDEFINED) {

@@ -246,18 +246,7 @@ fn start_held_job(
     let mut child = cmd.spawn().expect("spawn mpirun");
     let out = child.stdout.take().expect("piped");
     let err = child.stderr.take().expect("piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
-            let _ = tx.send(line);
-        }
-    });
-    let (etx, erx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(|l| l.ok()) {
-            let _ = etx.send(line);
-        }
-    });
+    let (rx, erx) = (lines(out), lines(err));
     let mut ranks = Vec::new();
     while ranks.len() < 4 {
         match rx.recv_timeout(Duration::from_secs(60)) {
@@ -276,6 +265,17 @@ fn start_held_job(
     ranks.sort();
     std::thread::sleep(Duration::from_millis(300));
     (child, m, ranks, erx)
+}
+
+/// The lines of a child's output as they come, read by a thread of their own.
+fn lines(r: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(r).lines().map_while(|l| l.ok()) {
+            let _ = tx.send(line);
+        }
+    });
+    rx
 }
 
 fn ppid(pid: u32) -> u32 {
@@ -454,15 +454,7 @@ fn ctrl_c_while_an_agent_hangs_stops_the_launch() {
         .args(["-INT", &child.id().to_string()])
         .status();
     let err = child.stderr.take().unwrap();
-    let (code, stderr) = finish(child, {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(err).lines().map_while(|l| l.ok()) {
-                let _ = tx.send(l);
-            }
-        });
-        rx
-    });
+    let (code, stderr) = finish(child, lines(err));
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("received SIGINT while starting the node daemons"),

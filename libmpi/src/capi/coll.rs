@@ -373,20 +373,7 @@ pub(super) fn coll_blocking(
     // progress turn at a time (it is advanced by this thread alone), and put back.
     let r = runtime::blocking(
         |rt| {
-            let c = comm_index(comm)?;
-            let key = (name.as_bytes().get(4) != Some(&b'N'))
-                .then(|| coll::cache::Key::new(name, c, args))
-                .flatten();
-            let cached = key.as_ref().and_then(|k| rt.coll_cache.take(k));
-            let comm_ref = rt.comm(c)?;
-            let mut s = match cached {
-                Some(s) if s.built_for(comm_ref) => s,
-                _ => {
-                    let mut b = Builder::new(comm_ref, None);
-                    build(&mut b)?;
-                    Box::new(b.finish())
-                }
-            };
+            let (key, mut s) = schedule_for(rt, name, comm, args, build)?;
             rt.start_cached(&mut s);
             Ok((key, std::cell::RefCell::new(s)))
         },
@@ -413,6 +400,34 @@ pub(super) fn coll_blocking(
     }
 }
 
+/// The call's schedule: the cached one, taken out of the cache, if it was built for this
+/// communicator, else a new one from `build`; with the key to put it back under (None: not
+/// cached).
+fn schedule_for(
+    rt: &mut Runtime,
+    name: &'static str,
+    comm: Handle,
+    args: &[Option<u64>],
+    build: impl FnOnce(&mut Builder) -> Result<()>,
+) -> Result<(Option<coll::cache::Key>, Box<coll::Schedule>)> {
+    let c = comm_index(comm)?;
+    // Not the neighbourhood collectives ("MPI_N..."): they also depend on the topology.
+    let key = (name.as_bytes().get(4) != Some(&b'N'))
+        .then(|| coll::cache::Key::new(name, c, args))
+        .flatten();
+    let cached = key.as_ref().and_then(|k| rt.coll_cache.take(k));
+    let comm_ref = rt.comm(c)?;
+    let s = match cached {
+        Some(s) if s.built_for(comm_ref) => s,
+        _ => {
+            let mut b = Builder::new(comm_ref, None);
+            build(&mut b)?;
+            Box::new(b.finish())
+        }
+    };
+    Ok((key, s))
+}
+
 /// `coll_blocking` at FUNNELED and SERIALIZED: the whole call inside the runtime.
 fn coll_blocking_held(
     name: &'static str,
@@ -422,21 +437,7 @@ fn coll_blocking_held(
 ) -> c_int {
     let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
     call(name, ci, |rt| {
-        let c = comm_index(comm)?;
-        // Not the neighbourhood collectives ("MPI_N..."): they also depend on the topology.
-        let key = (name.as_bytes().get(4) != Some(&b'N'))
-            .then(|| coll::cache::Key::new(name, c, args))
-            .flatten();
-        let cached = key.and_then(|k| rt.coll_cache.take(&k));
-        let comm_ref = rt.comm(c)?;
-        let mut s = match cached {
-            Some(s) if s.built_for(comm_ref) => s,
-            _ => {
-                let mut b = Builder::new(comm_ref, None);
-                build(&mut b)?;
-                Box::new(b.finish())
-            }
-        };
+        let (key, mut s) = schedule_for(rt, name, comm, args, build)?;
         let error = rt.run_cached(&mut s);
         if let Some(k) = key {
             rt.coll_cache.put(k, s);

@@ -91,17 +91,15 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Comm_split / PMPI_Comm_split(comm: Handle, color: c_int, key: c_int, newcomm: *mut Handle) -> c_int {
         if multiple_forms(comm) {
-            // Intracommunicators split outside the runtime (comm_ops::split_outside).
-            let inter = comm_index(comm).and_then(|c| runtime::with(|rt| Ok(rt.comm(c)?.is_inter())));
-            if let Ok(false) = inter {
-                return outside("MPI_Comm_split", err_comm(comm), || {
-                    null_check(newcomm, "newcomm")?;
-                    let id = crate::comm_ops::split_outside(comm_index(comm)?, color, key)?;
-                    // SAFETY: checked non-NULL.
-                    unsafe { store_comm(newcomm, id) };
-                    Ok(())
-                });
-            }
+            // An intracommunicator (multiple_forms is false for the others), split outside
+            // the runtime (comm_ops::split_outside).
+            return outside("MPI_Comm_split", err_comm(comm), || {
+                null_check(newcomm, "newcomm")?;
+                let id = crate::comm_ops::split_outside(comm_index(comm)?, color, key)?;
+                // SAFETY: checked non-NULL.
+                unsafe { store_comm(newcomm, id) };
+                Ok(())
+            });
         }
         call("MPI_Comm_split", err_comm(comm), |rt| {
             let c = comm_index(comm)?;
