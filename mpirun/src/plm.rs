@@ -114,7 +114,9 @@ pub fn launch(
         unsafe {
             cmd.pre_exec(move || {
                 // The agent (and with it a daemon on this host) ends with mpirun.
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 if libc::getppid() != launcher {
                     libc::kill(libc::getpid(), libc::SIGKILL);
                 }
