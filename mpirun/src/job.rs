@@ -19,6 +19,7 @@ use crate::foreign::running::{self, Found, ProcTree};
 use crate::foreign::schedule::Schedule;
 use crate::oob;
 use crate::pmi_conn::{PmiConn, Request};
+use crate::pmi_relay;
 use crate::pmi_server::{Action, Complaint, PmiServer};
 use crate::report::{judge, say, Ended, Failure};
 use crate::spawn::Started;
@@ -183,6 +184,8 @@ impl Job {
         let mut server = PmiServer::new(node_of.len(), format!("rmpi_{}", std::process::id()));
         server.set_universe(spec.universe);
         server.set_mapping(crate::ras::process_mapping(node_of));
+        // The daemons answer gets from the keys each fence sends them (`pmi_relay.rs`).
+        server.keep_journal();
         job.servers = vec![server];
         job.nodes = nodes;
         job
@@ -447,8 +450,23 @@ impl Job {
             match action {
                 Action::Reply(reply) => self.ranks[r].pmi.queue(&reply),
                 Action::ReplyAll(reply) => {
+                    let mut fenced = vec![false; self.nodes.len()];
                     for rank in self.ranks.iter_mut().filter(|k| k.job == job) {
-                        rank.pmi.queue(&reply);
+                        match rank.proc_ {
+                            // Its daemon releases it with the node's fence frame.
+                            Proc::Remote(k) => fenced[k] = true,
+                            Proc::Local(_) => rank.pmi.queue(&reply),
+                        }
+                    }
+                    if fenced.contains(&true) {
+                        let server = &mut self.servers[job];
+                        let entries = server.take_published();
+                        let payload = pmi_relay::fence_payload(server.kvsname(), &entries, &reply);
+                        for (k, _) in fenced.iter().enumerate().filter(|(_, &f)| f) {
+                            self.nodes[k]
+                                .link
+                                .send(oob::kind::FENCE, oob::ALL, &payload);
+                        }
                     }
                 }
                 Action::Abort { code, .. } => {

@@ -12,6 +12,7 @@ mod oob;
 mod orted;
 mod plm;
 mod pmi_conn;
+mod pmi_relay;
 mod pmi_server;
 mod pmi_wire;
 mod program;

@@ -1,6 +1,7 @@
 //! The out-of-band wire between mpirun and its node daemons (`orted.rs`): one TCP connection per
 //! daemon carrying framed messages, a kind byte, a rank and a payload, for every rank of the node.
-//! PMI and output bytes cross it raw: the daemon keeps no PMI state, mpirun serves every rank.
+//! Output bytes cross it raw; PMI requests too, except those the daemon answers itself (gets of
+//! keys it has, and fences, `pmi_relay.rs`).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -29,6 +30,9 @@ pub mod kind {
     /// mpirun -> daemon: send a signal (payload: its number, 4 bytes) to a rank, or to every
     /// rank of the node when `rank` is `ALL`.
     pub const SIGNAL: u8 = b'K';
+    /// mpirun -> daemon: a PMI fence is complete (`rank` is `ALL`); payload: the keys put since
+    /// the last one and the line that releases each rank (`pmi_relay::fence_payload`).
+    pub const FENCE: u8 = b'B';
 }
 
 /// `rank` of a frame about every rank of the node.

@@ -1,7 +1,8 @@
 //! A node daemon: `mpirun --rmpi-daemon ADDRS PORT NODE COOKIE`, started by mpirun on each host
 //! of a multi-host job through the launch agent (`plm.rs`). It connects back to mpirun, creates
-//! the node's shared-memory segment, starts the node's ranks, relays their PMI and output to
-//! mpirun (`oob.rs`), reports their exits and delivers mpirun's signals. Its ranks die with it
+//! the node's shared-memory segment, starts the node's ranks, relays their output to mpirun
+//! (`oob.rs`), serves their PMI as the tree's inner level (`pmi_relay.rs`: gets from its copy of
+//! the KVS, one fence per node), reports their exits and delivers mpirun's signals. Its ranks die with it
 //! (PR_SET_PDEATHSIG, as under mpirun); when mpirun's connection goes away it kills them and
 //! exits, so nothing outlives the job on any host.
 
@@ -23,6 +24,7 @@ use serde_json::{json, Value};
 
 use crate::cli::JobSpec;
 use crate::oob::{self, kind, Link};
+use crate::pmi_relay::{NodeKvs, RankStream, Route};
 use crate::report::say;
 use crate::spawn;
 
@@ -164,8 +166,12 @@ struct Rank {
     rank: u32,
     child: Child,
     pmi: Option<UnixStream>,
-    /// PMI bytes from mpirun not yet written to the rank.
+    /// PMI bytes from mpirun (or answered here) not yet written to the rank.
     to_pmi: Vec<u8>,
+    /// Its requests, line by line (`pmi_relay.rs`).
+    stream: RankStream,
+    /// It entered the current fence; its `barrier_in` is held until the whole node has.
+    in_fence: bool,
     pipes: [Option<File>; 2],
     status: Option<ExitStatus>,
 }
@@ -229,6 +235,8 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
                     child: s.child,
                     pmi: Some(s.pmi),
                     to_pmi: Vec::new(),
+                    stream: RankStream::default(),
+                    in_fence: false,
                     pipes: [Some(s.stdout), Some(s.stderr)],
                     status: None,
                 });
@@ -274,6 +282,7 @@ enum Src {
 
 /// The event loop: until every rank is reaped and its output relayed (0), or mpirun is gone (1).
 fn relay(link: &mut Link, ranks: &mut [Rank], sigfd: &nix::sys::signalfd::SignalFd) -> u8 {
+    let mut kvs = NodeKvs::default();
     loop {
         if ranks
             .iter()
@@ -340,7 +349,7 @@ fn relay(link: &mut Link, ranks: &mut [Rank], sigfd: &nix::sys::signalfd::Signal
                 }
                 Src::Link => {
                     for f in link.read_frames(16) {
-                        on_frame(ranks, f);
+                        on_frame(ranks, &mut kvs, f);
                     }
                     if !link.is_open() {
                         // mpirun is gone: nothing may outlive it.
@@ -354,7 +363,7 @@ fn relay(link: &mut Link, ranks: &mut [Rank], sigfd: &nix::sys::signalfd::Signal
                     }
                     if flags.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR)
                     {
-                        read_pmi(link, &mut ranks[i], 16);
+                        read_pmi(link, &mut ranks[i], &kvs, 16);
                     }
                 }
                 Src::Pipe(i, k) => read_pipe(link, &mut ranks[i], k, 16),
@@ -364,7 +373,7 @@ fn relay(link: &mut Link, ranks: &mut [Rank], sigfd: &nix::sys::signalfd::Signal
             for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
                 if let Ok(Some(st)) = r.child.try_wait() {
                     // What it said before dying goes first.
-                    read_pmi(link, r, 256);
+                    read_pmi(link, r, &kvs, 256);
                     for k in 0..2 {
                         read_pipe(link, r, k, 256);
                     }
@@ -373,12 +382,35 @@ fn relay(link: &mut Link, ranks: &mut [Rank], sigfd: &nix::sys::signalfd::Signal
                 }
             }
         }
+        enter_fence(link, ranks);
         link.flush();
     }
 }
 
-fn on_frame(ranks: &mut [Rank], f: oob::Frame) {
+/// Once every rank of the node that can still speak has entered the fence, their held
+/// `barrier_in`s go to mpirun together.
+fn enter_fence(link: &mut Link, ranks: &mut [Rank]) {
+    let entered = ranks.iter().any(|r| r.in_fence);
+    if !entered || ranks.iter().any(|r| r.pmi.is_some() && !r.in_fence) {
+        return;
+    }
+    for r in ranks.iter_mut().filter(|r| r.in_fence) {
+        r.in_fence = false;
+        link.send(kind::PMI, r.rank, b"cmd=barrier_in\n");
+    }
+}
+
+fn on_frame(ranks: &mut [Rank], kvs: &mut NodeKvs, f: oob::Frame) {
     match f.kind {
+        kind::FENCE => match kvs.load(&f.payload) {
+            Ok(release) => {
+                for r in ranks.iter_mut().filter(|r| r.pmi.is_some()) {
+                    r.to_pmi.extend_from_slice(release.as_bytes());
+                    write_pmi(r);
+                }
+            }
+            Err(e) => say(&format!("mpirun daemon: {e}")),
+        },
         kind::PMI => {
             if let Some(r) = ranks.iter_mut().find(|r| r.rank == f.rank) {
                 if r.pmi.is_some() {
@@ -424,15 +456,46 @@ fn write_pmi(r: &mut Rank) {
     }
 }
 
-fn read_pmi(link: &mut Link, r: &mut Rank, max_reads: usize) {
-    read_stream(
-        link,
-        r.rank,
-        kind::PMI,
-        kind::PMI_EOF,
-        &mut r.pmi,
-        max_reads,
-    );
+/// Reads the rank's PMI requests: some answered here, fence entries held, the rest relayed.
+fn read_pmi(link: &mut Link, r: &mut Rank, kvs: &NodeKvs, max_reads: usize) {
+    let Some(sock) = r.pmi.as_mut() else { return };
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut end = false;
+    let mut fwd = Vec::new();
+    for _ in 0..max_reads {
+        match sock.read(&mut chunk) {
+            Ok(0) => {
+                end = true;
+                break;
+            }
+            Ok(n) => {
+                let (to_pmi, in_fence) = (&mut r.to_pmi, &mut r.in_fence);
+                r.stream.push(kvs, &chunk[..n], |line, route| match route {
+                    Route::Forward => fwd.extend_from_slice(line),
+                    Route::Answer(a) => to_pmi.extend_from_slice(a.as_bytes()),
+                    Route::Barrier => *in_fence = true,
+                });
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            Err(_) => {
+                end = true;
+                break;
+            }
+        }
+    }
+    if end {
+        fwd.extend(r.stream.take_rest().unwrap_or_default());
+    }
+    if !fwd.is_empty() {
+        link.send(kind::PMI, r.rank, &fwd);
+    }
+    if end {
+        r.pmi = None;
+        link.send(kind::PMI_EOF, r.rank, &[]);
+    } else {
+        write_pmi(r);
+    }
 }
 
 fn read_pipe(link: &mut Link, r: &mut Rank, k: usize, max_reads: usize) {

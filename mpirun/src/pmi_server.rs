@@ -70,6 +70,18 @@ pub struct PmiServer {
     waiting: usize,
     initialized: Vec<bool>,
     finalized: Vec<bool>,
+    /// Keys put since the last `take_published`, when node daemons hold copies of the KVS.
+    journal: Option<Vec<String>>,
+}
+
+/// The answer to a `get` that found `value` (also given by the node daemons, `pmi_relay.rs`).
+pub fn get_found(value: &str) -> String {
+    format(&[
+        ("cmd", "get_result"),
+        ("rc", "0"),
+        ("msg", "success"),
+        ("value", value),
+    ])
 }
 
 impl PmiServer {
@@ -91,13 +103,39 @@ impl PmiServer {
             waiting: 0,
             initialized: vec![false; size],
             finalized: vec![false; size],
+            journal: None,
         }
+    }
+
+    /// From now on, record what is put, for `take_published` (a job with node daemons).
+    pub fn keep_journal(&mut self) {
+        self.journal = Some(self.kvs.keys().cloned().collect());
+    }
+
+    pub fn kvsname(&self) -> &str {
+        &self.kvsname
+    }
+
+    /// The keys put since the last call (all of them the first time), with their values now.
+    pub fn take_published(&mut self) -> Vec<(String, String)> {
+        let Some(j) = self.journal.as_mut() else {
+            return Vec::new();
+        };
+        let mut keys = std::mem::take(j);
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter()
+            .filter_map(|k| self.kvs.get(&k).map(|(_, v)| (k.clone(), v.clone())))
+            .collect()
     }
 
     /// The ranks' hosts, in Hydra's notation (`ras::process_mapping`).
     pub fn set_mapping(&mut self, mapping: String) {
-        self.kvs
-            .insert("PMI_process_mapping".to_string(), (None, mapping));
+        let key = "PMI_process_mapping".to_string();
+        if let Some(j) = self.journal.as_mut() {
+            j.push(key.clone());
+        }
+        self.kvs.insert(key, (None, mapping));
     }
 
     pub fn set_universe(&mut self, n: usize) {
@@ -239,6 +277,9 @@ impl PmiServer {
             }
         }
         self.held[rank] = (keys, held);
+        if let Some(j) = self.journal.as_mut() {
+            j.push(key.to_string());
+        }
         self.kvs
             .insert(key.to_string(), (Some(rank), value.to_string()));
         format(&[("cmd", "put_result"), ("rc", "0"), ("msg", "success")])
@@ -253,12 +294,7 @@ impl PmiServer {
             return fail("missing_key");
         };
         match self.kvs.get(key) {
-            Some((_, v)) => format(&[
-                ("cmd", "get_result"),
-                ("rc", "0"),
-                ("msg", "success"),
-                ("value", v),
-            ]),
+            Some((_, v)) => get_found(v),
             None => fail(&format!("key_{key}_not_found")),
         }
     }
@@ -519,5 +555,24 @@ mod tests {
             "cmd=error rc=-1 msg=missing_cmd\n"
         );
         assert_eq!(s.handle(0, "\n"), Action::None);
+    }
+
+    #[test]
+    fn the_journal_lists_each_key_put_since_the_last_fence_once() {
+        let mut s = PmiServer::new(2, "k".into());
+        s.handle(0, "cmd=put key=early value=1");
+        assert!(s.take_published().is_empty(), "no journal yet");
+        s.keep_journal();
+        s.set_mapping("(vector,(0,2,1))".into());
+        s.handle(0, "cmd=put key=a value=1");
+        s.handle(1, "cmd=put key=a value=2");
+        s.handle(1, "cmd=put key=b value=3");
+        let got = s.take_published();
+        let keys: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["PMI_process_mapping", "a", "b", "early"]);
+        assert_eq!(got[1].1, "2");
+        assert!(s.take_published().is_empty());
+        s.handle(0, "cmd=put key=b value=4");
+        assert_eq!(s.take_published(), [("b".to_string(), "4".to_string())]);
     }
 }
