@@ -761,15 +761,15 @@ impl Job {
             n.link.close();
         }
         let until = Instant::now() + GRACE;
-        for n in &mut self.nodes {
+        for agent in self.nodes.iter_mut().filter_map(|n| n.agent.as_mut()) {
             loop {
-                match n.agent.try_wait() {
+                match agent.try_wait() {
                     Ok(None) if Instant::now() < until => {
                         std::thread::sleep(Duration::from_millis(5))
                     }
                     Ok(None) => {
-                        let _ = n.agent.kill();
-                        let _ = n.agent.wait();
+                        let _ = agent.kill();
+                        let _ = agent.wait();
                         break;
                     }
                     _ => break,

@@ -158,10 +158,6 @@ fn hosts(cli: &cli::Cli) -> Result<Option<Vec<ras::Host>>, String> {
     Ok((!hosts.is_empty()).then_some(hosts))
 }
 
-/// The launch agent inside a Slurm allocation: a one-task step on the host (its name follows),
-/// sharing the allocation's resources with the ranks to come.
-const SRUN_AGENT: &str = "srun --nodes=1 --ntasks=1 --overlap --kill-on-bad-exit --nodelist";
-
 /// A job on several hosts: one daemon per host (`plm`, `orted`), ranks placed by `ras`, not
 /// bound (binding on other hosts is not planned yet).
 fn run_on_hosts(mut cli: cli::Cli, hosts: Vec<ras::Host>) -> ExitCode {
@@ -212,11 +208,14 @@ fn run_on_hosts(mut cli: cli::Cli, hosts: Vec<ras::Host>) -> ExitCode {
             crate::report::say(&w);
         }
     }
+    // As Open MPI: an agent named wins, then srun inside a Slurm allocation, then ssh.
     let in_slurm = std::env::var_os("SLURM_JOB_ID").is_some();
-    let agent = agent
-        .or_else(|| lookup("plm_rsh_agent"))
-        .unwrap_or_else(|| if in_slurm { SRUN_AGENT } else { "ssh" }.into());
-    let agent = match plm::agent_words(&agent) {
+    let agent = match agent.or_else(|| lookup("plm_rsh_agent")) {
+        Some(a) => plm::Agent::rsh(&a),
+        None if in_slurm => Ok(plm::Agent::Srun),
+        None => plm::Agent::rsh("ssh"),
+    };
+    let agent = match agent {
         Ok(a) => a,
         Err(msg) => return fail(EXIT_USAGE, &msg),
     };

@@ -30,6 +30,9 @@ use crate::spawn;
 
 /// The option that makes mpirun a daemon (not for users: mpirun passes it to itself).
 pub const FLAG: &str = "--rmpi-daemon";
+/// A NODE argument that starts with this lists every node's host name: the daemon's node is
+/// the one named as its Slurm node (one `srun` step starts the daemons of every host).
+pub const BY_NAME: &str = "@";
 /// How long a daemon waits for mpirun's connection and job.
 const CONNECT_WAIT: Duration = Duration::from_secs(30);
 /// How long a finished daemon tries to hand its last frames to mpirun.
@@ -186,9 +189,7 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
     let port: u16 = port
         .parse()
         .map_err(|_| format!("{FLAG}: bad port {port}"))?;
-    let node: u32 = node
-        .parse()
-        .map_err(|_| format!("{FLAG}: bad node {node}"))?;
+    let node = node_index(node, std::env::var("SLURMD_NODENAME").ok().as_deref())?;
     let mut sock = connect(addrs, port)?;
     let mut hello = Vec::new();
     oob::encode(&mut hello, kind::HELLO, node, cookie.as_bytes());
@@ -253,6 +254,20 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
     let code = relay(&mut link, &mut ranks, &sigfd);
     drop(memfd);
     Ok(code)
+}
+
+/// The daemon's node: NODE itself, or (`BY_NAME`) the position of `slurm_name` in its list.
+fn node_index(arg: &str, slurm_name: Option<&str>) -> Result<u32, String> {
+    let Some(list) = arg.strip_prefix(BY_NAME) else {
+        return arg.parse().map_err(|_| format!("{FLAG}: bad node {arg}"));
+    };
+    let name = slurm_name.ok_or("SLURMD_NODENAME is not set: not started by srun")?;
+    list.split(',')
+        .position(|h| h == name)
+        .map(|n| n as u32)
+        .ok_or(format!(
+            "this host ({name}) is not one of the job's ({list})"
+        ))
 }
 
 fn read_job(sock: &mut TcpStream) -> Result<NodeJob, String> {
@@ -561,6 +576,15 @@ fn hand_over(link: &mut Link) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_daemon_of_a_shared_step_finds_its_node_by_name() {
+        assert_eq!(node_index("3", None), Ok(3));
+        assert!(node_index("x", None).is_err());
+        assert_eq!(node_index("@a,b,c", Some("b")), Ok(1));
+        assert!(node_index("@a,b", Some("z")).unwrap_err().contains("(z)"));
+        assert!(node_index("@a,b", None).is_err());
+    }
 
     #[test]
     fn node_jobs_round_trip_through_json() {

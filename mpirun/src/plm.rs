@@ -1,7 +1,8 @@
-//! Starting the node daemons of a multi-host job (Open MPI's plm rsh): one daemon per host,
-//! through the launch agent (`ssh` unless `--launch-agent` / `--mca plm_rsh_agent` says
-//! otherwise; started directly on this host), each connecting back to mpirun with the job's
-//! cookie and receiving its part of the job (`orted.rs`).
+//! Starting the node daemons of a multi-host job (Open MPI's plm rsh and slurm): one daemon per
+//! host, through the launch agent (`ssh` unless `--launch-agent` / `--mca plm_rsh_agent` says
+//! otherwise) once per host, or inside a Slurm allocation one `srun` step for all of them (one
+//! request to slurmctld however many hosts); started directly on this host. Each daemon
+//! connects back to mpirun with the job's cookie and receives its part of the job (`orted.rs`).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -21,17 +22,61 @@ const CONNECT_WAIT: Duration = Duration::from_secs(60);
 pub struct Node {
     pub host: String,
     pub link: Link,
-    /// The launch agent (or the daemon itself, on this host): reaped when the job ends.
-    pub agent: Child,
+    /// The process that started it (the agent, or the daemon itself on this host), reaped when
+    /// the job ends; None for all but the first node of a shared `srun` step.
+    pub agent: Option<Child>,
 }
 
-/// The launch agent as a command and its first arguments (`ssh`, `ssh -x`, a script...).
-pub fn agent_words(agent: &str) -> Result<Vec<String>, String> {
-    let words: Vec<String> = agent.split_whitespace().map(str::to_string).collect();
-    if words.is_empty() {
-        return Err("the launch agent is empty (--launch-agent / --mca plm_rsh_agent)".into());
+/// How the daemons of other hosts are started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Agent {
+    /// A command and its first arguments (`ssh`, `ssh -x`, a script...), run once per host with
+    /// the host name and the daemon's command line after them.
+    Rsh(Vec<String>),
+    /// Inside a Slurm allocation: one step of one task per host.
+    Srun,
+}
+
+impl Agent {
+    pub fn rsh(agent: &str) -> Result<Agent, String> {
+        let words: Vec<String> = agent.split_whitespace().map(str::to_string).collect();
+        if words.is_empty() {
+            return Err("the launch agent is empty (--launch-agent / --mca plm_rsh_agent)".into());
+        }
+        Ok(Agent::Rsh(words))
     }
-    Ok(words)
+
+    /// The command that starts the daemon on `hosts` (one host unless `Srun`); the daemon's
+    /// arguments follow.
+    fn command(&self, hosts: &[&str], exe: &std::path::Path) -> Command {
+        match self {
+            Agent::Rsh(words) => {
+                let mut c = Command::new(&words[0]);
+                c.args(&words[1..]).arg(hosts[0]).arg(exe);
+                c
+            }
+            Agent::Srun => {
+                let mut c = Command::new("srun");
+                // As Open MPI's plm slurm: one unbound task per host that shares the
+                // allocation with the ranks to come, and takes the step down when it fails.
+                c.arg(format!("--nodes={}", hosts.len()))
+                    .arg(format!("--ntasks={}", hosts.len()))
+                    .args(["--ntasks-per-node=1", "--overlap", "--kill-on-bad-exit"])
+                    .arg("--cpu-bind=none")
+                    .arg(format!("--nodelist={}", hosts.join(",")))
+                    .arg(exe);
+                c
+            }
+        }
+    }
+
+    /// The command line a user can try by hand, for error messages.
+    fn shown(&self, host: &str) -> String {
+        match self {
+            Agent::Rsh(words) => format!("{} {host}", words.join(" ")),
+            Agent::Srun => format!("srun --nodes=1 --nodelist={host} hostname"),
+        }
+    }
 }
 
 /// This host's IPv4 addresses for the daemons to try, loopback first (a daemon on this host).
@@ -70,7 +115,7 @@ pub fn launch(
     spec: &JobSpec,
     hosts: &[Host],
     node_of: &[usize],
-    agent: &[String],
+    agent: &Agent,
     sigfd: &nix::sys::signalfd::SignalFd,
 ) -> Result<Vec<Node>, String> {
     let listener = TcpListener::bind("0.0.0.0:0")
@@ -79,33 +124,45 @@ pub fn launch(
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find mpirun's own path: {e}"))?;
     let (addrs, cookie) = (addresses(), cookie());
-    // Hosts without ranks get no daemon; `used[k]` is host k's node index or None.
+    // Hosts without ranks get no daemon; node n is host `used[n]`.
     let used: Vec<usize> = (0..hosts.len()).filter(|h| node_of.contains(h)).collect();
+    let names: Vec<&str> = used.iter().map(|&h| hosts[h].name.as_str()).collect();
     let mut jobs = Vec::new();
     for &h in &used {
         let ranks: Vec<usize> = (0..node_of.len()).filter(|&r| node_of[r] == h).collect();
         jobs.push(NodeJob::new(spec, ranks)?);
     }
-    let mut agents: Vec<Child> = Vec::new();
-    let kill_agents = |agents: &mut Vec<Child>| {
-        for a in agents.iter_mut() {
+    // Which nodes each process starts: this host's daemon directly, the others by the agent.
+    let (here, there): (Vec<usize>, Vec<usize>) =
+        (0..used.len()).partition(|&n| ras::is_local(names[n]));
+    let mut groups: Vec<(Option<&Agent>, Vec<usize>)> =
+        here.iter().map(|&n| (None, vec![n])).collect();
+    match agent {
+        Agent::Srun if !there.is_empty() => groups.push((Some(agent), there)),
+        _ => groups.extend(there.iter().map(|&n| (Some(agent), vec![n]))),
+    }
+    let mut starts: Vec<(Child, Vec<usize>)> = Vec::new();
+    let kill_starts = |starts: &mut Vec<(Child, Vec<usize>)>| {
+        for (a, _) in starts.iter_mut() {
             let _ = a.kill();
             let _ = a.wait();
         }
     };
-    for (node, &h) in used.iter().enumerate() {
-        let host = &hosts[h].name;
-        let mut cmd = if ras::is_local(host) {
-            Command::new(&exe)
-        } else {
-            let mut c = Command::new(&agent[0]);
-            c.args(&agent[1..]).arg(host).arg(&exe);
-            c
+    for (how, group) in groups {
+        let step_hosts: Vec<&str> = group.iter().map(|&n| names[n]).collect();
+        let mut cmd = match how {
+            None => Command::new(&exe),
+            Some(a) => a.command(&step_hosts, &exe),
+        };
+        // A daemon of a shared step finds its node by its Slurm node name.
+        let node_arg = match how {
+            Some(Agent::Srun) => format!("{}{}", orted::BY_NAME, names.join(",")),
+            _ => group[0].to_string(),
         };
         cmd.arg(orted::FLAG)
             .arg(&addrs)
             .arg(port.to_string())
-            .arg(node.to_string())
+            .arg(node_arg)
             .arg(&cookie)
             .stdin(Stdio::null());
         let launcher = std::process::id() as libc::pid_t;
@@ -124,16 +181,14 @@ pub fn launch(
             });
         }
         match cmd.spawn() {
-            Ok(c) => agents.push(c),
+            Ok(c) => starts.push((c, group)),
             Err(e) => {
-                kill_agents(&mut agents);
-                let what = if ras::is_local(host) {
-                    exe.display().to_string()
-                } else {
-                    agent[0].clone()
-                };
+                kill_starts(&mut starts);
+                let what = cmd.get_program().to_string_lossy().into_owned();
+                let s = if step_hosts.len() > 1 { "s" } else { "" };
                 return Err(format!(
-                    "cannot start the daemon for host {host} ({what}): {e}"
+                    "cannot start the daemon{s} for host{s} {} ({what}): {e}",
+                    step_hosts.join(", ")
                 ));
             }
         }
@@ -144,33 +199,34 @@ pub fn launch(
         // Ctrl-C while an agent hangs (a password prompt, an unreachable host) stops the launch.
         while let Ok(Some(info)) = sigfd.read_signal() {
             if info.ssi_signo as i32 != libc::SIGCHLD {
-                kill_agents(&mut agents);
+                kill_starts(&mut starts);
                 let name = crate::signals::signal_name(info.ssi_signo as i32).unwrap_or_default();
                 return Err(format!(
                     "received {name} while starting the node daemons; stopped"
                 ));
             }
         }
-        for (node, a) in agents.iter_mut().enumerate() {
-            if links[node].is_none() {
-                if let Ok(Some(st)) = a.try_wait() {
-                    let host = &hosts[used[node]].name;
-                    kill_agents(&mut agents);
-                    return Err(format!(
-                        "the daemon for host {host} ended ({st}) before it connected back to mpirun; \
-                         check that `{} {host}` works and that mpirun is at {} there",
-                        agent.join(" "),
-                        exe.display()
-                    ));
-                }
+        for (a, group) in starts.iter_mut() {
+            let Some(&n) = group.iter().find(|&&n| links[n].is_none()) else {
+                continue;
+            };
+            if let Ok(Some(st)) = a.try_wait() {
+                let host = names[n];
+                kill_starts(&mut starts);
+                return Err(format!(
+                    "the daemon for host {host} ended ({st}) before it connected back to mpirun; \
+                     check that `{}` works and that mpirun is at {} there",
+                    agent.shown(host),
+                    exe.display()
+                ));
             }
         }
         if Instant::now() >= until {
             let missing: Vec<&str> = (0..used.len())
                 .filter(|&n| links[n].is_none())
-                .map(|n| hosts[used[n]].name.as_str())
+                .map(|n| names[n])
                 .collect();
-            kill_agents(&mut agents);
+            kill_starts(&mut starts);
             return Err(format!(
                 "the daemons for {} did not connect back within {} s",
                 missing.join(", "),
@@ -184,17 +240,21 @@ pub fn launch(
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
-                kill_agents(&mut agents);
+                kill_starts(&mut starts);
                 return Err(format!("cannot accept the node daemons: {e}"));
             }
         }
+    }
+    let mut agents: Vec<Option<Child>> = (0..used.len()).map(|_| None).collect();
+    for (a, group) in starts {
+        agents[group[0]] = Some(a);
     }
     Ok(links
         .into_iter()
         .zip(agents)
         .enumerate()
         .map(|(node, (link, agent))| Node {
-            host: hosts[used[node]].name.clone(),
+            host: names[node].to_string(),
             link: link.expect("every node connected"),
             agent,
         })

@@ -121,6 +121,19 @@ fn mpirun_inside_an_allocation_starts_its_daemons_with_srun() {
             r.stdout
         );
     }
+    // One srun step starts the daemons of both hosts (their ranks inherit its step id).
+    let r = mpirun_in_allocation(
+        &slurm,
+        &["/bin/sh", "-c", "echo step $SLURM_JOB_ID.$SLURM_STEP_ID"],
+    );
+    r.assert_ok();
+    let steps: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("step "))
+        .collect();
+    assert_eq!(steps.len(), 4, "{}", r.stdout);
+    assert!(steps.iter().all(|l| l == &steps[0]), "{}", r.stdout);
     let prog = c_program("tests/c/tcp_pingpong.c");
     let r = mpirun_in_allocation(
         &slurm,
