@@ -331,7 +331,24 @@ impl JobSpec {
 
 /// The placement options, parsed (before the topology is read: `--cpu-set` restricts it).
 pub fn placement(cli: &Cli) -> Result<Policy, String> {
-    let mut map = match cli.map_by.as_deref() {
+    placement_of(
+        cli.map_by.as_deref(),
+        cli.bind_to.as_deref(),
+        cli.rank_by.as_deref(),
+        cli.cpu_set.as_deref(),
+        cli.use_hwthread_cpus,
+    )
+}
+
+/// `placement` from the options' words (a node daemon gets them from mpirun).
+pub fn placement_of(
+    map_by: Option<&str>,
+    bind_to: Option<&str>,
+    rank_by: Option<&str>,
+    cpu_set: Option<&str>,
+    hwthread_cpus: bool,
+) -> Result<Policy, String> {
+    let mut map = match map_by {
         Some(s) => policy::parse_map_by(s)?,
         None => MapPolicy {
             mapping: Mapping::Slots,
@@ -343,24 +360,16 @@ pub fn placement(cli: &Cli) -> Result<Policy, String> {
     if map.pe > 1 && matches!(map.mapping, Mapping::Hwthread) {
         return Err("invalid --map-by: PE=n counts cores; it cannot go with hwthread".into());
     }
-    map.given = cli.map_by.is_some();
+    map.given = map_by.is_some();
     Ok(Policy {
         map,
-        bind: cli
-            .bind_to
-            .as_deref()
-            .map(policy::parse_bind_to)
-            .transpose()?,
-        rank_by: match cli.rank_by.as_deref() {
+        bind: bind_to.map(policy::parse_bind_to).transpose()?,
+        rank_by: match rank_by {
             Some(s) => policy::parse_rank_by(s)?,
             None => None,
         },
-        cpu_set: cli
-            .cpu_set
-            .as_deref()
-            .map(policy::parse_cpu_set)
-            .transpose()?,
-        hwthread_cpus: cli.use_hwthread_cpus,
+        cpu_set: cpu_set.map(policy::parse_cpu_set).transpose()?,
+        hwthread_cpus,
     })
 }
 

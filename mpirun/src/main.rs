@@ -158,8 +158,8 @@ fn hosts(cli: &cli::Cli) -> Result<Option<Vec<ras::Host>>, String> {
     Ok((!hosts.is_empty()).then_some(hosts))
 }
 
-/// A job on several hosts: one daemon per host (`plm`, `orted`), ranks placed by `ras`, not
-/// bound (binding on other hosts is not planned yet).
+/// A job on several hosts: one daemon per host (`plm`, `orted`), ranks placed on hosts by
+/// `ras`, and on each host's cores by its daemon (`--bind-to` and the defaults as on one host).
 fn run_on_hosts(mut cli: cli::Cli, hosts: Vec<ras::Host>) -> ExitCode {
     let order = match cli.map_by.as_deref() {
         None => ras::Order::BySlot,
@@ -184,6 +184,7 @@ fn run_on_hosts(mut cli: cli::Cli, hosts: Vec<ras::Host>) -> ExitCode {
             .is_some_and(|m| m.contains(":oversubscribe"));
     let agent = cli.launch_agent.clone();
     let per_node = cli.npernode;
+    let placement = orted::NodePlacement::from_cli(&cli);
     // The slot check is ras::place's, in terms of hosts.
     cli.oversubscribe = true;
     cli.map_by = None;
@@ -228,7 +229,7 @@ fn run_on_hosts(mut cli: cli::Cli, hosts: Vec<ras::Host>) -> ExitCode {
         Err(e) => return fail(EXIT_LAUNCH, &format!("cannot set up signal handling: {e}")),
     };
     let start = Instant::now();
-    let nodes = match plm::launch(&spec, &hosts, &node_of, &agent, &sigfd) {
+    let nodes = match plm::launch(&spec, &hosts, &node_of, &agent, &placement, &sigfd) {
         Ok(n) => n,
         Err(msg) => return fail(EXIT_LAUNCH, &msg),
     };

@@ -50,6 +50,72 @@ pub struct NodeJob {
     pub size: usize,
     /// The world ranks this host runs.
     pub ranks: Vec<usize>,
+    pub placement: NodePlacement,
+}
+
+/// The binding options as given: each daemon plans its host's ranks on its own topology.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodePlacement {
+    pub bind_to: Option<String>,
+    pub rank_by: Option<String>,
+    pub cpu_set: Option<String>,
+    pub hwthread_cpus: bool,
+    pub report_bindings: bool,
+}
+
+impl NodePlacement {
+    pub fn from_cli(cli: &crate::cli::Cli) -> NodePlacement {
+        NodePlacement {
+            bind_to: cli.bind_to.clone(),
+            rank_by: cli.rank_by.clone(),
+            cpu_set: cli.cpu_set.clone(),
+            hwthread_cpus: cli.use_hwthread_cpus,
+            report_bindings: cli.report_bindings,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "bind_to": self.bind_to, "rank_by": self.rank_by, "cpu_set": self.cpu_set,
+            "hwthread_cpus": self.hwthread_cpus, "report_bindings": self.report_bindings,
+        })
+    }
+
+    fn from_json(v: &Value) -> Result<NodePlacement, String> {
+        let opt = |k: &str| match &v[k] {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(s.clone())),
+            _ => Err(format!("bad placement {k}")),
+        };
+        let flag = |k: &str| v[k].as_bool().ok_or(format!("bad placement {k}"));
+        Ok(NodePlacement {
+            bind_to: opt("bind_to")?,
+            rank_by: opt("rank_by")?,
+            cpu_set: opt("cpu_set")?,
+            hwthread_cpus: flag("hwthread_cpus")?,
+            report_bindings: flag("report_bindings")?,
+        })
+    }
+
+    /// Plans `spec`'s ranks of this host (`ranks`) on this host's topology: their bindings,
+    /// and the `--report-bindings` lines.
+    fn apply(&self, spec: &mut JobSpec, ranks: &[usize]) -> Result<(), String> {
+        spec.policy = crate::cli::placement_of(
+            None,
+            self.bind_to.as_deref(),
+            self.rank_by.as_deref(),
+            self.cpu_set.as_deref(),
+            self.hwthread_cpus,
+        )?;
+        spec.report_bindings = self.report_bindings;
+        let file = spec
+            .mca_value("hwloc_base_topo_file")
+            .map(str::to_string)
+            .or_else(|| std::env::var("RMPI_MCA_hwloc_base_topo_file").ok())
+            .filter(|f| !f.is_empty());
+        let topo = crate::topo::load_for(file.as_deref(), &spec.policy)?;
+        crate::topo::place_node(&topo, spec, ranks)
+    }
 }
 
 fn utf8(what: &str, s: &std::ffi::OsStr) -> Result<String, String> {
@@ -59,7 +125,11 @@ fn utf8(what: &str, s: &std::ffi::OsStr) -> Result<String, String> {
 }
 
 impl NodeJob {
-    pub fn new(spec: &JobSpec, ranks: Vec<usize>) -> Result<NodeJob, String> {
+    pub fn new(
+        spec: &JobSpec,
+        ranks: Vec<usize>,
+        placement: &NodePlacement,
+    ) -> Result<NodeJob, String> {
         Ok(NodeJob {
             program: utf8("the program path", spec.program.as_os_str())?,
             argv0: utf8("the program name", &spec.argv0)?,
@@ -76,6 +146,7 @@ impl NodeJob {
             mca: spec.mca.clone(),
             size: spec.n,
             ranks,
+            placement: placement.clone(),
         })
     }
 
@@ -83,6 +154,7 @@ impl NodeJob {
         json!({
             "program": self.program, "argv0": self.argv0, "args": self.args,
             "exports": self.exports, "mca": self.mca, "size": self.size, "ranks": self.ranks,
+            "placement": self.placement.to_json(),
         })
         .to_string()
         .into_bytes()
@@ -130,6 +202,7 @@ impl NodeJob {
                         .ok_or("bad ranks".to_string())
                 })
                 .collect::<Result<_, _>>()?,
+            placement: NodePlacement::from_json(&v["placement"])?,
         })
     }
 }
@@ -201,7 +274,7 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
     let sigfd = crate::signals::block_and_open()
         .map_err(|e| format!("cannot set up signal handling: {e}"))?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let spec = JobSpec::for_node(
+    let mut spec = JobSpec::for_node(
         job.size,
         job.program.clone().into(),
         job.argv0.clone().into(),
@@ -213,12 +286,22 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
         job.mca.clone(),
         job.ranks.len() > cores,
     );
+    let mut link = Link::new(sock).map_err(|e| e.to_string())?;
+    if let Err(e) = job.placement.apply(&mut spec, &job.ranks) {
+        let r = job.ranks.first().copied().unwrap_or(0) as u32;
+        link.send(
+            kind::FAILED,
+            r,
+            format!("cannot place its ranks: {e}").as_bytes(),
+        );
+        hand_over(&mut link);
+        return Ok(1);
+    }
     let lookup = |name: &str| {
         spec.mca_value(name)
             .map(str::to_string)
             .or_else(|| std::env::var(format!("RMPI_MCA_{name}")).ok())
     };
-    let mut link = Link::new(sock).map_err(|e| e.to_string())?;
     let params = btl_sm::Params::resolve(job.ranks.len(), &lookup).map_err(|e| e.to_string())?;
     let memfd = btl_sm::Segment::create_memfd(&params)
         .map_err(|e| format!("cannot create the shared-memory segment: {e}"))?;
@@ -596,6 +679,13 @@ mod tests {
             mca: vec![("btl".into(), "self,sm,tcp".into())],
             size: 4,
             ranks: vec![2, 3],
+            placement: NodePlacement {
+                bind_to: Some("core".into()),
+                cpu_set: None,
+                rank_by: None,
+                hwthread_cpus: true,
+                report_bindings: true,
+            },
         };
         assert_eq!(NodeJob::from_json(&j.to_json()).unwrap(), j);
         assert!(NodeJob::from_json(b"{}").is_err());

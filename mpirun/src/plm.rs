@@ -116,6 +116,7 @@ pub fn launch(
     hosts: &[Host],
     node_of: &[usize],
     agent: &Agent,
+    placement: &orted::NodePlacement,
     sigfd: &nix::sys::signalfd::SignalFd,
 ) -> Result<Vec<Node>, String> {
     let listener = TcpListener::bind("0.0.0.0:0")
@@ -130,7 +131,7 @@ pub fn launch(
     let mut jobs = Vec::new();
     for &h in &used {
         let ranks: Vec<usize> = (0..node_of.len()).filter(|&r| node_of[r] == h).collect();
-        jobs.push(NodeJob::new(spec, ranks)?);
+        jobs.push(NodeJob::new(spec, ranks, placement)?);
     }
     // Which nodes each process starts: this host's daemon directly, the others by the agent.
     let (here, there): (Vec<usize>, Vec<usize>) =

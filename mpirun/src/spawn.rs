@@ -74,9 +74,10 @@ pub struct Extra {
     pub wdir: Option<std::path::PathBuf>,
 }
 
-/// Starts world rank `rank` of the job, unbound: a node daemon's ranks (`orted.rs`).
+/// Starts world rank `rank` of the job, bound as `spec.bindings` says: a node daemon's ranks
+/// (`orted.rs`).
 pub fn spawn_rank(spec: &JobSpec, seg: Segment, rank: usize) -> io::Result<Started> {
-    spawn_one(spec, seg, rank, &[], &Extra::default())
+    spawn_one(spec, seg, rank, &spec.bindings[rank], &Extra::default())
 }
 
 /// Starts rank `rank` of a spawned job (`Job::spawn_job`).

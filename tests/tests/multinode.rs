@@ -373,6 +373,49 @@ fn a_killed_mpirun_leaves_nothing_on_any_node() {
     }
 }
 
+/// Each daemon binds its host's ranks on its own topology, as mpirun does on one host, and
+/// reports them under its host's name.
+#[test]
+fn each_host_binds_its_ranks_and_reports_them() {
+    let nodes = Nodes::up();
+    let r = nodes.mpirun(
+        "node1:2,node2:2",
+        &[
+            "--bind-to",
+            "core",
+            "--report-bindings",
+            "/bin/sh",
+            "-c",
+            "echo bound $PMI_RANK $(hostname) $(grep Cpus_allowed_list /proc/self/status | cut -f2)",
+        ],
+    );
+    r.assert_ok();
+    let mut cpus = std::collections::HashMap::new();
+    for l in r.stdout.lines().filter(|l| l.starts_with("bound ")) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(w.len(), 4, "{l}");
+        cpus.insert(w[1].to_string(), (w[2].to_string(), w[3].to_string()));
+    }
+    assert_eq!(cpus.len(), 4, "{}", r.stdout);
+    for (a, b, host) in [("0", "1", "node1"), ("2", "3", "node2")] {
+        assert_eq!(cpus[a].0, host, "{}", r.stdout);
+        assert_eq!(cpus[b].0, host, "{}", r.stdout);
+        assert_ne!(cpus[a].1, cpus[b].1, "one core each: {}", r.stdout);
+        for rank in [a, b] {
+            assert!(
+                r.stderr.lines().any(|l| l.starts_with(&format!("[{host}:"))
+                    && l.contains(&format!("MCW rank {rank} bound to"))),
+                "{}",
+                r.stderr
+            );
+        }
+    }
+    // A policy a host cannot meet fails the launch with the host named.
+    let r = nodes.mpirun("node1:1,node2:1", &["--bind-to", "l9cache", "/bin/true"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("l9cache"), "{}", r.stderr);
+}
+
 #[test]
 fn bad_hosts_get_clear_errors() {
     let prog = c_program("tests/c/hello_plain.c");

@@ -101,20 +101,23 @@ pub fn default_binding(policy: &Policy, n: usize, oversubscribed: bool) -> BindP
     }
 }
 
-/// Places `n` ranks. `oversubscribed`: more ranks (times PE) than slots, already allowed by
-/// the caller. The error is one user-facing line without `mpirun: `.
-pub fn plan(
+/// Places `n` ranks of a job of `job_n` (fewer on one host of several, `topo::place_node`),
+/// whose size chooses Open MPI's default mapping and binding. `oversubscribed`: more ranks
+/// (times PE) than slots, already allowed by the caller. The error is one user-facing line
+/// without `mpirun: `.
+pub fn plan_of(
     topo: &Topology,
     policy: &Policy,
     n: usize,
+    job_n: usize,
     oversubscribed: bool,
 ) -> Result<Plan, String> {
-    let mapping = default_mapping(policy, n);
+    let mapping = default_mapping(policy, job_n);
     let locales = map(topo, policy, mapping, n)?;
     let order = rank_order(topo, &locales, policy.rank_by);
     let binding = policy
         .bind
-        .unwrap_or_else(|| default_binding(policy, n, oversubscribed));
+        .unwrap_or_else(|| default_binding(policy, job_n, oversubscribed));
     let ranks = bind(topo, policy, &binding, &locales, &order)?;
     Ok(Plan {
         ranks,
@@ -422,7 +425,7 @@ mod tests {
         }
         let over = n * policy.map.pe > slots(topo, &policy);
         assert!(!over || allow, "the caller refuses this");
-        let plan = plan(topo, &policy, n, over)?;
+        let plan = plan_of(topo, &policy, n, n, over)?;
         Ok(plan
             .ranks
             .iter()

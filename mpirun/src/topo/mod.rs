@@ -174,19 +174,51 @@ pub fn for_job(cli: &crate::cli::Cli) -> Result<(Topology, usize), String> {
         .next_back()
         .or_else(|| std::env::var("RMPI_MCA_hwloc_base_topo_file").ok())
         .filter(|f| !f.is_empty());
-    let mut topo = load::load(file.as_deref())?;
+    let topo = load_for(file.as_deref(), &policy)?;
+    let slots = map::slots(&topo, &policy) / policy.map.pe;
+    Ok((topo, slots.max(1)))
+}
+
+/// This machine's topology (or `file`'s), restricted to the policy's `--cpu-set`.
+pub fn load_for(file: Option<&str>, policy: &policy::Policy) -> Result<Topology, String> {
+    let mut topo = load::load(file)?;
     if let Some(cpus) = &policy.cpu_set {
         topo.restrict(cpus)?;
     }
-    let slots = map::slots(&topo, &policy) / policy.map.pe;
-    Ok((topo, slots.max(1)))
+    Ok(topo)
 }
 
 /// Plans the job's placement into `spec.bindings` and prints what was asked for
 /// (`--display-topology`, `--display-map`, `--report-bindings`, on stderr as Open MPI does).
 /// Ranks are bound only on the machine's own topology.
 pub fn place(topo: &Topology, spec: &mut crate::cli::JobSpec) -> Result<(), String> {
-    let plan = map::plan(topo, &spec.policy, spec.n, spec.oversubscribed)?;
+    let all: Vec<usize> = (0..spec.n).collect();
+    let plan = place_ranks(topo, spec, &all)?;
+    if topo.this_system {
+        spec.job_locality = job_locality(topo, &plan);
+    }
+    Ok(())
+}
+
+/// A node daemon's share of a job across hosts: its ranks (`ranks`, world numbers, of a job of
+/// `spec.n`) planned on this host's topology, with the job's size choosing the defaults as Open
+/// MPI's does. No `RMPI_LOCALITY_ALL`: that lists the ranks of one host.
+pub fn place_node(
+    topo: &Topology,
+    spec: &mut crate::cli::JobSpec,
+    ranks: &[usize],
+) -> Result<(), String> {
+    place_ranks(topo, spec, ranks).map(|_| ())
+}
+
+/// Plans `ranks` (world numbers), reports, and (on this machine's topology) writes their
+/// bindings and localities at their world numbers.
+fn place_ranks(
+    topo: &Topology,
+    spec: &mut crate::cli::JobSpec,
+    ranks: &[usize],
+) -> Result<map::Plan, String> {
+    let plan = map::plan_of(topo, &spec.policy, ranks.len(), spec.n, spec.oversubscribed)?;
     let mut out = String::new();
     if spec.display_topology {
         out += &report::topology_text(topo);
@@ -201,7 +233,7 @@ pub fn place(topo: &Topology, spec: &mut crate::cli::JobSpec) -> Result<(), Stri
             .unwrap_or_else(|| "localhost".into());
         let host = host.split('.').next().unwrap_or("localhost").to_string();
         let pid = std::process::id();
-        for (rank, p) in plan.ranks.iter().enumerate() {
+        for (&rank, p) in ranks.iter().zip(&plan.ranks) {
             out += &format!("[{host}:{pid}] {}\n", report::binding_line(topo, rank, p));
         }
         if !topo.this_system {
@@ -215,15 +247,12 @@ pub fn place(topo: &Topology, spec: &mut crate::cli::JobSpec) -> Result<(), Stri
         crate::report::say(out.trim_end());
     }
     if topo.this_system {
-        spec.localities = plan.ranks.iter().map(|p| locality(topo, &p.pus)).collect();
-        spec.job_locality = job_locality(topo, &plan);
-        spec.bindings = plan
-            .ranks
-            .iter()
-            .map(|p| p.pus.iter().map(|&i| topo.pus[i].os).collect())
-            .collect();
+        for (&rank, p) in ranks.iter().zip(&plan.ranks) {
+            spec.localities[rank] = locality(topo, &p.pus);
+            spec.bindings[rank] = p.pus.iter().map(|&i| topo.pus[i].os).collect();
+        }
     }
-    Ok(())
+    Ok(plan)
 }
 
 /// `Package:0,NUMANode:1,L3Cache:2,L2Cache:-,...`: for each level, the one object the PUs lie in, or `-` when
