@@ -42,6 +42,12 @@ pub const PARAMS: &[ParamInfo] = &[
         meaning: "largest fragment in bytes (>= 1024): the rendezvous streaming unit",
     },
     ParamInfo {
+        name: "btl_tcp_eager_limit",
+        default: "65536",
+        meaning: "largest message sent eagerly to a peer over tcp (bytes); larger ones use \
+                  rendezvous, which costs a round trip (Open MPI's default too)",
+    },
+    ParamInfo {
         name: "btl_tcp_send_queue",
         default: "4194304",
         meaning: "bytes queued per peer before a send is refused until progress drains them",
@@ -60,6 +66,7 @@ pub struct Params {
     pub sndbuf: usize,
     pub rcvbuf: usize,
     pub max_frag: usize,
+    pub eager_limit: usize,
     pub send_queue: usize,
     pub verbose: bool,
 }
@@ -100,6 +107,7 @@ impl Params {
                 "btl_tcp_max_frag={max_frag}: must be between 1024 and 67108864"
             ));
         }
+        let eager_limit = num("btl_tcp_eager_limit", 64 << 10)?;
         let verbose = match text("btl_tcp_verbose").as_deref() {
             None | Some("0" | "false" | "no" | "") => false,
             Some("1" | "true" | "yes") => true,
@@ -111,6 +119,7 @@ impl Params {
             sndbuf: num("btl_tcp_sndbuf", 4 << 20)?,
             rcvbuf: num("btl_tcp_rcvbuf", 4 << 20)?,
             max_frag,
+            eager_limit,
             send_queue: num("btl_tcp_send_queue", 4 << 20)?,
             verbose,
         })
@@ -137,6 +146,7 @@ mod tests {
             ("btl_tcp_if_exclude", "eth0"),
         ]));
         assert!(e.unwrap_err().contains("mutually exclusive"));
+        assert_eq!(p.eager_limit, 64 << 10);
         let e = Params::resolve(&with(&[("btl_tcp_max_frag", "10")])).unwrap_err();
         assert!(e.contains("btl_tcp_max_frag=10"), "{e}");
     }

@@ -217,6 +217,11 @@ impl TcpTransport {
         Ok(())
     }
 
+    /// The largest message to send eagerly (`btl_tcp_eager_limit`).
+    pub fn eager_limit(&self) -> usize {
+        self.params.eager_limit
+    }
+
     pub fn max_frag(&self) -> usize {
         self.params.max_frag
     }

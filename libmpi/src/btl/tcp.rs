@@ -48,6 +48,12 @@ impl Btl for TcpBtl {
         self.transport.max_frag()
     }
 
+    /// A rendezvous costs a network round trip: tcp sends more eagerly than sm (which has
+    /// single copy), as Open MPI's btl tcp does (64 KiB).
+    fn eager_limit(&self, _peer: usize) -> Option<usize> {
+        Some(self.transport.eager_limit())
+    }
+
     fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
         match self.transport.try_send(peer, tag, hdr, data) {
             Ok(sent) => sent,
