@@ -1,10 +1,10 @@
 //! A node daemon: `mpirun --rmpi-daemon ADDRS PORT NODE COOKIE`, started by mpirun on each host
 //! of a multi-host job through the launch agent (`plm.rs`). It connects back to mpirun, creates
-//! the node's shared-memory segment, starts the node's ranks, relays their output to mpirun
-//! (`oob.rs`), serves their PMI as the tree's inner level (`pmi_relay.rs`: gets from its copy of
-//! the KVS, one fence per node), reports their exits and delivers mpirun's signals. Its ranks die with it
-//! (PR_SET_PDEATHSIG, as under mpirun); when mpirun's connection goes away it kills them and
-//! exits, so nothing outlives the job on any host.
+//! the node's shared-memory segment, places and starts the node's ranks, relays their output to
+//! mpirun (`oob.rs`), serves their PMI as the tree's inner level (`pmi_relay.rs`: gets from its
+//! copy of the KVS, one fence per node), reports their exits and delivers mpirun's signals. Its
+//! ranks die with it (PR_SET_PDEATHSIG, as under mpirun); when mpirun's connection goes away it
+//! kills them and exits, so nothing outlives the job on any host.
 
 use std::ffi::OsString;
 use std::fs::File;
