@@ -294,3 +294,41 @@ fn greet_one(
     links[node] = Some(Link::new(s).ok()?);
     Some(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(c: &Command) -> Vec<String> {
+        std::iter::once(c.get_program())
+            .chain(c.get_args())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn agents_build_their_command_lines() {
+        let exe = std::path::Path::new("/opt/mpirun");
+        let rsh = Agent::rsh("ssh -x").unwrap();
+        assert_eq!(
+            words(&rsh.command(&["n1"], exe)),
+            ["ssh", "-x", "n1", "/opt/mpirun"]
+        );
+        assert_eq!(rsh.shown("n1"), "ssh -x n1");
+        assert!(Agent::rsh("  ").is_err());
+        // One step, one unbound task on each host.
+        let w = words(&Agent::Srun.command(&["n1", "n2", "n3"], exe));
+        assert_eq!(w[0], "srun");
+        for a in [
+            "--nodes=3",
+            "--ntasks=3",
+            "--ntasks-per-node=1",
+            "--overlap",
+            "--cpu-bind=none",
+            "--nodelist=n1,n2,n3",
+        ] {
+            assert!(w.iter().any(|x| x == a), "{a} in {w:?}");
+        }
+        assert_eq!(w.last().unwrap(), "/opt/mpirun");
+    }
+}
