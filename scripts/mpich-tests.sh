@@ -48,6 +48,8 @@ while [ $# -gt 0 ]; do
         *) echo "mpich-tests.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+# Absolute, as Open MPI needs its TMPDIR (below) to be.
+OUT=$(realpath -m "$OUT")
 for f in test/mpi/configure.ac test/mpi/runtests confdb maint/version.m4; do
     [ -e "$CHECKOUT/$f" ] || { echo "mpich-tests.sh: $CHECKOUT/$f missing: not an MPICH checkout" >&2; exit 2; }
 done
