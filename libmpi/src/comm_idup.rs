@@ -20,6 +20,11 @@ use crate::pml::ReqId;
 use crate::runtime::Runtime;
 
 const HIGH: u32 = 1 << 31;
+
+/// Whether `ctx` is of some process's own space (not from the agreed ids).
+pub(crate) fn is_own(ctx: u32) -> bool {
+    ctx & HIGH != 0
+}
 const COUNTER_BITS: u32 = 18;
 /// The context of a communicator whose id has not arrived yet (never used by a correct
 /// program: it must complete the idup first).
