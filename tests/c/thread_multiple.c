@@ -1,6 +1,7 @@
 /* MPI_THREAD_MULTIPLE: threads call MPI at once, every value checked.
  *
- * Phases (all by default; argv[1] picks one: p2p, any, mprobe, comm, collp2p, group):
+ * Phases (all by default; argv[1] picks one: p2p, any, mprobe, comm, collp2p, dupfree,
+ * group):
  *   p2p      NT threads x every peer (and self): tagged messages of 0 B to 96 KiB (eager and
  *            rendezvous) by Send/Recv, Isend/Irecv/Waitall, Sendrecv, Ssend; every byte checked.
  *   any      every thread of every rank sends K messages to every rank; at each rank NT threads
@@ -16,6 +17,8 @@
  *            checked with an allreduce and freed.
  *   collp2p  one thread runs collectives on one communicator while another exchanges
  *            point-to-point messages on another.
+ *   dupfree  each thread dups and frees its own communicator D times at once (MPICH's
+ *            dup_leak_test): the context ids rank 0 broadcasts queue up behind one another.
  *   group    each thread runs MPI_Comm_create_group on its own communicator (tag = thread)
  *            and MPI_Comm_create_from_group on a session's mpi://WORLD (its own string tag),
  *            R times, odd ranks' threads in the reverse order (only the group's members call,
@@ -330,6 +333,18 @@ static void *comm_thread(void *arg) {
     return NULL;
 }
 
+/* ---- dupfree: many dups and frees from every thread at once ---- */
+#define D 1500
+static void *dupfree_thread(void *arg) {
+    int t = (int)(long)arg;
+    for (int i = 0; i < D; i++) {
+        MPI_Comm d;
+        MPI_Comm_dup(tcomm[t], &d);
+        MPI_Comm_free(&d);
+    }
+    return NULL;
+}
+
 /* ---- group: creations among a group's members only, from several threads ---- */
 static MPI_Session session;
 
@@ -465,6 +480,9 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (!*only || !strcmp(only, "collp2p"))
         run_threads(collp2p_thread);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!*only || !strcmp(only, "dupfree"))
+        run_threads(dupfree_thread);
     MPI_Barrier(MPI_COMM_WORLD);
     if (!*only || !strcmp(only, "group"))
         group_phase();

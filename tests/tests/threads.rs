@@ -103,7 +103,9 @@ fn c_mixed_thread_levels_in_one_job() {
 #[test]
 fn c_multiple_phases_alone() {
     let p = c_program("tests/c/thread_multiple.c");
-    for phase in ["p2p", "any", "mprobe", "comm", "collp2p", "group"] {
+    for phase in [
+        "p2p", "any", "mprobe", "comm", "collp2p", "dupfree", "group",
+    ] {
         let r = mpirun_np(2, &p, &[phase]);
         assert!(
             r.ok() && r.stdout.contains(" No Errors"),
