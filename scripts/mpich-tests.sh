@@ -8,7 +8,8 @@
 #   --mpi         whose mpicc builds the tests and whose launcher runs them (default rmpi:
 #                 target/<profile>/mpicc and mpirun, profile as scripts/mpi4py.sh picks it)
 #   --dirs        test directories (default: the 13 of issue 14, part = the MPI-4 partitioned tests,
-#                 errors = the bad-argument tests of issue 15)
+#                 errors = the bad-argument tests of issue 15); a subdirectory (threads/pt2pt)
+#                 is a row of its own, where its parent (threads) is one row for all of them
 #   --out DIR     per-entry logs and results (default target/mpich-tests/results)
 #   --timeout S   limit of each entry, unless its testlist timeLimit= is longer (default 60)
 #   --dtpools     also the generated datatype-pool tests (thousands of entries; off by default)
@@ -27,7 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-[ $# -ge 1 ] && [ "${1#-}" = "$1" ] || { sed -n '2,25p' "$0"; exit 2; }
+[ $# -ge 1 ] && [ "${1#-}" = "$1" ] || { sed -n '2,26p' "$0"; exit 2; }
 CHECKOUT=$(realpath "$1"); shift
 MPI=rmpi
 DIRS="pt2pt coll comm group datatype rma topo info attr errhan init spawn part errors"
@@ -44,10 +45,12 @@ while [ $# -gt 0 ]; do
         --timeout) TIMEOUT="$2"; shift 2 ;;
         --dtpools) DTPOOLS=""; shift ;;
         --prefix) PREFIX=$(realpath "$2"); shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) echo "mpich-tests.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+# Absolute, as Open MPI needs its TMPDIR (below) to be.
+OUT=$(realpath -m "$OUT")
 for f in test/mpi/configure.ac test/mpi/runtests confdb maint/version.m4; do
     [ -e "$CHECKOUT/$f" ] || { echo "mpich-tests.sh: $CHECKOUT/$f missing: not an MPICH checkout" >&2; exit 2; }
 done

@@ -2,9 +2,9 @@
 //! do not depend on the general collectives: an allgather of small integer vectors over a
 //! communicator's collective context, under a tag no user or collective message can carry.
 
-use crate::error::Result;
+use crate::error::{Error, ErrorClass, Result};
 use crate::pml::Started;
-use crate::runtime::Runtime;
+use crate::runtime::{self, Runtime};
 
 /// Negative, so never a valid user tag (checked) nor ANY_TAG (-2).
 const AGREE_TAG: i32 = -1000;
@@ -118,39 +118,31 @@ impl Runtime {
         first
     }
 
-    /// A context id pair free at every member of `group` (world ranks, all in `comm`), agreed
-    /// among them alone over `comm`'s collective context (MPI_Comm_create_group); `tag` keeps
-    /// concurrent calls on overlapping groups apart. The caller must be in `group`.
-    pub(crate) fn agree_ctx_among(&mut self, comm: usize, group: &[i32], tag: i32) -> Result<u32> {
+    /// `group` (world ranks, all in `comm`) as the members of an exchange over `comm`'s
+    /// collective context under `tag`'s internal tag. The caller must be in `group`.
+    fn members_among(&self, comm: usize, group: &[i32], tag: i32) -> Result<Members> {
         let c = self.comm(comm)?;
         let me_world = c.group[c.rank as usize];
         let mut ranks = Vec::with_capacity(group.len());
         for w in group {
             let r = c.group.iter().position(|g| g == w).ok_or_else(|| {
-                crate::error::Error::new(
-                    crate::error::ErrorClass::Group,
+                Error::new(
+                    ErrorClass::Group,
                     format!("the group holds world rank {w}, which is not in the communicator"),
                 )
             })?;
             ranks.push(r as i32);
         }
         let me = group.iter().position(|&w| w == me_world).ok_or_else(|| {
-            crate::error::Error::new(
-                crate::error::ErrorClass::Group,
-                "the calling process is not in the group",
-            )
+            Error::new(ErrorClass::Group, "the calling process is not in the group")
         })?;
-        let members = Members {
+        Ok(Members {
             ctx: c.coll_ctx(),
             tag: group_tag(tag),
             ranks,
             worlds: group.to_vec(),
             me,
-        };
-        let all = self.gather_among(&members, &[self.objs.next_ctx() as i32])?;
-        let ctx = all.iter().map(|&c| c as u32).max().unwrap_or(0);
-        self.objs.used_ctx(ctx);
-        Ok(ctx)
+        })
     }
 
     /// A context id pair free at every member of `comm`: the maximum of their next free ids.
@@ -167,4 +159,144 @@ impl Runtime {
         self.objs.used_ctx(ctx);
         Ok((ctx, all))
     }
+}
+
+/// Where `create_group_ctx` waits: inside the runtime (`Runtime`, borrowed for the whole call)
+/// or outside it (`Outside`, under MULTIPLE: other threads' calls go on meanwhile).
+pub(crate) trait Waiter {
+    fn with<R>(&mut self, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R>;
+    fn finish(&mut self, s: Started) -> Result<()>;
+}
+
+impl Waiter for Runtime {
+    fn with<R>(&mut self, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
+        f(self)
+    }
+    fn finish(&mut self, s: Started) -> Result<()> {
+        Runtime::finish(self, s).map(drop)
+    }
+}
+
+/// Waits outside the runtime, taking it for each step (`runtime::with`).
+pub(crate) struct Outside;
+
+impl Waiter for Outside {
+    fn with<R>(&mut self, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
+        runtime::with(f)
+    }
+    fn finish(&mut self, s: Started) -> Result<()> {
+        match s {
+            Started::Done(_) => Ok(()),
+            Started::Pending(req) => runtime::wait_request(req).map(drop),
+        }
+    }
+}
+
+/// Finish every operation before reporting the first error (no buffer is released while the
+/// pml may still use it).
+fn finish_each(w: &mut impl Waiter, ops: Vec<Started>) -> Result<()> {
+    let mut first = Ok(());
+    for op in ops {
+        if let Err(e) = w.finish(op) {
+            first = first.and(Err(e));
+        }
+    }
+    first
+}
+
+/// MPI_Comm_create_group's context id, among `group`'s members alone (world ranks, all in
+/// `comm`; the caller among them); `tag` keeps concurrent calls on overlapping groups apart.
+/// Every member sends member 0 its next free id and whether it runs MULTIPLE; member 0 sends
+/// back the id. When no member runs MULTIPLE that is the maximum of the next free ids, as for
+/// the other creations; otherwise an id of member 0's own space (`own_ctx_block`), since a
+/// MULTIPLE member may create other communicators from other threads meanwhile, so its next
+/// free id may be taken before this call ends. The same messages at every level, so members at
+/// different levels match; `w` says whether this one waits inside or outside the runtime.
+pub(crate) fn create_group_ctx(
+    w: &mut impl Waiter,
+    comm: usize,
+    group: &[i32],
+    tag: i32,
+) -> Result<u32> {
+    let mut mine = [0i32; 2];
+    let mut reply = [0i32; 1];
+    let mut all: Vec<i32> = vec![0; 2 * group.len()];
+    // The buffers stay where they are, untouched, until the operations on them are finished.
+    let (m, ops) = w.with(|rt| {
+        let m = rt.members_among(comm, group, tag)?;
+        mine = [rt.objs.next_ctx() as i32, runtime::is_multiple() as i32];
+        let mut ops = Vec::new();
+        if m.me == 0 {
+            for (i, chunk) in all.chunks_mut(2).enumerate().skip(1) {
+                // SAFETY: `chunk` (8 bytes of `all`) outlives the receive: finished below
+                // before `all` is read.
+                ops.push(unsafe {
+                    rt.pml
+                        .irecv(chunk.as_mut_ptr().cast(), 8, m.ctx, m.ranks[i], m.tag)
+                });
+            }
+        } else {
+            // SAFETY: `mine` and `reply` are not touched until both are finished below.
+            unsafe {
+                ops.push(rt.pml.isend(
+                    mine.as_ptr().cast(),
+                    8,
+                    m.worlds[0] as usize,
+                    m.ctx,
+                    m.ranks[m.me],
+                    m.tag,
+                ));
+                ops.push(
+                    rt.pml
+                        .irecv(reply.as_mut_ptr().cast(), 4, m.ctx, m.ranks[0], m.tag),
+                );
+            }
+        }
+        Ok((m, ops))
+    })?;
+    finish_each(w, ops)?;
+    if m.me == 0 {
+        let ops = w.with(|rt| {
+            all[..2].copy_from_slice(&mine);
+            let pairs = || all.chunks_exact(2);
+            reply[0] = if pairs().any(|p| p[1] != 0) {
+                // 0 when the space is exhausted: every member then fails.
+                rt.own_ctx_block(1).unwrap_or(0) as i32
+            } else {
+                let ctx = pairs().map(|p| p[0] as u32).max().unwrap_or(0);
+                rt.objs.used_ctx(ctx);
+                ctx as i32
+            };
+            let mut ops = Vec::new();
+            for &dest in &m.worlds[1..] {
+                // SAFETY: `reply` is not touched until every send is finished below.
+                ops.push(unsafe {
+                    rt.pml.isend(
+                        reply.as_ptr().cast(),
+                        4,
+                        dest as usize,
+                        m.ctx,
+                        m.ranks[0],
+                        m.tag,
+                    )
+                });
+            }
+            Ok(ops)
+        })?;
+        finish_each(w, ops)?;
+    }
+    let ctx = reply[0] as u32;
+    if ctx == 0 {
+        return Err(Error::new(
+            ErrorClass::Intern,
+            "MPI_Comm_create_group: member 0 of the group has no context ids of its own left",
+        ));
+    }
+    if !crate::comm_idup::is_own(ctx) {
+        w.with(|rt| {
+            rt.objs.used_ctx(ctx);
+            Ok(())
+        })?;
+    }
+    Ok(ctx)
 }

@@ -20,15 +20,22 @@ use crate::pml::ReqId;
 use crate::runtime::Runtime;
 
 const HIGH: u32 = 1 << 31;
+
+/// Whether `ctx` is of some process's own space (not from the agreed ids).
+pub(crate) fn is_own(ctx: u32) -> bool {
+    ctx & HIGH != 0
+}
 const COUNTER_BITS: u32 = 18;
 /// The context of a communicator whose id has not arrived yet (never used by a correct
 /// program: it must complete the idup first).
 const UNRESOLVED: u32 = u32::MAX - 3;
 
-/// A pending idup: the new communicator's slot and the cell its context id arrives in.
+/// A pending idup: the new communicator's slot, the cell its context id arrives in, and the
+/// broadcast's request.
 pub struct Pending {
     slot: usize,
     cell: Box<AtomicU32>,
+    req: ReqId,
 }
 
 /// This process's own context ids (see the module comment).
@@ -112,16 +119,25 @@ impl Runtime {
         c.topo = p.topo.clone();
         let slot = self.add_comm(c);
         let id = coll::start(&mut self.pml, s);
-        self.idups.pending.push(Pending { slot, cell });
+        self.idups.pending.push(Pending {
+            slot,
+            cell,
+            req: id,
+        });
         Ok((slot, id))
     }
 
-    /// Give every pending idup whose id has arrived its context (called as MPI calls end).
+    /// Give every pending idup whose broadcast is over its context (called as MPI calls end).
+    /// Not as soon as the id is in the cell: the chooser's cell holds it from the start, and
+    /// its send may still read the cell (an eager send queued behind others keeps a pointer),
+    /// so the cell is dropped only once the request is complete (or retired by its wait).
     pub(crate) fn resolve_idups(&mut self) {
         let mut i = 0;
         while i < self.idups.pending.len() {
-            let v = self.idups.pending[i].cell.load(Ordering::Relaxed);
-            if v & HIGH != 0 {
+            let p = &self.idups.pending[i];
+            let v = p.cell.load(Ordering::Relaxed);
+            let over = !self.pml.is_valid(p.req) || self.pml.is_complete(p.req);
+            if over && v & HIGH != 0 {
                 let p = self.idups.pending.swap_remove(i);
                 if let Some(Some(c)) = self.comms.get_mut(p.slot) {
                     c.ctx = v;

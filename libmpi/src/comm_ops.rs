@@ -5,6 +5,7 @@
 //! then borrows again to finish.
 
 use crate::comm::{Comm, SELF, WORLD};
+use crate::comm_agree::{create_group_ctx, Waiter};
 use crate::error::{err, Error, ErrorClass, Result};
 use crate::group::{Group, UNDEFINED};
 use crate::registry::{Copy, Keyval};
@@ -132,36 +133,53 @@ impl Runtime {
     }
 
     /// MPI_Comm_create_group: only the members of `group` (a subset of the parent's) call it.
+    /// MPI_Comm_create_group, waiting inside the runtime (`create_group` under MULTIPLE).
     pub(crate) fn comm_create_group(
         &mut self,
         parent: usize,
         group: &Group,
         tag: i32,
     ) -> Result<usize> {
-        if self.comm(parent)?.is_inter() {
+        create_group(self, parent, group, tag)
+    }
+}
+
+/// MPI_Comm_create_group of `parent` (an intracommunicator) by `group`'s members, the caller
+/// among them; `w` says where it waits (`comm_agree::create_group_ctx`).
+pub(crate) fn create_group(
+    w: &mut impl Waiter,
+    parent: usize,
+    group: &Group,
+    tag: i32,
+) -> Result<usize> {
+    w.with(|rt| {
+        if rt.comm(parent)?.is_inter() {
             return err(
                 ErrorClass::Comm,
                 "MPI_Comm_create_group needs an intracommunicator",
             );
         }
-        if !(0..=crate::runtime::TAG_UB).contains(&tag) {
-            return err(
-                ErrorClass::Tag,
-                format!(
-                    "tag {tag} is invalid (valid: 0..={})",
-                    crate::runtime::TAG_UB
-                ),
-            );
-        }
-        let ctx = self.agree_ctx_among(parent, group.members(), tag)?;
-        let p = self.comm(parent)?;
+        Ok(())
+    })?;
+    if !(0..=crate::runtime::TAG_UB).contains(&tag) {
+        return err(
+            ErrorClass::Tag,
+            format!(
+                "tag {tag} is invalid (valid: 0..={})",
+                crate::runtime::TAG_UB
+            ),
+        );
+    }
+    let ctx = create_group_ctx(w, parent, group.members(), tag)?;
+    w.with(|rt| {
+        let p = rt.comm(parent)?;
         let me = p.group[p.rank as usize];
         let rank = group
             .rank_of(me)
-            .expect("agree_ctx_among checked membership");
-        let c = self.child(parent, ctx, group.members().to_vec(), rank)?;
-        Ok(self.add_comm(c))
-    }
+            .expect("create_group_ctx checked membership");
+        let c = rt.child(parent, ctx, group.members().to_vec(), rank)?;
+        Ok(rt.add_comm(c))
+    })
 }
 
 /// A callback's non-zero return as an error.

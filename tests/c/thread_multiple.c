@@ -1,6 +1,7 @@
 /* MPI_THREAD_MULTIPLE: threads call MPI at once, every value checked.
  *
- * Phases (all by default; argv[1] picks one: p2p, any, mprobe, comm, collp2p):
+ * Phases (all by default; argv[1] picks one: p2p, any, mprobe, comm, collp2p, dupfree,
+ * group):
  *   p2p      NT threads x every peer (and self): tagged messages of 0 B to 96 KiB (eager and
  *            rendezvous) by Send/Recv, Isend/Irecv/Waitall, Sendrecv, Ssend; every byte checked.
  *   any      every thread of every rank sends K messages to every rank; at each rank NT threads
@@ -16,6 +17,13 @@
  *            checked with an allreduce and freed.
  *   collp2p  one thread runs collectives on one communicator while another exchanges
  *            point-to-point messages on another.
+ *   dupfree  each thread dups and frees its own communicator D times at once (MPICH's
+ *            dup_leak_test): the context ids rank 0 broadcasts queue up behind one another.
+ *   group    each thread runs MPI_Comm_create_group on its own communicator (tag = thread)
+ *            and MPI_Comm_create_from_group on a session's mpi://WORLD (its own string tag),
+ *            R times, odd ranks' threads in the reverse order (only the group's members call,
+ *            so nothing orders one process's threads against another's). Also: MPI_T and a
+ *            session made without a thread_level hint provide MULTIPLE.
  * Rank 0 prints " No Errors" when every rank found none. */
 #include <mpi.h>
 #include <pthread.h>
@@ -325,6 +333,82 @@ static void *comm_thread(void *arg) {
     return NULL;
 }
 
+/* ---- dupfree: many dups and frees from every thread at once ---- */
+#define D 1500
+static void *dupfree_thread(void *arg) {
+    int t = (int)(long)arg;
+    for (int i = 0; i < D; i++) {
+        MPI_Comm d;
+        MPI_Comm_dup(tcomm[t], &d);
+        MPI_Comm_free(&d);
+    }
+    return NULL;
+}
+
+/* ---- group: creations among a group's members only, from several threads ---- */
+static MPI_Session session;
+
+static void check_comm(MPI_Comm c, int want_sz, int want_rk, const char *what, int t) {
+    int sz, rk, v = 1, sum = 0;
+    MPI_Comm_size(c, &sz);
+    MPI_Comm_rank(c, &rk);
+    CHECK(sz == want_sz && rk == want_rk, "thread %d: %s is %d/%d", t, what, rk, sz);
+    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, c);
+    CHECK(sum == want_sz, "thread %d: allreduce on %s %d", t, what, sum);
+}
+
+static void *group_thread(void *arg) {
+    int t = (int)(long)arg;
+    if (rank % 2)
+        usleep(1000 * (NT - 1 - t));
+    else
+        usleep(1000 * t);
+    MPI_Group g, rev, wg;
+    int ranks[64];
+    MPI_Comm_group(tcomm[t], &g);
+    for (int i = 0; i < size; i++)
+        ranks[i] = size - 1 - i;
+    MPI_Group_incl(g, size, ranks, &rev);
+    MPI_Group_from_session_pset(session, "mpi://WORLD", &wg);
+    char stag[32];
+    snprintf(stag, sizeof stag, "thread_multiple %d", t);
+    for (int r = 0; r < R; r++) {
+        MPI_Comm c;
+        CHECK(MPI_Comm_create_group(tcomm[t], rev, t, &c) == MPI_SUCCESS,
+              "thread %d: MPI_Comm_create_group", t);
+        check_comm(c, size, size - 1 - rank, "create_group", t);
+        MPI_Comm_free(&c);
+        CHECK(MPI_Comm_create_from_group(wg, stag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) ==
+                  MPI_SUCCESS,
+              "thread %d: MPI_Comm_create_from_group", t);
+        check_comm(c, size, rank, "create_from_group", t);
+        MPI_Comm_free(&c);
+    }
+    MPI_Group_free(&wg);
+    MPI_Group_free(&rev);
+    MPI_Group_free(&g);
+    return NULL;
+}
+
+static void group_phase(void) {
+    int provided = -1, flag = 0, vlen;
+    char v[64];
+    MPI_Info used;
+    CHECK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) == MPI_SUCCESS &&
+              provided == MPI_THREAD_MULTIPLE,
+          "MPI_T_init_thread provided %d", provided);
+    MPI_T_finalize();
+    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session);
+    MPI_Session_get_info(session, &used);
+    vlen = sizeof v;
+    MPI_Info_get_string(used, "thread_level", &vlen, v, &flag);
+    CHECK(flag && !strcmp(v, "MPI_THREAD_MULTIPLE"), "session thread_level %s",
+          flag ? v : "(none)");
+    MPI_Info_free(&used);
+    run_threads(group_thread);
+    MPI_Session_finalize(&session);
+}
+
 /* ---- collp2p: collectives on tcomm[2] beside point-to-point on tcomm[3] ---- */
 static void *collp2p_thread(void *arg) {
     int t = (int)(long)arg;
@@ -396,6 +480,12 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (!*only || !strcmp(only, "collp2p"))
         run_threads(collp2p_thread);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!*only || !strcmp(only, "dupfree"))
+        run_threads(dupfree_thread);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!*only || !strcmp(only, "group"))
+        group_phase();
 
     for (int t = 0; t < NT; t++)
         MPI_Comm_free(&tcomm[t]);

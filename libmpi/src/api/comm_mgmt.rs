@@ -112,7 +112,8 @@ impl Communicator {
     /// others go on with other work); `tag` tells concurrent calls on overlapping groups apart.
     /// Fails with MPI_ERR_GROUP when this process is not in `group`.
     pub fn create_group(&self, group: &Group, tag: i32) -> Result<UserCommunicator> {
-        let id = runtime::with(|rt| rt.comm_create_group(self.id, group, tag))?;
+        let id =
+            crate::comm_ops::create_group(&mut crate::comm_agree::Outside, self.id, group, tag)?;
         Ok(UserCommunicator::new(id))
     }
 

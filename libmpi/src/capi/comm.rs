@@ -393,14 +393,17 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Comm_create_group / PMPI_Comm_create_group(comm: Handle, group: Handle, tag: c_int, newcomm: *mut Handle) -> c_int {
-        call("MPI_Comm_create_group", err_comm(comm), |rt| {
+        // Waits outside the runtime under MULTIPLE (comm_agree::Outside): only the group's
+        // members call, so the threads of one process may be in calls for different groups.
+        outside("MPI_Comm_create_group", err_comm(comm), || {
             let c = comm_index(comm)?;
             null_check(newcomm, "newcomm")?;
-            let g = super::group::group_of(rt, group)?;
+            let (g, me) = runtime::with(|rt| {
+                Ok((super::group::group_of(rt, group)?, rt.comm(crate::comm::WORLD)?.rank))
+            })?;
             // Only members call; an empty group (or one without the caller) gives nothing.
-            let me = rt.comm(crate::comm::WORLD)?.rank;
             let id = match g.rank_of(me) {
-                Some(_) => Some(rt.comm_create_group(c, &g, tag)?),
+                Some(_) => Some(crate::comm_ops::create_group(&mut crate::comm_agree::Outside, c, &g, tag)?),
                 None => None,
             };
             // SAFETY: checked non-NULL.

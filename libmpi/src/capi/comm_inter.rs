@@ -84,30 +84,35 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Comm_create_from_group / PMPI_Comm_create_from_group(group: Handle, stringtag: *const c_char, info: Handle, errhandler: Handle, newcomm: *mut Handle) -> c_int {
         // Errors go to the errhandler argument.
-        match runtime::with(|rt| {
+        // As MPI_Comm_create_group, waiting outside the runtime under MULTIPLE.
+        match (|| {
             null_check(newcomm, "newcomm")?;
-            let g = super::group::group_of(rt, group)?;
-            let hints = super::info::hints(info)?;
-            let eh = super::env::errhandler_of(rt, errhandler)?;
-            // SAFETY: the standard passes a NUL-terminated string.
-            let tag = unsafe { string_tag(stringtag)? };
-            let me = rt.comm(crate::comm::WORLD)?.rank;
+            let (g, hints, eh, tag, me) = runtime::with(|rt| {
+                let g = super::group::group_of(rt, group)?;
+                let hints = super::info::hints(info)?;
+                let eh = super::env::errhandler_of(rt, errhandler)?;
+                // SAFETY: the standard passes a NUL-terminated string.
+                let tag = unsafe { string_tag(stringtag)? };
+                Ok((g, hints, eh, tag, rt.comm(crate::comm::WORLD)?.rank))
+            })?;
             let id = match g.rank_of(me) {
                 // Every process of the job is in MPI_COMM_WORLD: the group's members meet there.
                 Some(_) => {
-                    let id = rt.comm_create_group(crate::comm::WORLD, &g, tag)?;
-                    let c = rt.comm_mut(id)?;
-                    c.info = hints;
-                    c.errhandler = eh;
-                    super::session::note_comm(rt, group, id);
-                    comm_handle(id)
+                    let id = crate::comm_ops::create_group(&mut crate::comm_agree::Outside, crate::comm::WORLD, &g, tag)?;
+                    runtime::with(|rt| {
+                        let c = rt.comm_mut(id)?;
+                        c.info = hints;
+                        c.errhandler = eh;
+                        super::session::note_comm(rt, group, id);
+                        Ok(comm_handle(id))
+                    })?
                 }
                 None => COMM_NULL as Handle,
             };
             // SAFETY: checked non-NULL.
             unsafe { newcomm.write(id) };
             Ok(())
-        }) {
+        })() {
             Ok(()) => MPI_SUCCESS,
             Err(e) => fail_through("MPI_Comm_create_from_group", errhandler, e),
         }

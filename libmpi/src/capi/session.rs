@@ -376,8 +376,13 @@ mpi_fn! {
         scall("MPI_Session_get_info", session, |_, id| {
             out(info_used, "info_used")?;
             let mut i = sessions()[id].as_ref().map(|s| s.info.clone()).unwrap_or_default();
-            // The level provided: what was asked for, capped by what the runtime runs under.
-            let asked = level_of(i.get("thread_level")?);
+            // The level provided: what was asked for, capped by what the runtime runs under;
+            // without a hint, the runtime's own level (a session made in a process that runs
+            // at MULTIPLE may be used from several threads at once, MPICH's mult_session).
+            let asked = match i.get("thread_level")? {
+                Some(v) => level_of(Some(v)),
+                None => super::env::THREAD_MULTIPLE,
+            };
             i.set("thread_level", level_name(provided_level(asked)))?;
             // SAFETY: checked non-NULL.
             unsafe { *info_used = super::info::new_handle(i) };

@@ -39,10 +39,10 @@ mpi_fn! {
         if provided.is_null() {
             return T_ERR_INVALID;
         }
+        // The tool calls keep no state but `INITS` (an atomic) and read only constants and the
+        // environment, so threads may call them at once: any level asked for is provided.
         // SAFETY: checked non-NULL; the caller passes a writable int.
-        // The tool calls keep their state in atomics and take the runtime as any MPI call does
-        // (runtime.rs), so any thread may call them one at a time, as under MPI_Init_thread.
-        unsafe { *provided = required.min(env::THREAD_SERIALIZED) };
+        unsafe { *provided = required.min(env::THREAD_MULTIPLE) };
         INITS.fetch_add(1, Ordering::AcqRel);
         MPI_SUCCESS
     }
