@@ -43,12 +43,16 @@ pub struct Pending {
 pub struct Own {
     counter: u32,
     pending: Vec<Pending>,
+    /// Cells of resolved idups whose broadcast may still read them (an eager send queued
+    /// behind others keeps a pointer), each with that broadcast's request: dropped once it is
+    /// over. A request id reused meanwhile only keeps a cell a little longer.
+    retired: Vec<(ReqId, Box<AtomicU32>)>,
 }
 
 impl Own {
     #[inline]
     pub fn any_pending(&self) -> bool {
-        !self.pending.is_empty()
+        !self.pending.is_empty() || !self.retired.is_empty()
     }
 }
 
@@ -127,20 +131,24 @@ impl Runtime {
         Ok((slot, id))
     }
 
-    /// Give every pending idup whose broadcast is over its context (called as MPI calls end).
-    /// Not as soon as the id is in the cell: the chooser's cell holds it from the start, and
-    /// its send may still read the cell (an eager send queued behind others keeps a pointer),
-    /// so the cell is dropped only once the request is complete (or retired by its wait).
+    /// Give every pending idup whose id has arrived its context (called as MPI calls end).
+    /// Its cell lives on until the broadcast is over (complete, or retired by its wait): the
+    /// chooser's cell holds the id from the start, and a send of the broadcast may still read
+    /// any member's cell.
     pub(crate) fn resolve_idups(&mut self) {
+        let pml = &self.pml;
+        let over = |req: ReqId| !pml.is_valid(req) || pml.is_complete(req);
+        self.idups.retired.retain(|(req, _)| !over(*req));
         let mut i = 0;
         while i < self.idups.pending.len() {
-            let p = &self.idups.pending[i];
-            let v = p.cell.load(Ordering::Relaxed);
-            let over = !self.pml.is_valid(p.req) || self.pml.is_complete(p.req);
-            if over && v & HIGH != 0 {
+            let v = self.idups.pending[i].cell.load(Ordering::Relaxed);
+            if v & HIGH != 0 {
                 let p = self.idups.pending.swap_remove(i);
                 if let Some(Some(c)) = self.comms.get_mut(p.slot) {
                     c.ctx = v;
+                }
+                if !over(p.req) {
+                    self.idups.retired.push((p.req, p.cell));
                 }
             } else {
                 i += 1;

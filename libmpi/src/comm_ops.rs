@@ -132,8 +132,8 @@ impl Runtime {
         Ok(Some(self.add_comm(c)))
     }
 
-    /// MPI_Comm_create_group: only the members of `group` (a subset of the parent's) call it.
-    /// MPI_Comm_create_group, waiting inside the runtime (`create_group` under MULTIPLE).
+    /// MPI_Comm_create_group (only the members of `group`, a subset of the parent's, call it),
+    /// waiting inside the runtime (`create_group` under MULTIPLE).
     pub(crate) fn comm_create_group(
         &mut self,
         parent: usize,
