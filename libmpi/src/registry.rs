@@ -138,8 +138,9 @@ impl Objects {
         }
     }
 
+    /// Free a window keyval; freeing it again does nothing, as `free_keyval`.
     pub fn free_win_keyval(&mut self, k: i32) -> Result<()> {
-        self.win_keyval(k)?;
+        self.win_keyval_known(k)?;
         self.keyvals[(k - FIRST_KEYVAL) as usize].freed = true;
         Ok(())
     }

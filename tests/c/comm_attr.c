@@ -48,6 +48,11 @@ static int self_delete_fn(MPI_Comm comm, int keyval, void *val, void *extra) {
     return MPI_SUCCESS;
 }
 
+static int win_free_keyval_fn(MPI_Win win, int keyval, void *val, void *extra) {
+    (void)win; (void)val; (void)extra;
+    return MPI_Win_free_keyval(&keyval);
+}
+
 int main(int argc, char **argv) {
     int k1, k2, k3, k4, kself, flag, rc;
     void *v;
@@ -162,6 +167,25 @@ int main(int argc, char **argv) {
 
     MPI_Comm_free_keyval(&k3);
     MPI_Comm_free_keyval(&k4);
+
+    /* A window keyval freed by a delete callback while another window still holds its
+     * attribute, then by the user: the second free is no error (as MPICH's
+     * attr/keyval_double_free_win expects, and as for communicator keyvals). */
+    {
+        int wk, wk_copy, buf[2] = {0, 0};
+        MPI_Win w[2];
+        MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, win_free_keyval_fn, &wk, NULL);
+        wk_copy = wk;
+        for (int i = 0; i < 2; i++) {
+            MPI_Win_create(&buf[i], sizeof(int), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w[i]);
+            MPI_Win_set_attr(w[i], wk, NULL);
+        }
+        MPI_Win_free(&w[0]);
+        CHECK(MPI_Win_free_keyval(&wk) == MPI_SUCCESS, "second free of a window keyval");
+        CHECK(wk == MPI_KEYVAL_INVALID, "freed window keyval handle reset");
+        MPI_Win_free(&w[1]);
+        (void)wk_copy;
+    }
 
     /* Deleted when MPI_Finalize starts. */
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &kself, NULL);
