@@ -258,13 +258,22 @@ pub fn processes_with(marker: &str) -> Vec<u32> {
     v
 }
 
-/// Files in /dev/shm whose names start with `rmpi`.
+/// Files in /dev/shm whose names start with `rmpi`, except those of a job still running: a
+/// segment named under a foreign launcher is `rmpi-KVSNAME-PID-LOCAL0` (btl-sm), and while its
+/// creator PID lives it belongs to a test running beside this one (the tests of one binary run
+/// in parallel), not a leak. A leak is a file whose creator is gone.
 pub fn shm_leftovers() -> Vec<String> {
+    let creator_alive = |n: &str| {
+        n.rsplit('-')
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok())
+            .is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists())
+    };
     std::fs::read_dir("/dev/shm")
         .map(|d| {
             d.flatten()
                 .map(|e| e.file_name().to_string_lossy().to_string())
-                .filter(|n| n.starts_with("rmpi"))
+                .filter(|n| n.starts_with("rmpi") && !creator_alive(n))
                 .collect()
         })
         .unwrap_or_default()
