@@ -16,6 +16,7 @@ mod comm_inter;
 mod comm_ops;
 pub mod datatype;
 pub(crate) mod dpm;
+mod errhandler;
 pub mod error;
 mod foreign_launcher;
 mod group;

@@ -25,8 +25,6 @@ pub type DeleteFn = unsafe extern "C" fn(
     val: *mut std::ffi::c_void,
     extra: *mut std::ffi::c_void,
 ) -> i32;
-/// A C communicator error handler: MPI_Comm_errhandler_function (variadic in C; called with two).
-pub type ErrFn = unsafe extern "C" fn(comm: *mut *mut std::ffi::c_void, code: *mut i32);
 
 /// What MPI_Comm_dup does with an attribute.
 #[derive(Clone, Copy, Debug)]
@@ -55,10 +53,6 @@ pub struct Objects {
     pub local_ranks: Vec<i32>,
     groups: Vec<Option<Group>>,
     keyvals: Vec<Keyval>,
-    errhandlers: Vec<ErrFn>,
-    /// Live C handles per error handler (create and each get_errhandler add one, free takes
-    /// one); a handle used at zero was freed. The entry itself stays for the objects using it.
-    errhandler_refs: Vec<u32>,
 }
 
 impl Objects {
@@ -68,8 +62,6 @@ impl Objects {
             local_ranks,
             groups: Vec::new(),
             keyvals: Vec::new(),
-            errhandlers: Vec::new(),
-            errhandler_refs: Vec::new(),
         }
     }
 
@@ -185,44 +177,6 @@ impl Objects {
         self.keyval_known(k)?;
         self.keyvals[(k - FIRST_KEYVAL) as usize].freed = true;
         Ok(())
-    }
-
-    pub fn add_errhandler(&mut self, f: ErrFn) -> usize {
-        self.errhandlers.push(f);
-        self.errhandler_refs.push(1);
-        self.errhandlers.len() - 1
-    }
-
-    /// The error handler behind a C handle the user passes: refused once every handle to it
-    /// was freed.
-    pub fn errhandler_handle(&self, id: usize) -> Result<ErrFn> {
-        match self.errhandler_refs.get(id) {
-            Some(0) => Err(crate::error::Error::new(
-                ErrorClass::Errhandler,
-                "the error handler was freed",
-            )),
-            _ => self.errhandler(id),
-        }
-    }
-
-    /// A new C handle to error handler `id` (MPI_Comm_get_errhandler and the like).
-    pub fn retain_errhandler(&mut self, id: usize) {
-        if let Some(r) = self.errhandler_refs.get_mut(id) {
-            *r += 1;
-        }
-    }
-
-    /// MPI_Errhandler_free of a handle to `id`.
-    pub fn release_errhandler(&mut self, id: usize) -> Result<()> {
-        self.errhandler_handle(id)?;
-        self.errhandler_refs[id] -= 1;
-        Ok(())
-    }
-
-    pub fn errhandler(&self, id: usize) -> Result<ErrFn> {
-        self.errhandlers.get(id).copied().ok_or_else(|| {
-            crate::error::Error::new(ErrorClass::Errhandler, "invalid error handler")
-        })
     }
 }
 

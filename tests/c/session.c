@@ -109,6 +109,22 @@ int main(int argc, char **argv) {
     MPI_Session a, b;
     MPI_Initialized(&flag);
     CHECK(!flag, "initialized before anything");
+    if (!world) {
+        /* A handler made before any session, given to MPI_Session_init (MPICH's
+         * errhan/sessioncall); it outlives that session. */
+        MPI_Errhandler early;
+        int rc = MPI_Session_create_errhandler(session_handler, &early);
+        CHECK(rc == MPI_SUCCESS, "Session_create_errhandler before any session: %d", rc);
+        rc = MPI_Session_init(MPI_INFO_NULL, early, &a);
+        CHECK(rc == MPI_SUCCESS, "Session_init with an early handler: %d", rc);
+        MPI_Session_call_errhandler(a, MPI_ERR_OTHER);
+        CHECK(handler_calls == 1 && handler_code == MPI_ERR_OTHER && handler_session == a,
+              "early handler: %d calls", handler_calls);
+        MPI_Errhandler_free(&early);
+        CHECK(early == MPI_ERRHANDLER_NULL, "Errhandler_free");
+        MPI_Session_finalize(&a);
+        handler_calls = 0;
+    }
     MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &a);
     MPI_Initialized(&flag);
     CHECK(!flag, "a session made MPI_Initialized true");

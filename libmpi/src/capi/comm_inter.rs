@@ -60,7 +60,7 @@ mpi_fn! {
             let lg = super::group::group_of(rt, local_group)?;
             let rg = super::group::group_of(rt, remote_group)?;
             let hints = super::info::hints(info)?;
-            let eh = super::env::errhandler_of(rt, errhandler)?;
+            let eh = super::env::errhandler_of(errhandler)?;
             // SAFETY: the standard passes a NUL-terminated string.
             let tag = unsafe { string_tag(stringtag)? };
             let me = rt.comm(crate::comm::WORLD)?.rank;
@@ -90,7 +90,7 @@ mpi_fn! {
             let (g, hints, eh, tag, me) = runtime::with(|rt| {
                 let g = super::group::group_of(rt, group)?;
                 let hints = super::info::hints(info)?;
-                let eh = super::env::errhandler_of(rt, errhandler)?;
+                let eh = super::env::errhandler_of(errhandler)?;
                 // SAFETY: the standard passes a NUL-terminated string.
                 let tag = unsafe { string_tag(stringtag)? };
                 Ok((g, hints, eh, tag, rt.comm(crate::comm::WORLD)?.rank))

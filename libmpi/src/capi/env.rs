@@ -203,13 +203,13 @@ mpi_fn! {
     }
 }
 
-pub(super) fn errhandler_of(rt: &Runtime, h: Handle) -> Result<ErrHandler> {
+pub(super) fn errhandler_of(h: Handle) -> Result<ErrHandler> {
     match h as usize {
         ERRORS_ARE_FATAL => Ok(ErrHandler::Fatal),
         ERRORS_RETURN => Ok(ErrHandler::Return),
         ERRORS_ABORT => Ok(ErrHandler::Abort),
         v => match super::errh::user_errhandler(v) {
-            Some(i) if rt.objs.errhandler_handle(i).is_ok() => Ok(ErrHandler::User(i)),
+            Some(i) if crate::errhandler::by_handle(i).is_ok() => Ok(ErrHandler::User(i)),
             _ => Err(Error::new(
                 ErrorClass::Errhandler,
                 format!("{v:#x} is not an error handler"),
@@ -221,7 +221,7 @@ pub(super) fn errhandler_of(rt: &Runtime, h: Handle) -> Result<ErrHandler> {
 mpi_fn! {
     fn MPI_Comm_set_errhandler / PMPI_Comm_set_errhandler(comm: Handle, errhandler: Handle) -> c_int {
         call("MPI_Comm_set_errhandler", crate::comm::WORLD, |rt| {
-            let h = errhandler_of(rt, errhandler)?;
+            let h = errhandler_of(errhandler)?;
             rt.comm_mut(comm_index(comm)?)?.errhandler = h;
             Ok(())
         })
@@ -241,7 +241,7 @@ mpi_fn! {
                 return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));
             }
             if let Some(i) = super::errh::user_errhandler(h) {
-                rt.objs.retain_errhandler(i);
+                crate::errhandler::retain(i);
             }
             // SAFETY: checked non-NULL.
             unsafe { *errhandler = h as Handle };

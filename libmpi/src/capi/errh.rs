@@ -4,7 +4,7 @@ use std::ffi::{c_char, c_int, CStr};
 use std::sync::Mutex;
 
 use super::*;
-use crate::registry::ErrFn;
+use crate::errhandler::ErrFn;
 
 /// User error handler handles: `ERRH_BASE + index`, a range of their own.
 pub(super) const ERRH_BASE: usize = 0x3000_0000;
@@ -86,7 +86,7 @@ pub(super) fn call_user(h: usize, comm: usize, code: c_int) -> Result<()> {
 
 /// `call_user` with the communicator handle the function gets.
 pub(super) fn call_user_handle(h: usize, comm: Handle, code: c_int) -> Result<()> {
-    let f: ErrFn = runtime::with(|rt| rt.objs.errhandler(h))?;
+    let f: ErrFn = crate::errhandler::get(h)?;
     let (mut handle, mut code) = (comm, code);
     // SAFETY: a function registered with MPI_Comm_create_errhandler, called with a pointer to
     // the communicator handle and to the error code as MPI_Comm_errhandler_function prescribes
@@ -97,14 +97,15 @@ pub(super) fn call_user_handle(h: usize, comm: Handle, code: c_int) -> Result<()
 
 mpi_fn! {
     fn MPI_Comm_create_errhandler / PMPI_Comm_create_errhandler(function: Option<ErrFn>, errhandler: *mut Handle) -> c_int {
-        call("MPI_Comm_create_errhandler", crate::comm::WORLD, |rt| {
+        // No runtime needed: MPI_Session_create_errhandler (the same) comes before any session.
+        super::comm::outside("MPI_Comm_create_errhandler", crate::comm::WORLD, || {
             let Some(f) = function else {
                 return Err(Error::new(ErrorClass::Arg, "the error handler function is NULL"));
             };
             if errhandler.is_null() {
                 return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));
             }
-            let id = rt.objs.add_errhandler(f);
+            let id = crate::errhandler::add(f);
             // SAFETY: checked non-NULL; the caller passes a writable MPI_Errhandler.
             unsafe { *errhandler = (ERRH_BASE + id) as Handle };
             Ok(())
@@ -114,7 +115,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Errhandler_free / PMPI_Errhandler_free(errhandler: *mut Handle) -> c_int {
-        call("MPI_Errhandler_free", crate::comm::WORLD, |rt| {
+        super::comm::outside("MPI_Errhandler_free", crate::comm::WORLD, || {
             if errhandler.is_null() {
                 return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));
             }
@@ -124,7 +125,7 @@ mpi_fn! {
                 ERRORS_ARE_FATAL | ERRORS_RETURN | ERRORS_ABORT => {}
                 v if user_errhandler(v).is_some() => {
                     // Communicators using it keep it: the entry stays, only the handle goes.
-                    rt.objs.release_errhandler(v - ERRH_BASE)?;
+                    crate::errhandler::release(v - ERRH_BASE)?;
                 }
                 v => {
                     return Err(Error::new(ErrorClass::Errhandler, format!("{v:#x} is not an error handler")));

@@ -6,8 +6,8 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use super::*;
+use crate::errhandler::ErrFn;
 use crate::io::{self, File};
-use crate::registry::ErrFn;
 
 const FILE_NULL: usize = 0x118;
 /// File handles: `FILE_BASE + slot`.
@@ -50,7 +50,7 @@ fn file_fail(name: &str, id: Option<usize>, code: c_int, e: &dyn std::fmt::Displ
     match handler {
         ErrHandler::Return => code,
         ErrHandler::User(h) => {
-            let Ok(f) = runtime::with(|rt| rt.objs.errhandler(h)) else {
+            let Ok(f) = crate::errhandler::get(h) else {
                 return code;
             };
             let mut handle = id.map_or(FILE_NULL as Handle, file_handle);
@@ -557,7 +557,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_File_set_errhandler / PMPI_File_set_errhandler(file: Handle, errhandler: Handle) -> c_int {
-        let h = match runtime::with(|rt| super::env::errhandler_of(rt, errhandler)) {
+        let h = match super::env::errhandler_of(errhandler) {
             Ok(h) => h,
             Err(e) => return file_fail("MPI_File_set_errhandler", file_index(file).ok(), e.code(), &e),
         };
@@ -604,10 +604,7 @@ mpi_fn! {
         };
         // The caller gets a handle of its own, which it frees (as MPI_Comm_get_errhandler).
         if let ErrHandler::User(i) = h {
-            let _ = runtime::with(|rt| {
-                rt.objs.retain_errhandler(i);
-                Ok(())
-            });
+            crate::errhandler::retain(i);
         }
         // SAFETY: checked non-NULL.
         unsafe { *errhandler = errhandler_handle(h) };

@@ -254,7 +254,7 @@ fn fail_through(call: &str, errhandler: Handle, e: Error) -> c_int {
     if !runtime::is_initialized() || runtime::is_finalized() {
         return e.code();
     }
-    match runtime::with(|rt| env::errhandler_of(rt, errhandler)) {
+    match env::errhandler_of(errhandler) {
         Ok(h) => raise(call, h, COMM_NULL as Handle, e.code(), &e),
         Err(_) => fail(call, crate::comm::WORLD, e),
     }

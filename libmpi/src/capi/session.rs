@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use super::*;
+use crate::errhandler::ErrFn;
 use crate::group::Group;
-use crate::registry::ErrFn;
 
 const SESSION_NULL: usize = 0x120;
 /// Session handles: `SESSION_BASE + slot`.
@@ -181,7 +181,7 @@ fn session_fail(name: &str, id: Option<usize>, code: c_int, e: &dyn std::fmt::Di
     match handler {
         ErrHandler::Return => code,
         ErrHandler::User(h) => {
-            if let Ok(f) = runtime::with(|rt| rt.objs.errhandler(h)) {
+            if let Ok(f) = crate::errhandler::get(h) {
                 let (mut handle, mut c) = ((SESSION_BASE + id) as Handle, code);
                 // SAFETY: a function registered with MPI_Session_create_errhandler, called
                 // with pointers to the session handle and the code, as
@@ -263,16 +263,9 @@ mpi_fn! {
                     return Err(Error::new(ErrorClass::InfoValue, format!("thread_level {v:?} is not a thread support level")));
                 }
             }
+            // Checked before the runtime starts: a bad handler then leaves nothing to undo.
+            let eh = super::env::errhandler_of(errhandler)?;
             runtime_up(level_of(hints.get("thread_level")?))?;
-            let eh = match runtime::with(|rt| super::env::errhandler_of(rt, errhandler)) {
-                Ok(eh) => eh,
-                Err(e) => {
-                    if live_sessions() == 0 && WORLD.load(Ordering::Acquire) != 1 {
-                        finalize_at_exit();
-                    }
-                    return Err(e);
-                }
-            };
             let mut t = sessions();
             let s = Session { errhandler: eh, info: hints };
             let i = match t.iter().position(Option::is_none) {
@@ -420,8 +413,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Session_set_errhandler / PMPI_Session_set_errhandler(session: Handle, errhandler: Handle) -> c_int {
-        scall("MPI_Session_set_errhandler", session, |rt, id| {
-            let h = super::env::errhandler_of(rt, errhandler)?;
+        scall("MPI_Session_set_errhandler", session, |_rt, id| {
+            let h = super::env::errhandler_of(errhandler)?;
             if let Some(Some(s)) = sessions().get_mut(id) {
                 s.errhandler = h;
             }
@@ -432,7 +425,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Session_get_errhandler / PMPI_Session_get_errhandler(session: Handle, errhandler: *mut Handle) -> c_int {
-        scall("MPI_Session_get_errhandler", session, |rt, id| {
+        scall("MPI_Session_get_errhandler", session, |_rt, id| {
             out(errhandler, "errhandler")?;
             let h = sessions()[id].as_ref().map_or(ErrHandler::Return, |s| s.errhandler);
             let v = match h {
@@ -441,7 +434,7 @@ mpi_fn! {
                 ErrHandler::Abort => ERRORS_ABORT,
                 ErrHandler::User(i) => {
                     // The caller gets a handle of its own, which it frees.
-                    rt.objs.retain_errhandler(i);
+                    crate::errhandler::retain(i);
                     super::errh::ERRH_BASE + i
                 }
             };

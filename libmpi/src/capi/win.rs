@@ -5,8 +5,9 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use super::*;
+use crate::errhandler::ErrFn;
 use crate::osc;
-use crate::registry::{DeleteFn, ErrFn};
+use crate::registry::DeleteFn;
 
 const WIN_NULL: usize = 0x110;
 /// Window handles: `WIN_BASE + slot`.
@@ -57,7 +58,7 @@ pub(super) fn win_fail(name: &str, win: Handle, e: Error) -> c_int {
     match handler {
         ErrHandler::Return => code,
         ErrHandler::User(h) => {
-            let Ok(f) = runtime::with(|rt| rt.objs.errhandler(h)) else {
+            let Ok(f) = crate::errhandler::get(h) else {
                 return code;
             };
             let (mut handle, mut c) = (win_handle(id), code);
@@ -457,8 +458,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_set_errhandler / PMPI_Win_set_errhandler(win: Handle, errhandler: Handle) -> c_int {
-        wcall("MPI_Win_set_errhandler", win, |rt, id| {
-            let h = super::env::errhandler_of(rt, errhandler)?;
+        wcall("MPI_Win_set_errhandler", win, |_rt, id| {
+            let h = super::env::errhandler_of(errhandler)?;
             osc::with_win(id, |w| {
                 w.errhandler = h;
                 Ok(())
@@ -469,14 +470,14 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler(win: Handle, errhandler: *mut Handle) -> c_int {
-        wcall("MPI_Win_get_errhandler", win, |rt, id| {
+        wcall("MPI_Win_get_errhandler", win, |_rt, id| {
             out(errhandler, "errhandler")?;
             let h = match osc::with_win(id, |w| Ok(w.errhandler))? {
                 ErrHandler::Fatal => ERRORS_ARE_FATAL,
                 ErrHandler::Return => ERRORS_RETURN,
                 ErrHandler::Abort => ERRORS_ABORT,
                 ErrHandler::User(i) => {
-                    rt.objs.retain_errhandler(i);
+                    crate::errhandler::retain(i);
                     super::errh::ERRH_BASE + i
                 }
             };
@@ -514,7 +515,7 @@ fn win_fail_code(_name: &str, id: usize, code: c_int) -> bool {
     let Ok(ErrHandler::User(h)) = osc::with_win(id, |w| Ok(w.errhandler)) else {
         return false;
     };
-    let Ok(f) = runtime::with(|rt| rt.objs.errhandler(h)) else {
+    let Ok(f) = crate::errhandler::get(h) else {
         return false;
     };
     let (mut handle, mut c) = (win_handle(id), code);
