@@ -108,11 +108,7 @@ impl NodePlacement {
             self.hwthread_cpus,
         )?;
         spec.report_bindings = self.report_bindings;
-        let file = spec
-            .mca_value("hwloc_base_topo_file")
-            .map(str::to_string)
-            .or_else(|| std::env::var("RMPI_MCA_hwloc_base_topo_file").ok())
-            .filter(|f| !f.is_empty());
+        let file = crate::topo::topo_file(spec.mca_value("hwloc_base_topo_file"));
         let topo = crate::topo::load_for(file.as_deref(), &spec.policy)?;
         crate::topo::place_node(&topo, spec, ranks)
     }
@@ -207,16 +203,19 @@ impl NodeJob {
     }
 }
 
-/// The daemon's entry point; `args` follow the flag.
-pub fn run(args: &[OsString]) -> ExitCode {
-    let host = nix::unistd::gethostname()
+fn host_name() -> String {
+    nix::unistd::gethostname()
         .ok()
         .and_then(|h| h.into_string().ok())
-        .unwrap_or_else(|| "?".into());
+        .unwrap_or_else(|| "?".into())
+}
+
+/// The daemon's entry point; `args` follow the flag.
+pub fn run(args: &[OsString]) -> ExitCode {
     match serve(args) {
         Ok(code) => ExitCode::from(code),
         Err(msg) => {
-            say(&format!("mpirun (daemon on {host}): {msg}"));
+            say(&format!("mpirun (daemon on {}): {msg}", host_name()));
             ExitCode::from(1)
         }
     }
@@ -447,7 +446,16 @@ fn relay(link: &mut Link, ranks: &mut [Rank], sigfd: &nix::sys::signalfd::Signal
                 }
                 Src::Link => {
                     for f in link.read_frames(16) {
-                        on_frame(ranks, &mut kvs, f);
+                        if let Err(e) = on_frame(ranks, &mut kvs, f) {
+                            // The ranks would wait for a release that never comes: end the
+                            // node now; mpirun sees the daemon gone and names this host.
+                            say(&format!(
+                                "mpirun (daemon on {}): {e}; killing this node's ranks",
+                                host_name()
+                            ));
+                            kill_all(ranks);
+                            return 1;
+                        }
                     }
                     if !link.is_open() {
                         // mpirun is gone: nothing may outlive it.
@@ -498,17 +506,16 @@ fn enter_fence(link: &mut Link, ranks: &mut [Rank]) {
     }
 }
 
-fn on_frame(ranks: &mut [Rank], kvs: &mut NodeKvs, f: oob::Frame) {
+/// Acts on one frame from mpirun; an error is a frame the node cannot go on after.
+fn on_frame(ranks: &mut [Rank], kvs: &mut NodeKvs, f: oob::Frame) -> Result<(), String> {
     match f.kind {
-        kind::FENCE => match kvs.load(&f.payload) {
-            Ok(release) => {
-                for r in ranks.iter_mut().filter(|r| r.pmi.is_some()) {
-                    r.to_pmi.extend_from_slice(release.as_bytes());
-                    write_pmi(r);
-                }
+        kind::FENCE => {
+            let release = kvs.load(&f.payload)?;
+            for r in ranks.iter_mut().filter(|r| r.pmi.is_some()) {
+                r.to_pmi.extend_from_slice(release.as_bytes());
+                write_pmi(r);
             }
-            Err(e) => say(&format!("mpirun daemon: {e}")),
-        },
+        }
         kind::PMI => {
             if let Some(r) = ranks.iter_mut().find(|r| r.rank == f.rank) {
                 if r.pmi.is_some() {
@@ -522,7 +529,7 @@ fn on_frame(ranks: &mut [Rank], kvs: &mut NodeKvs, f: oob::Frame) {
                 i32::from_le_bytes([b[0], b[1], b[2], b[3]])
             });
             let Ok(sig) = Signal::try_from(sig) else {
-                return;
+                return Ok(());
             };
             for r in ranks
                 .iter()
@@ -534,6 +541,7 @@ fn on_frame(ranks: &mut [Rank], kvs: &mut NodeKvs, f: oob::Frame) {
         }
         _ => {}
     }
+    Ok(())
 }
 
 fn write_pmi(r: &mut Rank) {
@@ -667,6 +675,22 @@ mod tests {
         assert_eq!(node_index("@a,b,c", Some("b")), Ok(1));
         assert!(node_index("@a,b", Some("z")).unwrap_err().contains("(z)"));
         assert!(node_index("@a,b", None).is_err());
+    }
+
+    #[test]
+    fn a_fence_frame_the_node_cannot_read_is_an_error() {
+        let frame = |payload: &[u8]| oob::Frame {
+            kind: kind::FENCE,
+            rank: oob::ALL,
+            payload: payload.to_vec(),
+        };
+        let mut kvs = NodeKvs::default();
+        let good = crate::pmi_relay::fence_payload("k", &[], "cmd=barrier_out\n");
+        assert_eq!(on_frame(&mut [], &mut kvs, frame(&good)), Ok(()));
+        assert!(on_frame(&mut [], &mut kvs, frame(b"{not json"))
+            .unwrap_err()
+            .contains("bad fence"));
+        assert!(on_frame(&mut [], &mut kvs, frame(b"{}")).is_err());
     }
 
     #[test]

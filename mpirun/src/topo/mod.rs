@@ -166,17 +166,24 @@ impl Topology {
 /// oversubscribing (slots divided by `PE`). mpirun's command line is parsed, not yet validated.
 pub fn for_job(cli: &crate::cli::Cli) -> Result<(Topology, usize), String> {
     let policy = crate::cli::placement(cli)?;
-    let file = cli
+    let given = cli
         .mca
         .chunks(2)
         .filter(|kv| kv[0] == "hwloc_base_topo_file")
-        .map(|kv| kv[1].clone())
-        .next_back()
-        .or_else(|| std::env::var("RMPI_MCA_hwloc_base_topo_file").ok())
-        .filter(|f| !f.is_empty());
-    let topo = load_for(file.as_deref(), &policy)?;
+        .map(|kv| kv[1].as_str())
+        .next_back();
+    let topo = load_for(topo_file(given).as_deref(), &policy)?;
     let slots = map::slots(&topo, &policy) / policy.map.pe;
     Ok((topo, slots.max(1)))
+}
+
+/// The topology file to read instead of this machine's: `--mca hwloc_base_topo_file` as
+/// `given` (mpirun's, or the job's on a node daemon), else the environment's; empty is none.
+pub fn topo_file(given: Option<&str>) -> Option<String> {
+    given
+        .map(str::to_string)
+        .or_else(|| std::env::var("RMPI_MCA_hwloc_base_topo_file").ok())
+        .filter(|f| !f.is_empty())
 }
 
 /// This machine's topology (or `file`'s), restricted to the policy's `--cpu-set`.
