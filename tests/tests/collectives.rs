@@ -325,3 +325,53 @@ fn forced_hierarchy_with_coll_hier_off() {
         );
     }
 }
+
+/// A collective's sends stay eager up to sm's eager limit toward peers the line probe calls
+/// far (a bcast tree would otherwise wait for a rendezvous handshake at each level), while a
+/// point-to-point message of the same size goes by rendezvous.
+#[test]
+fn coll_sends_to_far_peers_stay_eager() {
+    let p = c_program("tests/c/coll_far_eager.c");
+    let prog = p.to_str().expect("utf-8 path");
+    let r = mpirun(&[
+        "-np",
+        "2",
+        "--mca",
+        "btl_sm_eager_limit_far",
+        "4k",
+        "--mca",
+        "btl_sm_near_ns",
+        "0",
+        "--mca",
+        "btl_base_verbose",
+        "1",
+        prog,
+    ]);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains(" No Errors"),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if suite_btl().is_some() || cores < 2 || !r.stderr.contains("eager 4096") {
+        return; // no probe here: every limit is the eager limit
+    }
+    // Rendezvous receives per rank: single copy + split + streamed.
+    let rndv = |rank: u32| -> u64 {
+        let line = r
+            .stderr
+            .lines()
+            .find(|l| l.contains(&format!("rank {rank}: rendezvous receives:")))
+            .unwrap_or_else(|| panic!("no rendezvous line for rank {rank}:\n{}", r.stderr));
+        let nums: Vec<u64> = line
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        // "rank R: rendezvous receives: G read ..., C split ... (B of them ...), S streamed"
+        nums[1] + nums[2] + nums[4]
+    };
+    assert_eq!(rndv(0), 0, "{}", r.stderr);
+    assert_eq!(rndv(1), 1, "{}", r.stderr);
+}

@@ -396,7 +396,7 @@ impl Schedule {
             Step::SendMsg { ref m, world } => {
                 // SAFETY: the message lies in the caller's buffers, valid until the schedule
                 // completes (the collective's contract).
-                unsafe { pml.isend_msg(m.clone(), world, self.ctx, self.me, self.tag) }
+                unsafe { pml.isend_coll(m.clone(), world, self.ctx, self.me, self.tag) }
             }
             Step::RecvMsg { ref m, peer } => {
                 // SAFETY: as above, writable and not otherwise accessed until completion.
@@ -406,7 +406,7 @@ impl Schedule {
                 let p = self.ptr(at);
                 // SAFETY: `p` points into a buffer valid for `len` bytes until the schedule
                 // completes (the collective's contract, or our own temporary).
-                unsafe { pml.isend(p, len, world, self.ctx, self.me, self.tag) }
+                unsafe { pml.isend_coll(Msg::bytes(p, len), world, self.ctx, self.me, self.tag) }
             }
             Step::Recv { at, len, peer } => {
                 let p = self.ptr(at);
@@ -416,7 +416,7 @@ impl Schedule {
             Step::XSend { at, len, world } => {
                 let p = self.ptr(at);
                 // SAFETY: as for Send.
-                unsafe { pml.isend(p, len, world, self.xctx, self.me, self.tag) }
+                unsafe { pml.isend_coll(Msg::bytes(p, len), world, self.xctx, self.me, self.tag) }
             }
             Step::XRecv { at, len, peer } => {
                 let p = self.ptr(at);
