@@ -217,6 +217,28 @@ fn abort_on_the_remote_node_ends_the_job() {
     );
 }
 
+/// MPI_Comm_spawn in a job across hosts is refused with a clear error (dynamic processes meet
+/// through abstract Unix sockets, which do not cross hosts), and nothing is started or left.
+#[test]
+fn spawn_across_hosts_is_refused_clearly() {
+    let nodes = Nodes::up();
+    let prog = c_program("tests/c/spawn.c");
+    let r = nodes.mpirun("node1:1,node2:1", &[prog.to_str().unwrap(), "2"]);
+    assert_ne!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("MPI_ERR_SPAWN")
+            && r.stderr
+                .contains("spans several hosts is not supported yet"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        shm_leftovers(),
+        Vec::<String>::new(),
+        "files left in /dev/shm"
+    );
+}
+
 /// Starts `nodes MARKER` on node1:2,node2:2 in the background and waits until every rank said
 /// where it runs: (mpirun, marker, [(rank, host, pid)]).
 fn start_held_job(

@@ -68,6 +68,15 @@ impl Job {
         if self.failure.is_some() {
             return Err("the job is being torn down".into());
         }
+        if !self.nodes.is_empty() {
+            // Children start on this host, and parents and children meet through abstract
+            // Unix sockets, which do not cross hosts (dpm/mod.rs in libmpi).
+            return Err(
+                "MPI_Comm_spawn in a job that spans several hosts is not supported yet \
+                 (dynamic processes reach each other only within one host)"
+                    .into(),
+            );
+        }
         // Resolve every program first, so that a bad name starts nothing.
         let mut progs = Vec::new();
         for c in &cmds {
