@@ -369,12 +369,9 @@ impl Pml {
         src: i32,
         tag: i32,
     ) -> Started {
+        let limit = self.st.eager[dest];
         // SAFETY: forwarded contract.
-        if m.layout.is_none() && unsafe { self.send_now(m.ptr, m.len, dest, ctx, src, tag) } {
-            return Started::Done(Status::default());
-        }
-        // SAFETY: forwarded contract.
-        unsafe { self.isend_msg_sync(m, dest, ctx, src, tag, false) }
+        unsafe { self.isend_up_to(m, dest, ctx, src, tag, limit) }
     }
 
     /// `isend_msg` for a collective's schedule: eager up to `coll_eager`.
@@ -390,11 +387,29 @@ impl Pml {
         src: i32,
         tag: i32,
     ) -> Started {
+        let limit = self.st.coll_eager[dest];
+        // SAFETY: forwarded contract.
+        unsafe { self.isend_up_to(m, dest, ctx, src, tag, limit) }
+    }
+
+    /// The fast path when it applies, else a send eager up to `limit` bytes.
+    ///
+    /// # Safety
+    /// As `isend_msg`.
+    #[inline(always)]
+    unsafe fn isend_up_to(
+        &mut self,
+        m: Msg,
+        dest: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+        limit: usize,
+    ) -> Started {
         // SAFETY: forwarded contract.
         if m.layout.is_none() && unsafe { self.send_now(m.ptr, m.len, dest, ctx, src, tag) } {
             return Started::Done(Status::default());
         }
-        let limit = self.st.coll_eager[dest];
         // SAFETY: forwarded contract.
         unsafe { self.isend_general(m, dest, ctx, src, tag, Some(limit)) }
     }
