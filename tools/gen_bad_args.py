@@ -52,6 +52,7 @@ ALLOWED_OUTSIDE = {
     "MPI_Error_class", "MPI_Error_string", "MPI_Abi_get_version", "MPI_Abi_get_info",
     "MPI_Abi_get_fortran_info", "MPI_Abi_get_fortran_booleans", "MPI_Abi_set_fortran_info",
     "MPI_Abi_set_fortran_booleans", "MPI_Session_init", "MPI_Info_create_env",
+    "MPI_Session_create_errhandler",
 }
 
 # Functions whose int result is not an error code.

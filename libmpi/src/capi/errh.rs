@@ -95,27 +95,33 @@ pub(super) fn call_user_handle(h: usize, comm: Handle, code: c_int) -> Result<()
     Ok(())
 }
 
+/// A new user error handler's handle; needs no runtime (the table is process-wide).
+pub(super) fn create(function: Option<ErrFn>, errhandler: *mut Handle) -> Result<()> {
+    let Some(f) = function else {
+        return Err(Error::new(
+            ErrorClass::Arg,
+            "the error handler function is NULL",
+        ));
+    };
+    if errhandler.is_null() {
+        return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));
+    }
+    let id = crate::errhandler::add(f);
+    // SAFETY: checked non-NULL; the caller passes a writable MPI_Errhandler.
+    unsafe { *errhandler = (ERRH_BASE + id) as Handle };
+    Ok(())
+}
+
 mpi_fn! {
     fn MPI_Comm_create_errhandler / PMPI_Comm_create_errhandler(function: Option<ErrFn>, errhandler: *mut Handle) -> c_int {
-        // No runtime needed: MPI_Session_create_errhandler (the same) comes before any session.
-        super::comm::outside("MPI_Comm_create_errhandler", crate::comm::WORLD, || {
-            let Some(f) = function else {
-                return Err(Error::new(ErrorClass::Arg, "the error handler function is NULL"));
-            };
-            if errhandler.is_null() {
-                return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));
-            }
-            let id = crate::errhandler::add(f);
-            // SAFETY: checked non-NULL; the caller passes a writable MPI_Errhandler.
-            unsafe { *errhandler = (ERRH_BASE + id) as Handle };
-            Ok(())
-        })
+        // Between init and finalize only (a session or the world model), as the standard says.
+        call("MPI_Comm_create_errhandler", crate::comm::WORLD, |_rt| create(function, errhandler))
     }
 }
 
 mpi_fn! {
     fn MPI_Errhandler_free / PMPI_Errhandler_free(errhandler: *mut Handle) -> c_int {
-        super::comm::outside("MPI_Errhandler_free", crate::comm::WORLD, || {
+        call("MPI_Errhandler_free", crate::comm::WORLD, |_rt| {
             if errhandler.is_null() {
                 return Err(Error::new(ErrorClass::Arg, "errhandler pointer is NULL"));
             }

@@ -406,8 +406,11 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Session_create_errhandler / PMPI_Session_create_errhandler(function: Option<ErrFn>, errhandler: *mut Handle) -> c_int {
-        // SAFETY: forwarded contract (the same registry of handler functions).
-        unsafe { super::errh::PMPI_Comm_create_errhandler(function, errhandler) }
+        // Callable before any session or MPI_Init (MPI 4.1 §11.4.1): MPI_Session_init takes
+        // the handler.
+        super::comm::outside("MPI_Session_create_errhandler", crate::comm::WORLD, || {
+            super::errh::create(function, errhandler)
+        })
     }
 }
 

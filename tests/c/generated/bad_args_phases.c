@@ -834,8 +834,6 @@ static void t_all(void) {
             MPI_Session_attach_buffer_c(ba_session, ba_rbuf, 64));
     BA_CASE("MPI_Session_call_errhandler", ba_phase, BA_ANY_OUTSIDE,
             MPI_Session_call_errhandler(ba_session, MPI_ERR_OTHER));
-    BA_CASE("MPI_Session_create_errhandler", ba_phase, BA_ANY_OUTSIDE,
-            MPI_Session_create_errhandler((MPI_Session_errhandler_function *)ba_dummy_fn, ba_out_Errhandler));
     BA_CASE("MPI_Session_detach_buffer", ba_phase, BA_ANY_OUTSIDE,
             MPI_Session_detach_buffer(ba_session, ba_rbuf, ba_out_int));
     BA_CASE("MPI_Session_detach_buffer_c", ba_phase, BA_ANY_OUTSIDE,
