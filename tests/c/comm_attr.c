@@ -172,10 +172,9 @@ int main(int argc, char **argv) {
      * attribute, then by the user: the second free is no error (as MPICH's
      * attr/keyval_double_free_win expects, and as for communicator keyvals). */
     {
-        int wk, wk_copy, buf[2] = {0, 0};
+        int wk, buf[2] = {0, 0};
         MPI_Win w[2];
         MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, win_free_keyval_fn, &wk, NULL);
-        wk_copy = wk;
         for (int i = 0; i < 2; i++) {
             MPI_Win_create(&buf[i], sizeof(int), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w[i]);
             MPI_Win_set_attr(w[i], wk, NULL);
@@ -184,7 +183,6 @@ int main(int argc, char **argv) {
         CHECK(MPI_Win_free_keyval(&wk) == MPI_SUCCESS, "second free of a window keyval");
         CHECK(wk == MPI_KEYVAL_INVALID, "freed window keyval handle reset");
         MPI_Win_free(&w[1]);
-        (void)wk_copy;
     }
 
     /* Deleted when MPI_Finalize starts. */

@@ -347,13 +347,7 @@ fn coll_sends_to_far_peers_stay_eager() {
         "1",
         prog,
     ]);
-    r.assert_ok();
-    assert!(
-        r.stdout.contains(" No Errors"),
-        "{}\n{}",
-        r.stdout,
-        r.stderr
-    );
+    r.assert_no_errors("coll_far_eager, every pair far");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if suite_btl().is_some() || cores < 2 || !r.stderr.contains("eager 4096") {
         return; // no probe here: every limit is the eager limit

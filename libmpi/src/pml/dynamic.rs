@@ -26,7 +26,6 @@ impl Pml {
         let b = &self.btls[btl];
         let eager = b.eager_limit(peer).unwrap_or(eager_limit);
         st.eager.push(eager);
-        st.coll_eager.push(eager.max(eager_limit));
         st.one_frag
             .push(eager.min(b.max_frag().saturating_sub(super::wire::MATCH_LEN)));
         st.streams.push(None);

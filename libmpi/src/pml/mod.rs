@@ -210,11 +210,11 @@ struct State {
     /// By world rank: the largest message sent eagerly (the transport's choice for that peer,
     /// e.g. sm's per-pair limit from the line probe, else the eager limit).
     eager: Vec<usize>,
-    /// By world rank: the same for a collective's sends, never below the job's eager limit.
+    /// The job's eager limit: a collective's sends are eager up to it at least (`isend_coll`).
     /// sm's smaller limit toward far peers wins bandwidth for a stream of large sends; a
     /// collective's tree instead waits at each level for a rendezvous handshake (measured on
     /// 16 cores, osu_bcast 8 KiB at 8 and 16 ranks: 7.9-13.4 us by rendezvous, 4.8-7.0 eager).
-    coll_eager: Vec<usize>,
+    eager_limit: usize,
     verbose: bool,
     /// Where a fragment of a non-contiguous message is packed on its way out.
     scratch: Vec<u8>,
@@ -255,7 +255,6 @@ impl Pml {
             .iter()
             .map(|ep| btls[ep.btl].eager_limit(ep.peer).unwrap_or(eager_limit))
             .collect();
-        let coll_eager = eager.iter().map(|&e| e.max(eager_limit)).collect();
         let one_frag = endpoints
             .iter()
             .zip(&eager)
@@ -283,7 +282,7 @@ impl Pml {
                 coop_min: if coop_min == 0 { usize::MAX } else { coop_min },
                 stats: Default::default(),
                 eager,
-                coll_eager,
+                eager_limit,
                 verbose: false,
                 scratch: Vec::new(),
                 matched: Vec::new(),
@@ -374,7 +373,8 @@ impl Pml {
         unsafe { self.isend_up_to(m, dest, ctx, src, tag, limit) }
     }
 
-    /// `isend_msg` for a collective's schedule: eager up to `coll_eager`.
+    /// `isend_msg` for a collective's schedule: eager up to the peer's limit or the job's,
+    /// whichever is larger.
     ///
     /// # Safety
     /// As `isend_msg`.
@@ -387,7 +387,7 @@ impl Pml {
         src: i32,
         tag: i32,
     ) -> Started {
-        let limit = self.st.coll_eager[dest];
+        let limit = self.st.eager[dest].max(self.st.eager_limit);
         // SAFETY: forwarded contract.
         unsafe { self.isend_up_to(m, dest, ctx, src, tag, limit) }
     }
