@@ -1,16 +1,21 @@
 //! One SPSC channel (sender s → receiver r): the sender's end `Tx` and the receiver's end `Rx`.
 //!
-//! Header cell (64 B, one cache line):
+//! Header cell (32 B, half a cache line):
 //! ```text
 //! +0 stamp: u32   absolute cell index + 1 (wrapping); stored last, Release — the publication point
 //! +4 len: u32     fragment bytes (hdr + data)
 //! +8 tag: u8
-//! +9 kind: u8     KIND_CELLS: the bytes follow at +10 (len <= 54: this cell only; longer: on
+//! +9 kind: u8     KIND_CELLS: the bytes follow at +10 (len <= 22: this cell only; longer: on
 //!                 into the next cells, contiguous); KIND_PAYLOAD: in the payload ring
-//! +10 54 bytes of inline payload (KIND_CELLS), or
+//! +10 22 bytes of inline payload (KIND_CELLS), or
 //! +12 pay_pos: u32 monotonic payload-ring position of the bytes (KIND_PAYLOAD)
 //! ```
-//! 54 inline bytes carry the pml's 20-byte match header and a 32-byte message in one line.
+//! Two cells share a line, so a stream of tiny fragments (the pml's 8-byte short match header
+//! and up to 14 bytes of data) moves two per line transfer, as Open MPI's 32-byte-aligned fast
+//! box entries do: where a line costs 200+ ns between the two cores, that halves what a message
+//! costs in a window of sends. A fragment of more than one cell spans whole lines: its span is
+//! rounded up to end on a line boundary (the extra cell is skipped), so after it the next
+//! fragment starts a line again and a run of longer fragments lies exactly as with 64-B cells.
 //! A fragment of up to `INLINE_CELLS_MAX` lines travels inline in consecutive cells when they do
 //! not wrap around the ring's end, so the receiver reads one contiguous run of lines that the
 //! hardware prefetches as a stream; longer fragments, or ones that would wrap, use the payload
@@ -32,8 +37,11 @@
 use std::ptr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use crate::layout::CELL;
+/// The ring's lines (the layout's unit, `fifo_cells` of them) hold two cells each.
+use crate::layout::CELL as LINE;
 
+/// Bytes of one header cell.
+pub const CELL: usize = 32;
 pub const INLINE_MAX: usize = CELL - OFF_INLINE;
 const OFF_STAMP: usize = 0;
 const OFF_LEN: usize = 4;
@@ -47,12 +55,12 @@ const KIND_PAYLOAD: u8 = 1;
 /// No fragment: the cells from here to the ring's end are skipped (an inline span that would
 /// wrap starts again at cell 0).
 const KIND_PAD: u8 = 2;
-/// Most cells one inline fragment spans: 66 × 64 B carry a 4144-byte fragment (a 4 KiB message
+/// Most cells one inline fragment spans: 66 lines carry a 4144-byte fragment (a 4 KiB message
 /// with its match header). Inline beats the payload ring by about 0.1 µs of one-way latency
 /// from 0.5 to 4 KiB (the receiver fetches one contiguous run of lines it starts prefetching as
 /// soon as it sees the stamp). A span also takes at most half the ring, so that a ring of a
 /// few spans never stalls on the padding at its end.
-pub const INLINE_CELLS_MAX: u32 = 66;
+pub const INLINE_CELLS_MAX: u32 = 132;
 
 /// One atomic no-op per page of a header ring (`cell_mask + 1` cells at `cells`), on the stamp
 /// words every process accesses only atomically: maps those pages here (`Tx::prefault`,
@@ -72,8 +80,9 @@ fn touch_stamps(cells: *const u8, cell_mask: u32, page: usize) {
     }
 }
 
-/// How far ahead of the cell being written the sender asks for lines (see `Tx::prefetch_ahead`).
-const PREFETCH_AHEAD: u32 = 8;
+/// How far ahead of the cell being written the sender asks for lines (see `Tx::prefetch_ahead`):
+/// 8 lines.
+const PREFETCH_AHEAD: u32 = 16;
 
 /// Whether a fragment of `k` cells may travel inline in a ring of `cells` cells.
 #[inline(always)]
@@ -81,10 +90,27 @@ fn inline_ok(k: u32, cells: u32) -> bool {
     k <= INLINE_CELLS_MAX && 2 * k <= cells
 }
 
-/// Cells an inline fragment of `len` bytes spans.
+/// Cells an inline fragment of `len` bytes fills.
 #[inline(always)]
 fn cells_for(len: u32) -> u32 {
     (OFF_INLINE as u32 + len).div_ceil(CELL as u32)
+}
+
+/// Cells a multi-cell fragment filling `k` cells from cell `idx` takes: one more when it would
+/// end in the middle of a line, so that the next fragment starts a line (see the module docs).
+#[inline(always)]
+fn span_at(idx: u32, k: u32) -> u32 {
+    k + ((idx + k) & 1)
+}
+
+/// Call `f` with the first address of every line the `span` cells from `cell` touch.
+#[inline(always)]
+fn for_lines(cell: *const u8, span: u32, mut f: impl FnMut(*const u8)) {
+    let lead = cell as usize & (LINE - 1);
+    let line = cell.wrapping_sub(lead);
+    for off in (0..lead + span as usize * CELL).step_by(LINE) {
+        f(line.wrapping_add(off));
+    }
 }
 
 /// A stamp word no fragment in cell `idx` can carry: stamps are `pos + 1` with
@@ -101,14 +127,14 @@ fn round_line(len: u32) -> u32 {
 
 /// Sender end. All fields are private to the sending process; only `tail` points at
 /// receiver-written memory.
-/// Copy `n <= INLINE_MAX` bytes with a few possibly overlapping fixed-size moves: on the
-/// inline path the libc memcpy call costs more than the copy itself.
+/// Copy `n <= 64` bytes with a few possibly overlapping fixed-size moves: on the inline path
+/// the libc memcpy call costs more than the copy itself.
 ///
 /// # Safety
-/// `src` readable and `dst` writable for `n` bytes, not overlapping; `n <= INLINE_MAX`.
+/// `src` readable and `dst` writable for `n` bytes, not overlapping; `n <= 64`.
 #[inline(always)]
 unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
-    debug_assert!(n <= INLINE_MAX);
+    debug_assert!(n <= 64);
     // SAFETY: every access below is within [0, n) of both ranges (the caller's contract);
     // unaligned reads and writes.
     unsafe {
@@ -174,16 +200,19 @@ fn prefetch_write(p: *const u8) {
     let _ = p;
 }
 
-/// Copy `hdr ++ data` to `dst`: the bytes from offset `INLINE_MAX` (the end of the first
-/// cell) on first, the first `INLINE_MAX` last. A multi-cell fragment's first cell, which the receiver polls, is then written in one
-/// burst just before its stamp, rather than first and held while the later cells are fetched.
+/// Copy `hdr ++ data` to `dst`, the inline bytes of a multi-cell fragment's first cell: the
+/// bytes past the end of that cell's line first, the ones in it last. The line the receiver
+/// polls is then written in one burst just before the stamp, rather than partly first and
+/// taken back by the polling receiver while the later lines are filled (one more transfer).
 ///
 /// # Safety
-/// `dst` writable for `hdr.len() + data.len()` bytes, not overlapping the sources;
-/// `INLINE_MAX <= hdr.len() + data.len()`.
+/// `dst` writable for `hdr.len() + data.len()` bytes, not overlapping the sources, at
+/// `OFF_INLINE` in a cell.
 #[inline(always)]
 unsafe fn copy_tail_first(hdr: &[u8], data: &[u8], dst: *mut u8) {
-    let (h, split) = (hdr.len(), INLINE_MAX);
+    // 54 from a line's first cell, 22 from its second; all of a fragment that ends in it.
+    let h = hdr.len();
+    let split = (LINE - (dst as usize - OFF_INLINE) % LINE - OFF_INLINE).min(h + data.len());
     // SAFETY: every range below lies inside hdr, data and [dst, dst + h + data.len()), which
     // the caller guarantees writable and disjoint from the sources.
     unsafe {
@@ -195,14 +224,14 @@ unsafe fn copy_tail_first(hdr: &[u8], data: &[u8], dst: *mut u8) {
             // The usual case (a short header): a few fixed-size moves, no libc calls.
             let d = split - h;
             copy_medium(data.as_ptr().add(d), dst.add(split), data.len() - d);
-            // h <= split and d <= split = INLINE_MAX: within copy_small's limit.
+            // h <= split and d <= split <= 54: within copy_small's limit.
             copy_small(hdr.as_ptr(), dst, h);
             copy_small(data.as_ptr(), dst.add(h), d);
         }
     }
 }
 
-/// Copy `n` bytes in 32-byte moves (the last one overlapping), or as `copy_small` up to `INLINE_MAX`.
+/// Copy `n` bytes in 32-byte moves (the last one overlapping), or as `copy_small` below 32.
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `n` bytes, not overlapping.
@@ -211,7 +240,7 @@ unsafe fn copy_medium(src: *const u8, dst: *mut u8, n: usize) {
     // SAFETY: every move below stays within [0, n) of both ranges (the caller's contract);
     // unaligned reads and writes.
     unsafe {
-        if n <= INLINE_MAX {
+        if n < 32 {
             return copy_small(src, dst, n);
         }
         let mv32 = |at: usize| {
@@ -275,7 +304,7 @@ impl Tx {
     }
 
     /// # Safety
-    /// `cells` (fifo_cells × 64 B, 64-aligned), `pay` (pay_size bytes, 64-aligned) and `tail`
+    /// `cells` (fifo_cells lines of 64 B, 64-aligned: twice as many cells), `pay` (pay_size bytes, 64-aligned) and `tail`
     /// (8-aligned) must point into a live shared mapping laid out by `Layout` for this channel,
     /// outliving the `Tx`, with this process the only sender on it and the rings fresh (zeroed).
     pub unsafe fn new(
@@ -289,13 +318,13 @@ impl Tx {
             cells,
             pay,
             tail,
-            cell_mask: (fifo_cells - 1) as u32,
+            cell_mask: (fifo_cells * LINE / CELL - 1) as u32,
             pay_size: pay_size as u32,
             head: 0,
             pay_head: 0,
             hdr_tail: 0,
             pay_tail: 0,
-            interior: vec![0; fifo_cells.div_ceil(64)].into_boxed_slice(),
+            interior: vec![0; (fifo_cells * LINE / CELL).div_ceil(64)].into_boxed_slice(),
         }
     }
 
@@ -323,6 +352,24 @@ impl Tx {
             *w |= 1 << (idx % 64);
         } else {
             *w &= !(1 << (idx % 64));
+        }
+    }
+
+    /// Set the interior bits of cells `from..to` (within one lap: spans never wrap), a word at
+    /// a time: a 4 KiB fragment fills 129 cells.
+    #[inline(always)]
+    fn mark_interior(&mut self, from: u32, to: u32) {
+        let mut i = from;
+        while i < to {
+            let bit = i % 64;
+            let n = (to - i).min(64 - bit);
+            let mask = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << bit
+            };
+            self.interior[(i / 64) as usize] |= mask;
+            i += n;
         }
     }
 
@@ -366,10 +413,10 @@ impl Tx {
             self.scrub(after);
         }
         self.prefetch_ahead(idx);
-        // SAFETY: idx < fifo_cells, so the cell lies inside this channel's header ring; it is
-        // ours: head + 1 - hdr_tail <= fifo_cells means the receiver has released it (Acquire
+        // SAFETY: idx <= cell_mask, so the cell lies inside this channel's header ring; it is
+        // ours: head + 1 - hdr_tail <= cell_mask + 1 means the receiver has released it (Acquire
         // in refresh), and it is unpublished. hdr and data fit the INLINE_MAX inline bytes; sources are
-        // process-private, so no overlap; fields are aligned in the 64-byte cell.
+        // process-private, so no overlap; fields are aligned in the 32-byte cell.
         unsafe {
             let cell = self.cells.add(idx as usize * CELL);
             let dst = cell.add(OFF_INLINE);
@@ -394,19 +441,20 @@ impl Tx {
         // A span that would wrap: pad to the ring's end and start again at cell 0, if the
         // padding and the span fit now (else the payload ring below takes it).
         let pad = cells - idx;
-        if inline_ok(k, cells) && idx + k > cells && self.room(pad + k + 1) {
-            // SAFETY: idx < fifo_cells: the cell is inside the ring and ours (room counted it);
+        if inline_ok(span_at(0, k), cells) && idx + k > cells && self.room(pad + span_at(0, k) + 1)
+        {
+            // SAFETY: idx <= cell_mask: the cell is inside the ring and ours (room counted it);
             // the kind byte is written before the Release in `publish`.
             unsafe { ptr::write(self.cells.add(idx as usize * CELL + OFF_KIND), KIND_PAD) };
             // The next cell is cell 0, which is never interior (spans never wrap).
             self.publish(idx, pad);
             idx = 0;
         }
-        let mut span = if inline_ok(k, cells) && idx + k <= cells && self.room(k + 1) {
-            k
-        } else {
-            1
-        };
+        // idx + k <= cells (even) implies idx + span_at(idx, k) <= cells.
+        let mut span = span_at(idx, k);
+        if !(inline_ok(span, cells) && idx + k <= cells && self.room(span + 1)) {
+            span = 1;
+        }
         let mut after = (idx + span) & self.cell_mask;
         let mut scrub = self.is_interior(after);
         if !self.room(span + scrub as u32) {
@@ -419,7 +467,7 @@ impl Tx {
             }
         }
         self.prefetch_ahead(idx + span - 1);
-        // SAFETY: idx < fifo_cells, so the cell lies inside this channel's header ring.
+        // SAFETY: idx <= cell_mask, so the cell lies inside this channel's header ring.
         let cell = unsafe { self.cells.add(idx as usize * CELL) };
         if span == 1 {
             if !self.fill_payload(cell, tag, hdr, data) {
@@ -430,25 +478,22 @@ impl Tx {
             }
         } else {
             // Ask for all the span's lines at once rather than one store miss after another.
-            for i in 0..span as usize {
-                prefetch_write(cell.wrapping_add(i * CELL));
-            }
+            for_lines(cell, span, prefetch_write);
             if scrub {
                 self.scrub(after);
             }
-            // SAFETY: the span's cells are ours: head + span - hdr_tail <= fifo_cells means the
+            // SAFETY: the span's cells are ours: head + span - hdr_tail <= cell_mask + 1 means the
             // receiver has released them (Acquire in refresh), and they are unpublished; the
             // span does not wrap (idx + span <= cells), so the bytes stay inside the ring.
-            // Sources are process-private, so no overlap; fields are aligned in the 64-B cell.
+            // Sources are process-private, so no overlap; fields are aligned in the 32-B cell.
             unsafe {
                 copy_tail_first(hdr, data, cell.add(OFF_INLINE));
                 ptr::write(cell.add(OFF_LEN).cast::<u32>(), len);
                 ptr::write(cell.add(OFF_TAG), tag);
                 ptr::write(cell.add(OFF_KIND), KIND_CELLS);
             }
-            for i in 1..span {
-                self.set_interior(idx + i, true);
-            }
+            // Only the cells the bytes fill: a rounding cell keeps what it held, and its bit.
+            self.mark_interior(idx + 1, idx + k);
         }
         self.publish(idx, span);
         true
@@ -523,7 +568,7 @@ impl Tx {
         // channel's payload ring; [pay_head, start + need) is free per the (Acquire-read)
         // receiver tail, so we are its only accessor until try_send's stamp publishes it.
         // `cell` is the unpublished cell try_send owns; all offsets are 4-aligned in a
-        // 64-aligned cell.
+        // 32-aligned cell.
         unsafe {
             let dst = self.pay.add(at);
             ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
@@ -579,7 +624,7 @@ impl Rx {
             cells,
             pay,
             tail,
-            cell_mask: (fifo_cells - 1) as u32,
+            cell_mask: (fifo_cells * LINE / CELL - 1) as u32,
             pay_size: pay_size as u32,
             next: 0,
             pay_tail: 0,
@@ -607,7 +652,7 @@ impl Rx {
         let mut pending = false;
         while done < budget {
             let idx = (self.next & self.cell_mask) as usize;
-            // SAFETY: idx < fifo_cells: the cell is inside this channel's header ring.
+            // SAFETY: idx <= cell_mask: the cell is inside this channel's header ring.
             let cell = unsafe { self.cells.add(idx * CELL) };
             // SAFETY: 4-aligned u32 at the cell start, only accessed atomically. Acquire pairs
             // with the sender's Release store of the stamp.
@@ -619,7 +664,7 @@ impl Rx {
             }
             // SAFETY: the stamp matched, so the sender wrote these fields before its Release and
             // will not touch the cell (or the payload bytes it names) until we publish a tail
-            // past it; the fields are 4-aligned inside the 64-aligned cell.
+            // past it; the fields are 4-aligned inside the 32-aligned cell.
             let (len, tag, kind, pay_pos) = unsafe {
                 (
                     ptr::read(cell.add(OFF_LEN).cast::<u32>()),
@@ -637,7 +682,7 @@ impl Rx {
             let mut span = 1;
             let bytes: &[u8] = if kind == KIND_CELLS {
                 if len as usize > INLINE_MAX {
-                    span = cells_for(len);
+                    span = span_at(idx as u32, cells_for(len));
                     // A corrupt cell must not make us read outside the ring.
                     assert!(
                         inline_ok(span, self.cell_mask + 1) && idx as u32 + span <= self.cell_mask + 1,
@@ -645,9 +690,7 @@ impl Rx {
                     );
                     // Start fetching the later cells now, so that they travel while the
                     // caller matches the header instead of after it.
-                    for i in 1..span as usize {
-                        prefetch(cell.wrapping_add(i * CELL));
-                    }
+                    for_lines(cell.wrapping_add(CELL), span - 1, prefetch);
                 }
                 // SAFETY: len bytes from OFF_INLINE lie inside the `span` cells, which are inside the
                 // ring (checked above, or len <= INLINE_MAX); owned by us until the tail store below

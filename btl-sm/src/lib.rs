@@ -27,7 +27,7 @@ mod segment;
 mod transport;
 pub mod xmem;
 
-pub use channel::INLINE_MAX;
+pub use channel::{CELL as CHANNEL_CELL, INLINE_MAX};
 pub use fifo::FIFO_INLINE;
 pub use layout::{Breakdown, Layout};
 pub use params::{machine_line, Mode, ParamError, ParamInfo, Params, SingleCopy, PARAMS};

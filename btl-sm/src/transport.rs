@@ -554,18 +554,21 @@ mod tests {
     #[test]
     fn wrapping_span_pads_to_the_ring_start() {
         let (mut a, mut b) = pair(&[("btl_sm_fifo_cells", "16")]);
-        let msg: Vec<u8> = (0..150u32).map(|i| (i * 7) as u8).collect(); // 3 cells
+        // 16 lines of two cells; 150 bytes fill 5 cells, a span of 6 (ending on a line).
+        const CELLS: u32 = 16 * 64 / crate::channel::CELL as u32;
+        const SPAN: u32 = 6;
+        let msg: Vec<u8> = (0..150u32).map(|i| (i * 7) as u8).collect();
         let mut head = 0u32;
         for round in 0..12u32 {
             assert!(a.try_send(1, round as u8, &msg[..20], &msg[20..]));
             let mut got = Vec::new();
             while b.poll(&mut |_, tag, bytes| got.push((tag, bytes.to_vec()))) > 0 {}
             assert_eq!(got, vec![(round as u8, msg.clone())]);
-            // Cells 0, 3, ..., 12, then 15 would wrap: pad 15 and go on at 16 (cell 0).
-            if head % 16 + 3 > 16 {
-                head += 16 - head % 16;
+            // Cells 0, 6, ..., 24, then 30 would wrap: pad 30 and go on at 32 (cell 0).
+            if head % CELLS + SPAN > CELLS {
+                head += CELLS - head % CELLS;
             }
-            head += 3;
+            head += SPAN;
             assert_eq!(a.tx[1].head(), head, "round {round}");
         }
     }

@@ -4,7 +4,7 @@ mod common;
 
 use std::os::fd::AsRawFd;
 
-use btl_sm::{Params, Segment, SmTransport, INLINE_MAX};
+use btl_sm::{Params, Segment, SmTransport, CHANNEL_CELL as C, INLINE_MAX};
 use common::{Lengths, Pattern, XorShift};
 
 fn node(n: usize, kv: &[(&str, &str)]) -> Vec<SmTransport> {
@@ -94,7 +94,7 @@ fn random_sizes_wrap_both_rings() {
     random_sizes("8", "2048", 1024);
 }
 
-/// The same with inline spans of up to 64 cells (a ring of 128), padding at the ring's end and
+/// The same with inline spans of up to 128 cells (a ring of 128 lines), padding at the ring's end and
 /// payload fragments between them.
 #[test]
 fn random_sizes_long_inline_spans() {
@@ -161,23 +161,24 @@ fn random_sizes(cells: &str, payload: &str, max_frag: usize) {
 /// stamp, even when it holds exactly the stamp the receiver expects there next.
 #[test]
 fn interior_cells_never_pass_for_a_stamp() {
-    const CELLS: u32 = 16;
+    // 16 lines of two cells.
+    const CELLS: u32 = 16 * 64 / C as u32;
     let mut ts = node(2, &[("btl_sm_fifo_cells", "16")]);
     let (a, b) = ts.split_at_mut(1);
     let (a, b) = (&mut a[0], &mut b[0]);
-    // 8 cells at positions 0..8: cell i (i >= 1) starts at payload offset 64 * i - HDR. Fill
+    // 8 cells at positions 0..8: cell i (i >= 1) starts at payload offset C * i - HDR. Fill
     // each such word with the stamp of position CELLS + i (the next lap's fragment there).
-    const HDR: usize = 64 - INLINE_MAX;
-    let mut big = vec![0u8; 8 * 64 - HDR];
+    const HDR: usize = C - INLINE_MAX;
+    let mut big = vec![0u8; 8 * C - HDR];
     for i in 1..8u32 {
-        let at = 64 * i as usize - HDR;
+        let at = C * i as usize - HDR;
         big[at..at + 4].copy_from_slice(&(CELLS + i + 1).to_le_bytes());
     }
     assert!(a.try_send(1, 9, &big, &[]));
     assert_eq!(drain(b), vec![(0, 9, big.clone())]);
-    // Cells 8..16 and then 0 with one-cell fragments; the receiver now waits at position 17
-    // (cell 1), whose word says "17 + 1" unless the sender scrubbed it.
-    for k in 0..9u8 {
+    // Cells 8..CELLS and then 0 with one-cell fragments; the receiver now waits at position
+    // CELLS + 1 (cell 1), whose word says "CELLS + 1 + 1" unless the sender scrubbed it.
+    for k in 0..(CELLS - 8 + 1) as u8 {
         assert!(a.try_send(1, k, &[k], &[]));
         assert_eq!(drain(b), vec![(0, k, vec![k])]);
     }
@@ -186,8 +187,8 @@ fn interior_cells_never_pass_for_a_stamp() {
         "stale interior data taken for a fragment"
     );
     // The same with a multi-cell fragment ending just before an interior cell: positions
-    // 17..20 (3 cells), then the receiver waits at cell 4.
-    let three = vec![7u8; 3 * 64 - HDR];
+    // CELLS + 1 .. CELLS + 4 (3 cells, ending on a line), then the receiver waits at cell 4.
+    let three = vec![7u8; 3 * C - HDR];
     assert!(a.try_send(1, 3, &three, &[]));
     assert_eq!(drain(b), vec![(0, 3, three.clone())]);
     assert!(
@@ -214,14 +215,14 @@ fn full_then_room_again() {
     );
     let (a, b) = ts.split_at_mut(1);
     let (a, b) = (&mut a[0], &mut b[0]);
-    // Inline fragments: exactly fifo_cells fit.
+    // One-cell fragments: exactly two per line of the ring fit.
     let mut n = 0;
     while a.try_send(1, 1, b"0123456789", &[]) {
         n += 1;
     }
-    assert_eq!(n, 16);
+    assert_eq!(n, 16 * 64 / C);
     assert!(!a.try_send(1, 1, b"", &[]));
-    assert_eq!(b.poll(&mut |_, _, _| {}), 16);
+    assert_eq!(b.poll(&mut |_, _, _| {}), 16 * 64 / C);
     assert!(a.try_send(1, 1, b"again", &[]));
     assert_eq!(drain(b), vec![(0, 1, b"again".to_vec())]);
     // Payload-bound: max_frag (= payload/2) fragments, two fit.

@@ -233,6 +233,16 @@ fn matches(ctx: u32, src: i32, tag: i32, h: &MatchHdr) -> bool {
     ctx == h.ctx && (src == ANY_SOURCE || src == h.src) && (tag == ANY_TAG || tag == h.tag)
 }
 
+/// Send a whole eager message (`data` is all of it) as one fragment, behind the short match
+/// header where it can be written; false when the transport is full.
+#[inline(always)]
+fn send_whole(btl: &mut dyn Btl, peer: usize, hdr: &MatchHdr, data: &[u8]) -> bool {
+    match hdr.encode_short() {
+        Some(short) => btl.try_send(peer, wire::MATCH_SHORT, &short, data),
+        None => btl.try_send(peer, wire::MATCH, &hdr.encode(), data),
+    }
+}
+
 impl Pml {
     /// `endpoints[world_rank]` names the btl and its peer index; `peer_world[btl][peer]` the reverse.
     /// Rendezvous messages of `coop_min` bytes or more are split with a waiting sender.
@@ -448,7 +458,7 @@ impl Pml {
             // SAFETY: the caller's contract: `len` readable bytes at `buf`.
             unsafe { std::slice::from_raw_parts(buf, len) }
         };
-        self.btls[ep.btl].try_send(ep.peer, wire::MATCH, &hdr.encode(), data)
+        send_whole(&mut *self.btls[ep.btl], ep.peer, &hdr, data)
     }
 
     /// Start a send of `m`; with `sync`, a synchronous send: always rendezvous, so it completes
@@ -497,7 +507,7 @@ impl Pml {
             let btl = &mut self.btls[ep.btl];
             if st.sendq[dest].is_empty() && wire::MATCH_LEN + len <= btl.max_frag() {
                 // SAFETY: the caller's contract on `m`; the btl copies it before returning.
-                if btl.try_send(ep.peer, wire::MATCH, &hdr.encode(), unsafe {
+                if send_whole(&mut **btl, ep.peer, &hdr, unsafe {
                     m.slice(0, len, &mut st.scratch)
                 }) {
                     return Started::Done(Status::default());
@@ -891,9 +901,13 @@ impl State {
                             let n = len.min(maxf - wire::MATCH_LEN);
                             // SAFETY: the pending send request keeps `msg`'s memory valid
                             // (isend's contract).
-                            if !btl.try_send(ep.peer, wire::MATCH, &hdr.encode(), unsafe {
-                                msg.slice(0, n, &mut self.scratch)
-                            }) {
+                            let first = unsafe { msg.slice(0, n, &mut self.scratch) };
+                            let sent = if n == len {
+                                send_whole(&mut **btl, ep.peer, hdr, first)
+                            } else {
+                                btl.try_send(ep.peer, wire::MATCH, &hdr.encode(), first)
+                            };
+                            if !sent {
                                 return;
                             }
                             *started = true;
@@ -1001,6 +1015,9 @@ impl State {
     fn on_frag(&mut self, btl: usize, peer: usize, tag: u8, frag: &[u8]) {
         let from = self.peer_world[btl][peer];
         match tag {
+            wire::MATCH_SHORT => {
+                self.on_match(from, MatchHdr::decode_short(frag), &frag[wire::SHORT_LEN..])
+            }
             wire::MATCH => self.on_match(from, MatchHdr::decode(frag), &frag[wire::MATCH_LEN..]),
             wire::CONT => self.on_cont(from, frag),
             wire::RTS => {

@@ -17,6 +17,10 @@ pub const DATA: u8 = 6;
 pub const PUT: u8 = 7;
 /// Sender to receiver: the PUT is done (or could not be done: the receiver reads that part).
 pub const PUT_FIN: u8 = 8;
+/// A whole eager message in one fragment behind the short match header (`SHORT_LEN` bytes:
+/// context and source in 16 bits each, the tag; the size is the fragment's). btl-sm's 32-byte
+/// cells then carry up to 14 bytes of data, two such messages to a cache line.
+pub const MATCH_SHORT: u8 = 9;
 
 /// Match header: context, source rank in the communicator, tag, total payload bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +32,7 @@ pub struct MatchHdr {
 }
 
 pub const MATCH_LEN: usize = 20;
+pub const SHORT_LEN: usize = 8;
 pub const RTS_LEN: usize = MATCH_LEN + 24;
 pub const FIN_LEN: usize = 8;
 pub const CTS_LEN: usize = 16;
@@ -58,6 +63,30 @@ impl MatchHdr {
         b[8..12].copy_from_slice(&self.tag.to_le_bytes());
         b[12..20].copy_from_slice(&self.total.to_le_bytes());
         b
+    }
+
+    /// The short form, when context and source fit in 16 bits; for a fragment that carries
+    /// the whole message (`total` is then its length less `SHORT_LEN`).
+    #[inline(always)]
+    pub fn encode_short(&self) -> Option<[u8; SHORT_LEN]> {
+        let ctx = u16::try_from(self.ctx).ok()?;
+        let src = u16::try_from(self.src).ok()?;
+        let mut b = [0u8; SHORT_LEN];
+        b[0..2].copy_from_slice(&ctx.to_le_bytes());
+        b[2..4].copy_from_slice(&src.to_le_bytes());
+        b[4..8].copy_from_slice(&self.tag.to_le_bytes());
+        Some(b)
+    }
+
+    /// A `MATCH_SHORT` fragment's header (`frag` is the whole fragment).
+    #[inline]
+    pub fn decode_short(frag: &[u8]) -> MatchHdr {
+        MatchHdr {
+            ctx: u16::from_le_bytes([frag[0], frag[1]]) as u32,
+            src: u16::from_le_bytes([frag[2], frag[3]]) as i32,
+            tag: u32_at(frag, 4) as i32,
+            total: (frag.len() - SHORT_LEN) as u64,
+        }
     }
 
     #[inline]
@@ -129,6 +158,23 @@ mod tests {
             total: 1 << 40,
         };
         assert_eq!(MatchHdr::decode(&h.encode()), h);
+    }
+
+    #[test]
+    fn short_roundtrip_and_limits() {
+        let h = MatchHdr {
+            ctx: 65535,
+            src: 65535,
+            tag: -7,
+            total: 3,
+        };
+        let mut frag = h.encode_short().unwrap().to_vec();
+        frag.extend_from_slice(b"abc");
+        assert_eq!(MatchHdr::decode_short(&frag), h);
+        for (ctx, src) in [(65536, 0), (0, 65536), (0, -1)] {
+            let h = MatchHdr { ctx, src, ..h };
+            assert_eq!(h.encode_short(), None, "{ctx} {src}");
+        }
     }
 
     #[test]
