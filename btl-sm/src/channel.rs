@@ -399,24 +399,30 @@ impl Tx {
     #[inline]
     pub fn try_send(&mut self, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
         let len = hdr.len() + data.len();
-        if len > INLINE_MAX {
-            return self.send_long(tag, hdr, data);
-        }
-        // The latency path: one cell.
         let idx = self.head & self.cell_mask;
-        let after = (idx + 1) & self.cell_mask;
+        // The latency path: one cell, or the two cells of one line.
+        let k = if len <= INLINE_MAX {
+            1
+        } else if len <= LINE - OFF_INLINE && idx & 1 == 0 {
+            2
+        } else {
+            return self.send_long(tag, hdr, data);
+        };
+        // The ring has an even number of cells, so a line's two cells never wrap.
+        let after = (idx + k) & self.cell_mask;
         let scrub = self.is_interior(after);
-        if !self.room(1 + scrub as u32) {
+        if !self.room(k + scrub as u32) {
             return false;
         }
         if scrub {
             self.scrub(after);
         }
-        self.prefetch_ahead(idx);
-        // SAFETY: idx <= cell_mask, so the cell lies inside this channel's header ring; it is
-        // ours: head + 1 - hdr_tail <= cell_mask + 1 means the receiver has released it (Acquire
-        // in refresh), and it is unpublished. hdr and data fit the INLINE_MAX inline bytes; sources are
-        // process-private, so no overlap; fields are aligned in the 32-byte cell.
+        self.prefetch_ahead(idx + k - 1);
+        // SAFETY: idx + k - 1 <= cell_mask, so the cells lie inside this channel's header
+        // ring; they are ours: head + k - hdr_tail <= cell_mask + 1 means the receiver has
+        // released them (Acquire in refresh), and they are unpublished. hdr and data fit the
+        // k cells' inline bytes (<= 54, copy_small's limit each); sources are process-private,
+        // so no overlap; fields are aligned in the 32-byte cell.
         unsafe {
             let cell = self.cells.add(idx as usize * CELL);
             let dst = cell.add(OFF_INLINE);
@@ -426,7 +432,10 @@ impl Tx {
             ptr::write(cell.add(OFF_TAG), tag);
             ptr::write(cell.add(OFF_KIND), KIND_CELLS);
         }
-        self.publish(idx, 1);
+        if k == 2 {
+            self.set_interior(idx + 1, true);
+        }
+        self.publish(idx, k);
         true
     }
 

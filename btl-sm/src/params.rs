@@ -163,7 +163,8 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "btl_sm_fifo_cells",
         default: "auto: 256, halved with payload_bytes while all pairs exceed 256 MiB",
-        meaning: "64-byte header cells per per-pair channel (power of two, >= 4)",
+        meaning: "64-byte lines of header cells (two 32-byte cells each) per per-pair channel \
+                  (power of two, >= 4)",
     },
     ParamInfo {
         name: "btl_sm_payload_bytes",
