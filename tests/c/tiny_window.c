@@ -35,8 +35,8 @@ int main(int argc, char **argv) {
     unsigned char **rbuf = malloc(sizeof(*rbuf) * WINDOW * (peers + 1));
     MPI_Request *req = malloc(sizeof(*req) * 2 * WINDOW * (peers + 1));
     for (int i = 0; i < WINDOW * (peers + 1); i++) {
-        sbuf[i] = malloc(5000);
-        rbuf[i] = malloc(5000);
+        sbuf[i] = malloc(5001);
+        rbuf[i] = malloc(5001);
     }
     for (int round = 0; round < ROUNDS; round++) {
         MPI_Comm comm = round % 2 ? dup : MPI_COMM_WORLD;
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
                 continue;
             for (int i = 0; i < WINDOW; i++) {
                 unsigned char *b = rbuf[p * WINDOW + i];
-                for (int k = 0; k < 5000; k++)
+                for (int k = 0; k < 5001; k++)
                     b[k] = 0xee;
                 MPI_Irecv(b, size_of(i), MPI_BYTE, p, i % 5, comm, &req[nreq++]);
             }
