@@ -3,15 +3,16 @@
 //! Header cell (32 B, half a cache line):
 //! ```text
 //! +0 stamp: u32   absolute cell index + 1 (wrapping); stored last, Release — the publication point
-//! +4 len: u32     fragment bytes (hdr + data)
-//! +8 tag: u8
-//! +9 kind: u8     KIND_CELLS: the bytes follow at +10 (len <= 22: this cell only; longer: on
+//! +4 len: u16     fragment bytes (hdr + data) of an inline fragment (at most 132 cells' worth)
+//! +6 tag: u8
+//! +7 kind: u8     KIND_CELLS: the bytes follow at +8 (len <= 24: this cell only; longer: on
 //!                 into the next cells, contiguous); KIND_PAYLOAD: in the payload ring
-//! +10 22 bytes of inline payload (KIND_CELLS), or
-//! +12 pay_pos: u32 monotonic payload-ring position of the bytes (KIND_PAYLOAD)
+//! +8 24 bytes of inline payload (KIND_CELLS), or
+//! +8 pay_pos: u32 monotonic payload-ring position of the bytes and
+//! +12 pay_len: u32 their length (KIND_PAYLOAD)
 //! ```
 //! Two cells share a line, so a stream of tiny fragments (the pml's 8-byte short match header
-//! and up to 14 bytes of data) moves two per line transfer, as Open MPI's 32-byte-aligned fast
+//! and up to 16 bytes of data) moves two per line transfer, as Open MPI's 32-byte-aligned fast
 //! box entries do: where a line costs 200+ ns between the two cores, that halves what a message
 //! costs in a window of sends. A fragment of more than one cell spans whole lines: its span is
 //! rounded up to end on a line boundary (the extra cell is skipped), so after it the next
@@ -44,12 +45,14 @@ use crate::layout::CELL as LINE;
 pub const CELL: usize = 32;
 pub const INLINE_MAX: usize = CELL - OFF_INLINE;
 const OFF_STAMP: usize = 0;
+/// A u16: inline fragments only (`INLINE_CELLS_MAX` cells hold under 64 KiB).
 const OFF_LEN: usize = 4;
-const OFF_TAG: usize = 8;
-const OFF_KIND: usize = 9;
-const OFF_INLINE: usize = 10;
+const OFF_TAG: usize = 6;
+const OFF_KIND: usize = 7;
+const OFF_INLINE: usize = 8;
 /// Only in KIND_PAYLOAD cells, which carry no inline bytes.
-const OFF_PAY_POS: usize = 12;
+const OFF_PAY_POS: usize = 8;
+const OFF_PAY_LEN: usize = 12;
 const KIND_CELLS: u8 = 0;
 const KIND_PAYLOAD: u8 = 1;
 /// No fragment: the cells from here to the ring's end are skipped (an inline span that would
@@ -210,7 +213,7 @@ fn prefetch_write(p: *const u8) {
 /// `OFF_INLINE` in a cell.
 #[inline(always)]
 unsafe fn copy_tail_first(hdr: &[u8], data: &[u8], dst: *mut u8) {
-    // 54 from a line's first cell, 22 from its second; all of a fragment that ends in it.
+    // 56 from a line's first cell, 24 from its second; all of a fragment that ends in it.
     let h = hdr.len();
     let split = (LINE - (dst as usize - OFF_INLINE) % LINE - OFF_INLINE).min(h + data.len());
     // SAFETY: every range below lies inside hdr, data and [dst, dst + h + data.len()), which
@@ -224,7 +227,7 @@ unsafe fn copy_tail_first(hdr: &[u8], data: &[u8], dst: *mut u8) {
             // The usual case (a short header): a few fixed-size moves, no libc calls.
             let d = split - h;
             copy_medium(data.as_ptr().add(d), dst.add(split), data.len() - d);
-            // h <= split and d <= split <= 54: within copy_small's limit.
+            // h <= split and d <= split <= 56: within copy_small's limit.
             copy_small(hdr.as_ptr(), dst, h);
             copy_small(data.as_ptr(), dst.add(h), d);
         }
@@ -333,11 +336,15 @@ impl Tx {
     /// takes a page fault every 4 KiB of cells, 4-30 us each on a VM, inside the first ~130
     /// iterations of a benchmark (OSU's first size in every collective test). After the
     /// receiver's `first_touch`, so its pages stay on its NUMA node.
-    pub fn prefault(&self, page: usize) {
+    /// With `payload`, the payload ring's pages are mapped too (`layout::populate`).
+    pub fn prefault(&self, page: usize, payload: bool) {
         // SAFETY: the receiver's 8-aligned tail record, only accessed atomically; a no-op
         // read-modify-write cannot lose its stores.
         crate::layout::touch_u64(unsafe { &*self.tail });
         touch_stamps(self.cells, self.cell_mask, page);
+        if payload {
+            crate::layout::populate(self.pay, self.pay_size as usize);
+        }
     }
 
     #[inline(always)]
@@ -421,14 +428,14 @@ impl Tx {
         // SAFETY: idx + k - 1 <= cell_mask, so the cells lie inside this channel's header
         // ring; they are ours: head + k - hdr_tail <= cell_mask + 1 means the receiver has
         // released them (Acquire in refresh), and they are unpublished. hdr and data fit the
-        // k cells' inline bytes (<= 54, copy_small's limit each); sources are process-private,
+        // k cells' inline bytes (<= 56; copy_small takes up to 64 each); sources are process-private,
         // so no overlap; fields are aligned in the 32-byte cell.
         unsafe {
             let cell = self.cells.add(idx as usize * CELL);
             let dst = cell.add(OFF_INLINE);
             copy_small(hdr.as_ptr(), dst, hdr.len());
             copy_small(data.as_ptr(), dst.add(hdr.len()), data.len());
-            ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
+            ptr::write(cell.add(OFF_LEN).cast::<u16>(), len as u16);
             ptr::write(cell.add(OFF_TAG), tag);
             ptr::write(cell.add(OFF_KIND), KIND_CELLS);
         }
@@ -497,7 +504,7 @@ impl Tx {
             // Sources are process-private, so no overlap; fields are aligned in the 32-B cell.
             unsafe {
                 copy_tail_first(hdr, data, cell.add(OFF_INLINE));
-                ptr::write(cell.add(OFF_LEN).cast::<u32>(), len);
+                ptr::write(cell.add(OFF_LEN).cast::<u16>(), len as u16);
                 ptr::write(cell.add(OFF_TAG), tag);
                 ptr::write(cell.add(OFF_KIND), KIND_CELLS);
             }
@@ -582,7 +589,7 @@ impl Tx {
             let dst = self.pay.add(at);
             ptr::copy_nonoverlapping(hdr.as_ptr(), dst, hdr.len());
             ptr::copy_nonoverlapping(data.as_ptr(), dst.add(hdr.len()), data.len());
-            ptr::write(cell.add(OFF_LEN).cast::<u32>(), len as u32);
+            ptr::write(cell.add(OFF_PAY_LEN).cast::<u32>(), len as u32);
             ptr::write(cell.add(OFF_PAY_POS).cast::<u32>(), start);
             ptr::write(cell.add(OFF_TAG), tag);
             ptr::write(cell.add(OFF_KIND), KIND_PAYLOAD);
@@ -641,12 +648,16 @@ impl Rx {
     }
 
     /// NUMA first touch of our tail record and header ring: one atomic no-op per page on words
-    /// every process accesses only atomically (the payload ring, written plainly by the sender,
-    /// is left to whoever touches it first).
-    pub fn first_touch(&self, page: usize) {
+    /// every process accesses only atomically. With `payload`, the payload ring's pages too, by
+    /// `layout::populate`, which allocates them without writing a byte; without it they are
+    /// left to whoever touches them first.
+    pub fn first_touch(&self, page: usize, payload: bool) {
         // SAFETY: our 8-aligned tail record, only accessed atomically.
         crate::layout::touch_u64(unsafe { &*self.tail });
         touch_stamps(self.cells, self.cell_mask, page);
+        if payload {
+            crate::layout::populate(self.pay, self.pay_size as usize);
+        }
     }
 
     /// Deliver up to `budget` fragments in order as `f(peer, tag, bytes)`.
@@ -674,12 +685,11 @@ impl Rx {
             // SAFETY: the stamp matched, so the sender wrote these fields before its Release and
             // will not touch the cell (or the payload bytes it names) until we publish a tail
             // past it; the fields are 4-aligned inside the 32-aligned cell.
-            let (len, tag, kind, pay_pos) = unsafe {
+            let (len, tag, kind) = unsafe {
                 (
-                    ptr::read(cell.add(OFF_LEN).cast::<u32>()),
+                    ptr::read(cell.add(OFF_LEN).cast::<u16>()) as u32,
                     ptr::read(cell.add(OFF_TAG)),
                     ptr::read(cell.add(OFF_KIND)),
-                    ptr::read(cell.add(OFF_PAY_POS).cast::<u32>()),
                 )
             };
             if kind == KIND_PAD {
@@ -706,6 +716,13 @@ impl Rx {
                 // (SPSC protocol), written before the stamp's Release.
                 unsafe { std::slice::from_raw_parts(cell.add(OFF_INLINE), len as usize) }
             } else {
+                // SAFETY: as for the fields above (KIND_PAYLOAD cells carry these two words).
+                let (len, pay_pos) = unsafe {
+                    (
+                        ptr::read(cell.add(OFF_PAY_LEN).cast::<u32>()),
+                        ptr::read(cell.add(OFF_PAY_POS).cast::<u32>()),
+                    )
+                };
                 let at = pay_pos & (self.pay_size - 1);
                 // A corrupt cell must not make us read outside the ring.
                 assert!(
@@ -721,10 +738,13 @@ impl Rx {
             f(peer, tag, bytes);
             self.next = self.next.wrapping_add(span);
             done += 1;
-            // Inline fragments are freed once per batch (one store to the line the sender
-            // reads instead of one per message); payload fragments at once, so that the
-            // sender can refill the payload ring while we copy out the next ones.
-            if kind == KIND_CELLS {
+            // Fragments of one line are freed once per batch (one store to the line the
+            // sender reads instead of one per message); longer ones and payload fragments at
+            // once, so that the sender refills their cells or payload while we copy out the
+            // next ones. Freeing a window of 1 KiB messages (17 lines each, 15 to a ring) only
+            // at the batch's end left the sender stalled on a full ring while we drained it:
+            // OSU 5.3 osu_bw 1 KiB, fast state, 4.4 GB/s against 5.3 freed at once.
+            if kind == KIND_CELLS && span <= 2 {
                 pending = true;
             } else {
                 self.publish();

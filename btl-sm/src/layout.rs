@@ -74,6 +74,24 @@ pub fn touch_u64(w: &std::sync::atomic::AtomicU64) {
     std::hint::black_box(w.fetch_add(0, std::sync::atomic::Ordering::Relaxed));
 }
 
+/// Map the pages of `[start, start + len)` writable in this process now, allocating those nobody
+/// has touched yet (on this CPU's NUMA node), without changing a byte: one madvise instead of one
+/// fault per page at first use, 4-30 us each on a VM. The range is widened to whole pages; the
+/// neighbours' bytes are left as they are too. Best effort: before Linux 5.14 (no
+/// MADV_POPULATE_WRITE) the pages are faulted in at first use as before.
+pub fn populate(start: *const u8, len: usize) {
+    let page = page_size();
+    let from = start as usize & !(page - 1);
+    let to = (start as usize + len).next_multiple_of(page);
+    if let Some(p) = std::ptr::NonNull::new(from as *mut std::ffi::c_void) {
+        // SAFETY: the range lies in the caller's shared mapping; MADV_POPULATE_WRITE only
+        // faults its pages in (it never changes their contents, unlike MADV_DONTNEED).
+        let _ = unsafe {
+            nix::sys::mman::madvise(p, to - from, nix::sys::mman::MmapAdvise::MADV_POPULATE_WRITE)
+        };
+    }
+}
+
 pub fn page_size() -> usize {
     // SAFETY: sysconf has no memory-safety preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };

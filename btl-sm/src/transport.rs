@@ -14,6 +14,13 @@ use crate::segment::{Segment, SmError};
 pub const MAX_FRAG_CAP: usize = 64 << 10;
 /// Fragments delivered per `poll` call at most, so one busy peer cannot starve the caller.
 pub const POLL_BUDGET: usize = 64;
+/// Payload rings of all pairs together up to this size (every job the few-ranks boost sizes,
+/// 1 MiB per pair at 2-6 ranks) are mapped at startup, each by its receiver (NUMA) and then
+/// its sender, in one madvise each. Left to their first use, their pages were faulted in one by
+/// one inside the first window of messages that took the payload ring (4-30 us a fault on a VM:
+/// 256 of them in the 2 ms that OSU 5.3 osu_bw spends on 1 KiB). Larger jobs keep untouched
+/// pages free.
+pub const PAYLOAD_POPULATE_BUDGET: usize = crate::params::BOOST_BUDGET;
 
 /// One rank's view of the node: its outgoing and incoming channels.
 /// Claim words per rank (a 64-byte slot line after pid, attached and waiting; its last word is
@@ -34,6 +41,8 @@ pub struct SmTransport {
     me: usize,
     n: usize,
     max_frag: usize,
+    /// Whether the payload rings are mapped at startup (see `PAYLOAD_POPULATE_BUDGET`).
+    populate: bool,
     /// Where the next poll starts (after the last peer that delivered).
     next_rx: usize,
     seg: Segment,
@@ -143,6 +152,7 @@ impl SmTransport {
                 me,
                 n: l.n,
                 max_frag: p.fragment_size.min(MAX_FRAG_CAP),
+                populate: false,
                 next_rx: 0,
                 seg,
             });
@@ -177,8 +187,9 @@ impl SmTransport {
                 ));
             }
         }
+        let populate = l.n * (l.n - 1) * p.payload_bytes <= PAYLOAD_POPULATE_BUDGET;
         for peer in (0..l.n).filter(|&peer| peer != me) {
-            rx[peer].first_touch(page_size());
+            rx[peer].first_touch(page_size(), populate);
         }
         Ok(SmTransport {
             tx: tx.into_boxed_slice(),
@@ -187,6 +198,7 @@ impl SmTransport {
             me,
             n: l.n,
             max_frag: (p.payload_bytes / 2).min(MAX_FRAG_CAP),
+            populate,
             next_rx: if me + 1 == l.n { 0 } else { me + 1 },
             seg,
         })
@@ -198,7 +210,7 @@ impl SmTransport {
     pub fn prefault_senders(&self) {
         for (peer, tx) in self.tx.iter().enumerate() {
             if peer != self.me {
-                tx.prefault(page_size());
+                tx.prefault(page_size(), self.populate);
             }
         }
     }

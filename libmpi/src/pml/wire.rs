@@ -19,7 +19,7 @@ pub const PUT: u8 = 7;
 pub const PUT_FIN: u8 = 8;
 /// A whole eager message in one fragment behind the short match header (`SHORT_LEN` bytes:
 /// context and source in 16 bits each, the tag; the size is the fragment's). btl-sm's 32-byte
-/// cells then carry up to 14 bytes of data, two such messages to a cache line.
+/// cells then carry up to 16 bytes of data, two such messages to a cache line.
 pub const MATCH_SHORT: u8 = 9;
 
 /// Match header: context, source rank in the communicator, tag, total payload bytes.
