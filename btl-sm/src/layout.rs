@@ -87,7 +87,11 @@ pub fn populate(start: *const u8, len: usize) {
         // SAFETY: the range lies in the caller's shared mapping; MADV_POPULATE_WRITE only
         // faults its pages in (it never changes their contents, unlike MADV_DONTNEED).
         let _ = unsafe {
-            nix::sys::mman::madvise(p, to - from, nix::sys::mman::MmapAdvise::MADV_POPULATE_WRITE)
+            nix::sys::mman::madvise(
+                p,
+                to - from,
+                nix::sys::mman::MmapAdvise::MADV_POPULATE_WRITE,
+            )
         };
     }
 }
