@@ -639,9 +639,7 @@ impl Pml {
                 .position(|u| matches(ctx, src, tag, &u.hdr))
         };
         let Some(i) = found else {
-            let req = st
-                .reqs
-                .insert_with(|| Request::recv(buf, cap, ctx, src, tag, None).with_layout(layout));
+            let req = st.reqs.insert_recv(buf, cap, ctx, src, tag, layout);
             st.posted.push(req, ctx, src, tag);
             return Started::Pending(req);
         };
