@@ -810,7 +810,16 @@ impl Pml {
 
     /// A request that is already complete.
     fn completed(&mut self, status: Status) -> ReqId {
-        self.st.reqs.insert_with(|| Request::completed(status))
+        let Status {
+            source,
+            tag,
+            error,
+            count,
+            cancelled,
+        } = status;
+        self.st
+            .reqs
+            .insert_completed(source, tag, error, count, cancelled)
     }
 
     /// A pending request completed by someone other than the pml (a collective schedule).
