@@ -43,6 +43,8 @@ pub struct SmTransport {
     max_frag: usize,
     /// Whether the payload rings are mapped at startup (see `PAYLOAD_POPULATE_BUDGET`).
     populate: bool,
+    /// Fragment sizes better sent as two halves (`channel::split_range`); None in Fifo mode.
+    split: Option<(usize, usize)>,
     /// Where the next poll starts (after the last peer that delivered).
     next_rx: usize,
     seg: Segment,
@@ -153,6 +155,7 @@ impl SmTransport {
                 n: l.n,
                 max_frag: p.fragment_size.min(MAX_FRAG_CAP),
                 populate: false,
+                split: None,
                 next_rx: 0,
                 seg,
             });
@@ -199,6 +202,9 @@ impl SmTransport {
             n: l.n,
             max_frag: (p.payload_bytes / 2).min(MAX_FRAG_CAP),
             populate,
+            split: crate::channel::split_range(
+                (p.fifo_cells * crate::layout::CELL / crate::channel::CELL) as u32,
+            ),
             next_rx: if me + 1 == l.n { 0 } else { me + 1 },
             seg,
         })
@@ -339,8 +345,14 @@ impl SmTransport {
         self.max_frag
     }
 
+    /// Fragment sizes in `(lo, hi]` (header included) move faster as two fragments of half the
+    /// size: see `channel::split_range`. None when every size goes whole.
+    pub fn eager_split(&self) -> Option<(usize, usize)> {
+        self.split
+    }
+
     /// Enqueue one fragment (hdr followed by data) to `peer`; false when the channel has no room.
-    /// Fragments of at most 48 bytes travel inside the 64-byte header cell.
+    /// Fragments of at most `INLINE_MAX` (24) bytes travel inside one 32-byte header cell.
     ///
     /// Panics if `peer` is out of range or is `me`, or if the fragment exceeds `max_frag()`.
     #[inline]

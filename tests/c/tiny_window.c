@@ -2,8 +2,8 @@
  * the short match header) with ones spanning several lines, between every pair of ranks at
  * once, on COMM_WORLD and on a duplicate: a tiny fragment leaves the next one starting in the
  * middle of a line, and every byte must still arrive where it belongs, in order. Sizes cycle
- * through 0-70 bytes with a 1000- and a 5000-byte message now and then; each message's bytes
- * say which sender, round, index and offset they are. */
+ * through 0-70 bytes with 113-4144-, 1000- and 5000-byte messages now and then; each message's
+ * bytes say which sender, round, index and offset they are. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,11 @@
 static int size_of(int i) {
     if (i % 37 == 36)
         return 5000;
+    /* Now and then the sizes btl-sm sends as two halves (a MATCH and a CONT), at and near the
+     * bounds for each ring size: 113-176 bytes in 4 lines, 305-560 in 16, 2097-4144 in 128. */
+    static const int split_sizes[] = {113, 150, 176, 305, 400, 560, 2097, 3000, 4096, 4144};
+    if (i % 13 == 12)
+        return split_sizes[(i / 13) % 10];
     if (i % 11 == 10)
         return 1000;
     return (i * 7) % 71;

@@ -36,6 +36,12 @@ pub trait Btl {
     fn eager_limit(&self, _peer: usize) -> Option<usize> {
         None
     }
+    /// Fragment sizes `(lo, hi]` (header and data) that this transport moves faster as two
+    /// fragments of half the size: the pml then sends such an eager message as its first half
+    /// and a CONT. None: one fragment whenever it fits.
+    fn eager_split(&self) -> Option<(usize, usize)> {
+        None
+    }
     /// Enqueue a fragment; false when there is no room now (retry after progress).
     fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool;
     /// Deliver arrived fragments, in order per peer, as `f(peer, tag, bytes)`; returns how many.

@@ -169,6 +169,10 @@ impl Btl for SmBtl {
         self.eager.get(peer).copied()
     }
 
+    fn eager_split(&self) -> Option<(usize, usize)> {
+        self.transport.eager_split()
+    }
+
     #[inline]
     fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
         self.transport.try_send(peer, tag, hdr, data)

@@ -28,6 +28,7 @@ impl Pml {
         st.eager.push(eager);
         st.one_frag
             .push(eager.min(b.max_frag().saturating_sub(super::wire::MATCH_LEN)));
+        st.split.push(super::split_lens(&**b));
         st.streams.push(None);
         st.sendq.push(Default::default());
         st.rndv_out.push(0);

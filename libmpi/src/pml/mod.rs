@@ -198,6 +198,9 @@ struct State {
     /// By world rank: the largest message `send_now` hands straight to the transport
     /// (the eager limit, or less where one fragment carries less).
     one_frag: Vec<usize>,
+    /// By world rank: eager messages of `(lo, hi]` bytes go as two halves (`Btl::eager_split`);
+    /// (0, 0) where none do.
+    split: Vec<(usize, usize)>,
     queued: usize,
     gets: Vec<ReqId>,
     /// PUTs receivers asked of this rank's rendezvous sends (cooperative rendezvous).
@@ -243,6 +246,26 @@ fn send_whole(btl: &mut dyn Btl, peer: usize, hdr: &MatchHdr, data: &[u8]) -> bo
     }
 }
 
+/// `Btl::eager_split`'s fragment sizes as message lengths, for a message sent whole behind the
+/// short match header.
+fn split_lens(btl: &dyn Btl) -> (usize, usize) {
+    btl.eager_split().map_or((0, 0), |(lo, hi)| {
+        (
+            lo.saturating_sub(wire::SHORT_LEN),
+            hi.saturating_sub(wire::SHORT_LEN),
+        )
+    })
+}
+
+impl State {
+    /// Whether an eager message of `len` bytes to `dest` goes as two halves.
+    #[inline(always)]
+    fn splits(&self, dest: usize, len: usize) -> bool {
+        let (lo, hi) = self.split[dest];
+        lo < len && len <= hi
+    }
+}
+
 impl Pml {
     /// `endpoints[world_rank]` names the btl and its peer index; `peer_world[btl][peer]` the reverse.
     /// Rendezvous messages of `coop_min` bytes or more are split with a waiting sender.
@@ -270,6 +293,10 @@ impl Pml {
             .zip(&eager)
             .map(|(ep, &e)| e.min(btls[ep.btl].max_frag().saturating_sub(wire::MATCH_LEN)))
             .collect();
+        let split = endpoints
+            .iter()
+            .map(|ep| split_lens(&*btls[ep.btl]))
+            .collect();
         let waiting = btls.iter().find_map(|b| b.waiting_word());
         Pml {
             btls,
@@ -285,6 +312,7 @@ impl Pml {
                 streams: (0..n).map(|_| None).collect(),
                 sendq: (0..n).map(|_| VecDeque::new()).collect(),
                 one_frag,
+                split,
                 queued: 0,
                 gets: Vec::new(),
                 puts: Vec::new(),
@@ -442,7 +470,7 @@ impl Pml {
         tag: i32,
     ) -> bool {
         let st = &mut self.st;
-        if len > st.one_frag[dest] || !st.sendq[dest].is_empty() {
+        if len > st.one_frag[dest] || !st.sendq[dest].is_empty() || st.splits(dest, len) {
             return false;
         }
         let ep = st.endpoints[dest];
@@ -505,7 +533,10 @@ impl Pml {
         };
         if eager.is_some_and(|e| len <= e) {
             let btl = &mut self.btls[ep.btl];
-            if st.sendq[dest].is_empty() && wire::MATCH_LEN + len <= btl.max_frag() {
+            if st.sendq[dest].is_empty()
+                && wire::MATCH_LEN + len <= btl.max_frag()
+                && !st.splits(dest, len)
+            {
                 // SAFETY: the caller's contract on `m`; the btl copies it before returning.
                 if send_whole(&mut **btl, ep.peer, &hdr, unsafe {
                     m.slice(0, len, &mut st.scratch)
@@ -893,6 +924,7 @@ impl State {
         let ep = self.endpoints[dest];
         let btl = &mut btls[ep.btl];
         let maxf = btl.max_frag();
+        let (split_lo, split_hi) = self.split[dest];
         while let Some(w) = self.sendq[dest].front_mut() {
             let done_req = match w {
                 SendWork::Eager {
@@ -905,7 +937,12 @@ impl State {
                     let len = msg.len;
                     loop {
                         if !*started {
-                            let n = len.min(maxf - wire::MATCH_LEN);
+                            // The first half of a split message ends on a cache line.
+                            let n = if split_lo < len && len <= split_hi {
+                                (len / 2).next_multiple_of(64).min(len)
+                            } else {
+                                len.min(maxf - wire::MATCH_LEN)
+                            };
                             // SAFETY: the pending send request keeps `msg`'s memory valid
                             // (isend's contract).
                             let first = unsafe { msg.slice(0, n, &mut self.scratch) };
