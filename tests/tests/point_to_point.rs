@@ -315,20 +315,27 @@ fn c_alloc_mem_read_by_memcpy() {
 }
 
 /// Windows of tiny (half-line cell, short match header) and multi-line messages between every
-/// pair at once: whole, in order and nothing written past them, with the default rings and
-/// with header rings of 4 and 16 lines (tiny spans, padding at the ring's end, full rings).
+/// pair at once: whole, in order and nothing written past them, with the default rings, with
+/// header rings of 4 and 16 lines (tiny spans, padding at the ring's end, full rings, and the
+/// sizes sent as two halves in each), and with 1 KiB payload rings (fragments of at most 512
+/// bytes, fewer than the half of a split message).
 #[test]
 fn c_tiny_and_long_messages_in_windows() {
     let p = c_program("tests/c/tiny_window.c");
     let prog = p.to_str().expect("utf-8 path");
     for np in ["2", "3", "5"] {
-        for lines in [None, Some("4"), Some("16")] {
+        for mca in [
+            &[][..],
+            &["btl_sm_fifo_cells", "4"],
+            &["btl_sm_fifo_cells", "16"],
+            &["btl_sm_payload_bytes", "1024"],
+        ] {
             let mut args = vec!["-np", np, "--oversubscribe"];
-            if let Some(l) = lines {
-                args.extend(["--mca", "btl_sm_fifo_cells", l]);
+            for kv in mca.chunks(2) {
+                args.extend(["--mca", kv[0], kv[1]]);
             }
             args.push(prog);
-            mpirun(&args).assert_no_errors(&format!("tiny_window at np {np}, {lines:?} lines"));
+            mpirun(&args).assert_no_errors(&format!("tiny_window at np {np}, {mca:?}"));
         }
     }
 }

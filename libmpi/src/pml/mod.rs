@@ -939,10 +939,11 @@ impl State {
                         if !*started {
                             // The first half of a split message ends on a cache line.
                             let n = if split_lo < len && len <= split_hi {
-                                (len / 2).next_multiple_of(64).min(len)
+                                (len / 2).next_multiple_of(64)
                             } else {
-                                len.min(maxf - wire::MATCH_LEN)
-                            };
+                                len
+                            }
+                            .min(maxf - wire::MATCH_LEN);
                             // SAFETY: the pending send request keeps `msg`'s memory valid
                             // (isend's contract).
                             let first = unsafe { msg.slice(0, n, &mut self.scratch) };
