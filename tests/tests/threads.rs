@@ -131,3 +131,29 @@ fn rust_scoped_threads_under_multiple() {
         );
     }
 }
+
+/// The threaded message-rate benchmark (benchmarks/c/mt_rate.c) as a correctness run: pairs of
+/// threads, each pair on its own communicator or with its own tag on COMM_WORLD, windows of
+/// non-blocking sends, every byte of the first window checked.
+#[test]
+fn c_mt_rate_benchmark_under_multiple() {
+    let p = c_program("benchmarks/c/mt_rate.c");
+    let runs: [(usize, &[&str]); 3] = [
+        (2, &["-t", "2", "-n", "20", "1", "4096"]),
+        (
+            2,
+            &["-t", "4", "-n", "10", "-w", "16", "--tag", "8", "3000"],
+        ),
+        (4, &["-t", "3", "-n", "10", "64"]),
+    ];
+    for (np, args) in runs {
+        let r = mpirun_np(np, &p, args);
+        r.assert_ok();
+        assert!(
+            r.stdout.contains(" No Errors"),
+            "np {np} {args:?}:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
