@@ -83,10 +83,12 @@ pub const PAYLOAD_BYTES_MIN: usize = 1024;
 pub const PAYLOAD_BYTES_MAX: usize = 1 << 30;
 /// 128 lines (8 KiB, 256 cells): room for seven 1 KiB messages inline, or one 4 KiB message.
 /// Measured against 256 lines on 2 ranks (interleaved, 7-12 runs per state, OSU's window of 64
-/// non-blocking sends, 100 iterations): window bandwidth +10-40 % at 512 B-2 KiB and +5 % at 8-16
-/// KiB in both VM states (1 KiB: 2.6-2.9 against 2.0-2.2 GB/s slow, 8.0-8.6 against 6.7-7.5
-/// fast), ping-pong latency -10-20 % at 512 B-2 KiB (1 KiB 0.65 against 0.84 us slow); 4 KiB
-/// windows lose (2.1-2.3 against 2.8-2.95 GB/s slow), as they then mostly take the payload ring.
+/// non-blocking sends, 100 iterations): window bandwidth +10-40 % at 512 B-2 KiB in both VM
+/// states (1 KiB: 2.6-2.9 against 2.0-2.2 GB/s slow, 8.0-8.6 against 6.7-7.5 fast), ping-pong
+/// latency -10-20 % at 512 B-2 KiB (1 KiB 0.65 against 0.84 us slow). It costs 64 B windows
+/// 10 % and 0-64 B ping-pong 2-4 % (fast state). 4 KiB windows lost too (2.1-2.3 against
+/// 2.8-2.95 GB/s slow: only one fits inline at a time) until such messages went as two halves
+/// (`channel::split_range`).
 pub const DEFAULT_FIFO_CELLS: usize = 128;
 pub const DEFAULT_PAYLOAD_BYTES: usize = 64 << 10;
 pub const DEFAULT_EAGER_LIMIT: usize = 16384;
