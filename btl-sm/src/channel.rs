@@ -441,8 +441,6 @@ impl Tx {
             1
         } else if len <= LINE - OFF_INLINE && idx & 1 == 0 {
             2
-        } else if len <= 2 * LINE - OFF_INLINE && idx & 1 == 0 && idx + 4 <= self.cell_mask + 1 {
-            return self.send_two_lines(tag, hdr, data, idx);
         } else {
             return self.send_long(tag, hdr, data);
         };
@@ -474,41 +472,6 @@ impl Tx {
             self.set_interior(idx + 1, true);
         }
         self.publish(idx, k);
-        true
-    }
-
-    /// `try_send` for a fragment of two lines (57-120 bytes) from a line's first cell `idx`,
-    /// which does not wrap: `send_long`'s inline case without its padding and payload-ring
-    /// branches (fast state, 10-12 interleaved runs: 64-96 B ping-pong 0.108 against 0.113-0.115
-    /// us one way, a window of 64 B +5 %).
-    #[inline]
-    fn send_two_lines(&mut self, tag: u8, hdr: &[u8], data: &[u8], idx: u32) -> bool {
-        let len = hdr.len() + data.len();
-        let k = cells_for(len as u32);
-        let after = (idx + 4) & self.cell_mask;
-        let scrub = self.is_interior(after);
-        if !self.room(4 + scrub as u32) {
-            return false;
-        }
-        if scrub {
-            self.scrub(after);
-        }
-        self.prefetch_ahead(idx + 3);
-        // SAFETY: idx + 4 <= cell_mask + 1, so the four cells (two lines) lie inside this
-        // channel's header ring; they are ours: head + 4 - hdr_tail <= cell_mask + 1 means the
-        // receiver has released them (Acquire in refresh), and they are unpublished. len <= 120
-        // bytes from OFF_INLINE stay inside them; sources are process-private, so no overlap;
-        // fields are aligned in the 32-byte cell.
-        unsafe {
-            let cell = self.cells.add(idx as usize * CELL);
-            copy_tail_first(hdr, data, cell.add(OFF_INLINE));
-            ptr::write(cell.add(OFF_LEN).cast::<u16>(), len as u16);
-            ptr::write(cell.add(OFF_TAG), tag);
-            ptr::write(cell.add(OFF_KIND), KIND_CELLS);
-        }
-        // Only the cells the bytes fill: a rounding cell keeps what it held, and its bit.
-        self.mark_interior(idx + 1, idx + k);
-        self.publish(idx, 4);
         true
     }
 
