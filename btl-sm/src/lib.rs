@@ -18,6 +18,7 @@
 
 mod channel;
 pub mod cma;
+pub mod doorbell;
 mod fifo;
 mod layout;
 pub mod model;

@@ -23,9 +23,11 @@ pub const POLL_BUDGET: usize = 64;
 pub const PAYLOAD_POPULATE_BUDGET: usize = crate::params::BOOST_BUDGET;
 
 /// One rank's view of the node: its outgoing and incoming channels.
-/// Claim words per rank (a 64-byte slot line after pid, attached and waiting; its last word is
-/// the line probe's).
-pub const COOP_SLOTS_MAX: usize = 12;
+/// Claim words per rank (a 64-byte slot line after pid, attached and waiting; its last two
+/// words are the doorbell and the line probe's).
+pub const COOP_SLOTS_MAX: usize = 11;
+/// The slot-line word a rank's async progress thread sleeps on (see `doorbell`).
+const DOORBELL_WORD: usize = 14;
 /// The slot-line word the line probe bounces (see `probe`).
 const PROBE_WORD: usize = 15;
 const COOP_OPEN: u32 = 1;
@@ -259,6 +261,22 @@ impl SmTransport {
         assert!(peer < self.n, "btl-sm: peer {peer} out of range");
         // SAFETY: a word of the peer's slot line in our mapping, only accessed atomically.
         unsafe { &*self.slot_word(peer, 2) }.load(Ordering::Relaxed) != 0
+    }
+
+    /// This rank's doorbell (see [`crate::doorbell`]): its async progress thread sleeps on it
+    /// and peers ring it after sending (`ring`). Valid as long as this transport lives.
+    pub fn doorbell_word(&self) -> *const AtomicU32 {
+        self.slot_word(self.me, DOORBELL_WORD)
+    }
+
+    /// Ring `peer`'s doorbell if its progress thread sleeps until a fragment comes: call after
+    /// a successful `try_send` to it. A fence and one load (of a line that changes only when
+    /// the peer's thread falls asleep or wakes) when it does not.
+    #[inline]
+    pub fn ring(&self, peer: usize) {
+        debug_assert!(peer < self.n);
+        // SAFETY: a word of the peer's slot line in our mapping, only accessed atomically.
+        crate::doorbell::ring(unsafe { &*self.slot_word(peer, DOORBELL_WORD) });
     }
 
     /// Claim words of cooperative rendezvous: the rest of each rank's slot line, one word per

@@ -6,6 +6,7 @@
 //! started by `runtime` through `pmi`.
 
 pub mod api;
+mod async_progress;
 mod btl;
 pub mod capi;
 mod coll;

@@ -23,6 +23,19 @@ pub const GENERAL: &[(&str, &str, &str)] = &[
         "1: waiting ranks yield the CPU at once (on by default when oversubscribed)",
     ),
     (
+        "mpi_async_progress",
+        "0",
+        "1: a progress thread in each rank advances non-blocking operations (rendezvous, \
+         collective schedules, one-sided targets) while the application computes; the runtime \
+         then runs under MPI_THREAD_MULTIPLE's lock",
+    ),
+    (
+        "mpi_async_progress_interval",
+        "20",
+        "microseconds between the progress thread's polls while operations are in flight \
+         (it sleeps when none are); 0: it spins, for nodes with a core to spare",
+    ),
+    (
         "osc_direct",
         "auto",
         "one-sided: off sends every RMA operation as a message to the target; auto loads and \

@@ -63,6 +63,37 @@ static LEVEL: AtomicU8 = AtomicU8::new(Level::Funneled as u8);
 /// back between the turns of a wait lets them in first (`poll_outside`).
 static WAITERS: AtomicUsize = AtomicUsize::new(0);
 
+/// Under MULTIPLE: application threads inside a call that waits (`poll_outside` and the calls
+/// around it). While there are some, they make progress, this rank counts as waiting in MPI
+/// for peers that would ask it to copy (`Runtime::sync_waiting`), and the async progress
+/// thread sleeps.
+static BLOCKED: AtomicUsize = AtomicUsize::new(0);
+
+/// One thread inside a waiting call, from `new` to drop.
+struct Blocked;
+
+impl Blocked {
+    fn new() -> Blocked {
+        if BLOCKED.fetch_add(1, Ordering::SeqCst) == 0 {
+            crate::async_progress::wait_started();
+        }
+        Blocked
+    }
+}
+
+impl Drop for Blocked {
+    fn drop(&mut self) {
+        if BLOCKED.fetch_sub(1, Ordering::SeqCst) == 1 {
+            crate::async_progress::wait_over();
+        }
+    }
+}
+
+/// Whether an application thread waits in MPI (MULTIPLE).
+pub(crate) fn blocked() -> bool {
+    BLOCKED.load(Ordering::SeqCst) > 0
+}
+
 /// The thread levels the runtime distinguishes (SINGLE runs as FUNNELED).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 #[repr(u8)]
@@ -232,6 +263,20 @@ pub fn is_main_thread() -> bool {
     MAIN.load(Ordering::Acquire) == this_thread()
 }
 
+/// Run `f` on the runtime if no thread holds it and none waits for it (MULTIPLE; never
+/// waits): the async progress thread's turn, which must not queue in front of the
+/// application's calls. None when it did not run.
+pub(crate) fn try_turn<R>(f: impl FnOnce(&mut Runtime) -> R) -> Option<R> {
+    if WAITERS.load(Ordering::Relaxed) > 0 {
+        return None;
+    }
+    SLOT.owner
+        .compare_exchange(FREE, this_thread(), Ordering::Acquire, Ordering::Relaxed)
+        .ok()?;
+    let _taken = Taken;
+    run_owned_by(false, |rt| Ok(f(rt))).ok()
+}
+
 /// Run `f` on this process's runtime.
 #[inline]
 pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
@@ -247,6 +292,12 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
 /// `with`'s body, on the thread that owns the runtime now.
 #[inline(always)]
 fn run_owned<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
+    run_owned_by(true, f)
+}
+
+/// `run_owned`, for an application call (`app`) or the async progress thread's turn.
+#[inline(always)]
+fn run_owned_by<R>(app: bool, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
     if SLOT.busy.replace(true) {
         return err(
             ErrorClass::Other,
@@ -262,6 +313,12 @@ fn run_owned<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
             // A completed MPI_Comm_idup's communicator is usable from the next call on.
             if rt.idups.any_pending() {
                 rt.resolve_idups();
+            }
+            if is_multiple() {
+                rt.sync_waiting();
+                if app && crate::async_progress::on() {
+                    crate::async_progress::after_call(&rt.pml);
+                }
             }
             r
         }
@@ -308,6 +365,7 @@ fn blocking_taken<T, R>(
             finish(rt, t)
         });
     }
+    let _blocked = Blocked::new();
     let t = with(start)?;
     poll_outside(|rt| Ok(ready(rt, &t).then_some(())))?;
     with(|rt| finish(rt, t))
@@ -333,7 +391,9 @@ fn with_ready_taken<R>(
     f: impl FnOnce(&mut Runtime) -> Result<R>,
 ) -> Result<R> {
     if is_multiple() {
+        let _blocked = Blocked::new();
         poll_outside(|rt| Ok(ready(rt).then_some(())))?;
+        return with_taken(f);
     }
     with_taken(f)
 }
@@ -382,9 +442,11 @@ fn with_poll_taken<R>(
 /// go first; after 2000 idle turns (at once when oversubscribed) the CPU is yielded. For
 /// MULTIPLE only: at the other levels calls wait inside the runtime.
 pub fn poll_outside<R>(mut attempt: impl FnMut(&mut Runtime) -> Result<Option<R>>) -> Result<R> {
+    let _blocked = Blocked::new();
     let mut idle = 0u32;
     loop {
         let (got, moved, yield_when_idle) = with(|rt| {
+            rt.sync_waiting();
             if let Some(r) = attempt(rt)? {
                 return Ok((Some(r), true, false));
             }
@@ -467,6 +529,8 @@ pub struct Runtime {
     pub(crate) idups: crate::comm_idup::Own,
     /// Schedules of blocking collectives, for calls that repeat their arguments.
     pub(crate) coll_cache: crate::coll::cache::Cache,
+    /// Under MULTIPLE: what this rank's "waiting in MPI" word says now (`sync_waiting`).
+    waiting_marked: bool,
 }
 
 fn mca(name: &str) -> Option<String> {
@@ -504,9 +568,22 @@ pub fn init(level: Level) -> Result<()> {
             "MPI_Init called more than once (MPI can be initialized once per process)",
         );
     }
+    let progress_thread = match crate::async_progress::config(mca) {
+        Ok(c) => c,
+        Err(e) => {
+            STATE.store(NOT_STARTED, Ordering::Release);
+            return err(ErrorClass::Arg, e);
+        }
+    };
+    // The progress thread takes turns on the runtime beside the application's threads.
+    let level = if progress_thread.is_some() {
+        Level::Multiple
+    } else {
+        level
+    };
     LEVEL.store(level as u8, Ordering::Release);
     let serialized = level != Level::Funneled;
-    match Runtime::start() {
+    match Runtime::start(progress_thread.is_some()) {
         Ok(rt) => {
             // SAFETY: no thread owns the slot yet (STATE moved from NOT_STARTED just now, once
             // per process), so nothing else accesses `rt`.
@@ -519,6 +596,11 @@ pub fn init(level: Level) -> Result<()> {
                 // Release: the next thread to take the runtime sees it started.
                 SLOT.owner.store(FREE, Ordering::Release);
             }
+            if let (Ok(()), Some(cfg)) = (&r, progress_thread) {
+                let doorbell = with(|rt| Ok(rt.pml.doorbell()))?;
+                crate::async_progress::start(cfg, doorbell)
+                    .map_err(|e| other(format!("cannot start the async progress thread: {e}")))?;
+            }
             r
         }
         Err(e) => {
@@ -529,7 +611,8 @@ pub fn init(level: Level) -> Result<()> {
 }
 
 impl Runtime {
-    fn start() -> Result<Runtime> {
+    /// `doorbells`: the job runs async progress threads, which peers wake by ringing.
+    fn start(doorbells: bool) -> Result<Runtime> {
         let mut pmi = Pmi::from_env()?;
         let (rank, size) = pmi.as_ref().map_or((0, 1), |p| (p.rank, p.size));
         if !(0..size).contains(&rank) {
@@ -593,6 +676,9 @@ impl Runtime {
                 // ~130 iterations of the application's loop.
                 transport.prefault_senders();
                 let mut sm = SmBtl::new(transport, cma, coop);
+                if doorbells {
+                    sm.enable_doorbells();
+                }
                 if let Some(eager) = eager {
                     sm.set_eager_limits(eager);
                 }
@@ -652,6 +738,7 @@ impl Runtime {
             bsend: Default::default(),
             idups: Default::default(),
             coll_cache: Default::default(),
+            waiting_marked: false,
         })
     }
 
@@ -683,6 +770,29 @@ impl Runtime {
                 "invalid communicator (freed, or not a communicator)",
             ),
         }
+    }
+
+    /// Under MULTIPLE: tell peers this rank waits in MPI while any of its threads does, so that
+    /// a receiver may ask it to write half of a rendezvous (as `progress_until` does at the
+    /// other levels). Called at each turn; the word lags the last wait's end by one turn at
+    /// most, which costs a receiver nothing (it reads what no sender claims).
+    pub(crate) fn sync_waiting(&mut self) {
+        let want = blocked();
+        if want != self.waiting_marked {
+            self.waiting_marked = want;
+            self.pml.set_waiting(want);
+        }
+    }
+
+    /// One turn of the async progress thread: (whether anything moved, whether work is still
+    /// in flight).
+    pub(crate) fn async_turn(&mut self) -> (bool, bool) {
+        self.sync_waiting();
+        // No thread of ours waits (the thread does not poll while one does): our core computes.
+        self.pml.set_delegating(!self.waiting_marked);
+        let moved = self.pml.progress() > 0;
+        self.pml.set_delegating(false);
+        (moved, self.pml.has_work())
     }
 
     /// Spin on progress until `done`; back off to yielding the CPU when idle.
@@ -976,10 +1086,11 @@ impl Runtime {
         if mca("btl_base_verbose").is_some_and(|v| v != "0") {
             let s = self.pml.rndv_stats();
             eprintln!(
-                "rmpi: rank {}: rendezvous receives: {} read by single copy, {} split with the sender ({} of them read whole after all: the sender was late), {} streamed; {} single-copy reads by memcpy from the peer's shared source",
+                "rmpi: rank {}: rendezvous receives: {} read by single copy, {} split with the sender ({} of them left whole to it, {} read whole after all: the sender was late), {} streamed; {} single-copy reads by memcpy from the peer's shared source",
                 self.comms[crate::comm::WORLD].as_ref().map_or(-1, |c| c.rank),
                 s.gets,
                 s.coop,
+                s.delegated,
                 s.coop_back,
                 s.streamed,
                 self.pml.shared_reads()
@@ -1056,6 +1167,8 @@ pub fn abort_without_runtime(code: i32, message: &str) -> ! {
 
 /// MPI_Finalize.
 pub fn finalize() -> Result<()> {
+    // Before the runtime goes: a turn it is taking ends first.
+    crate::async_progress::stop();
     let taken = if SLOT.owner.load(Ordering::Acquire) != this_thread() {
         Some(take()?)
     } else {

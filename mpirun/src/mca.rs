@@ -35,6 +35,7 @@ pub fn unknown(name: &str) -> Option<String> {
 /// own byte for byte, so a near miss such as `Retain` would silently mean the default).
 const GENERAL_VALUES: &[(&str, &[&str])] = &[
     ("mpi_yield_when_idle", &["0", "1", "true", "false", "auto"]),
+    ("mpi_async_progress", &["0", "1", "true", "false"]),
     ("osc_direct", &["auto", "off"]),
     ("memhook_ptmalloc_policy", &["release", "retain"]),
     ("memhook_ptmalloc_shared", &["0", "1"]),
@@ -74,6 +75,14 @@ pub fn check_values(n: usize, get: &dyn Fn(&str) -> Option<String>) -> Result<()
                     listed.join(", ")
                 ));
             }
+        }
+    }
+    if let Some(v) = get("mpi_async_progress_interval") {
+        if v.trim().parse::<u64>().is_err() {
+            return Err(format!(
+                "invalid value {v:?} for MCA parameter mpi_async_progress_interval: expected \
+                 microseconds (0: spin)"
+            ));
         }
     }
     for name in ["btl_base_verbose", "memhook_verbose"] {
@@ -139,6 +148,8 @@ mod tests {
             ("btl_ib_recv_bufs", "-1"),
             ("btl_ib_verbose", "maybe"),
             ("mpi_yield_when_idle", "7"),
+            ("mpi_async_progress", "on"),
+            ("mpi_async_progress_interval", "-1"),
             ("memhook_ptmalloc_policy", "Retain"),
             ("memhook_ptmalloc_shared", "yes"),
             ("btl_base_verbose", "nope"),

@@ -157,3 +157,122 @@ fn c_mt_rate_benchmark_under_multiple() {
         );
     }
 }
+
+/// The async progress thread (`--mca mpi_async_progress 1`, issue 16): operations complete
+/// while the rank they need waits outside MPI (tests/c/async_progress.c: a rendezvous receive,
+/// an eager flood larger than the rings, passive-target RMA, a non-blocking broadcast through
+/// that rank), every byte checked; over sm's doorbells and without them (tcp, or ib under
+/// `RMPI_TEST_BTL`, where the thread polls), spinning, with RMA as messages, and with the
+/// rendezvous streamed. Without the thread the same job hangs (shown once, cut short).
+#[test]
+fn c_async_progress_thread_completes_what_a_computing_rank_needs() {
+    let p = c_program("tests/c/async_progress.c");
+    let variants: [&[&str]; 5] = [
+        &[],
+        &["--mca", "btl", "tcp,self"],
+        &["--mca", "mpi_async_progress_interval", "0"],
+        &["--mca", "osc_direct", "off"],
+        &["--mca", "btl_sm_single_copy", "none"],
+    ];
+    for (i, extra) in variants.iter().enumerate() {
+        for np in [2, 3, 4] {
+            if i > 0 && np == 3 {
+                continue;
+            }
+            let dir = std::env::temp_dir().join(marker(&format!("async{i}-{np}")));
+            std::fs::create_dir_all(&dir).unwrap();
+            let np_s = np.to_string();
+            let mut args = vec![
+                "--timeout",
+                "120",
+                "-np",
+                &np_s,
+                "--oversubscribe",
+                "--mca",
+                "mpi_async_progress",
+                "1",
+            ];
+            args.extend_from_slice(extra);
+            args.push(p.to_str().unwrap());
+            args.push(dir.to_str().unwrap());
+            let r = mpirun(&args);
+            let _ = std::fs::remove_dir_all(&dir);
+            assert!(
+                r.ok() && r.stdout.contains(" No Errors"),
+                "{extra:?} np {np}:\n{}{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+    // The control: no progress thread, no progress while rank 1 is away.
+    let dir = std::env::temp_dir().join(marker("async-off"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let r = mpirun(&[
+        "--timeout",
+        "5",
+        "-np",
+        "2",
+        p.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        !r.ok() && r.stderr.contains("timed out"),
+        "the job should hang without the thread:\n{}{}",
+        r.stdout,
+        r.stderr
+    );
+}
+
+/// The whole MULTIPLE test and the overlap benchmark (benchmarks/c/overlap.c, every byte
+/// checked) with the progress thread beside the application's threads.
+#[test]
+fn c_async_progress_thread_beside_application_threads() {
+    let p = c_program("tests/c/thread_multiple.c");
+    for np in [2, 3] {
+        let r = mpirun(&[
+            "--timeout",
+            "240",
+            "-np",
+            &np.to_string(),
+            "--oversubscribe",
+            "--mca",
+            "mpi_async_progress",
+            "1",
+            p.to_str().unwrap(),
+        ]);
+        assert!(
+            r.ok() && r.stdout.contains(" No Errors"),
+            "np {np}:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+    let o = c_program("benchmarks/c/overlap.c");
+    for mode in ["both", "recv", "send"] {
+        let r = mpirun(&[
+            "--timeout",
+            "120",
+            "-np",
+            "2",
+            "--mca",
+            "mpi_async_progress",
+            "1",
+            o.to_str().unwrap(),
+            "-n",
+            "4",
+            mode,
+            "1000",
+            "20000",
+            "300000",
+            "2100000",
+        ]);
+        assert!(
+            r.ok() && r.stdout.contains(" No Errors"),
+            "{mode}:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}

@@ -119,6 +119,11 @@ pub trait Btl {
     fn waiting_word(&self) -> Option<*const std::sync::atomic::AtomicU32> {
         None
     }
+    /// The word this process's async progress thread sleeps on, which peers ring after sending
+    /// to it (`btl_sm::doorbell`), if the transport rings one; valid as long as it lives.
+    fn doorbell_word(&self) -> Option<*const std::sync::atomic::AtomicU32> {
+        None
+    }
     /// How many `get`s were served by memcpy from a peer's shared memory source (sm's xmem).
     fn shared_reads(&self) -> u64 {
         0

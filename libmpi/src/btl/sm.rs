@@ -22,6 +22,8 @@ pub struct SmBtl {
     xmem_reads: u64,
     /// By local peer: the eager limit chosen from the line probe (empty: the job's).
     eager: Vec<usize>,
+    /// Ring the receiver's doorbell after each fragment (the job runs async progress threads).
+    doorbells: bool,
 }
 
 impl SmBtl {
@@ -41,7 +43,14 @@ impl SmBtl {
             verbose: false,
             xmem_reads: 0,
             eager: Vec::new(),
+            doorbells: false,
         }
+    }
+
+    /// Ring each receiver's doorbell after sending to it, for the async progress threads that
+    /// sleep on them (`mpi_async_progress`, set for the whole job).
+    pub fn enable_doorbells(&mut self) {
+        self.doorbells = true;
     }
 
     /// Per-peer eager limits (by local index), e.g. from `btl_sm::SmTransport::probe_peers`.
@@ -175,7 +184,11 @@ impl Btl for SmBtl {
 
     #[inline]
     fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
-        self.transport.try_send(peer, tag, hdr, data)
+        let sent = self.transport.try_send(peer, tag, hdr, data);
+        if sent && self.doorbells {
+            self.transport.ring(peer);
+        }
+        sent
     }
 
     #[inline]
@@ -260,5 +273,9 @@ impl Btl for SmBtl {
 
     fn waiting_word(&self) -> Option<*const std::sync::atomic::AtomicU32> {
         Some(self.transport.waiting_word())
+    }
+
+    fn doorbell_word(&self) -> Option<*const std::sync::atomic::AtomicU32> {
+        self.doorbells.then(|| self.transport.doorbell_word())
     }
 }

@@ -226,6 +226,11 @@ struct State {
     /// Rendezvous sends finished by a FIN: (btl, peer, addr, len) to unexpose once the btl
     /// that delivered the FIN has returned from its progress.
     unexpose: Vec<(usize, usize, usize, usize)>,
+    /// Turns of the async progress thread (`Pml::set_delegating`): a waiting sender is asked
+    /// to write a whole rendezvous rather than half of it.
+    delegating: bool,
+    /// Receives in `Coop::Delegated`, checked each turn until the sender claims or we do.
+    delegated: Vec<ReqId>,
     /// By world rank: our rendezvous sends to that peer not yet finished (RTS out, no FIN or
     /// last DATA yet). A peer reading from us is busy: we do not ask it to write half of one
     /// of our receives (osu_bibw: splitting both ways only adds round trips).
@@ -325,6 +330,8 @@ impl Pml {
                 scratch: Vec::new(),
                 matched: Vec::new(),
                 unexpose: Vec::new(),
+                delegating: false,
+                delegated: Vec::new(),
                 rndv_out: vec![0; n],
             },
             coll: crate::coll::Registry::default(),
@@ -759,6 +766,9 @@ impl Pml {
         if !st.puts.is_empty() {
             st.run_puts(btls);
         }
+        if !st.delegated.is_empty() {
+            st.run_delegated(btls);
+        }
         if !st.gets.is_empty() {
             st.run_gets(btls);
         }
@@ -873,6 +883,51 @@ impl Pml {
     /// Fragments still waiting for room in a transport.
     pub fn queued(&self) -> usize {
         self.st.queued
+    }
+
+    /// Whether the turns that follow are the async progress thread's, on a rank no thread of
+    /// which waits in MPI: its core is computing, so a rendezvous whose sender waits is left
+    /// whole to the sender (`Coop::Delegated`) instead of being split.
+    pub fn set_delegating(&mut self, on: bool) {
+        self.st.delegating = on;
+    }
+
+    /// The doorbell every peer of this rank rings after sending to it (see
+    /// `Btl::doorbell_word`): when every transport that reaches a peer rings it; else None,
+    /// and an async progress thread polls on a timer.
+    pub fn doorbell(&self) -> Option<*const AtomicU32> {
+        let mut word = None;
+        for b in self.btls.iter().filter(|b| b.name() != "self") {
+            match (b.doorbell_word(), word) {
+                (Some(w), None) => word = Some(w),
+                _ => return None,
+            }
+        }
+        word
+    }
+
+    /// Whether work in flight may move without a fragment arriving (sends queued behind a
+    /// full transport, receives left to a sender that may never claim them), so an async
+    /// progress thread must poll on a timer even where peers ring it.
+    pub fn needs_polling(&self) -> bool {
+        self.st.queued > 0 || !self.st.delegated.is_empty()
+    }
+
+    /// Whether progress may still have work of this rank's to do: a request not yet retired,
+    /// queued sends, rendezvous reads or writes, collective schedules and the like, or windows
+    /// whose targets apply incoming operations (`ext`). Arrivals nothing waits for do not
+    /// count (the async progress thread sleeps then).
+    pub fn has_work(&self) -> bool {
+        let st = &self.st;
+        st.reqs.live() > 0
+            || st.queued > 0
+            || !st.gets.is_empty()
+            || !st.puts.is_empty()
+            || !self.coll.is_idle()
+            || !self.pairs.is_empty()
+            || !self.groups.is_empty()
+            || !self.watchers.is_empty()
+            || self.ext.is_some()
     }
 }
 

@@ -52,6 +52,13 @@ pub enum Coop {
     },
     /// The sender could not write its part: read `[split, total)` ourselves.
     ReadTail { split: usize },
+    /// The async progress thread asked the waiting sender to write all of it (`split` 0), so
+    /// that this rank's core keeps computing; past `DELEGATE_WAIT` without the sender's claim,
+    /// the receiver claims and reads it itself (pml/rndv.rs).
+    Delegated {
+        ticket: u64,
+        since: std::time::Instant,
+    },
 }
 
 /// How the receiver's own read of a cooperative rendezvous ended.
@@ -383,7 +390,6 @@ impl Requests {
     }
 
     /// How many requests exist (pending or completed but not yet freed).
-    #[cfg(test)]
     pub fn live(&self) -> usize {
         self.live
     }

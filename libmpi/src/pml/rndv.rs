@@ -36,9 +36,16 @@ pub struct RndvStats {
     pub coop: u64,
     /// Of those, read whole after all: the sender had not claimed its half in time.
     pub coop_back: u64,
+    /// Of the splits, left whole to the sender (the async progress thread's, `Coop::Delegated`).
+    pub delegated: u64,
     /// Streamed through the transport (CTS).
     pub streamed: u64,
 }
+
+/// How long a receive left whole to a waiting sender (`Coop::Delegated`) waits for the sender
+/// to claim it: a sender spinning in MPI claims within a few µs of the PUT; one that has left
+/// MPI since never does, and the receiver then reads it all itself.
+const DELEGATE_WAIT: std::time::Duration = std::time::Duration::from_micros(30);
 
 /// PUT_FIN's result word.
 const PUT_DONE: u64 = 0;
@@ -132,8 +139,10 @@ impl State {
                             return;
                         }
                         CoopOpen::Ticket(ticket) => {
-                            // Page-aligned, so the two copies never share a page.
-                            let split = (n / 2) & !4095;
+                            // Page-aligned, so the two copies never share a page. All of it
+                            // when this rank's core computes (the async progress thread's
+                            // turn): the idle sender copies, we don't.
+                            let split = if self.delegating { 0 } else { (n / 2) & !4095 };
                             let words = wire::encode_words([
                                 r.sreq,
                                 req as u64,
@@ -146,6 +155,13 @@ impl State {
                             // Out now: the sender copies while we do.
                             self.push_queue(btls, r.peer);
                             self.stats.coop += 1;
+                            if split == 0 {
+                                self.stats.delegated += 1;
+                                let since = std::time::Instant::now();
+                                self.set_coop(req, Coop::Delegated { ticket, since });
+                                self.delegated.push(req);
+                                continue;
+                            }
                             (0, split, Some((split, ticket)))
                         }
                         CoopOpen::No => (0, n, None),
@@ -211,6 +227,51 @@ impl State {
         }
     }
 
+    /// Receives left whole to their senders (`Coop::Delegated`): past `DELEGATE_WAIT`, claim
+    /// the ones no sender has claimed and read them ourselves; a sender that claimed is writing
+    /// (its PUT_FIN completes the receive).
+    pub(super) fn run_delegated(&mut self, btls: &mut [Box<dyn Btl>]) {
+        let mut i = 0;
+        while i < self.delegated.len() {
+            let req = self.delegated[i];
+            let Some(Request {
+                kind: Kind::Recv { rndv: Some(r), .. },
+                ..
+            }) = self.reqs.get(req)
+            else {
+                self.delegated.swap_remove(i);
+                continue;
+            };
+            let Coop::Delegated { ticket, since } = r.coop else {
+                // PUT_FIN came.
+                self.delegated.swap_remove(i);
+                continue;
+            };
+            if since.elapsed() < DELEGATE_WAIT {
+                i += 1;
+                continue;
+            }
+            self.delegated.swap_remove(i);
+            let ep = self.endpoints[r.peer];
+            if btls[ep.btl].coop_claim(ep.peer, ticket, false) {
+                btls[ep.btl].coop_close(ticket);
+                self.stats.coop_back += 1;
+                self.set_coop(req, Coop::ReadTail { split: 0 });
+                self.gets.push(req);
+            } else {
+                let head = Head::Read;
+                self.set_coop(
+                    req,
+                    Coop::Waiting {
+                        split: 0,
+                        head,
+                        ticket,
+                    },
+                );
+            }
+        }
+    }
+
     /// Our read is over and nothing else is writing into the buffer: complete the receive (FIN
     /// releases the sender), or have everything streamed.
     fn end_read(&mut self, req: ReqId, r: &Rndv, head: Head) {
@@ -267,13 +328,14 @@ impl State {
             return;
         };
         let r = **r;
-        let Coop::Waiting {
-            split,
-            head,
-            ticket,
-        } = r.coop
-        else {
-            return;
+        let (split, head, ticket) = match r.coop {
+            Coop::Waiting {
+                split,
+                head,
+                ticket,
+            } => (split, head, ticket),
+            Coop::Delegated { ticket, .. } => (0, Head::Read, ticket),
+            _ => return,
         };
         // The claim word may be reused once we are out of the transport's delivery callback.
         self.coop_closed.push((self.endpoints[r.peer].btl, ticket));

@@ -1,0 +1,264 @@
+//! The asynchronous progress thread (`--mca mpi_async_progress 1`): non-blocking operations
+//! (rendezvous copies, collective schedules, one-sided targets) advance while the application
+//! computes, instead of only inside its MPI calls. As MPICH's `MPIR_CVAR_ASYNC_PROGRESS`, it
+//! runs the runtime under MPI_THREAD_MULTIPLE's lock, whatever level the application asked for.
+//!
+//! The thread never queues for the runtime: it takes a turn only when no call holds it, and
+//! sleeps while an application thread waits in MPI (that thread makes progress itself). Else
+//! it sleeps on a doorbell word that every peer rings after sending to this rank (btl-sm's
+//! slot line; `btl_sm::doorbell`), so it wakes when there is something to do rather than on a
+//! timer: a timer wake-up costs its core about 20 µs on a VM, and ranks share their cores with
+//! it (one rank per core is the common placement). Work that moves without a message (sends
+//! queued behind a full ring) and transports that ring nothing (tcp, ib) fall back to polling
+//! every `mpi_async_progress_interval` µs; `0` spins (yielding), for nodes with spare cores.
+
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use btl_sm::doorbell::{self, AWAKE, RING_ME};
+
+/// The word's third value: asleep while an application thread waits in MPI; peers do not ring
+/// it, and the end of the wait makes it `RING_ME` again (or, without peers' rings, wakes it).
+const BEHIND_WAIT: u32 = 2;
+
+/// The word the thread sleeps on: the rank's doorbell in btl-sm's segment when every peer
+/// rings it (`PEERS_RING`), else `LOCAL_BELL`, which only this process rings.
+static BELL: AtomicPtr<AtomicU32> = AtomicPtr::new(std::ptr::null_mut());
+static LOCAL_BELL: AtomicU32 = AtomicU32::new(AWAKE);
+static PEERS_RING: AtomicBool = AtomicBool::new(false);
+/// Whether the thread runs: `after_call` and the wait marks are one load when not.
+static ON: AtomicBool = AtomicBool::new(false);
+static STOP: AtomicBool = AtomicBool::new(false);
+static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+
+/// The longest sleep: a safety net, as every event that matters rings the word.
+const PARK: Duration = Duration::from_millis(10);
+
+/// What the thread was asked for: None when off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Between polls where nothing rings; zero spins (yielding the CPU).
+    pub interval: Duration,
+}
+
+/// `mpi_async_progress` and `mpi_async_progress_interval` (µs, default 20), as `get` reads
+/// them; None when off.
+pub fn config(get: impl Fn(&str) -> Option<String>) -> Result<Option<Config>, String> {
+    let on = match get("mpi_async_progress").as_deref().map(str::trim) {
+        None | Some("0") | Some("false") => false,
+        Some("1") | Some("true") => true,
+        Some(v) => {
+            return Err(format!(
+                "invalid value {v:?} for MCA parameter mpi_async_progress: expected 0 or 1"
+            ))
+        }
+    };
+    let us = match get("mpi_async_progress_interval") {
+        None => 20,
+        Some(v) => v.trim().parse::<u64>().map_err(|_| {
+            format!(
+                "invalid value {v:?} for MCA parameter mpi_async_progress_interval: expected \
+                 microseconds (0: spin)"
+            )
+        })?,
+    };
+    Ok(on.then_some(Config {
+        interval: Duration::from_micros(us),
+    }))
+}
+
+/// The word in use. Only while `ON`.
+fn bell() -> &'static AtomicU32 {
+    // SAFETY: BELL points to LOCAL_BELL or to the doorbell in btl-sm's mapping, which the
+    // runtime keeps until MPI_Finalize, and Finalize stops the thread (and clears ON, so no
+    // application call reaches here) before it unmaps.
+    unsafe { &*BELL.load(Ordering::Acquire) }
+}
+
+/// Start the thread; the runtime must be running under MULTIPLE. `doorbell`: the word peers
+/// ring (`Pml::doorbell`), valid until `stop`.
+pub fn start(cfg: Config, doorbell: Option<*const AtomicU32>) -> std::io::Result<()> {
+    STOP.store(false, Ordering::Relaxed);
+    PEERS_RING.store(doorbell.is_some(), Ordering::Relaxed);
+    let word = doorbell.unwrap_or(&LOCAL_BELL as *const AtomicU32);
+    BELL.store(word.cast_mut(), Ordering::Release);
+    let h = std::thread::Builder::new()
+        .name("rmpi-progress".into())
+        .spawn(move || run(cfg))?;
+    *THREAD.lock().unwrap_or_else(|e| e.into_inner()) = Some(h);
+    ON.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// Stop the thread and wait for it (MPI_Finalize, before it takes the runtime away). A turn
+/// in progress ends first.
+pub fn stop() {
+    let mut slot = THREAD.lock().unwrap_or_else(|e| e.into_inner());
+    // MPI_Finalize from a callback the thread runs (a user op) is refused later, not joined.
+    if slot
+        .as_ref()
+        .is_none_or(|h| h.thread().id() == std::thread::current().id())
+    {
+        return;
+    }
+    let Some(h) = slot.take() else { return };
+    drop(slot);
+    ON.store(false, Ordering::SeqCst);
+    STOP.store(true, Ordering::SeqCst);
+    bell().store(AWAKE, Ordering::SeqCst);
+    doorbell::wake(bell());
+    let _ = h.join();
+    BELL.store(std::ptr::null_mut(), Ordering::Release);
+}
+
+/// Whether the thread runs.
+#[inline(always)]
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// The end of an application call, under the runtime: wake the thread if it sleeps until rung
+/// and the call left work in flight that nothing will ring for (`pml`'s work where peers do
+/// not ring; sends queued behind a full ring where they do), and no application thread waits.
+#[inline]
+pub fn after_call(pml: &crate::pml::Pml) {
+    if bell().load(Ordering::SeqCst) != RING_ME || crate::runtime::blocked() {
+        return;
+    }
+    let needs = if PEERS_RING.load(Ordering::Relaxed) {
+        pml.needs_polling()
+    } else {
+        pml.has_work()
+    };
+    if needs {
+        doorbell::ring(bell());
+    }
+}
+
+/// The first application thread has started waiting in MPI: peers need not ring the thread
+/// meanwhile.
+#[inline]
+pub fn wait_started() {
+    if on() {
+        let _ = bell().compare_exchange(RING_ME, BEHIND_WAIT, Ordering::SeqCst, Ordering::Relaxed);
+    }
+}
+
+/// The last application thread waiting in MPI has stopped: where peers ring, the sleeping
+/// thread is theirs to wake again; elsewhere it polls again (it cannot know whether work is
+/// left).
+#[inline]
+pub fn wait_over() {
+    if !on() {
+        return;
+    }
+    let b = bell();
+    if PEERS_RING.load(Ordering::Relaxed) {
+        let _ = b.compare_exchange(BEHIND_WAIT, RING_ME, Ordering::SeqCst, Ordering::Relaxed);
+    } else if b
+        .compare_exchange(BEHIND_WAIT, AWAKE, Ordering::SeqCst, Ordering::Relaxed)
+        .is_ok()
+    {
+        doorbell::wake(b);
+    }
+}
+
+fn run(cfg: Config) {
+    // Timers of a few µs where it polls: the default slack (50 µs) would stretch every poll.
+    // SAFETY: prctl with PR_SET_TIMERSLACK takes an integer and touches no memory.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
+    let peers_ring = PEERS_RING.load(Ordering::Relaxed);
+    let b = bell();
+    while !STOP.load(Ordering::Acquire) {
+        if crate::runtime::blocked() {
+            // A thread waiting in MPI makes progress: taking turns beside it would only slow
+            // it (and, on a shared core, take its CPU).
+            b.store(BEHIND_WAIT, Ordering::SeqCst);
+            if crate::runtime::blocked() && !STOP.load(Ordering::SeqCst) {
+                doorbell::wait(b, BEHIND_WAIT, PARK);
+            }
+            b.store(AWAKE, Ordering::SeqCst);
+            continue;
+        }
+        // (moved, must poll on a timer, work in flight); None while a call holds the runtime.
+        let turn = crate::runtime::try_turn(|rt| {
+            let (moved, work) = rt.async_turn();
+            let poll = if peers_ring {
+                rt.pml.needs_polling()
+            } else {
+                work
+            };
+            (moved, poll, work)
+        });
+        let timeout = match turn {
+            Some((true, ..)) => continue,
+            Some((false, poll, work)) => {
+                if work && cfg.interval.is_zero() {
+                    std::thread::yield_now();
+                    continue;
+                }
+                if poll {
+                    cfg.interval
+                } else {
+                    PARK
+                }
+            }
+            None => cfg.interval,
+        };
+        // Asleep until rung: first say so, then look once more (a fragment written before a
+        // peer could see RING_ME was not rung for), then sleep if nothing came.
+        b.store(RING_ME, Ordering::SeqCst);
+        let moved = crate::runtime::try_turn(|rt| rt.async_turn().0);
+        if moved != Some(true) && !crate::runtime::blocked() && !STOP.load(Ordering::SeqCst) {
+            if timeout.is_zero() {
+                std::thread::yield_now();
+            } else {
+                doorbell::wait(b, RING_ME, timeout);
+            }
+        }
+        b.store(AWAKE, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Result<Option<Config>, String> {
+        config(|k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn parameters() {
+        assert_eq!(cfg(&[]), Ok(None));
+        assert_eq!(cfg(&[("mpi_async_progress", "0")]), Ok(None));
+        assert_eq!(
+            cfg(&[("mpi_async_progress", "1")]),
+            Ok(Some(Config {
+                interval: Duration::from_micros(20)
+            }))
+        );
+        assert_eq!(
+            cfg(&[
+                ("mpi_async_progress", "true"),
+                ("mpi_async_progress_interval", "0")
+            ]),
+            Ok(Some(Config {
+                interval: Duration::ZERO
+            }))
+        );
+        assert!(cfg(&[("mpi_async_progress", "yes")]).is_err());
+        assert!(cfg(&[
+            ("mpi_async_progress", "1"),
+            ("mpi_async_progress_interval", "-5")
+        ])
+        .is_err());
+    }
+}
