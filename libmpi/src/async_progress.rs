@@ -12,7 +12,7 @@
 //! queued behind a full ring) and transports that ring nothing (tcp, ib) fall back to polling
 //! every `mpi_async_progress_interval` µs; `0` spins (yielding), for nodes with spare cores.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -28,7 +28,7 @@ const BEHIND_WAIT: u32 = 2;
 static BELL: AtomicPtr<AtomicU32> = AtomicPtr::new(std::ptr::null_mut());
 static LOCAL_BELL: AtomicU32 = AtomicU32::new(AWAKE);
 static PEERS_RING: AtomicBool = AtomicBool::new(false);
-/// Whether the thread runs: `after_call` and the wait marks are one load when not.
+/// Whether the thread runs: the call and wait marks are one load when not.
 static ON: AtomicBool = AtomicBool::new(false);
 static STOP: AtomicBool = AtomicBool::new(false);
 static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
@@ -119,26 +119,50 @@ pub fn on() -> bool {
     ON.load(Ordering::Relaxed)
 }
 
-/// The end of an application call, under the runtime: wake the thread if it sleeps until rung
-/// and the call left work in flight that nothing will ring for (`pml`'s work where peers do
-/// not ring; sends queued behind a full ring where they do), and no application thread waits.
+/// Application calls running now (each `with` of a thread; the turns of a waiting thread
+/// count one by one, its wait as a whole counts in `runtime::blocked`).
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether an application thread is inside MPI: it makes progress itself, or is about to.
+fn app_inside() -> bool {
+    ACTIVE.load(Ordering::SeqCst) > 0 || crate::runtime::blocked()
+}
+
+/// An application call starts: peers need not ring the thread while it runs. (Arrivals during
+/// a call come at a high rate, as ranks call MPI in step; each ring would preempt the caller
+/// on its own core for nothing.)
 #[inline]
-pub fn after_call(pml: &crate::pml::Pml) {
-    if bell().load(Ordering::SeqCst) != RING_ME || crate::runtime::blocked() {
+pub fn call_started() {
+    ACTIVE.fetch_add(1, Ordering::SeqCst);
+    let _ = bell().compare_exchange(RING_ME, BEHIND_WAIT, Ordering::SeqCst, Ordering::Relaxed);
+}
+
+/// An application call ends, under the runtime. When it was the last one inside MPI and this
+/// rank has something in flight (`Pml::in_flight`), the thread takes over: where peers ring,
+/// it sleeps until they do, and one progress turn here takes what came unrung during the call;
+/// work that moves without a message, or a transport that rings nothing, wakes it to poll.
+/// With nothing in flight it sleeps on unrung (arrivals then wait for the next call).
+#[inline]
+pub fn call_over(rt: &mut crate::runtime::Runtime) {
+    if ACTIVE.fetch_sub(1, Ordering::SeqCst) != 1 || crate::runtime::blocked() {
         return;
     }
-    let needs = if PEERS_RING.load(Ordering::Relaxed) {
-        pml.needs_polling()
+    if !rt.pml.in_flight() {
+        return;
+    }
+    let b = bell();
+    if PEERS_RING.load(Ordering::Relaxed) {
+        let _ = b.compare_exchange(BEHIND_WAIT, RING_ME, Ordering::SeqCst, Ordering::Relaxed);
+        rt.pml.progress();
+        if rt.pml.needs_polling() {
+            wake_from(b);
+        }
     } else {
-        pml.has_work()
-    };
-    if needs {
-        doorbell::ring(bell());
+        wake_from(b);
     }
 }
 
-/// The first application thread has started waiting in MPI: peers need not ring the thread
-/// meanwhile.
+/// An application thread starts waiting in MPI (`runtime::Blocked`).
 #[inline]
 pub fn wait_started() {
     if on() {
@@ -151,16 +175,21 @@ pub fn wait_started() {
 /// left).
 #[inline]
 pub fn wait_over() {
-    if !on() {
+    if !on() || ACTIVE.load(Ordering::SeqCst) > 0 {
         return;
     }
     let b = bell();
     if PEERS_RING.load(Ordering::Relaxed) {
         let _ = b.compare_exchange(BEHIND_WAIT, RING_ME, Ordering::SeqCst, Ordering::Relaxed);
-    } else if b
-        .compare_exchange(BEHIND_WAIT, AWAKE, Ordering::SeqCst, Ordering::Relaxed)
-        .is_ok()
-    {
+    } else {
+        wake_from(b);
+    }
+}
+
+/// Wake the thread from either sleep.
+#[cold]
+fn wake_from(b: &AtomicU32) {
+    if b.swap(AWAKE, Ordering::SeqCst) != AWAKE {
         doorbell::wake(b);
     }
 }
@@ -172,46 +201,52 @@ fn run(cfg: Config) {
     let peers_ring = PEERS_RING.load(Ordering::Relaxed);
     let b = bell();
     while !STOP.load(Ordering::Acquire) {
-        if crate::runtime::blocked() {
-            // A thread waiting in MPI makes progress: taking turns beside it would only slow
-            // it (and, on a shared core, take its CPU).
+        if app_inside() {
+            // A thread inside MPI makes progress: taking turns beside it would only slow it
+            // (and, on a shared core, take its CPU).
             b.store(BEHIND_WAIT, Ordering::SeqCst);
-            if crate::runtime::blocked() && !STOP.load(Ordering::SeqCst) {
+            if app_inside() && !STOP.load(Ordering::SeqCst) {
                 doorbell::wait(b, BEHIND_WAIT, PARK);
             }
             b.store(AWAKE, Ordering::SeqCst);
             continue;
         }
-        // (moved, must poll on a timer, work in flight); None while a call holds the runtime.
+        // (moved, must poll on a timer, something in flight); None while a call holds the
+        // runtime.
         let turn = crate::runtime::try_turn(|rt| {
-            let (moved, work) = rt.async_turn();
-            let poll = if peers_ring {
-                rt.pml.needs_polling()
-            } else {
-                work
-            };
-            (moved, poll, work)
+            let (moved, in_flight) = rt.async_turn();
+            let poll = in_flight && (!peers_ring || rt.pml.needs_polling());
+            (moved, poll, in_flight)
         });
-        let timeout = match turn {
+        let (timeout, ring_me) = match turn {
             Some((true, ..)) => continue,
-            Some((false, poll, work)) => {
-                if work && cfg.interval.is_zero() {
+            Some((false, poll, in_flight)) => {
+                if in_flight && cfg.interval.is_zero() {
                     std::thread::yield_now();
                     continue;
                 }
-                if poll {
-                    cfg.interval
-                } else {
-                    PARK
-                }
+                (if poll { cfg.interval } else { PARK }, in_flight)
             }
-            None => cfg.interval,
+            None => (cfg.interval, true),
         };
+        if !ring_me {
+            // Nothing in flight: arrivals can wait for the application's next call, which
+            // makes this `RING_ME` again if it leaves something (`call_over`).
+            // A call that left something after our turn, and ended before this store, could
+            // not make it so: look once more.
+            b.store(BEHIND_WAIT, Ordering::SeqCst);
+            let in_flight = crate::runtime::try_turn(|rt| rt.pml.in_flight());
+            if in_flight != Some(true) && !STOP.load(Ordering::SeqCst) {
+                doorbell::wait(b, BEHIND_WAIT, PARK);
+            }
+            b.store(AWAKE, Ordering::SeqCst);
+            continue;
+        }
         // Asleep until rung: first say so, then look once more (a fragment written before a
         // peer could see RING_ME was not rung for), then sleep if nothing came.
         b.store(RING_ME, Ordering::SeqCst);
         let moved = crate::runtime::try_turn(|rt| rt.async_turn().0);
-        if moved != Some(true) && !crate::runtime::blocked() && !STOP.load(Ordering::SeqCst) {
+        if moved != Some(true) && !app_inside() && !STOP.load(Ordering::SeqCst) {
             if timeout.is_zero() {
                 std::thread::yield_now();
             } else {

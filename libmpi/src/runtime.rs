@@ -69,23 +69,27 @@ static WAITERS: AtomicUsize = AtomicUsize::new(0);
 /// thread sleeps.
 static BLOCKED: AtomicUsize = AtomicUsize::new(0);
 
-/// One thread inside a waiting call, from `new` to drop.
-struct Blocked;
+/// One thread inside a waiting call, from `new` to `release` (inside the call's last turn
+/// under the runtime, so that the turn's end sees the wait over) or drop.
+struct Blocked(Cell<bool>);
 
 impl Blocked {
     fn new() -> Blocked {
-        if BLOCKED.fetch_add(1, Ordering::SeqCst) == 0 {
-            crate::async_progress::wait_started();
+        BLOCKED.fetch_add(1, Ordering::SeqCst);
+        crate::async_progress::wait_started();
+        Blocked(Cell::new(false))
+    }
+
+    fn release(&self) {
+        if !self.0.replace(true) && BLOCKED.fetch_sub(1, Ordering::SeqCst) == 1 {
+            crate::async_progress::wait_over();
         }
-        Blocked
     }
 }
 
 impl Drop for Blocked {
     fn drop(&mut self) {
-        if BLOCKED.fetch_sub(1, Ordering::SeqCst) == 1 {
-            crate::async_progress::wait_over();
-        }
+        self.release();
     }
 }
 
@@ -309,6 +313,10 @@ fn run_owned_by<R>(app: bool, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Resu
     // runtime is live (`busy` was false); `owner` is set only while `rt` holds a runtime.
     match unsafe { &mut *SLOT.rt.get() } {
         Some(rt) => {
+            let watched = app && crate::async_progress::on();
+            if watched {
+                crate::async_progress::call_started();
+            }
             let r = f(rt);
             // A completed MPI_Comm_idup's communicator is usable from the next call on.
             if rt.idups.any_pending() {
@@ -316,9 +324,9 @@ fn run_owned_by<R>(app: bool, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Resu
             }
             if is_multiple() {
                 rt.sync_waiting();
-                if app && crate::async_progress::on() {
-                    crate::async_progress::after_call(&rt.pml);
-                }
+            }
+            if watched {
+                crate::async_progress::call_over(rt);
             }
             r
         }
@@ -365,10 +373,13 @@ fn blocking_taken<T, R>(
             finish(rt, t)
         });
     }
-    let _blocked = Blocked::new();
+    let blocked = Blocked::new();
     let t = with(start)?;
     poll_outside(|rt| Ok(ready(rt, &t).then_some(())))?;
-    with(|rt| finish(rt, t))
+    with(|rt| {
+        blocked.release();
+        finish(rt, t)
+    })
 }
 
 /// A call that may wait: under MULTIPLE, first wait outside the runtime until `ready` says `f`
@@ -391,9 +402,12 @@ fn with_ready_taken<R>(
     f: impl FnOnce(&mut Runtime) -> Result<R>,
 ) -> Result<R> {
     if is_multiple() {
-        let _blocked = Blocked::new();
+        let blocked = Blocked::new();
         poll_outside(|rt| Ok(ready(rt).then_some(())))?;
-        return with_taken(f);
+        return with_taken(|rt| {
+            blocked.release();
+            f(rt)
+        });
     }
     with_taken(f)
 }
@@ -442,16 +456,20 @@ fn with_poll_taken<R>(
 /// go first; after 2000 idle turns (at once when oversubscribed) the CPU is yielded. For
 /// MULTIPLE only: at the other levels calls wait inside the runtime.
 pub fn poll_outside<R>(mut attempt: impl FnMut(&mut Runtime) -> Result<Option<R>>) -> Result<R> {
-    let _blocked = Blocked::new();
+    let blocked = Blocked::new();
     let mut idle = 0u32;
     loop {
         let (got, moved, yield_when_idle) = with(|rt| {
             rt.sync_waiting();
             if let Some(r) = attempt(rt)? {
+                blocked.release();
                 return Ok((Some(r), true, false));
             }
             let moved = rt.pml.progress() > 0;
             let got = if moved { attempt(rt)? } else { None };
+            if got.is_some() {
+                blocked.release();
+            }
             Ok((got, moved, rt.yield_when_idle))
         })?;
         if let Some(r) = got {
@@ -792,7 +810,7 @@ impl Runtime {
         self.pml.set_delegating(!self.waiting_marked);
         let moved = self.pml.progress() > 0;
         self.pml.set_delegating(false);
-        (moved, self.pml.has_work())
+        (moved, self.pml.in_flight())
     }
 
     /// Spin on progress until `done`; back off to yielding the CPU when idle.

@@ -913,21 +913,27 @@ impl Pml {
         self.st.queued > 0 || !self.st.delegated.is_empty()
     }
 
-    /// Whether progress may still have work of this rank's to do: a request not yet retired,
-    /// queued sends, rendezvous reads or writes, collective schedules and the like, or windows
-    /// whose targets apply incoming operations (`ext`). Arrivals nothing waits for do not
-    /// count (the async progress thread sleeps then).
-    pub fn has_work(&self) -> bool {
+    /// Whether something of this rank's is in flight that a fragment's arrival can move, or
+    /// that moves without one: receives waiting for a match, rendezvous sends waiting for the
+    /// receiver, streams, queued sends, single-copy reads and writes, collective schedules and
+    /// the like, windows whose targets apply incoming operations (`ext`). Not completed
+    /// requests the application has yet to retire, nor a receive whose data a sender is
+    /// writing (its PUT_FIN only completes it). The async progress thread sleeps through
+    /// arrivals while this is false. Linear in the job's size (per-peer counts).
+    pub fn in_flight(&self) -> bool {
         let st = &self.st;
-        st.reqs.live() > 0
+        !st.posted.is_empty()
             || st.queued > 0
             || !st.gets.is_empty()
             || !st.puts.is_empty()
+            || !st.delegated.is_empty()
             || !self.coll.is_idle()
             || !self.pairs.is_empty()
             || !self.groups.is_empty()
             || !self.watchers.is_empty()
             || self.ext.is_some()
+            || st.rndv_out.iter().any(|&n| n > 0)
+            || st.streams.iter().any(Option::is_some)
     }
 }
 

@@ -390,6 +390,7 @@ impl Requests {
     }
 
     /// How many requests exist (pending or completed but not yet freed).
+    #[cfg(test)]
     pub fn live(&self) -> usize {
         self.live
     }

@@ -321,13 +321,15 @@ impl State {
     /// PUT_FIN from the sender of receive `rreq`: its part is in (or it could not write it).
     pub(super) fn on_put_fin(&mut self, rreq: ReqId, result: u64) {
         let Some(Request {
-            kind: Kind::Recv { rndv: Some(r), .. },
+            kind: Kind::Recv {
+                rndv: Some(r), cap, ..
+            },
             ..
         }) = self.reqs.get(rreq)
         else {
             return;
         };
-        let r = **r;
+        let (r, cap) = (**r, *cap);
         let (split, head, ticket) = match r.coop {
             Coop::Waiting {
                 split,
@@ -343,6 +345,12 @@ impl State {
             Head::Read if result != PUT_DONE => {
                 self.set_coop(rreq, Coop::ReadTail { split });
                 self.gets.push(rreq);
+            }
+            // The sender wrote the whole message and completed its send then (`run_puts`):
+            // no FIN, whose send request may be another one by now.
+            Head::Read if split == 0 && r.total <= cap => {
+                self.set_coop(rreq, Coop::Off);
+                self.finish_recv(rreq, &r.hdr);
             }
             _ => self.end_read(rreq, &r, head),
         }
@@ -376,6 +384,7 @@ impl State {
                 // The receiver read it all itself: nothing to write, nothing to answer.
                 continue;
             }
+            let mut whole = None;
             let result = match self.reqs.get(p.sreq) {
                 Some(Request {
                     kind: Kind::Send { buf, len },
@@ -387,6 +396,9 @@ impl State {
                     // until the FIN, which the receiver sends only after our PUT_FIN (we hold
                     // the claim, so it waits for it); off + len <= len was checked.
                     let local = unsafe { std::slice::from_raw_parts(buf.add(p.off), p.len) };
+                    if p.off == 0 && p.len == *len {
+                        whole = Some((*buf as usize, *len));
+                    }
                     match btls[ep.btl].put(ep.peer, p.addr.wrapping_add(p.off), local) {
                         Ok(()) => PUT_DONE,
                         Err(_) => PUT_REFUSED,
@@ -394,6 +406,14 @@ impl State {
                 }
                 _ => PUT_REFUSED,
             };
+            // All of it written (a receive left whole to us, `Coop::Delegated`): the send is
+            // over now, and the receiver, told by PUT_FIN, sends no FIN. A rank computing
+            // beside its progress thread then needs no turn to release us.
+            if let (Some((buf, len)), PUT_DONE) = (whole, result) {
+                self.unexpose.push((ep.btl, ep.peer, buf, len));
+                self.rndv_out[p.from] = self.rndv_out[p.from].saturating_sub(1);
+                self.complete(p.sreq);
+            }
             let words = wire::encode_words([p.rreq, result]);
             self.ctrl(p.from, wire::PUT_FIN, words, wire::PUT_FIN_LEN);
             self.push_queue(btls, p.from);
