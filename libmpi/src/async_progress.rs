@@ -43,7 +43,7 @@ pub struct Config {
     pub interval: Duration,
 }
 
-/// `mpi_async_progress` and `mpi_async_progress_interval` (µs, default 20), as `get` reads
+/// `mpi_async_progress` and `mpi_async_progress_interval` (µs, default 100), as `get` reads
 /// them; None when off.
 pub fn config(get: impl Fn(&str) -> Option<String>) -> Result<Option<Config>, String> {
     let on = match get("mpi_async_progress").as_deref().map(str::trim) {
@@ -56,7 +56,7 @@ pub fn config(get: impl Fn(&str) -> Option<String>) -> Result<Option<Config>, St
         }
     };
     let us = match get("mpi_async_progress_interval") {
-        None => 20,
+        None => 100,
         Some(v) => v.trim().parse::<u64>().map_err(|_| {
             format!(
                 "invalid value {v:?} for MCA parameter mpi_async_progress_interval: expected \
@@ -153,7 +153,11 @@ pub fn call_over(rt: &mut crate::runtime::Runtime) {
     let b = bell();
     if PEERS_RING.load(Ordering::Relaxed) {
         let _ = b.compare_exchange(BEHIND_WAIT, RING_ME, Ordering::SeqCst, Ordering::Relaxed);
+        // The application leaves MPI to compute: this turn matches what came, and leaves
+        // the copies to the thread (which may leave them to a waiting sender whole).
+        rt.pml.set_defer_gets(true);
         rt.pml.progress();
+        rt.pml.set_defer_gets(false);
         if rt.pml.needs_polling() {
             wake_from(b);
         }
@@ -194,10 +198,48 @@ fn wake_from(b: &AtomicU32) {
     }
 }
 
+/// `struct sched_attr` of sched_setattr(2).
+#[repr(C)]
+struct SchedAttr {
+    size: u32,
+    policy: u32,
+    flags: u64,
+    nice: i32,
+    priority: u32,
+    runtime: u64,
+    deadline: u64,
+    period: u64,
+    util_min: u32,
+    util_max: u32,
+}
+
+/// Ask the scheduler for short slices (EEVDF, Linux 6.12+: `sched_runtime` of a normal
+/// thread): a woken thread with a short slice has an early deadline and preempts the
+/// computation on its core at once, where with the default slice it would wait up to a few ms
+/// (the length of the computations it should overlap). Best effort: older kernels refuse it.
+fn ask_short_slices() {
+    let attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        policy: libc::SCHED_OTHER as u32,
+        flags: 0,
+        nice: 0,
+        priority: 0,
+        runtime: 100_000,
+        deadline: 0,
+        period: 0,
+        util_min: 0,
+        util_max: 0,
+    };
+    // SAFETY: sched_setattr reads `attr.size` bytes of the struct on our stack; pid 0 is the
+    // calling thread.
+    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
+}
+
 fn run(cfg: Config) {
     // Timers of a few µs where it polls: the default slack (50 µs) would stretch every poll.
     // SAFETY: prctl with PR_SET_TIMERSLACK takes an integer and touches no memory.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
+    ask_short_slices();
     let peers_ring = PEERS_RING.load(Ordering::Relaxed);
     let b = bell();
     while !STOP.load(Ordering::Acquire) {
@@ -277,7 +319,7 @@ mod tests {
         assert_eq!(
             cfg(&[("mpi_async_progress", "1")]),
             Ok(Some(Config {
-                interval: Duration::from_micros(20)
+                interval: Duration::from_micros(100)
             }))
         );
         assert_eq!(

@@ -26,14 +26,15 @@ pub const GENERAL: &[(&str, &str, &str)] = &[
         "mpi_async_progress",
         "0",
         "1: a progress thread in each rank advances non-blocking operations (rendezvous, \
-         collective schedules, one-sided targets) while the application computes; the runtime \
-         then runs under MPI_THREAD_MULTIPLE's lock",
+         collective schedules, one-sided targets) while the application computes, woken when a \
+         peer sends to its rank; the runtime then runs under MPI_THREAD_MULTIPLE's lock",
     ),
     (
         "mpi_async_progress_interval",
-        "20",
-        "microseconds between the progress thread's polls while operations are in flight \
-         (it sleeps when none are); 0: it spins, for nodes with a core to spare",
+        "100",
+        "microseconds between the progress thread's polls where nothing wakes it (tcp, ib, \
+         sends queued behind a full ring; over sm peers ring it); 0: it spins, for nodes with a \
+         core to spare",
     ),
     (
         "osc_direct",

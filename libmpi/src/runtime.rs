@@ -615,7 +615,10 @@ pub fn init(level: Level) -> Result<()> {
                 SLOT.owner.store(FREE, Ordering::Release);
             }
             if let (Ok(()), Some(cfg)) = (&r, progress_thread) {
-                let doorbell = with(|rt| Ok(rt.pml.doorbell()))?;
+                let doorbell = with(|rt| {
+                    rt.pml.set_lazy_gets();
+                    Ok(rt.pml.doorbell())
+                })?;
                 crate::async_progress::start(cfg, doorbell)
                     .map_err(|e| other(format!("cannot start the async progress thread: {e}")))?;
             }

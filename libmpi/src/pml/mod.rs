@@ -229,6 +229,12 @@ struct State {
     /// Turns of the async progress thread (`Pml::set_delegating`): a waiting sender is asked
     /// to write a whole rendezvous rather than half of it.
     delegating: bool,
+    /// A progress thread runs (`Pml::set_lazy_gets`): a receive that matches a waiting RTS
+    /// leaves the read to progress instead of copying inside MPI_Irecv.
+    lazy_gets: bool,
+    /// The turn at the end of an application call (`Pml::set_defer_gets`): reads wait for
+    /// the progress thread's turn, which may leave them to a waiting sender.
+    defer_gets: bool,
     /// Receives in `Coop::Delegated`, checked each turn until the sender claims or we do.
     delegated: Vec<ReqId>,
     /// By world rank: our rendezvous sends to that peer not yet finished (RTS out, no FIN or
@@ -331,6 +337,8 @@ impl Pml {
                 matched: Vec::new(),
                 unexpose: Vec::new(),
                 delegating: false,
+                lazy_gets: false,
+                defer_gets: false,
                 delegated: Vec::new(),
                 rndv_out: vec![0; n],
             },
@@ -741,7 +749,10 @@ impl Pml {
                     Request::recv(buf, cap, ctx, src, tag, Some(rndv)).with_layout(layout)
                 });
                 st.gets.push(req);
-                st.run_gets(&mut self.btls);
+                // With a progress thread the read is its (or a wait's): this call returns now.
+                if !st.lazy_gets {
+                    st.run_gets(&mut self.btls);
+                }
                 Started::Pending(req)
             }
         }
@@ -769,7 +780,7 @@ impl Pml {
         if !st.delegated.is_empty() {
             st.run_delegated(btls);
         }
-        if !st.gets.is_empty() {
+        if !st.gets.is_empty() && !st.defer_gets {
             st.run_gets(btls);
         }
         if st.queued > 0 {
@@ -892,6 +903,18 @@ impl Pml {
         self.st.delegating = on;
     }
 
+    /// A progress thread runs: receives do not read a rendezvous inside the receive call.
+    pub fn set_lazy_gets(&mut self) {
+        self.st.lazy_gets = true;
+    }
+
+    /// Whether the turns that follow leave single-copy reads for a later turn (the one at the
+    /// end of an application call: the thread's turn reads, or leaves the copy to a waiting
+    /// sender, while the application computes).
+    pub fn set_defer_gets(&mut self, on: bool) {
+        self.st.defer_gets = on;
+    }
+
     /// The doorbell every peer of this rank rings after sending to it (see
     /// `Btl::doorbell_word`): when every transport that reaches a peer rings it; else None,
     /// and an async progress thread polls on a timer.
@@ -907,10 +930,11 @@ impl Pml {
     }
 
     /// Whether work in flight may move without a fragment arriving (sends queued behind a
-    /// full transport, receives left to a sender that may never claim them), so an async
-    /// progress thread must poll on a timer even where peers ring it.
+    /// full transport, receives left to a sender that may never claim them, reads left for a
+    /// later turn), so an async progress thread must poll (or be woken) even where peers ring
+    /// it.
     pub fn needs_polling(&self) -> bool {
-        self.st.queued > 0 || !self.st.delegated.is_empty()
+        self.st.queued > 0 || !self.st.delegated.is_empty() || !self.st.gets.is_empty()
     }
 
     /// Whether something of this rank's is in flight that a fragment's arrival can move, or
