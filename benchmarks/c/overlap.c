@@ -13,10 +13,12 @@
  * Every received byte is checked. Ranks above 1 only take part in the barriers.
  *   mpicc -O2 benchmarks/c/overlap.c -o overlap
  *   mpirun -np 2 [--mca mpi_async_progress 1] ./overlap [-n ITERATIONS] [-m] [-c FACTOR]
- *          [both|recv|send] [SIZES...]
+ *          [-r MBPS] [both|recv|send] [SIZES...]
  * -m asks MPI_Init_thread for MPI_THREAD_MULTIPLE (what the progress thread runs under); -c
  * computes FACTOR times the pure communication time (1, OSU's choice, by default; a transfer
- * can only hide completely behind a computation at least as long as it takes when overlapped). */
+ * can only hide completely behind a computation at least as long as it takes when overlapped);
+ * -r instead computes SIZE / MBPS microseconds, the same for every MPI and setting, so their
+ * overall times compare directly. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +107,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     int iters = 50;
-    double factor = 1.0;
+    double factor = 1.0, rate = 0;
     enum mode mode = BOTH;
     size_t sizes[32];
     int nsizes = 0;
@@ -116,6 +118,8 @@ int main(int argc, char **argv) {
             continue;
         else if (!strcmp(argv[a], "-c") && a + 1 < argc)
             factor = atof(argv[++a]);
+        else if (!strcmp(argv[a], "-r") && a + 1 < argc)
+            rate = atof(argv[++a]);
         else if (!strcmp(argv[a], "both"))
             mode = BOTH;
         else if (!strcmp(argv[a], "recv"))
@@ -130,9 +134,9 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 5; i++)
             sizes[nsizes++] = d[i];
     }
-    if (np < 2 || iters < 1 || !(factor > 0)) {
+    if (np < 2 || iters < 1 || !(factor > 0) || rate < 0) {
         if (rank == 0)
-            fprintf(stderr, "overlap: needs 2 ranks or more, -n >= 1 and -c > 0\n");
+            fprintf(stderr, "overlap: needs 2 ranks or more, -n >= 1, -c > 0 and -r >= 0\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     int errors = 0;
@@ -140,9 +144,10 @@ int main(int argc, char **argv) {
     /* The rank whose times are reported: one that computes. */
     int shown = mode == SEND ? 0 : 1;
     if (rank == 0)
-        printf("# mode %s, computing %g x the pure time; times of rank %d\n"
+        printf("# mode %s, computing %g x the pure time%s; times of rank %d\n"
                "# %-10s %12s %12s %12s %10s\n",
-               mode == BOTH ? "both" : mode == RECV ? "recv" : "send", factor, shown, "Size",
+               mode == BOTH ? "both" : mode == RECV ? "recv" : "send", rate > 0 ? 0 : factor,
+               rate > 0 ? " (0: SIZE / MBPS instead)" : "", shown, "Size",
                "Overall(us)", "Compute(us)", "Pure(us)", "Overlap(%)");
     for (int s = 0; s < nsizes; s++) {
         size_t size = sizes[s];
@@ -157,9 +162,10 @@ int main(int argc, char **argv) {
             pure /= iters;
             /* Compute for the reported rank's pure time. */
             MPI_Bcast(&pure, 1, MPI_DOUBLE, shown, MPI_COMM_WORLD);
+            double secs = rate > 0 ? size / (rate * 1e6) : pure * factor;
             for (int it = 0; it < iters; it++)
-                overall += transfer(rank, mode, size, sbuf, rbuf, iters + 5 + it, pure * factor,
-                                    &errors, &busy);
+                overall += transfer(rank, mode, size, sbuf, rbuf, iters + 5 + it, secs, &errors,
+                                    &busy);
             overall /= iters;
             busy /= iters;
         } else {

@@ -6,10 +6,14 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-/// The word's values (the sleeper sets them; ringers only take `RING_ME` to `AWAKE`).
+/// The word's values (the sleeper and its process set them; ringers only take `RING_ME`, or
+/// `QUIET` for a sender stopped by a full ring, to `AWAKE`).
 pub const AWAKE: u32 = 0;
 /// Asleep until a fragment arrives (peers ring) or the timeout.
 pub const RING_ME: u32 = 1;
+/// Asleep with nothing to do for arrivals: only a sender that finds the ring to this rank full
+/// wakes it (`ring_full`), so that it drains.
+pub const QUIET: u32 = 3;
 
 /// Sleep while `word` holds `expected`, at most `timeout`; returns at once if it does not.
 pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {
@@ -51,6 +55,21 @@ pub fn ring(word: &AtomicU32) {
     }
 }
 
+/// A send to `word`'s owner found its ring full: wake the owner's thread if it sleeps
+/// `RING_ME` or `QUIET`, so that it drains the ring (the owner's application may be computing
+/// with nothing posted for these messages).
+#[inline]
+pub fn ring_full(word: &AtomicU32) {
+    let v = word.load(Ordering::Relaxed);
+    if (v == RING_ME || v == QUIET)
+        && word
+            .compare_exchange(v, AWAKE, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+    {
+        wake(word);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,6 +99,13 @@ mod tests {
         // A word not asking to be rung stays as it is.
         let busy = AtomicU32::new(2);
         ring(&busy);
+        ring_full(&busy);
         assert_eq!(busy.load(Ordering::SeqCst), 2);
+        // QUIET: only a full ring wakes it.
+        let quiet = AtomicU32::new(QUIET);
+        ring(&quiet);
+        assert_eq!(quiet.load(Ordering::SeqCst), QUIET);
+        ring_full(&quiet);
+        assert_eq!(quiet.load(Ordering::SeqCst), AWAKE);
     }
 }

@@ -279,6 +279,14 @@ impl SmTransport {
         crate::doorbell::ring(unsafe { &*self.slot_word(peer, DOORBELL_WORD) });
     }
 
+    /// Wake `peer`'s progress thread if it sleeps `RING_ME` or `QUIET`: call after a `try_send`
+    /// to it that found the ring full (see [`crate::doorbell::ring_full`]).
+    pub fn ring_full(&self, peer: usize) {
+        debug_assert!(peer < self.n);
+        // SAFETY: a word of the peer's slot line in our mapping, only accessed atomically.
+        crate::doorbell::ring_full(unsafe { &*self.slot_word(peer, DOORBELL_WORD) });
+    }
+
     /// Claim words of cooperative rendezvous: the rest of each rank's slot line, one word per
     /// receive that rank has split with a sender (see [`SmTransport::coop_claim`]).
     pub fn coop_slots(&self) -> usize {

@@ -17,11 +17,21 @@ use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use btl_sm::doorbell::{self, AWAKE, RING_ME};
+use btl_sm::doorbell::{self, AWAKE, QUIET, RING_ME};
 
-/// The word's third value: asleep while an application thread waits in MPI; peers do not ring
-/// it, and the end of the wait makes it `RING_ME` again (or, without peers' rings, wakes it).
+/// The word's third value (beside btl-sm's AWAKE, RING_ME and QUIET): asleep and not to be
+/// rung at all while an application thread is inside MPI (it progresses). The end of the last
+/// call makes it `RING_ME` when something is in flight (or, where peers do not ring, wakes the
+/// thread), else `QUIET` (arrivals wait for the next call; a sender stopped by a full ring
+/// still wakes the thread to drain it).
 const BEHIND_WAIT: u32 = 2;
+
+/// Set `b` to `to` if it holds `RING_ME` or `QUIET` (a sleeping thread that peers may wake).
+fn hush(b: &AtomicU32, to: u32) {
+    let _ = b.fetch_update(Ordering::SeqCst, Ordering::Relaxed, |v| {
+        (v == RING_ME || v == QUIET).then_some(to)
+    });
+}
 
 /// The word the thread sleeps on: the rank's doorbell in btl-sm's segment when every peer
 /// rings it (`PEERS_RING`), else `LOCAL_BELL`, which only this process rings.
@@ -69,11 +79,12 @@ pub fn config(get: impl Fn(&str) -> Option<String>) -> Result<Option<Config>, St
     }))
 }
 
-/// The word in use. Only while `ON`.
+/// The word in use. Only once `start` has run (callers check `on()`, or are the thread).
 fn bell() -> &'static AtomicU32 {
-    // SAFETY: BELL points to LOCAL_BELL or to the doorbell in btl-sm's mapping, which the
-    // runtime keeps until MPI_Finalize, and Finalize stops the thread (and clears ON, so no
-    // application call reaches here) before it unmaps.
+    // SAFETY: once set, BELL points to LOCAL_BELL (static) or to the doorbell in btl-sm's
+    // mapping, which the runtime keeps until MPI_Finalize; Finalize stops the thread, clears
+    // ON (so later calls do not come here) and points BELL back to LOCAL_BELL before it
+    // unmaps.
     unsafe { &*BELL.load(Ordering::Acquire) }
 }
 
@@ -110,7 +121,12 @@ pub fn stop() {
     bell().store(AWAKE, Ordering::SeqCst);
     doorbell::wake(bell());
     let _ = h.join();
-    BELL.store(std::ptr::null_mut(), Ordering::Release);
+    // Never null once set: a call of another thread that raced Finalize (an erroneous program)
+    // then touches a word of ours, not the segment about to be unmapped.
+    BELL.store(
+        (&LOCAL_BELL as *const AtomicU32).cast_mut(),
+        Ordering::Release,
+    );
 }
 
 /// Whether the thread runs.
@@ -134,7 +150,7 @@ fn app_inside() -> bool {
 #[inline]
 pub fn call_started() {
     ACTIVE.fetch_add(1, Ordering::SeqCst);
-    let _ = bell().compare_exchange(RING_ME, BEHIND_WAIT, Ordering::SeqCst, Ordering::Relaxed);
+    hush(bell(), BEHIND_WAIT);
 }
 
 /// An application call ends, under the runtime. When it was the last one inside MPI and this
@@ -147,10 +163,11 @@ pub fn call_over(rt: &mut crate::runtime::Runtime) {
     if ACTIVE.fetch_sub(1, Ordering::SeqCst) != 1 || crate::runtime::blocked() {
         return;
     }
+    let b = bell();
     if !rt.pml.in_flight() {
+        let _ = b.compare_exchange(BEHIND_WAIT, QUIET, Ordering::SeqCst, Ordering::Relaxed);
         return;
     }
-    let b = bell();
     if PEERS_RING.load(Ordering::Relaxed) {
         let _ = b.compare_exchange(BEHIND_WAIT, RING_ME, Ordering::SeqCst, Ordering::Relaxed);
         // The application leaves MPI to compute: this turn matches what came, and leaves
@@ -170,7 +187,7 @@ pub fn call_over(rt: &mut crate::runtime::Runtime) {
 #[inline]
 pub fn wait_started() {
     if on() {
-        let _ = bell().compare_exchange(RING_ME, BEHIND_WAIT, Ordering::SeqCst, Ordering::Relaxed);
+        hush(bell(), BEHIND_WAIT);
     }
 }
 
@@ -276,10 +293,10 @@ fn run(cfg: Config) {
             // makes this `RING_ME` again if it leaves something (`call_over`).
             // A call that left something after our turn, and ended before this store, could
             // not make it so: look once more.
-            b.store(BEHIND_WAIT, Ordering::SeqCst);
+            b.store(QUIET, Ordering::SeqCst);
             let in_flight = crate::runtime::try_turn(|rt| rt.pml.in_flight());
             if in_flight != Some(true) && !STOP.load(Ordering::SeqCst) {
-                doorbell::wait(b, BEHIND_WAIT, PARK);
+                doorbell::wait(b, QUIET, PARK);
             }
             b.store(AWAKE, Ordering::SeqCst);
             continue;

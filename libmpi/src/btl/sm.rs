@@ -185,8 +185,12 @@ impl Btl for SmBtl {
     #[inline]
     fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
         let sent = self.transport.try_send(peer, tag, hdr, data);
-        if sent && self.doorbells {
-            self.transport.ring(peer);
+        if self.doorbells {
+            if sent {
+                self.transport.ring(peer);
+            } else {
+                self.transport.ring_full(peer);
+            }
         }
         sent
     }

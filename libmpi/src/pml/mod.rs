@@ -230,18 +230,26 @@ struct State {
     /// to write a whole rendezvous rather than half of it.
     delegating: bool,
     /// A progress thread runs (`Pml::set_lazy_gets`): a receive that matches a waiting RTS
-    /// leaves the read to progress instead of copying inside MPI_Irecv.
+    /// leaves a large read to progress instead of copying inside MPI_Irecv.
     lazy_gets: bool,
-    /// The turn at the end of an application call (`Pml::set_defer_gets`): reads wait for
-    /// the progress thread's turn, which may leave them to a waiting sender.
+    /// The turn at the end of an application call (`Pml::set_defer_gets`): large reads wait
+    /// for the progress thread's turn, which may leave them to a waiting sender.
     defer_gets: bool,
     /// Receives in `Coop::Delegated`, checked each turn until the sender claims or we do.
     delegated: Vec<ReqId>,
+    /// Posted receives of `BIG_RECV` bytes or more (a large rendezvous may come for them).
+    big_posted: usize,
     /// By world rank: our rendezvous sends to that peer not yet finished (RTS out, no FIN or
     /// last DATA yet). A peer reading from us is busy: we do not ask it to write half of one
     /// of our receives (osu_bibw: splitting both ways only adds round trips).
     rndv_out: Vec<u32>,
 }
+
+/// A rendezvous this large is worth waking the async progress thread for (10-20 µs of its
+/// core on a VM; the copy of 256 KiB takes 15-60 µs): a posted receive of this size counts as
+/// in flight (`Pml::in_flight`), and the end of an application call leaves its read to the
+/// thread (`run_gets`).
+const BIG_RECV: usize = 256 << 10;
 
 fn matches(ctx: u32, src: i32, tag: i32, h: &MatchHdr) -> bool {
     ctx == h.ctx && (src == ANY_SOURCE || src == h.src) && (tag == ANY_TAG || tag == h.tag)
@@ -340,6 +348,7 @@ impl Pml {
                 lazy_gets: false,
                 defer_gets: false,
                 delegated: Vec::new(),
+                big_posted: 0,
                 rndv_out: vec![0; n],
             },
             coll: crate::coll::Registry::default(),
@@ -687,6 +696,7 @@ impl Pml {
         let Some(i) = found else {
             let req = st.reqs.insert_recv(buf, cap, ctx, src, tag, layout);
             st.posted.push(req, ctx, src, tag);
+            st.big_posted += (cap >= BIG_RECV) as usize;
             return Started::Pending(req);
         };
         let u = st.unexpected.remove(i).expect("position found it");
@@ -749,10 +759,10 @@ impl Pml {
                     Request::recv(buf, cap, ctx, src, tag, Some(rndv)).with_layout(layout)
                 });
                 st.gets.push(req);
-                // With a progress thread the read is its (or a wait's): this call returns now.
-                if !st.lazy_gets {
-                    st.run_gets(&mut self.btls);
-                }
+                // With a progress thread a large read is its (or a wait's): this call returns.
+                st.defer_gets = st.lazy_gets;
+                st.run_gets(&mut self.btls);
+                st.defer_gets = false;
                 Started::Pending(req)
             }
         }
@@ -780,7 +790,7 @@ impl Pml {
         if !st.delegated.is_empty() {
             st.run_delegated(btls);
         }
-        if !st.gets.is_empty() && !st.defer_gets {
+        if !st.gets.is_empty() {
             st.run_gets(btls);
         }
         if st.queued > 0 {
@@ -903,14 +913,15 @@ impl Pml {
         self.st.delegating = on;
     }
 
-    /// A progress thread runs: receives do not read a rendezvous inside the receive call.
+    /// A progress thread runs: receives do not read a large rendezvous inside the receive
+    /// call.
     pub fn set_lazy_gets(&mut self) {
         self.st.lazy_gets = true;
     }
 
-    /// Whether the turns that follow leave single-copy reads for a later turn (the one at the
-    /// end of an application call: the thread's turn reads, or leaves the copy to a waiting
-    /// sender, while the application computes).
+    /// Whether the turns that follow leave large single-copy reads for a later turn (the one
+    /// at the end of an application call: the thread's turn reads, or leaves the copy to a
+    /// waiting sender, while the application computes).
     pub fn set_defer_gets(&mut self, on: bool) {
         self.st.defer_gets = on;
     }
@@ -937,16 +948,17 @@ impl Pml {
         self.st.queued > 0 || !self.st.delegated.is_empty() || !self.st.gets.is_empty()
     }
 
-    /// Whether something of this rank's is in flight that a fragment's arrival can move, or
-    /// that moves without one: receives waiting for a match, rendezvous sends waiting for the
-    /// receiver, streams, queued sends, single-copy reads and writes, collective schedules and
-    /// the like, windows whose targets apply incoming operations (`ext`). Not completed
-    /// requests the application has yet to retire, nor a receive whose data a sender is
-    /// writing (its PUT_FIN only completes it). The async progress thread sleeps through
-    /// arrivals while this is false. Linear in the job's size (per-peer counts).
+    /// Whether something of this rank's is in flight that a fragment's arrival can move with
+    /// work worth a progress thread's wake-up (10-20 µs of its core on a VM), or that moves
+    /// without one: receives large enough for a rendezvous (`BIG_RECV`), streams, queued
+    /// sends, single-copy reads and writes, collective schedules and the like, windows whose
+    /// targets apply incoming operations (`ext`). Not small receives (their eager data waits in
+    /// the ring for the next call at no cost), nor rendezvous sends waiting for their FIN, nor
+    /// completed requests, nor a receive whose data a sender is writing. The async progress
+    /// thread sleeps through arrivals while this is false. Linear in the job's size (streams).
     pub fn in_flight(&self) -> bool {
         let st = &self.st;
-        !st.posted.is_empty()
+        st.big_posted > 0
             || st.queued > 0
             || !st.gets.is_empty()
             || !st.puts.is_empty()
@@ -956,7 +968,6 @@ impl Pml {
             || !self.groups.is_empty()
             || !self.watchers.is_empty()
             || self.ext.is_some()
-            || st.rndv_out.iter().any(|&n| n > 0)
             || st.streams.iter().any(Option::is_some)
     }
 }
@@ -1110,7 +1121,19 @@ impl State {
     /// The first posted receive that matches, removed from the posted queue.
     #[inline]
     fn take_posted(&mut self, h: &MatchHdr) -> Option<ReqId> {
-        self.posted.take(h)
+        let req = self.posted.take(h)?;
+        self.unpost(req);
+        Some(req)
+    }
+
+    /// Receive `req` left the posted queue: `big_posted` counts it no more.
+    #[inline]
+    fn unpost(&mut self, req: ReqId) {
+        if self.big_posted > 0
+            && matches!(self.reqs.get(req), Some(Request { kind: Kind::Recv { cap, .. }, .. }) if *cap >= BIG_RECV)
+        {
+            self.big_posted -= 1;
+        }
     }
 
     /// Copy `data` into receive `req`'s buffer at `offset`, dropping what does not fit.

@@ -93,6 +93,7 @@ impl Pml {
         if !self.st.posted.remove(req) {
             return false;
         }
+        self.st.unpost(req);
         if let Some(r) = self.st.reqs.get_mut(req) {
             r.status = Status {
                 cancelled: true,

@@ -90,6 +90,15 @@ impl State {
     /// large contiguous message from a sender that waits in MPI is split: PUT asks it for the
     /// second half first, then we read the first half.
     pub(super) fn run_gets(&mut self, btls: &mut [Box<dyn Btl>]) {
+        let mut later = Vec::new();
+        self.run_gets_but(btls, &mut later);
+        self.gets.extend(later);
+    }
+
+    /// `run_gets`, except reads of `BIG_RECV` bytes or more while `defer_gets` (the end of an
+    /// application call with a progress thread), which go to `later`: smaller ones cost less
+    /// here than waking the thread would.
+    fn run_gets_but(&mut self, btls: &mut [Box<dyn Btl>], later: &mut Vec<ReqId>) {
         let mut gets = std::mem::take(&mut self.gets).into_iter();
         while let Some(req) = gets.next() {
             let Some(Request {
@@ -108,6 +117,10 @@ impl State {
             };
             let (buf, r) = (*buf, **r);
             let n = r.total.min(*cap);
+            if self.defer_gets && n >= super::BIG_RECV {
+                later.push(req);
+                continue;
+            }
             let ep = self.endpoints[r.peer];
             // A non-contiguous sender (address 0) streams; a non-contiguous receive reads by
             // single copy through the scratch buffer, chunk by chunk, or streams.
