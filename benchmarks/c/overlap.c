@@ -67,9 +67,10 @@ enum mode { BOTH, RECV, SEND };
 static double transfer(int rank, enum mode mode, size_t size, unsigned char *sbuf,
                        unsigned char *rbuf, int it, double secs, int *errors, double *busy) {
     int peer = 1 - rank;
-    int sends = mode == BOTH || (mode == RECV) == (rank == 0);
-    int recvs = mode == BOTH || !sends;
-    int computes = mode == BOTH || (mode == RECV) == (rank == 1);
+    /* Rank 0 sends (recv, send), rank 1 receives; who computes is the mode's name. */
+    int sends = mode == BOTH || rank == 0;
+    int recvs = mode == BOTH || rank == 1;
+    int computes = mode == BOTH || (mode == RECV ? rank == 1 : rank == 0);
     MPI_Request req[2];
     int n = 0;
     if (sends)
