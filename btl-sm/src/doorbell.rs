@@ -46,22 +46,24 @@ pub fn wake(word: &AtomicU32) {
 #[inline]
 pub fn ring(word: &AtomicU32) {
     std::sync::atomic::fence(Ordering::SeqCst);
-    if word.load(Ordering::Relaxed) == RING_ME
-        && word
-            .compare_exchange(RING_ME, AWAKE, Ordering::SeqCst, Ordering::Relaxed)
-            .is_ok()
-    {
-        wake(word);
-    }
+    wake_if(word, |v| v == RING_ME);
 }
 
 /// A send to `word`'s owner found its ring full: wake the owner's thread if it sleeps
 /// `RING_ME` or `QUIET`, so that it drains the ring (the owner's application may be computing
-/// with nothing posted for these messages).
+/// with nothing posted for these messages). No fence: a full ring stays full, and the sender
+/// rings again at its next try.
 #[inline]
 pub fn ring_full(word: &AtomicU32) {
+    wake_if(word, |v| v == RING_ME || v == QUIET);
+}
+
+/// Take `word` to `AWAKE` and wake its sleeper if it holds a value `asleep` accepts. One load
+/// when it does not.
+#[inline]
+fn wake_if(word: &AtomicU32, asleep: impl Fn(u32) -> bool) {
     let v = word.load(Ordering::Relaxed);
-    if (v == RING_ME || v == QUIET)
+    if asleep(v)
         && word
             .compare_exchange(v, AWAKE, Ordering::SeqCst, Ordering::Relaxed)
             .is_ok()

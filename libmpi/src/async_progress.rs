@@ -120,7 +120,9 @@ pub fn stop() {
     STOP.store(true, Ordering::SeqCst);
     bell().store(AWAKE, Ordering::SeqCst);
     doorbell::wake(bell());
-    let _ = h.join();
+    if h.join().is_err() {
+        eprintln!("rmpi: the async progress thread panicked (its message is above)");
+    }
     // Never null once set: a call of another thread that raced Finalize (an erroneous program)
     // then touches a word of ours, not the segment about to be unmapped.
     BELL.store(
@@ -263,11 +265,7 @@ fn run(cfg: Config) {
         if app_inside() {
             // A thread inside MPI makes progress: taking turns beside it would only slow it
             // (and, on a shared core, take its CPU).
-            b.store(BEHIND_WAIT, Ordering::SeqCst);
-            if app_inside() && !STOP.load(Ordering::SeqCst) {
-                doorbell::wait(b, BEHIND_WAIT, PARK);
-            }
-            b.store(AWAKE, Ordering::SeqCst);
+            sleep_as(b, BEHIND_WAIT, PARK, app_inside);
             continue;
         }
         // (moved, must poll on a timer, something in flight); None while a call holds the
@@ -288,32 +286,36 @@ fn run(cfg: Config) {
             }
             None => (cfg.interval, true),
         };
-        if !ring_me {
+        if ring_me {
+            // Asleep until rung, unless a fragment written before a peer could see RING_ME
+            // (not rung for) is there.
+            sleep_as(b, RING_ME, timeout, || {
+                crate::runtime::try_turn(|rt| rt.async_turn().0) != Some(true) && !app_inside()
+            });
+        } else {
             // Nothing in flight: arrivals can wait for the application's next call, which
-            // makes this `RING_ME` again if it leaves something (`call_over`).
-            // A call that left something after our turn, and ended before this store, could
-            // not make it so: look once more.
-            b.store(QUIET, Ordering::SeqCst);
-            let in_flight = crate::runtime::try_turn(|rt| rt.pml.in_flight());
-            if in_flight != Some(true) && !STOP.load(Ordering::SeqCst) {
-                doorbell::wait(b, QUIET, PARK);
-            }
-            b.store(AWAKE, Ordering::SeqCst);
-            continue;
+            // makes this `RING_ME` again if it leaves something (`call_over`); unless a call
+            // that ended before the store left something.
+            sleep_as(b, QUIET, PARK, || {
+                crate::runtime::try_turn(|rt| rt.pml.in_flight()) != Some(true)
+            });
         }
-        // Asleep until rung: first say so, then look once more (a fragment written before a
-        // peer could see RING_ME was not rung for), then sleep if nothing came.
-        b.store(RING_ME, Ordering::SeqCst);
-        let moved = crate::runtime::try_turn(|rt| rt.async_turn().0);
-        if moved != Some(true) && !app_inside() && !STOP.load(Ordering::SeqCst) {
-            if timeout.is_zero() {
-                std::thread::yield_now();
-            } else {
-                doorbell::wait(b, RING_ME, timeout);
-            }
-        }
-        b.store(AWAKE, Ordering::SeqCst);
     }
+}
+
+/// Sleep on `b` as `state` for at most `timeout` (zero: yield once): store it first, so that
+/// wakers see it, then ask `still` whether to sleep after all (what happened before the store
+/// woke nobody), and be AWAKE again after.
+fn sleep_as(b: &AtomicU32, state: u32, timeout: Duration, still: impl FnOnce() -> bool) {
+    b.store(state, Ordering::SeqCst);
+    if still() && !STOP.load(Ordering::SeqCst) {
+        if timeout.is_zero() {
+            std::thread::yield_now();
+        } else {
+            doorbell::wait(b, state, timeout);
+        }
+    }
+    b.store(AWAKE, Ordering::SeqCst);
 }
 
 #[cfg(test)]
