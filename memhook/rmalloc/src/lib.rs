@@ -1,7 +1,8 @@
 //! librmalloc.so: memhook's ptmalloc allocator (per-thread chains, 2 MiB macro-blocks, a memory
 //! source that decides what goes back to the OS) as any program's malloc:
-//! `LD_PRELOAD=target/release/librmalloc.so program`. Exports the malloc family only; fork-safe
-//! (the allocator registers pthread_atfork handlers at its first allocation).
+//! `LD_PRELOAD=target/release/librmalloc.so program`. Exports the malloc family and C++'s
+//! operator new and delete (cxx.rs); fork-safe (the allocator registers pthread_atfork handlers
+//! at its first allocation).
 
 memhook::export_allocator!();
 
@@ -14,3 +15,5 @@ extern "C" fn init() {
 #[used]
 #[link_section = ".init_array"]
 static INIT: extern "C" fn() = init;
+
+mod cxx;

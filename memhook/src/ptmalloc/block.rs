@@ -18,16 +18,20 @@ pub const MAGIC_HUGE: usize = 0x6d68_6875_6765_3131; // "mhhuge11"
 /// (owner == this thread's heap) sends huge blocks to the slow path without reading `magic`.
 pub const HUGE_OWNER: *mut Heap = std::ptr::dangling_mut::<Heap>();
 
-/// Size classes: 16-byte steps to 128, then four per doubling up to MAX_SMALL.
+/// Size classes: 8 bytes (what malloc(1..=8) needs, 8-aligned: no object that small needs
+/// more, as jemalloc's and tcmalloc's smallest class), then 16-byte steps to 128, then four per
+/// doubling up to MAX_SMALL. Every class from 16 up is a multiple of 16, so its objects are
+/// 16-aligned (blocks' first objects are 64-aligned).
 pub const MAX_SMALL: usize = 256 << 10;
-pub const NCLASSES: usize = 8 + 4 * 11;
+pub const NCLASSES: usize = 1 + 8 + 4 * 11;
 pub const CLASS_SIZE: [usize; NCLASSES] = class_sizes();
 
 const fn class_sizes() -> [usize; NCLASSES] {
     let mut t = [0usize; NCLASSES];
-    let mut i = 0;
-    while i < 8 {
-        t[i] = 16 * (i + 1);
+    t[0] = 8;
+    let mut i = 1;
+    while i < 9 {
+        t[i] = 16 * i;
         i += 1;
     }
     let mut base = 128;
@@ -46,13 +50,13 @@ const fn class_sizes() -> [usize; NCLASSES] {
 
 /// Sizes up to this are classed by one table lookup (malloc's common case: no bit scan).
 const TABLE_MAX: usize = 1024;
-static CLASS_TABLE: [u8; TABLE_MAX / 16 + 1] = class_table();
+static CLASS_TABLE: [u8; TABLE_MAX / 8 + 1] = class_table();
 
-const fn class_table() -> [u8; TABLE_MAX / 16 + 1] {
-    let mut t = [0u8; TABLE_MAX / 16 + 1];
+const fn class_table() -> [u8; TABLE_MAX / 8 + 1] {
+    let mut t = [0u8; TABLE_MAX / 8 + 1];
     let mut i = 0;
     while i < t.len() {
-        t[i] = class_by_log(i * 16) as u8;
+        t[i] = class_by_log(i * 8) as u8;
         i += 1;
     }
     t
@@ -62,21 +66,24 @@ const fn class_table() -> [u8; TABLE_MAX / 16 + 1] {
 #[inline(always)]
 pub fn class_of(size: usize) -> usize {
     if size <= TABLE_MAX {
-        // Every size in ((i-1)*16, i*16] has i*16's class: classes up to 1 KiB are 16-multiples.
-        return CLASS_TABLE[size.div_ceil(16)] as usize;
+        // Every size in ((i-1)*8, i*8] has i*8's class: classes up to 1 KiB are 8-multiples.
+        return CLASS_TABLE[size.div_ceil(8)] as usize;
     }
     class_by_log(size)
 }
 
 /// `class_of` by arithmetic, for sizes above the table (and to build it).
 const fn class_by_log(size: usize) -> usize {
+    if size <= 8 {
+        return 0;
+    }
     if size <= 128 {
-        return size.saturating_sub(1) / 16;
+        return 1 + (size - 1) / 16;
     }
     // Four classes per doubling above 128: the power of two below size-1, then its quarter.
     let s = size - 1;
     let e = usize::BITS as usize - 1 - s.leading_zeros() as usize; // >= 7
-    8 + (e - 7) * 4 + ((s - (1 << e)) >> (e - 2))
+    9 + (e - 7) * 4 + ((s - (1 << e)) >> (e - 2))
 }
 
 /// Offsets in a block are below 2^21 and classes at most 2^18 bytes: with m = ceil(2^39 / d),
@@ -226,7 +233,7 @@ impl Block {
     #[inline]
     pub fn give(&mut self, obj: usize) {
         let o = obj as *mut FreeObj;
-        // SAFETY: `obj` is a dead object of this block, at least 16 bytes, ours to link.
+        // SAFETY: `obj` is a dead object of this block, at least 8 bytes (one word), ours to link.
         unsafe { (*o).next = self.free };
         self.free = o;
         self.used -= 1;
@@ -277,7 +284,7 @@ mod tests {
                 c == 0 || CLASS_SIZE[c - 1] < size,
                 "{size} not in the smallest class"
             );
-            assert_eq!(CLASS_SIZE[c] % 16, 0);
+            assert!(CLASS_SIZE[c] % 16 == 0 || (c == 0 && size <= 8));
         }
     }
 }

@@ -328,7 +328,7 @@ impl Heap {
     /// Another thread (one without a heap) frees `p`, an object of one of our blocks.
     pub fn free_remote(&self, p: usize) {
         let o = p as *mut FreeObj;
-        // SAFETY: `p` is dead and at least 16 bytes: its first word becomes the link.
+        // SAFETY: `p` is dead and at least 8 bytes: its first word becomes the link.
         unsafe { (*o).next = null_mut() };
         self.free_remote_list(o, o);
     }
@@ -338,7 +338,7 @@ impl Heap {
     pub fn free_remote_list(&self, head: *mut FreeObj, tail: *mut FreeObj) {
         let mut top = self.rfq.load(Ordering::Relaxed);
         loop {
-            // SAFETY: `tail` is dead and at least 16 bytes: its first word becomes the link.
+            // SAFETY: `tail` is dead and at least 8 bytes: its first word becomes the link.
             unsafe { (*tail).next = top };
             match self
                 .rfq

@@ -316,7 +316,8 @@ pub fn memalign(align: usize, size: usize) -> *mut u8 {
         return null_mut();
     }
     if align <= MIN_ALIGN {
-        return malloc(size);
+        // Sizes up to 8 get the 8-byte class, 8-aligned; from `align` up every class is 16-aligned.
+        return malloc(size.max(align));
     }
     // Small: over-allocate and point inside the object (free finds the object's start).
     // Huge: the source aligns the mapping.
@@ -366,13 +367,14 @@ pub unsafe fn posix_memalign(out: *mut *mut u8, align: usize, size: usize) -> i3
 /// For `#[global_allocator]` use from Rust.
 pub struct PtMalloc;
 
-// SAFETY: alloc returns memory of at least layout.size() bytes aligned to layout.align() (16 by
-// construction for small objects, or via memalign), or null; dealloc/realloc take only pointers
-// it returned.
+// SAFETY: alloc returns memory of at least layout.size() bytes aligned to layout.align() (a
+// request of at least `align` <= 16 bytes gets a 16-byte multiple class or the 8-aligned 8-byte
+// one for align <= 8; larger alignments via memalign), or null; dealloc/realloc take only
+// pointers it returned.
 unsafe impl GlobalAlloc for PtMalloc {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         if l.align() <= MIN_ALIGN {
-            alloc(l.size())
+            alloc(l.size().max(l.align()))
         } else {
             memalign(l.align(), l.size())
         }
@@ -385,7 +387,7 @@ unsafe impl GlobalAlloc for PtMalloc {
 
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         if l.align() <= MIN_ALIGN {
-            calloc(1, l.size())
+            calloc(1, l.size().max(l.align()))
         } else {
             let p = memalign(l.align(), l.size());
             if !p.is_null() {
@@ -399,7 +401,7 @@ unsafe impl GlobalAlloc for PtMalloc {
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         if l.align() <= MIN_ALIGN {
             // SAFETY: `p` came from alloc.
-            unsafe { realloc(p, new) }
+            unsafe { realloc(p, new.max(l.align())) }
         } else {
             let q = memalign(l.align(), new);
             if !q.is_null() {

@@ -37,7 +37,7 @@ impl Outbox {
     /// `p` (of `size` bytes), an object of `to`'s blocks, is free.
     ///
     /// # Safety
-    /// `p` is dead and ours to link (at least 16 bytes); `to` is a heap (heaps are never freed).
+    /// `p` is dead and ours to link (at least 8 bytes); `to` is a heap (heaps are never freed).
     #[inline]
     pub unsafe fn put(&mut self, to: *mut Heap, p: usize, size: usize) {
         if to != self.to {
