@@ -573,6 +573,18 @@ mod suite {
         assert!(o.status.success(), "the NUMA child failed");
     }
 
+    /// Dead heaps' warm blocks and kept blocks' cooled pages, in a child process (a fresh
+    /// orphan list).
+    fn warm_and_cool() {
+        let o = Command::new(std::env::current_exe().unwrap())
+            .arg("warm-child")
+            .output()
+            .expect("run the warm child");
+        print!("{}", String::from_utf8_lossy(&o.stdout));
+        eprint!("{}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "the warm child failed");
+    }
+
     pub fn run() {
         let st = memhook::init();
         println!("memhook provider ptmalloc: {st}");
@@ -594,6 +606,8 @@ mod suite {
         interior_pointers_beside_plain_objects();
         println!("  thread churn (orphaned heaps adopted)");
         thread_churn(64);
+        println!("  dead heaps keep warm blocks; kept blocks cool (child process)");
+        warm_and_cool();
         println!("  calloc");
         calloc_zeroes_reused_memory();
         println!("  NUMA: the one-node default");
@@ -832,10 +846,169 @@ mod numa_child {
     }
 }
 
+/// The child of `warm_and_cool`, a fresh process (no orphaned heaps yet): a thread's empty
+/// blocks wait, warm, in its dead heap for the next thread, which adopts it and allocates from
+/// them with nothing from the memory source; past `WARM_ORPHANS` dead heaps they go back to
+/// the source; and a block the source keeps holds no more than its first 64 KiB resident.
+#[cfg(memhook_provider = "ptmalloc")]
+mod warm_child {
+    use memhook::ptmalloc::{node_stats, stats};
+
+    const BLOCK: usize = 2 << 20;
+    const SIZES: [usize; 3] = [64, 4096, 65536];
+
+    /// Allocates and frees one object of each size; returns their blocks.
+    fn cycle() -> Vec<usize> {
+        SIZES
+            .iter()
+            .map(|&n| {
+                // SAFETY: malloc, fill and free of our own object.
+                unsafe {
+                    let p = libc::malloc(n).cast::<u8>();
+                    assert!(!p.is_null());
+                    std::ptr::write_bytes(p, 0x5a, n);
+                    libc::free(p.cast());
+                    p as usize & !(BLOCK - 1)
+                }
+            })
+            .collect()
+    }
+
+    fn taken() -> u64 {
+        let s = node_stats(0);
+        s.fresh + s.reused
+    }
+
+    /// How many of the pages of `[a, a + len)` are resident.
+    fn resident(a: usize, len: usize) -> usize {
+        let mut v = vec![0u8; len.div_ceil(4096)];
+        // SAFETY: `a` is page-aligned and mapped (a kept block keeps its mapping); `v` has a
+        // byte per page.
+        let r = unsafe { libc::mincore(a as *mut libc::c_void, len, v.as_mut_ptr()) };
+        assert_eq!(r, 0, "mincore");
+        v.iter().filter(|&&b| b & 1 != 0).count()
+    }
+
+    /// Runs `f` on `n` threads, all alive until every one has run it (so none adopts another's
+    /// heap), then lets them exit.
+    fn exit_together(n: usize, f: fn()) {
+        let hold = std::sync::Arc::new(std::sync::Barrier::new(n + 1));
+        let go = std::sync::Arc::new(std::sync::Barrier::new(n + 1));
+        let ts: Vec<_> = (0..n)
+            .map(|_| {
+                let (hold, go) = (hold.clone(), go.clone());
+                std::thread::spawn(move || {
+                    f();
+                    hold.wait();
+                    go.wait();
+                })
+            })
+            .collect();
+        hold.wait();
+        go.wait();
+        for t in ts {
+            t.join().unwrap();
+        }
+    }
+
+    pub fn run() {
+        // Warm: the second thread adopts the first one's heap and its blocks.
+        let first = std::thread::spawn(cycle).join().unwrap();
+        let before = taken();
+        let second = std::thread::spawn(cycle).join().unwrap();
+        println!(
+            "    adopter's blocks: {}, blocks taken from the source meanwhile: {}",
+            if first == second {
+                "the dead heap's"
+            } else {
+                "others"
+            },
+            taken() - before
+        );
+        assert_eq!(
+            first, second,
+            "the adopter allocates from the dead heap's blocks"
+        );
+        assert_eq!(taken(), before, "no block from the source for the adopter");
+
+        // Dead heaps keep at most 32 MiB warm together: four threads each filling the blocks of
+        // five large classes (10 MiB) and exiting together leave some to the source.
+        let returned = node_stats(0).returned;
+        exit_together(4, || {
+            for n in [65536usize, 81920, 98304, 114688, 131072] {
+                let ps: Vec<usize> = (0..(2 << 20) / n - 1)
+                    .map(|_| {
+                        // SAFETY: malloc and fill of our own object.
+                        unsafe {
+                            let p = libc::malloc(n).cast::<u8>();
+                            std::ptr::write_bytes(p, 2, n);
+                            p as usize
+                        }
+                    })
+                    .collect();
+                for p in ps {
+                    // SAFETY: our own live object.
+                    unsafe { libc::free(p as *mut libc::c_void) };
+                }
+            }
+        });
+        let back = node_stats(0).returned - returned;
+        println!(
+            "    four threads of 10 MiB each exiting together: {back} blocks back to the source"
+        );
+        assert!(back >= 3, "warm blocks beyond the budget go back");
+
+        // Past WARM_ORPHANS dead heaps (4) the blocks go back to the source.
+        let returned = node_stats(0).returned;
+        exit_together(6, || {
+            cycle();
+        });
+        let back = node_stats(0).returned - returned;
+        println!("    six threads exiting together: {back} blocks back to the source");
+        assert!(
+            back >= 3,
+            "blocks of dead heaps beyond the warm ones go back"
+        );
+
+        // Cool: a block filled with 64 KiB objects, emptied while not current, is kept with
+        // only its first 64 KiB resident.
+        let ps: Vec<usize> = (0..40)
+            .map(|_| {
+                // SAFETY: malloc and fill of our own object.
+                unsafe {
+                    let p = libc::malloc(65536).cast::<u8>();
+                    std::ptr::write_bytes(p, 1, 65536);
+                    p as usize
+                }
+            })
+            .collect();
+        let full = ps[0] & !(BLOCK - 1);
+        let kept_before = stats().held_free;
+        for &p in ps.iter().filter(|&&p| p & !(BLOCK - 1) == full) {
+            // SAFETY: our own live object.
+            unsafe { libc::free(p as *mut libc::c_void) };
+        }
+        assert!(stats().held_free > kept_before, "the emptied block is kept");
+        let r = resident(full, BLOCK);
+        println!("    kept block: {r} of 512 pages resident");
+        assert!(r <= 16, "{r} pages of a kept block resident");
+        for &p in ps.iter().filter(|&&p| p & !(BLOCK - 1) != full) {
+            // SAFETY: our own live object.
+            unsafe { libc::free(p as *mut libc::c_void) };
+        }
+        println!("    warm child: all passed");
+    }
+}
+
 fn main() {
     #[cfg(memhook_provider = "ptmalloc")]
     if std::env::args().nth(1).as_deref() == Some("numa-child") {
         numa_child::run();
+        return;
+    }
+    #[cfg(memhook_provider = "ptmalloc")]
+    if std::env::args().nth(1).as_deref() == Some("warm-child") {
+        warm_child::run();
         return;
     }
     #[cfg(memhook_provider = "ptmalloc")]

@@ -186,6 +186,11 @@ impl Block {
         };
     }
 
+    /// Bytes from the block's start its objects may have touched: its bump pointer's reach.
+    pub fn touched(&self) -> usize {
+        self.first() + self.bump as usize * self.obj_size - Block::base(self)
+    }
+
     #[inline]
     pub fn first(&self) -> usize {
         self as *const Block as usize + HEADER
@@ -284,7 +289,7 @@ mod tests {
                 c == 0 || CLASS_SIZE[c - 1] < size,
                 "{size} not in the smallest class"
             );
-            assert!(CLASS_SIZE[c] % 16 == 0 || (c == 0 && size <= 8));
+            assert!(CLASS_SIZE[c].is_multiple_of(16) || (c == 0 && size <= 8));
         }
     }
 }

@@ -306,6 +306,10 @@ pub fn put_block(b: *mut Block) {
     // SAFETY: the block is ours and empty; its header is intact.
     let node = (unsafe { (*b).node } as usize).min(MAX_NODES - 1);
     NODE_COUNTERS[node].returned.fetch_add(1, Ordering::Relaxed);
+    if keep > 0 && keep != usize::MAX && KEPT[node].lock(|k| k.nblocks < keep) {
+        // Likely kept: first give its cold pages back (the block is still ours alone).
+        cool(b);
+    }
     let kept = KEPT[node].lock(|k| {
         if k.nblocks < keep {
             // SAFETY: the block is ours and empty; its header links it.
@@ -334,6 +338,35 @@ pub fn put_block(b: *mut Block) {
     } else {
         unmap(Block::base(b), BLOCK);
     }
+}
+
+/// How much of a kept macro-block stays resident: its header and first objects.
+pub const KEEP_WARM: usize = 64 << 10;
+
+/// A block about to be kept (under `Release`): the pages its last use touched beyond
+/// [`KEEP_WARM`] go back to the OS (`MADV_DONTNEED`; the mapping stays, so reusing the block
+/// costs no mmap, only the faults of the pages its next class touches). Without this a kept
+/// block holds on to whatever its last class touched, up to 2 MiB for one object of a large
+/// class, in the process's footprint (mimalloc-bench's mstressN: 16.9 MiB against glibc's 11).
+fn cool(b: *mut Block) {
+    let base = Block::base(b);
+    // SAFETY: the block is ours and empty; its header is intact.
+    let touched = unsafe { (*b).touched() };
+    if touched <= KEEP_WARM {
+        return;
+    }
+    let (from, len) = (base + KEEP_WARM, touched.min(BLOCK) - KEEP_WARM);
+    let from_page = from.next_multiple_of(4096);
+    let len = (from + len)
+        .saturating_sub(from_page)
+        .next_multiple_of(4096);
+    if len == 0 {
+        return;
+    }
+    notify(Source::Allocator, from_page, len);
+    // SAFETY: pages of our own block that nothing uses; the mapping stays.
+    unsafe { sys::madvise(from_page as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+    RELEASED.fetch_add(len as u64, Ordering::Relaxed);
 }
 
 /// A huge allocation of `size` bytes aligned to `align` (a power of two). Returns the pointer
