@@ -71,52 +71,15 @@ macro_rules! name {
     };
 }
 
-macro_rules! new_plain {
-    ($($name:ident),*) => {$(
+// Every new form: `name(arguments) = allocation, the libstdc++ fallback taking the same
+// arguments;` (the argument names are the caller's, so that the allocation can use them).
+macro_rules! new_ops {
+    ($($name:ident($size:ident $(, $arg:ident)*) = $alloc:expr, $fail:ident;)*) => {$(
         #[no_mangle]
-        pub extern "C-unwind" fn $name(size: usize) -> *mut c_void {
-            let p = ptmalloc::malloc(size);
+        pub extern "C-unwind" fn $name($size: usize $(, $arg: usize)*) -> *mut c_void {
+            let p = $alloc;
             if p.is_null() {
-                return fail(name!($name), size);
-            }
-            p.cast()
-        }
-    )*};
-}
-
-macro_rules! new_nothrow {
-    ($($name:ident),*) => {$(
-        #[no_mangle]
-        pub extern "C-unwind" fn $name(size: usize, nt: usize) -> *mut c_void {
-            let p = ptmalloc::malloc(size);
-            if p.is_null() {
-                return fail2(name!($name), size, nt);
-            }
-            p.cast()
-        }
-    )*};
-}
-
-macro_rules! new_aligned {
-    ($($name:ident),*) => {$(
-        #[no_mangle]
-        pub extern "C-unwind" fn $name(size: usize, align: usize) -> *mut c_void {
-            let p = ptmalloc::memalign(align, size);
-            if p.is_null() {
-                return fail2(name!($name), size, align);
-            }
-            p.cast()
-        }
-    )*};
-}
-
-macro_rules! new_aligned_nothrow {
-    ($($name:ident),*) => {$(
-        #[no_mangle]
-        pub extern "C-unwind" fn $name(size: usize, align: usize, nt: usize) -> *mut c_void {
-            let p = ptmalloc::memalign(align, size);
-            if p.is_null() {
-                return fail3(name!($name), size, align, nt);
+                return $fail(name!($name), $size $(, $arg)*);
             }
             p.cast()
         }
@@ -137,13 +100,16 @@ macro_rules! delete {
     )*};
 }
 
-new_plain!(_Znwm, _Znam);
-new_nothrow!(_ZnwmRKSt9nothrow_t, _ZnamRKSt9nothrow_t);
-new_aligned!(_ZnwmSt11align_val_t, _ZnamSt11align_val_t);
-new_aligned_nothrow!(
-    _ZnwmSt11align_val_tRKSt9nothrow_t,
-    _ZnamSt11align_val_tRKSt9nothrow_t
-);
+new_ops! {
+    _Znwm(size) = ptmalloc::malloc(size), fail;
+    _Znam(size) = ptmalloc::malloc(size), fail;
+    _ZnwmRKSt9nothrow_t(size, nt) = ptmalloc::malloc(size), fail2;
+    _ZnamRKSt9nothrow_t(size, nt) = ptmalloc::malloc(size), fail2;
+    _ZnwmSt11align_val_t(size, align) = ptmalloc::memalign(align, size), fail2;
+    _ZnamSt11align_val_t(size, align) = ptmalloc::memalign(align, size), fail2;
+    _ZnwmSt11align_val_tRKSt9nothrow_t(size, align, nt) = ptmalloc::memalign(align, size), fail3;
+    _ZnamSt11align_val_tRKSt9nothrow_t(size, align, nt) = ptmalloc::memalign(align, size), fail3;
+}
 delete!(
     _ZdlPv(),
     _ZdaPv(),

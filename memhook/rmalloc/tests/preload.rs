@@ -58,6 +58,22 @@ fn preloaded(mut cmd: Command, what: &str) -> Output {
     o
 }
 
+/// Builds tests/c/NAME.cpp (C++17, with `flags`) into DIR/NAME.
+fn gpp(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.cpp"));
+    let exe = dir.join(name);
+    let st = Command::new("g++")
+        .arg("-std=c++17")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .args(flags)
+        .status()
+        .expect("run g++");
+    assert!(st.success(), "g++ {name}.cpp");
+    exe
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -179,15 +195,7 @@ fn gcc_builds_a_project() {
 #[test]
 fn threaded_cpp_with_fork() {
     let d = tmpdir("cpp");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/threads.cpp");
-    let exe = d.join("threads");
-    let st = Command::new("g++")
-        .args(["-O2", "-std=c++17", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .expect("run g++");
-    assert!(st.success(), "g++ threads.cpp");
+    let exe = gpp(&d, "threads", &["-O2", "-pthread"]);
     let o = preloaded(Command::new(&exe), "threads (C++)");
     assert_eq!(stdout(&o).trim(), "threads ok");
     let _ = std::fs::remove_dir_all(&d);
@@ -198,16 +206,7 @@ fn threaded_cpp_with_fork() {
 #[test]
 fn cpp_operator_new_and_delete() {
     let d = tmpdir("newdelete");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/newdelete.cpp");
-    let exe = d.join("newdelete");
-    let st = Command::new("g++")
-        .args(["-O1", "-std=c++17", "-fno-builtin", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .arg("-ldl")
-        .status()
-        .expect("run g++");
-    assert!(st.success(), "g++ newdelete.cpp");
+    let exe = gpp(&d, "newdelete", &["-O1", "-fno-builtin", "-ldl"]);
     let o = preloaded(Command::new(&exe), "newdelete (C++)");
     assert_eq!(stdout(&o).trim(), "new/delete ok");
     let _ = std::fs::remove_dir_all(&d);
