@@ -355,17 +355,14 @@ fn cool(b: *mut Block) {
     if touched <= KEEP_WARM {
         return;
     }
-    let (from, len) = (base + KEEP_WARM, touched.min(BLOCK) - KEEP_WARM);
-    let from_page = from.next_multiple_of(4096);
-    let len = (from + len)
-        .saturating_sub(from_page)
-        .next_multiple_of(4096);
-    if len == 0 {
-        return;
-    }
-    notify(Source::Allocator, from_page, len);
+    // Page-aligned: blocks are, and so is KEEP_WARM; the rounding stays inside the block.
+    let (from, len) = (
+        base + KEEP_WARM,
+        (touched.min(BLOCK) - KEEP_WARM).next_multiple_of(4096),
+    );
+    notify(Source::Allocator, from, len);
     // SAFETY: pages of our own block that nothing uses; the mapping stays.
-    unsafe { sys::madvise(from_page as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+    unsafe { sys::madvise(from as *mut libc::c_void, len, libc::MADV_DONTNEED) };
     RELEASED.fetch_add(len as u64, Ordering::Relaxed);
 }
 
