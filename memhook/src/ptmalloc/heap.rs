@@ -48,8 +48,8 @@ pub struct Heap {
 
 /// Dead heaps waiting for adoption. While there are few, a dying heap keeps its empty current
 /// blocks (their pages warm, in their classes) for the next thread, which adopts it: a program
-/// that replaces its threads (a pool, mimalloc-bench's mstressN: peak RSS 16.9 to 11.6 MiB,
-/// glibc's 11.4) then cycles no block through the memory source, where a block kept for
+/// that replaces its threads (a pool, mimalloc-bench's mstressN: peak RSS 16.9 to 11.5 MiB,
+/// glibc's 11.6) then cycles no block through the memory source, where a block kept for
 /// another class holds the pages its last one touched. All dead heaps together keep at most
 /// [`WARM_BUDGET`] (what their blocks' objects touched); the rest goes to the source, which
 /// cools what it keeps. Beyond this many dead heaps, and on a machine of

@@ -362,8 +362,13 @@ fn cool(b: *mut Block) {
     );
     notify(Source::Allocator, from, len);
     // SAFETY: pages of our own block that nothing uses; the mapping stays.
-    unsafe { sys::madvise(from as *mut libc::c_void, len, libc::MADV_DONTNEED) };
-    RELEASED.fetch_add(len as u64, Ordering::Relaxed);
+    let r = unsafe { sys::madvise(from as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+    // A refusal (none is expected for our own private pages) only leaves them resident: the
+    // block is still fine to reuse, and the event above costs a subscriber a spurious
+    // invalidation at most. Count only what went back.
+    if r == 0 {
+        RELEASED.fetch_add(len as u64, Ordering::Relaxed);
+    }
 }
 
 /// A huge allocation of `size` bytes aligned to `align` (a power of two). Returns the pointer
