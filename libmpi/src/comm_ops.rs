@@ -281,6 +281,36 @@ fn start_allgather(
     Ok((n, me, coll::start(&mut rt.pml, s)))
 }
 
+/// Every member's `mine` (the same number of i32s everywhere), by rank, over `comm`'s
+/// collective schedules; under MULTIPLE the wait is outside the runtime. For exchanges that
+/// must not hold the runtime while they wait at any level (dynamic processes: `crate::dpm`).
+pub(crate) fn allgather_ints(comm: usize, mine: &[i32]) -> Result<Vec<i32>> {
+    let mut all: Vec<i32> = Vec::new();
+    // `all` is not touched until the request is complete (wait_request below).
+    let (_, _, id) = runtime::with(|rt| start_allgather(rt, comm, mine, &mut all))?;
+    wait_request(id)?;
+    Ok(all)
+}
+
+/// `buf` (the same length at every member) from `root` to every member of `comm`, as
+/// `allgather_ints` waits.
+pub(crate) fn bcast_ints(comm: usize, root: i32, buf: &mut [i32]) -> Result<()> {
+    use crate::coll::{self, algos, At, Buf, Builder};
+    let id = runtime::with(|rt| {
+        let c = rt.comm(comm)?;
+        let at = At(Buf::User(buf.as_mut_ptr().cast()), 0);
+        let s = {
+            let mut b = Builder::new(c, None);
+            algos::bcast(&mut b, at, 4 * buf.len(), root);
+            b.finish()
+        };
+        Ok(coll::start(&mut rt.pml, s))
+    })?;
+    // `buf` is borrowed for the whole call, so nothing touches it before the request is over.
+    wait_request(id)?;
+    Ok(())
+}
+
 /// Wait for internal request `id` and retire it: under MULTIPLE outside the runtime, at the
 /// other levels inside it.
 fn wait_request(id: crate::pml::ReqId) -> Result<crate::pml::Status> {
@@ -453,10 +483,43 @@ pub(crate) fn disconnect(comm: usize) -> Result<()> {
     runtime::with(|rt| {
         rt.comm(comm)?;
         rt.bsend_flush();
-        rt.progress_until(|p| p.queued() == 0 && p.btls_flushed());
-        rt.barrier(comm)
+        Ok(())
     })?;
+    runtime::with_ready(
+        |rt| rt.pml.queued() == 0 && rt.pml.btls_flushed(),
+        |rt| {
+            rt.progress_until(|p| p.queued() == 0 && p.btls_flushed());
+            Ok(())
+        },
+    )?;
+    barrier_outside(comm)?;
     free(comm)
+}
+
+/// MPI_Barrier's messages on `comm`, waited for outside the runtime under MULTIPLE where they
+/// can be: an intercommunicator's barrier is always a schedule, and an intracommunicator's
+/// when its members use the MULTIPLE forms. So a thread disconnecting from its spawned
+/// children does not hold the runtime that another thread's spawn, which those members wait
+/// for, needs.
+fn barrier_outside(comm: usize) -> Result<()> {
+    use crate::coll::{self, algos, Builder};
+    let inter = runtime::with(|rt| Ok(rt.comm(comm)?.is_inter()))?;
+    if !inter && !multiple_forms(comm)? {
+        return runtime::with(|rt| rt.barrier(comm));
+    }
+    let id = runtime::with(|rt| {
+        let s = {
+            let mut b = Builder::new(rt.comm(comm)?, None);
+            if inter {
+                coll::inter::barrier(&mut b);
+            } else {
+                algos::barrier(&mut b);
+            }
+            b.finish()
+        };
+        Ok(coll::start(&mut rt.pml, s))
+    })?;
+    wait_request(id).map(|_| ())
 }
 
 /// MPI-2: COMM_SELF's attributes are deleted as MPI_Finalize starts, so libraries can clean up.

@@ -609,7 +609,7 @@ pub fn init(level: Level) -> Result<()> {
             MAIN.store(this_thread(), Ordering::Release);
             SLOT.owner.store(this_thread(), Ordering::Release);
             // A spawned process joins its parents before MPI_Init returns.
-            let r = with(crate::dpm::connect_parent);
+            let r = crate::dpm::connect_parent();
             if serialized {
                 // Release: the next thread to take the runtime sees it started.
                 SLOT.owner.store(FREE, Ordering::Release);

@@ -82,6 +82,34 @@ fn c_threads_call_at_once_under_multiple() {
     }
 }
 
+/// MPI_Comm_spawn from three threads at once under MULTIPLE, their roots at different ranks,
+/// beside allreduces on a fourth communicator (tests/c/spawn_threads.c; MPICH's
+/// threads/spawn/th_taskmanager): every child checks what each parent sent and answers it, and
+/// both sides disconnect. Spawns waited for their children and members inside the runtime, so
+/// ranks entering them in different orders deadlocked; their context ids, chosen concurrently,
+/// also clash there and must be chosen again (`dpm/join.rs`).
+#[test]
+fn c_spawn_from_several_threads_at_once() {
+    let p = c_program("tests/c/spawn_threads.c");
+    for (np, rounds) in [(1, "3"), (2, "4"), (3, "3")] {
+        let r = mpirun(&[
+            "--timeout",
+            "180",
+            "-np",
+            &np.to_string(),
+            "--oversubscribe",
+            p.to_str().unwrap(),
+            rounds,
+        ]);
+        assert!(
+            r.ok() && r.stdout.contains(" No Errors"),
+            "np {np}:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
 /// Ranks at different levels in one job (tests/c/thread_mixed.c: even ranks MULTIPLE, odd
 /// ranks FUNNELED): communicator creation and barriers match across the levels, and the
 /// MULTIPLE ranks' own communicator takes the MULTIPLE forms from two threads at once.

@@ -23,19 +23,19 @@ impl Communicator {
             maxprocs,
             info: Vec::new(),
         };
-        runtime::with(|rt| dpm::spawn(rt, self.id, root, &[cmd]).1).map(UserCommunicator::new)
+        dpm::spawn(self.id, root, &[cmd])
+            .1
+            .map(UserCommunicator::new)
     }
 
     /// MPI_Comm_accept: wait at `root` for a group to connect to `port` (an `open_port` name).
     pub fn accept(&self, port: &str, root: i32) -> Result<UserCommunicator> {
-        runtime::with(|rt| dpm::join(rt, self.id, root, Meet::Accept(port)))
-            .map(UserCommunicator::new)
+        dpm::join(self.id, root, Meet::Accept(port)).map(UserCommunicator::new)
     }
 
     /// MPI_Comm_connect: join the group accepting on `port`.
     pub fn connect(&self, port: &str, root: i32) -> Result<UserCommunicator> {
-        runtime::with(|rt| dpm::join(rt, self.id, root, Meet::Connect(port)))
-            .map(UserCommunicator::new)
+        dpm::join(self.id, root, Meet::Connect(port)).map(UserCommunicator::new)
     }
 }
 

@@ -58,33 +58,36 @@ unsafe fn write_name(out: *mut c_char, s: &str) {
 }
 
 fn spawn_common(
-    rt: &mut Runtime,
-    comm: usize,
-    root: i32,
+    name: &str,
+    comm: Handle,
+    root: c_int,
     cmds: impl FnOnce() -> Result<Vec<SpawnCmd>>,
     intercomm: *mut Handle,
     errcodes: *mut c_int,
-) -> Result<()> {
-    nonnull(intercomm, "intercomm")?;
-    // The arguments count at the root only.
-    let is_root = rt.comm(comm)?.rank == root;
-    let cmds = if is_root { cmds()? } else { Vec::new() };
-    let (total, r) = dpm::spawn(rt, comm, root, &cmds);
-    let code = match &r {
-        Ok(_) => MPI_SUCCESS,
-        Err(e) => e.code(),
-    };
-    // Filled at every member, as MPICH and Open MPI do (mpi4py checks).
-    if !errcodes.is_null() {
-        for i in 0..total {
-            // SAFETY: array_of_errcodes has maxprocs (summed, the root's) entries.
-            unsafe { errcodes.add(i).write(code) };
+) -> c_int {
+    super::comm::outside(name, comm_index(comm).unwrap_or(crate::comm::WORLD), || {
+        let comm = comm_index(comm)?;
+        nonnull(intercomm, "intercomm")?;
+        // The arguments count at the root only.
+        let is_root = runtime::with(|rt| Ok(rt.comm(comm)?.rank == root))?;
+        let cmds = if is_root { cmds()? } else { Vec::new() };
+        let (total, r) = dpm::spawn(comm, root, &cmds);
+        let code = match &r {
+            Ok(_) => MPI_SUCCESS,
+            Err(e) => e.code(),
+        };
+        // Filled at every member, as MPICH and Open MPI do (mpi4py checks).
+        if !errcodes.is_null() {
+            for i in 0..total {
+                // SAFETY: array_of_errcodes has maxprocs (summed, the root's) entries.
+                unsafe { errcodes.add(i).write(code) };
+            }
         }
-    }
-    let id = r?;
-    // SAFETY: checked non-NULL.
-    unsafe { intercomm.write(comm_handle(id)) };
-    Ok(())
+        let id = r?;
+        // SAFETY: checked non-NULL.
+        unsafe { intercomm.write(comm_handle(id)) };
+        Ok(())
+    })
 }
 
 fn info_pairs(info: Handle) -> Result<Vec<(String, String)>> {
@@ -107,9 +110,7 @@ fn check_maxprocs(n: c_int) -> Result<()> {
 
 mpi_fn! {
     fn MPI_Comm_spawn / PMPI_Comm_spawn(command: *const c_char, argv: *const *const c_char, maxprocs: c_int, info: Handle, root: c_int, comm: Handle, intercomm: *mut Handle, array_of_errcodes: *mut c_int) -> c_int {
-        call("MPI_Comm_spawn", comm_index(comm).unwrap_or(crate::comm::WORLD), |rt| {
-            let c = comm_index(comm)?;
-            spawn_common(rt, c, root, || {
+        spawn_common("MPI_Comm_spawn", comm, root, || {
                 check_maxprocs(maxprocs)?;
                 Ok(vec![SpawnCmd {
                     // SAFETY: the standard's arguments, read at the root.
@@ -119,16 +120,13 @@ mpi_fn! {
                     maxprocs,
                     info: info_pairs(info)?,
                 }])
-            }, intercomm, array_of_errcodes)
-        })
+        }, intercomm, array_of_errcodes)
     }
 }
 
 mpi_fn! {
     fn MPI_Comm_spawn_multiple / PMPI_Comm_spawn_multiple(count: c_int, array_of_commands: *const *const c_char, array_of_argv: *const *const *const c_char, array_of_maxprocs: *const c_int, array_of_info: *const Handle, root: c_int, comm: Handle, intercomm: *mut Handle, array_of_errcodes: *mut c_int) -> c_int {
-        call("MPI_Comm_spawn_multiple", comm_index(comm).unwrap_or(crate::comm::WORLD), |rt| {
-            let c = comm_index(comm)?;
-            spawn_common(rt, c, root, || {
+        spawn_common("MPI_Comm_spawn_multiple", comm, root, || {
                 if count <= 0 {
                     return Err(Error::new(ErrorClass::Count, format!("count {count} must be positive")));
                 }
@@ -156,8 +154,7 @@ mpi_fn! {
                     });
                 }
                 Ok(cmds)
-            }, intercomm, array_of_errcodes)
-        })
+        }, intercomm, array_of_errcodes)
     }
 }
 
@@ -205,10 +202,10 @@ fn join_common(
     newcomm: *mut Handle,
     accept: bool,
 ) -> c_int {
-    call(name, comm_index(comm).unwrap_or(crate::comm::WORLD), |rt| {
+    super::comm::outside(name, comm_index(comm).unwrap_or(crate::comm::WORLD), || {
         let c = comm_index(comm)?;
         nonnull(newcomm, "newcomm")?;
-        let at_root = rt.comm(c)?.rank == root;
+        let at_root = runtime::with(|rt| Ok(rt.comm(c)?.rank == root))?;
         let port = if at_root {
             super::info::hints(info)?;
             // SAFETY: significant at the root: a NUL-terminated string.
@@ -221,7 +218,7 @@ fn join_common(
         } else {
             Meet::Connect(&port)
         };
-        let id = dpm::join(rt, c, root, meet)?;
+        let id = dpm::join(c, root, meet)?;
         // SAFETY: checked non-NULL.
         unsafe { newcomm.write(comm_handle(id)) };
         Ok(())
@@ -304,9 +301,9 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Comm_join / PMPI_Comm_join(fd: c_int, intercomm: *mut Handle) -> c_int {
-        call("MPI_Comm_join", crate::comm::WORLD, |rt| {
+        super::comm::outside("MPI_Comm_join", crate::comm::WORLD, || {
             nonnull(intercomm, "intercomm")?;
-            let id = dpm::comm_join(rt, fd)?;
+            let id = dpm::comm_join(fd)?;
             // SAFETY: checked non-NULL.
             unsafe { intercomm.write(comm_handle(id)) };
             Ok(())

@@ -3,26 +3,27 @@
 //!
 //! Two groups meet through a port: an abstract Unix socket the accepting root listens on
 //! (`rmpi-port-<pid>-<n>`). The roots swap, over one connection, their group's pids and the
-//! largest free context id of the group; each root broadcasts the other side's to its group;
-//! every member then reaches the remote pids through the `sock` transport, added to the pml as
+//! largest free context id of the group; each root broadcasts the other side's to its group
+//! (`join.rs`, which also says how the calls wait outside the runtime); every member then reaches the remote pids through the `sock` transport, added to the pml as
 //! endpoints past this job's world (`pml/dynamic.rs`), and builds an ordinary
 //! intercommunicator. MPI_Comm_spawn is open a port, ask mpirun (PMI `mcmd=spawn`) to start the
 //! children with the port in their environment (`RMPI_PARENT_PORT`), accept; a child's
 //! MPI_Init connects to it and keeps the result as its parent.
 
+mod join;
 pub mod pmi_dpm;
 pub mod sock;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
 use std::rc::Rc;
-use std::time::Duration;
 
 use crate::error::{err, Error, ErrorClass, Result};
-use crate::runtime::Runtime;
+use crate::runtime::{self, Runtime};
 
+pub use join::{join, Meet};
 pub use pmi_dpm::SpawnCmd;
 
 /// Largest group that can join through a port (integers the root broadcasts).
@@ -138,142 +139,6 @@ fn check_root(rt: &Runtime, comm: usize, root: i32) -> Result<()> {
     Ok(())
 }
 
-/// Waits for a connection on `port` (progressing MPI meanwhile).
-fn accept_on(rt: &mut Runtime, port: &str) -> Result<UnixStream> {
-    let l = dpm(|d| {
-        d.ports
-            .get(port)
-            .map(|l| l.try_clone())
-            .transpose()
-            .map_err(|e| port_err(e.to_string()))
-    })??;
-    let Some(l) = l else {
-        return Err(port_err(format!(
-            "port \"{port}\" is not open in this process (MPI_Open_port)"
-        )));
-    };
-    loop {
-        match l.accept() {
-            Ok((s, _)) => return Ok(s),
-            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                if rt.pml.progress() == 0 {
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-            }
-            Err(e) => return Err(port_err(format!("accept on {port}: {e}"))),
-        }
-    }
-}
-
-fn connect_to(port: &str) -> Result<UnixStream> {
-    let addr = sock::abstract_addr(port).map_err(|e| port_err(e.to_string()))?;
-    UnixStream::connect_addr(&addr)
-        .map_err(|e| port_err(format!("cannot connect to port \"{port}\": {e}")))
-}
-
-fn write_ints(s: &mut UnixStream, v: &[i32]) -> std::io::Result<()> {
-    let mut b = (v.len() as u32).to_le_bytes().to_vec();
-    for x in v {
-        b.extend_from_slice(&x.to_le_bytes());
-    }
-    s.write_all(&b)
-}
-
-fn read_ints(s: &mut UnixStream) -> std::io::Result<Vec<i32>> {
-    let mut n = [0u8; 4];
-    s.read_exact(&mut n)?;
-    let n = u32::from_le_bytes(n) as usize;
-    if n > 3 * MAX_GROUP + 1 {
-        return Err(std::io::Error::new(
-            ErrorKind::InvalidData,
-            "group too large",
-        ));
-    }
-    let mut b = vec![0u8; n * 4];
-    s.read_exact(&mut b)?;
-    Ok(b.chunks_exact(4)
-        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
-}
-
-/// How the root reaches the other group's root.
-pub enum Meet<'a> {
-    Accept(&'a str),
-    Connect(&'a str),
-}
-
-/// MPI_Comm_accept / MPI_Comm_connect: collective over `comm`; `meet` matters at `root` only.
-pub fn join(rt: &mut Runtime, comm: usize, root: i32, meet: Meet) -> Result<usize> {
-    check_root(rt, comm, root)?;
-    let btl = ensure_btl(rt)?;
-    let wrank = rt.comm(crate::comm::WORLD)?.rank;
-    let mine = [
-        rt.objs.next_ctx() as i32,
-        std::process::id() as i32,
-        job_key(rt),
-        wrank,
-    ];
-    let all = rt.agree_allgather(comm, &mine)?;
-    let c = rt.comm(comm)?;
-    let (me, group) = (c.rank, c.group.clone());
-    let data = if me == root {
-        let my_max = all.chunks_exact(4).map(|p| p[0]).max().unwrap_or(0);
-        // (pid, job, rank) of each member.
-        let pids: Vec<i32> = all.chunks_exact(4).flat_map(|p| p[1..].to_vec()).collect();
-        // [max context id, remote pids...], or [-1, error class] for the others to fail too.
-        let swapped = (|| -> Result<Vec<i32>> {
-            let mut s = match meet {
-                Meet::Accept(p) => accept_on(rt, p)?,
-                Meet::Connect(p) => connect_to(p)?,
-            };
-            let mut out = vec![my_max];
-            out.extend_from_slice(&pids);
-            let io = |e: std::io::Error| port_err(format!("the other group's root: {e}"));
-            // [max context id, (pid, job, rank) per member]
-            write_ints(&mut s, &out).map_err(io)?;
-            let theirs = read_ints(&mut s).map_err(io)?;
-            if theirs.is_empty() {
-                return Err(port_err("the other group's root sent nothing"));
-            }
-            let mut d = vec![theirs[0].max(my_max)];
-            d.extend_from_slice(&theirs[1..]);
-            Ok(d)
-        })();
-        let d = match &swapped {
-            Ok(d) => d.clone(),
-            Err(e) => vec![-1, e.class as i32],
-        };
-        let d = rt.local_bcast(comm, root, d, 3 * MAX_GROUP + 1)?;
-        swapped?;
-        d
-    } else {
-        let d = rt.local_bcast(comm, root, Vec::new(), 3 * MAX_GROUP + 1)?;
-        if d.first() == Some(&-1) {
-            return err(ErrorClass::Port, "the root could not reach the other group");
-        }
-        d
-    };
-    if data.len() < 4 || (data.len() - 1) % 3 != 0 {
-        return err(ErrorClass::Intern, "accept/connect: short agreement");
-    }
-    let ctx = data[0] as u32;
-    let mine = job_key(rt);
-    let remote: Vec<i32> = data[1..]
-        .chunks_exact(3)
-        .map(|p| {
-            Ok(if p[1] == mine {
-                p[2] // of this job: its own transport reaches it
-            } else {
-                let w = world_of_pid(rt, btl, p[0] as u32)?;
-                remember(w, (p[1], p[2], p[0] as u32))?;
-                w as i32
-            })
-        })
-        .collect::<Result<_>>()?;
-    rt.reserve_inter_ctx(ctx);
-    rt.add_inter(comm, ctx, group, me, remote)
-}
-
 /// What one MPI_Comm_spawn(_multiple) call gives: how many processes were asked for (the
 /// root's count, which every member learns, for its array_of_errcodes), and the
 /// intercommunicator or why not.
@@ -296,23 +161,21 @@ fn reason_text(words: &[i32]) -> String {
     String::from_utf8_lossy(&b[..end]).into_owned()
 }
 
-pub fn spawn(
-    rt: &mut Runtime,
-    comm: usize,
-    root: i32,
-    cmds: &[SpawnCmd],
-) -> (usize, Result<usize>) {
-    if let Err(e) = check_root(rt, comm, root) {
-        return (0, Err(e));
-    }
-    let me = match rt.comm(comm) {
-        Ok(c) => c.rank,
+/// Called outside the runtime (it waits for the children and the other members).
+pub fn spawn(comm: usize, root: i32, cmds: &[SpawnCmd]) -> (usize, Result<usize>) {
+    let me = match runtime::with(|rt| {
+        check_root(rt, comm, root)?;
+        Ok(rt.comm(comm)?.rank)
+    }) {
+        Ok(me) => me,
         Err(e) => return (0, Err(e)),
     };
-    let mut total: i32 = cmds.iter().map(|c| c.maxprocs).sum();
-    // The root starts them; the others learn whether that worked: [0 or error class, total].
-    let port = if me == root {
-        let r = (|| -> Result<String> {
+    // The root starts them; every member learns whether that worked:
+    // [0 or error class, total, reason words].
+    let mut words = vec![0; 2 + REASON_WORDS];
+    let started = if me == root {
+        let total: i32 = cmds.iter().map(|c| c.maxprocs).sum();
+        let r = runtime::with(|rt| {
             let port = open_port()?;
             let pmi = rt.pmi_mut().ok_or_else(|| {
                 Error::new(
@@ -325,66 +188,71 @@ pub fn spawn(
                 return Err(e);
             }
             Ok(port)
-        })();
-        let mut words = vec![0, total];
+        });
+        words[1] = total;
         if let Err(e) = &r {
             words[0] = e.class as i32;
-            words.extend(reason_words(&e.message));
+            let w = reason_words(&e.message);
+            words[2..2 + w.len()].copy_from_slice(&w);
         }
-        if let Err(e) = rt.local_bcast(comm, root, words, 2 + REASON_WORDS) {
-            return (total as usize, Err(e));
-        }
-        match r {
-            Ok(p) => Some(p),
-            Err(e) => return (total as usize, Err(e)),
-        }
+        Some(r)
     } else {
-        let v = match rt.local_bcast(comm, root, Vec::new(), 2 + REASON_WORDS) {
-            Ok(v) => v,
-            Err(e) => return (0, Err(e)),
-        };
-        total = v.get(1).copied().unwrap_or(0).max(0);
-        if v.first().copied().unwrap_or(1) != 0 {
+        None
+    };
+    let shared = crate::comm_ops::bcast_ints(comm, root, &mut words);
+    let total = words[1].max(0) as usize;
+    let port = match started {
+        Some(Ok(port)) => port,
+        Some(Err(e)) => return (total, Err(e)),
+        None if shared.is_ok() && words[0] != 0 => {
             return (
-                total as usize,
+                total,
                 // The root's reason too: under MPI_ERRORS_ARE_FATAL whichever rank aborts
                 // first is the one the job reports.
                 err(
                     ErrorClass::Spawn,
                     format!(
                         "the root could not start the processes: {}",
-                        reason_text(&v[2..])
+                        reason_text(&words[2..])
                     ),
                 ),
             );
         }
-        None
+        None => String::new(),
     };
-    let r = join(rt, comm, root, Meet::Accept(port.as_deref().unwrap_or("")));
-    if let Some(p) = &port {
-        let _ = close_port(p);
+    if let Err(e) = shared {
+        if !port.is_empty() {
+            let _ = close_port(&port);
+        }
+        return (total, Err(e));
     }
-    (total as usize, r)
+    let r = join(comm, root, Meet::Accept(&port));
+    if !port.is_empty() {
+        let _ = close_port(&port);
+    }
+    (total, r)
 }
 
 /// A spawned process's MPI_Init: join the parents through the port in the environment.
-pub fn connect_parent(rt: &mut Runtime) -> Result<()> {
-    let universe = rt.pmi_mut().and_then(|p| p.universe_size());
+/// Called outside the runtime.
+pub fn connect_parent() -> Result<()> {
+    let universe = runtime::with(|rt| Ok(rt.pmi_mut().and_then(|p| p.universe_size())))?;
     dpm(|d| d.universe = universe)?;
     let Ok(port) = std::env::var("RMPI_PARENT_PORT") else {
         return Ok(());
     };
-    let id = join(rt, crate::comm::WORLD, 0, Meet::Connect(&port)).map_err(|e| {
+    let id = join(crate::comm::WORLD, 0, Meet::Connect(&port)).map_err(|e| {
         Error::new(
             e.class,
             format!("cannot join the parents that spawned this process: {e}"),
         )
     })?;
-    // MPI-4.0 11.8.2: its default name.
-    rt.comm_mut(id)?.name = "MPI_COMM_PARENT".into();
-    let ctx = rt.comm(id)?.ctx;
-    dpm(|d| d.parent = Some((id, ctx)))?;
-    Ok(())
+    runtime::with(|rt| {
+        // MPI-4.0 11.8.2: its default name.
+        rt.comm_mut(id)?.name = "MPI_COMM_PARENT".into();
+        let ctx = rt.comm(id)?.ctx;
+        dpm(|d| d.parent = Some((id, ctx)))
+    })
 }
 
 /// MPI_Comm_get_parent: the slot of the parent intercommunicator while it exists.
@@ -410,7 +278,8 @@ pub fn appnum() -> i32 {
 }
 
 /// MPI_Comm_join: both ends open a port and swap names over `fd`; the smaller name accepts.
-pub fn comm_join(rt: &mut Runtime, fd: std::os::fd::RawFd) -> Result<usize> {
+/// Called outside the runtime.
+pub fn comm_join(fd: std::os::fd::RawFd) -> Result<usize> {
     use std::os::fd::FromRawFd;
     // SAFETY: F_GETFD only reads the descriptor table.
     if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
@@ -444,8 +313,8 @@ pub fn comm_join(rt: &mut Runtime, fd: std::os::fd::RawFd) -> Result<usize> {
             .map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "not a port name"))
     })();
     let r = match swap {
-        Ok(other) if port < other => join(rt, crate::comm::SELF, 0, Meet::Accept(&port)),
-        Ok(other) => join(rt, crate::comm::SELF, 0, Meet::Connect(&other)),
+        Ok(other) if port < other => join(crate::comm::SELF, 0, Meet::Accept(&port)),
+        Ok(other) => join(crate::comm::SELF, 0, Meet::Connect(&other)),
         Err(e) => Err(io(e)),
     };
     let _ = close_port(&port);
