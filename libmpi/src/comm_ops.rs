@@ -218,14 +218,23 @@ fn call_delete(comm: usize, key: i32, kv: Option<Keyval>, val: usize) -> Result<
 /// MPI_Comm_dup: a new communicator with the attributes the copy callbacks keep.
 pub(crate) fn dup(parent: usize) -> Result<usize> {
     if multiple_forms(parent)? {
-        // MPI_Comm_idup's bare duplicate, waited for outside the runtime: its context id needs
-        // no agreement, so dups on different communicators from different threads, in any
-        // order at each process, never wait on one another.
-        let (new, id) = runtime::with(|rt| rt.idup_bare(parent))?;
-        wait_request(id)?;
+        let new = bare_dup(parent)?;
         return dup_via(parent, |_| Ok(new));
     }
     dup_via(parent, |rt| rt.dup_bare(parent))
+}
+
+/// A duplicate of `parent` without its attributes and hints (the communicator of a topology
+/// or a window). Where every member runs MULTIPLE, MPI_Comm_idup's bare duplicate, waited for
+/// outside the runtime: its context id needs no agreement, so dups on different communicators
+/// from different threads, in any order at each process, never wait on one another.
+pub(crate) fn bare_dup(parent: usize) -> Result<usize> {
+    if multiple_forms(parent)? {
+        let (new, id) = runtime::with(|rt| rt.idup_bare(parent))?;
+        wait_request(id)?;
+        return Ok(new);
+    }
+    runtime::with(|rt| rt.dup_bare(parent))
 }
 
 /// Whether `comm`'s members use the MULTIPLE forms of communicator creation and MPI_Barrier
@@ -313,7 +322,7 @@ pub(crate) fn bcast_ints(comm: usize, root: i32, buf: &mut [i32]) -> Result<()> 
 
 /// Wait for internal request `id` and retire it: under MULTIPLE outside the runtime, at the
 /// other levels inside it.
-fn wait_request(id: crate::pml::ReqId) -> Result<crate::pml::Status> {
+pub(crate) fn wait_request(id: crate::pml::ReqId) -> Result<crate::pml::Status> {
     if runtime::is_multiple() {
         runtime::poll_outside(|rt| {
             Ok((!rt.pml.is_valid(id) || rt.pml.is_complete(id)).then_some(()))

@@ -122,7 +122,7 @@ impl Communicator {
                 format!("{} dims but {} periods", dims.len(), periods.len()),
             ));
         }
-        let id = runtime::with(|rt| rt.cart_create(self.id, dims, periods))?;
+        let id = crate::topo::cart_create(self.id, dims, periods)?;
         Ok(id.map(UserCommunicator::new))
     }
 
@@ -134,7 +134,7 @@ impl Communicator {
         edges: &[i32],
         _reorder: bool,
     ) -> Result<Option<UserCommunicator>> {
-        let id = runtime::with(|rt| rt.graph_create(self.id, index, edges))?;
+        let id = crate::topo::graph_create(self.id, index, edges)?;
         Ok(id.map(UserCommunicator::new))
     }
 
@@ -162,7 +162,7 @@ impl Communicator {
             dest_weights: check(dest_weights, destinations.len(), "destination")?,
             weighted: source_weights.is_some() && dest_weights.is_some(),
         };
-        let id = runtime::with(|rt| rt.dist_graph_adjacent(self.id, g))?;
+        let id = crate::topo::dist_graph_adjacent(self.id, g)?;
         Ok(UserCommunicator::new(id))
     }
 
@@ -180,18 +180,16 @@ impl Communicator {
                 format!("{} weights for {} edges", w.len(), edges.len()),
             ));
         }
-        let id = runtime::with(|rt| {
-            let n = rt.comm(self.id)?.size();
-            let (s, d): (Vec<i32>, Vec<i32>) = edges.iter().copied().unzip();
-            topo::check_ranks(&s, n, "sources")?;
-            topo::check_ranks(&d, n, "destinations")?;
-            let e: Vec<(i32, i32, i32)> = edges
-                .iter()
-                .enumerate()
-                .map(|(i, &(s, d))| (s, d, weights.map_or(0, |w| w[i])))
-                .collect();
-            rt.dist_graph_create(self.id, &e, weights.is_some())
-        })?;
+        let n = runtime::with(|rt| Ok(rt.comm(self.id)?.size()))?;
+        let (s, d): (Vec<i32>, Vec<i32>) = edges.iter().copied().unzip();
+        topo::check_ranks(&s, n, "sources")?;
+        topo::check_ranks(&d, n, "destinations")?;
+        let e: Vec<(i32, i32, i32)> = edges
+            .iter()
+            .enumerate()
+            .map(|(i, &(s, d))| (s, d, weights.map_or(0, |w| w[i])))
+            .collect();
+        let id = topo::dist_graph_create(self.id, &e, weights.is_some())?;
         Ok(UserCommunicator::new(id))
     }
 
@@ -246,7 +244,7 @@ impl Communicator {
     /// MPI_Cart_sub: the sub-grid through this rank keeping the dimensions `remain` marks.
     /// Collective.
     pub fn cart_sub(&self, remain: &[bool]) -> Result<UserCommunicator> {
-        let id = runtime::with(|rt| rt.cart_sub(self.id, remain))?;
+        let id = crate::topo::cart_sub(self.id, remain)?;
         Ok(UserCommunicator::new(id))
     }
 

@@ -93,7 +93,7 @@ fn topo_of(rt: &Runtime, comm: Handle) -> Result<Option<std::sync::Arc<Topology>
 
 mpi_fn! {
     fn MPI_Cart_create / PMPI_Cart_create(comm_old: Handle, ndims: c_int, dims: *const c_int, periods: *const c_int, _reorder: c_int, comm_cart: *mut Handle) -> c_int {
-        call("MPI_Cart_create", err_comm(comm_old), |rt| {
+        super::comm::outside("MPI_Cart_create", err_comm(comm_old), || {
             let c = comm_index(comm_old)?;
             let n = ndims_of(ndims)?;
             // SAFETY: both arrays hold ndims values.
@@ -105,7 +105,7 @@ mpi_fn! {
             // A failed creation leaves MPI_COMM_NULL behind, as MPICH does (errors/topo/cartsmall).
             // SAFETY: checked non-NULL.
             unsafe { store(comm_cart, None)? };
-            let id = rt.cart_create(c, d, &p)?;
+            let id = crate::topo::cart_create(c, d, &p)?;
             // SAFETY: checked non-NULL.
             unsafe { store(comm_cart, id) }
         })
@@ -201,10 +201,9 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Cart_sub / PMPI_Cart_sub(comm: Handle, remain_dims: *const c_int, newcomm: *mut Handle) -> c_int {
-        call("MPI_Cart_sub", err_comm(comm), |rt| {
+        super::comm::outside("MPI_Cart_sub", err_comm(comm), || {
             let ci = comm_index(comm)?;
-            let t = rt.topo(ci)?;
-            let n = as_cart(t.as_deref())?.ndims();
+            let n = runtime::with(|rt| Ok(as_cart(rt.topo(ci)?.as_deref())?.ndims()))?;
             // SAFETY: remain_dims holds ndims ints.
             let r: Vec<bool> = unsafe { arr(remain_dims, n, "remain_dims")? }
                 .iter()
@@ -213,7 +212,7 @@ mpi_fn! {
             if newcomm.is_null() {
                 return Err(arg("newcomm pointer is NULL"));
             }
-            let id = rt.cart_sub(ci, &r)?;
+            let id = crate::topo::cart_sub(ci, &r)?;
             // SAFETY: checked non-NULL.
             unsafe { store(newcomm, Some(id)) }
         })
@@ -263,14 +262,14 @@ unsafe fn graph_args<'a>(
 
 mpi_fn! {
     fn MPI_Graph_create / PMPI_Graph_create(comm_old: Handle, nnodes: c_int, index: *const c_int, edges: *const c_int, _reorder: c_int, comm_graph: *mut Handle) -> c_int {
-        call("MPI_Graph_create", err_comm(comm_old), |rt| {
+        super::comm::outside("MPI_Graph_create", err_comm(comm_old), || {
             let c = comm_index(comm_old)?;
             // SAFETY: the arrays as the standard defines them.
             let (ix, e) = unsafe { graph_args(nnodes, index, edges)? };
             if comm_graph.is_null() {
                 return Err(arg("comm_graph pointer is NULL"));
             }
-            let id = rt.graph_create(c, ix, e)?;
+            let id = crate::topo::graph_create(c, ix, e)?;
             // SAFETY: checked non-NULL.
             unsafe { store(comm_graph, id) }
         })
@@ -362,7 +361,7 @@ unsafe fn weights(p: *const c_int, n: usize, what: &str) -> Result<Option<Vec<i3
 
 mpi_fn! {
     fn MPI_Dist_graph_create_adjacent / PMPI_Dist_graph_create_adjacent(comm_old: Handle, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: Handle, _reorder: c_int, comm_dist_graph: *mut Handle) -> c_int {
-        call("MPI_Dist_graph_create_adjacent", err_comm(comm_old), |rt| {
+        super::comm::outside("MPI_Dist_graph_create_adjacent", err_comm(comm_old), || {
             let c = comm_index(comm_old)?;
             super::info::hints(info)?;
             let (ni, no) = (count_of(indegree, "indegree")?, count_of(outdegree, "outdegree")?);
@@ -382,7 +381,7 @@ mpi_fn! {
             if comm_dist_graph.is_null() {
                 return Err(arg("comm_dist_graph pointer is NULL"));
             }
-            let id = rt.dist_graph_adjacent(c, g)?;
+            let id = crate::topo::dist_graph_adjacent(c, g)?;
             // SAFETY: checked non-NULL.
             unsafe { store(comm_dist_graph, Some(id)) }
         })
@@ -391,10 +390,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Dist_graph_create / PMPI_Dist_graph_create(comm_old: Handle, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights_: *const c_int, info: Handle, _reorder: c_int, comm_dist_graph: *mut Handle) -> c_int {
-        call("MPI_Dist_graph_create", err_comm(comm_old), |rt| {
+        super::comm::outside("MPI_Dist_graph_create", err_comm(comm_old), || {
             let c = comm_index(comm_old)?;
             super::info::hints(info)?;
-            let size = rt.comm(c)?.size();
+            let size = runtime::with(|rt| Ok(rt.comm(c)?.size()))?;
             let n = count_of(n, "n")?;
             // SAFETY: sources and degrees hold n ints, destinations and weights the degrees' sum.
             let edges = unsafe {
@@ -422,7 +421,7 @@ mpi_fn! {
             if comm_dist_graph.is_null() {
                 return Err(arg("comm_dist_graph pointer is NULL"));
             }
-            let id = rt.dist_graph_create(c, &edges.0, edges.1)?;
+            let id = crate::topo::dist_graph_create(c, &edges.0, edges.1)?;
             // SAFETY: checked non-NULL.
             unsafe { store(comm_dist_graph, Some(id)) }
         })

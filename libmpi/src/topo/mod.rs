@@ -9,7 +9,9 @@
 
 pub mod cart;
 mod create;
-pub(crate) use create::check_ranks;
+pub(crate) use create::{
+    cart_create, cart_sub, check_ranks, dist_graph_adjacent, dist_graph_create, graph_create,
+};
 pub mod dims;
 pub mod dist_graph;
 pub mod graph;
