@@ -300,3 +300,66 @@ pub(crate) fn create_group_ctx(
     }
     Ok(ctx)
 }
+
+/// Every member's `mine` (the same number of words everywhere), by rank, sent directly to
+/// every other member under `tag` on `comm`'s collective context (`coll`) or its own: the
+/// agreement steps of window and file creation and of the collective file calls. Called
+/// outside the runtime: under MPI_THREAD_MULTIPLE the wait gives the runtime to the rank's
+/// other threads between turns, so such calls on two communicators from two threads, in any
+/// order at each rank, never wait on each other.
+pub(crate) fn exchange_words(
+    comm: usize,
+    coll: bool,
+    tag: i32,
+    mine: &[u64],
+) -> Result<Vec<Vec<u64>>> {
+    let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    let reqs = runtime::with(|rt| {
+        let c = rt.comm(comm)?;
+        let (n, me) = (c.size() as usize, c.rank);
+        let ctx = if coll { c.coll_ctx() } else { c.ctx };
+        let worlds: Vec<usize> = (0..n as i32)
+            .map(|r| c.world_of(r))
+            .collect::<Result<_>>()?;
+        out = vec![vec![0u8; bytes.len()]; n];
+        let mut reqs = Vec::new();
+        for (r, buf) in out.iter_mut().enumerate() {
+            if r as i32 == me {
+                buf.copy_from_slice(&bytes);
+                continue;
+            }
+            // SAFETY: `out` outlives the receives: all are waited for below.
+            reqs.push(unsafe {
+                rt.pml
+                    .irecv(buf.as_mut_ptr(), buf.len(), ctx, r as i32, tag)
+            });
+        }
+        for (r, &w) in worlds.iter().enumerate() {
+            if r as i32 != me {
+                // SAFETY: `bytes` outlives the sends: all are waited for below.
+                reqs.push(unsafe { rt.pml.isend(bytes.as_ptr(), bytes.len(), w, ctx, me, tag) });
+            }
+        }
+        Ok(reqs)
+    })?;
+    // Every request is waited for before the first error is returned: none may outlive the
+    // buffers.
+    let mut first = Ok(());
+    for s in reqs {
+        if let Started::Pending(id) = s {
+            if let Err(e) = crate::comm_ops::wait_request(id) {
+                first = first.and(Err(e));
+            }
+        }
+    }
+    first?;
+    Ok(out
+        .into_iter()
+        .map(|b| {
+            b.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
+        })
+        .collect())
+}

@@ -510,7 +510,7 @@ pub(crate) fn disconnect(comm: usize) -> Result<()> {
 /// when its members use the MULTIPLE forms. So a thread disconnecting from its spawned
 /// children does not hold the runtime that another thread's spawn, which those members wait
 /// for, needs.
-fn barrier_outside(comm: usize) -> Result<()> {
+pub(crate) fn barrier_outside(comm: usize) -> Result<()> {
     use crate::coll::{self, algos, Builder};
     let inter = runtime::with(|rt| Ok(rt.comm(comm)?.is_inter()))?;
     if !inter && !multiple_forms(comm)? {

@@ -110,6 +110,48 @@ fn c_spawn_from_several_threads_at_once() {
     }
 }
 
+/// Collective creation and synchronisation calls from two threads on two communicators,
+/// entered in opposite orders at even and odd ranks (tests/c/thread_coll_orders.c): each
+/// thread's partner is still asleep when the rank's other thread arrives, so a call that waits
+/// for its members while holding the runtime deadlocks the job. Topologies, windows (create,
+/// allocate, fence, free) and files (open, collective write, close) waited inside the runtime.
+#[test]
+fn c_collective_calls_from_two_threads_in_opposite_orders() {
+    let p = c_program("tests/c/thread_coll_orders.c");
+    let ops = [
+        "dup",
+        "split",
+        "split_type",
+        "create",
+        "create_group",
+        "cart",
+        "dist_graph",
+        "win",
+        "win_allocate",
+        "file",
+        "colls",
+    ];
+    for np in [2, 3, 4] {
+        let mut args = vec![
+            "--timeout".to_string(),
+            "120".into(),
+            "-np".into(),
+            np.to_string(),
+            "--oversubscribe".into(),
+            p.to_str().unwrap().into(),
+        ];
+        args.extend(ops.iter().map(|o| o.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = mpirun(&args);
+        assert!(
+            r.ok() && r.stdout.contains(" No Errors"),
+            "np {np}:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
 /// Ranks at different levels in one job (tests/c/thread_mixed.c: even ranks MULTIPLE, odd
 /// ranks FUNNELED): communicator creation and barriers match across the levels, and the
 /// MULTIPLE ranks' own communicator takes the MULTIPLE forms from two threads at once.

@@ -62,15 +62,12 @@ impl Communicator {
             .checked_mul(std::mem::size_of::<T>())
             .filter(|&b| b <= isize::MAX as usize)
             .ok_or_else(|| crate::error::Error::new(ErrorClass::Size, "window too large"))?;
-        let (id, base) = runtime::with(|rt| {
-            osc::allocate(
-                rt,
-                self.id,
-                bytes as isize,
-                std::mem::size_of::<T>() as isize,
-                crate::info::Info::new(),
-            )
-        })?;
+        let (id, base) = osc::allocate(
+            self.id,
+            bytes as isize,
+            std::mem::size_of::<T>() as isize,
+            crate::info::Info::new(),
+        )?;
         Ok(Window {
             id,
             base: base as *mut T,
@@ -122,7 +119,7 @@ impl<T: Equivalence> Window<T> {
     }
 
     pub fn fence(&self) -> Result<()> {
-        runtime::with(|rt| osc::sync::fence(rt, self.id, false))
+        osc::sync::fence(self.id, false)
     }
 
     /// MPI_Put of `vals` to `rank`'s part at element `disp`.
@@ -238,6 +235,6 @@ impl<T: Equivalence> Window<T> {
 
 impl<T: Equivalence> Drop for Window<T> {
     fn drop(&mut self) {
-        let _ = runtime::with(|rt| osc::free(rt, self.id));
+        let _ = osc::free(self.id);
     }
 }

@@ -82,6 +82,26 @@ fn fcall(name: &str, fh: Handle, f: impl FnOnce(&mut Runtime, &mut File) -> Resu
     }
 }
 
+/// A collective file call: `f` gets the file's id and communicator and runs outside the
+/// runtime, reaching the file through `io::with_file` between its agreement steps (which wait
+/// for the other processes outside the runtime under MPI_THREAD_MULTIPLE). Errors through
+/// the file's handler.
+fn fcoll(name: &str, fh: Handle, f: impl FnOnce(usize, usize) -> Result<()>) -> c_int {
+    let id = match file_index(fh) {
+        Ok(id) => id,
+        Err(e) => return file_fail(name, None, e.code(), &e),
+    };
+    match io::with_file(id, |file| Ok(file.comm)).and_then(|comm| f(id, comm)) {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => file_fail(name, Some(id), e.code(), &e),
+    }
+}
+
+/// This process's rank among the processes of the file on `comm`.
+fn rank_in(comm: usize) -> Result<i32> {
+    runtime::with(|rt| Ok(rt.comm(comm)?.rank))
+}
+
 fn out<T>(p: *mut T, what: &str) -> Result<()> {
     if p.is_null() {
         return Err(Error::new(
@@ -106,7 +126,7 @@ unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
 
 mpi_fn! {
     fn MPI_File_open / PMPI_File_open(comm: Handle, filename: *const c_char, amode: c_int, info: Handle, fh: *mut Handle) -> c_int {
-        let r = runtime::with(|rt| {
+        let r = (|| {
             let c = comm_index(comm)?;
             // Checked inside the collective open: a bad argument at one process fails all.
             let args = (|| {
@@ -116,8 +136,8 @@ mpi_fn! {
                 let name = unsafe { c_str(filename, "filename")? };
                 Ok((name, hints))
             })();
-            io::open(rt, c, args, amode).and_then(io::insert)
-        });
+            io::open(c, args, amode).and_then(io::insert)
+        })();
         if r.is_err() && !fh.is_null() {
             // SAFETY: checked non-NULL: the caller's MPI_File.
             unsafe { *fh = FILE_NULL as Handle };
@@ -147,7 +167,7 @@ mpi_fn! {
             Err(e) => return file_fail("MPI_File_close", None, e.code(), &e),
         };
         let eh = io::with_file(id, |f| Ok(f.errhandler)).unwrap_or(ErrHandler::Return);
-        match runtime::with(|rt| io::close(rt, id)) {
+        match io::close(id) {
             Ok(()) => {
                 // SAFETY: checked non-NULL.
                 unsafe { *fh = FILE_NULL as Handle };
@@ -185,13 +205,14 @@ mpi_fn! {
 }
 
 fn grow_or_set(name: &str, fh: Handle, size: i64, grow_only: bool) -> c_int {
-    fcall(name, fh, |rt, f| {
+    fcoll(name, fh, |id, comm| {
+        let amode = io::with_file(id, |f| Ok(f.amode))?;
         let local = if size < 0 {
             Err(Error::new(
                 ErrorClass::Arg,
                 format!("size {size} is negative"),
             ))
-        } else if f.amode & io::MODE_RDONLY != 0 {
+        } else if amode & io::MODE_RDONLY != 0 {
             Err(Error::new(
                 ErrorClass::ReadOnly,
                 "the file was opened read-only",
@@ -199,22 +220,24 @@ fn grow_or_set(name: &str, fh: Handle, size: i64, grow_only: bool) -> c_int {
         } else {
             Ok(())
         };
-        io::agree(rt, f.comm, local, &[size as u64], "the size")?;
+        io::agree(comm, local, &[size as u64], "the size")?;
         // Rank 0 resizes; everyone learns how it went.
-        let res = if f.rank(rt)? == 0 {
-            f.size().and_then(|cur| {
-                let want = size as u64;
-                if grow_only && cur >= want {
-                    return Ok(());
-                }
-                f.file
-                    .set_len(want)
-                    .map_err(|e| Error::new(ErrorClass::Io, format!("ftruncate: {e}")))
-            })
+        let res = if rank_in(comm)? == 0 {
+            io::with_file(id, |f| {
+                Ok(f.size().and_then(|cur| {
+                    let want = size as u64;
+                    if grow_only && cur >= want {
+                        return Ok(());
+                    }
+                    f.file
+                        .set_len(want)
+                        .map_err(|e| Error::new(ErrorClass::Io, format!("ftruncate: {e}")))
+                }))
+            })?
         } else {
             Ok(())
         };
-        io::agree(rt, f.comm, res, &[], "")
+        io::agree(comm, res, &[], "")
     })
 }
 
@@ -290,10 +313,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_File_set_view / PMPI_File_set_view(fh: Handle, disp: i64, etype: Handle, filetype: Handle, datarep: *const c_char, info: Handle) -> c_int {
-        fcall("MPI_File_set_view", fh, |rt, f| {
+        fcoll("MPI_File_set_view", fh, |id, comm| {
             // Every check this process can make alone, then the agreement (so a bad argument
             // at one process fails the call everywhere instead of leaving the others waiting).
-            let local = (|| {
+            let local = io::with_file(id, |f| Ok((|| {
                 let hints = super::info::hints(info)?;
                 // SAFETY: the standard passes a NUL-terminated string.
                 let rep = unsafe { c_str(datarep, "datarep")? };
@@ -310,22 +333,28 @@ mpi_fn! {
                 };
                 let v = io::view::View::new(disp, etype as usize, filetype as usize, rep, f.amode & io::MODE_RDONLY == 0)?;
                 Ok((v, hints))
-            })();
+            })()))?;
             let esize = local.as_ref().map_or(0, |(v, _)| v.etype_size);
             let mut keep = None;
             let local = local.map(|(v, h)| {
                 keep = Some(h);
                 v
             });
-            let v = io::agree(rt, f.comm, local, &[esize], "the etype's size")?;
+            let v = io::agree(comm, local, &[esize], "the etype's size")?;
             // Every process resets its pointers (the old view's types are freed as it drops);
             // the shared one is reset once, after everyone is past any use of the old one.
-            f.view = v;
-            f.pos = 0;
-            let res = if f.rank(rt)? == 0 { f.shared.set(0) } else { Ok(()) };
-            io::agree(rt, f.comm, res, &[], "")?;
+            let first = rank_in(comm)? == 0;
+            let res = io::with_file(id, |f| {
+                f.view = v;
+                f.pos = 0;
+                Ok(if first { f.shared.set(0) } else { Ok(()) })
+            })?;
+            io::agree(comm, res, &[], "")?;
             if let Some(h) = keep {
-                f.info.merge(&h);
+                io::with_file(id, |f| {
+                    f.info.merge(&h);
+                    Ok(())
+                })?;
             }
             Ok(())
         })
@@ -410,15 +439,17 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_File_seek_shared / PMPI_File_seek_shared(fh: Handle, offset: i64, whence: c_int) -> c_int {
-        fcall("MPI_File_seek_shared", fh, |rt, f| {
-            io::check_same(rt, f.comm, &[offset as u64, whence as u64], "offset or whence")?;
+        fcoll("MPI_File_seek_shared", fh, |id, comm| {
+            io::check_same(comm, &[offset as u64, whence as u64], "offset or whence")?;
             let mut res = Ok(());
-            if f.rank(rt)? == 0 {
-                let end = f.view.offset_of_end(f.size()?);
-                res = f.shared.get().and_then(|cur| seek_to(cur, end, offset, whence)).and_then(|p| f.shared.set(p));
+            if rank_in(comm)? == 0 {
+                res = io::with_file(id, |f| {
+                    let end = f.view.offset_of_end(f.size()?);
+                    Ok(f.shared.get().and_then(|cur| seek_to(cur, end, offset, whence)).and_then(|p| f.shared.set(p)))
+                })?;
             }
             // Nobody uses the shared pointer before it is set.
-            let agreed = io::agree_error(rt, f.comm, res.as_ref().err().map_or(0, |e| e.code()))?;
+            let agreed = io::agree_error(comm, res.as_ref().err().map_or(0, |e| e.code()))?;
             res?;
             if agreed != 0 {
                 return Err(Error::new(ErrorClass::from_code(agreed).unwrap_or(ErrorClass::Arg), "seek failed at rank 0"));
@@ -479,11 +510,13 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_File_set_atomicity / PMPI_File_set_atomicity(fh: Handle, flag: c_int) -> c_int {
-        fcall("MPI_File_set_atomicity", fh, |rt, f| {
-            io::check_same(rt, f.comm, &[(flag != 0) as u64], "the atomicity flag")?;
+        fcoll("MPI_File_set_atomicity", fh, |id, comm| {
+            io::check_same(comm, &[(flag != 0) as u64], "the atomicity flag")?;
             // Every access is one pwrite/pread per contiguous range: nothing changes.
-            f.atomic = flag != 0;
-            Ok(())
+            io::with_file(id, |f| {
+                f.atomic = flag != 0;
+                Ok(())
+            })
         })
     }
 }
@@ -501,13 +534,15 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_File_sync / PMPI_File_sync(fh: Handle) -> c_int {
-        fcall("MPI_File_sync", fh, |rt, f| {
-            let res = if f.amode & io::MODE_RDONLY != 0 {
-                Ok(())
-            } else {
-                f.file.sync_all().map_err(|e| Error::new(ErrorClass::Io, format!("fsync: {e}")))
-            };
-            io::agree_error(rt, f.comm, 0)?;
+        fcoll("MPI_File_sync", fh, |id, comm| {
+            let res = io::with_file(id, |f| {
+                Ok(if f.amode & io::MODE_RDONLY != 0 {
+                    Ok(())
+                } else {
+                    f.file.sync_all().map_err(|e| Error::new(ErrorClass::Io, format!("fsync: {e}")))
+                })
+            })?;
+            io::agree_error(comm, 0)?;
             res
         })
     }
@@ -679,25 +714,25 @@ fn prepare(f: &File, d: Data) -> Result<(crate::datatype::Msg, usize)> {
 /// The start (etypes) of an ordered access of `n_et` etypes: every process's count, rank 0
 /// advances the shared pointer by the total, each starts after the lower ranks. A process
 /// whose own arguments failed (`local`) still takes part, so no one waits for it.
-fn ordered_start(rt: &mut Runtime, f: &File, n_et: u64, local: i32) -> Result<u64> {
-    let all = io::allgather(rt, f.comm, &[n_et, local as u64])?;
+fn ordered_start(id: usize, comm: usize, n_et: u64, local: i32) -> Result<u64> {
+    let all = io::allgather(comm, &[n_et, local as u64])?;
     if let Some(w) = all.iter().find(|w| w[1] != 0) {
         return Err(Error::new(
             ErrorClass::from_code(w[1] as i32).unwrap_or(ErrorClass::Other),
             "an ordered access failed at another process",
         ));
     }
-    let me = f.rank(rt)? as usize;
+    let me = rank_in(comm)? as usize;
     let before: u64 = all[..me].iter().map(|w| w[0]).sum();
     let total: u64 = all.iter().map(|w| w[0]).sum();
     let mut base = [0u64; 2];
     if me == 0 {
-        match f.shared.fetch_add(total) {
+        match io::with_file(id, |f| Ok(f.shared.fetch_add(total)))? {
             Ok(b) => base[0] = b,
             Err(e) => base[1] = e.code() as u64,
         }
     }
-    let b = io::allgather(rt, f.comm, &base)?;
+    let b = io::allgather(comm, &base)?;
     if b[0][1] != 0 {
         return Err(Error::new(
             ErrorClass::Io,
@@ -707,20 +742,29 @@ fn ordered_start(rt: &mut Runtime, f: &File, n_et: u64, local: i32) -> Result<u6
     Ok(b[0][0] + before)
 }
 
-/// Do one data access. The collective forms need no step beyond the independent ones (each
-/// process moves its own data; POSIX keeps the file consistent) but for the ordered ones.
-fn access(rt: &mut Runtime, f: &mut File, pos: Pos, d: Data) -> Result<pml::Status> {
-    let prepared = prepare(f, d);
-    if let Pos::Ordered = pos {
+/// An ordered access (MPI_File_read/write_ordered and their split forms), outside the runtime:
+/// the shared pointer's advance is agreed by every process of the file (`ordered_start`).
+fn ordered(id: usize, comm: usize, d: Data) -> Result<pml::Status> {
+    let write = d.write;
+    let (prepared, n_et, local) = io::with_file(id, |f| {
+        let prepared = prepare(f, d);
         let (n_et, local) = match &prepared {
             Ok((m, _)) => (m.len as u64 / f.view.etype_size, 0),
             Err(e) => (0, e.code()),
         };
-        let start = ordered_start(rt, f, n_et, local);
-        let (msg, tsize) = prepared?;
-        return transfer(f, start?, &msg, tsize, d.write);
-    }
+        Ok((prepared, n_et, local))
+    })?;
+    let start = ordered_start(id, comm, n_et, local);
     let (msg, tsize) = prepared?;
+    let start = start?;
+    io::with_file(id, |f| transfer(f, start, &msg, tsize, write))
+}
+
+/// Do one data access. The collective forms need no step beyond the independent ones (each
+/// process moves its own data; POSIX keeps the file consistent); the ordered ones go by
+/// `ordered`.
+fn access(f: &mut File, pos: Pos, d: Data) -> Result<pml::Status> {
+    let (msg, tsize) = prepare(f, d)?;
     let offset = match pos {
         Pos::At(o) => {
             f.check_not_sequential()?;
@@ -736,7 +780,8 @@ fn access(rt: &mut Runtime, f: &mut File, pos: Pos, d: Data) -> Result<pml::Stat
             f.check_not_sequential()?;
             f.pos
         }
-        Pos::Shared | Pos::Ordered => f.shared.fetch_add(msg.len as u64 / f.view.etype_size)?,
+        Pos::Shared => f.shared.fetch_add(msg.len as u64 / f.view.etype_size)?,
+        Pos::Ordered => unreachable!("ordered accesses go by `ordered`"),
     };
     let st = transfer(f, offset, &msg, tsize, d.write)?;
     if let Pos::Individual = pos {
@@ -761,8 +806,16 @@ fn transfer(
 }
 
 pub(super) fn blocking(name: &str, fh: Handle, pos: Pos, d: Data, status: *mut MpiStatus) -> c_int {
-    fcall(name, fh, |rt, f| {
-        let st = access(rt, f, pos, d)?;
+    if let Pos::Ordered = pos {
+        return fcoll(name, fh, |id, comm| {
+            let st = ordered(id, comm, d)?;
+            // SAFETY: NULL (MPI_STATUS_IGNORE) or the caller's writable status.
+            unsafe { store_status(status, &st) };
+            Ok(())
+        });
+    }
+    fcall(name, fh, |_, f| {
+        let st = access(f, pos, d)?;
         // SAFETY: NULL (MPI_STATUS_IGNORE) or the caller's writable status.
         unsafe { store_status(status, &st) };
         Ok(())
@@ -779,7 +832,7 @@ pub(super) fn nonblocking(
 ) -> c_int {
     fcall(name, fh, |rt, f| {
         out(request, "request")?;
-        let st = access(rt, f, pos, d)?;
+        let st = access(f, pos, d)?;
         let id = rt.pml.pending_request();
         rt.pml.complete_request(id, st);
         // SAFETY: checked non-NULL.
@@ -790,14 +843,28 @@ pub(super) fn nonblocking(
 
 /// A split collective's first half does the access; `end` hands back its status.
 pub(super) fn begin(name: &str, fh: Handle, pos: Pos, d: Data) -> c_int {
-    fcall(name, fh, |rt, f| {
+    let split_free = |f: &mut File| {
         if f.split.is_some() {
             return Err(Error::new(
                 ErrorClass::Other,
                 "a split collective is already active on this file",
             ));
         }
-        let st = access(rt, f, pos, d)?;
+        Ok(())
+    };
+    if let Pos::Ordered = pos {
+        return fcoll(name, fh, |id, comm| {
+            io::with_file(id, split_free)?;
+            let st = ordered(id, comm, d)?;
+            io::with_file(id, |f| {
+                f.split = Some(st);
+                Ok(())
+            })
+        });
+    }
+    fcall(name, fh, |_, f| {
+        split_free(f)?;
+        let st = access(f, pos, d)?;
         f.split = Some(st);
         Ok(())
     })

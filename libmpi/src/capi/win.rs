@@ -117,10 +117,11 @@ fn create(
     comm: Handle,
     win: *mut Handle,
 ) -> c_int {
-    call(name, p2p::err_comm(comm), |rt| {
+    // Outside the runtime: window creation waits for the members there (osc::allgather).
+    super::comm::outside(name, p2p::err_comm(comm), || {
         out(win, "win")?;
         let (c, hints) = (comm_index(comm)?, super::info::hints(info)?);
-        let id = osc::create(rt, c, base as usize, size, disp_unit, hints)?;
+        let id = osc::create(c, base as usize, size, disp_unit, hints)?;
         // SAFETY: checked non-NULL.
         unsafe { store(win, id) };
         Ok(())
@@ -150,14 +151,14 @@ fn allocate(
     baseptr: *mut c_void,
     win: *mut Handle,
 ) -> c_int {
-    call(name, p2p::err_comm(comm), |rt| {
+    super::comm::outside(name, p2p::err_comm(comm), || {
         out(win, "win")?;
         out(baseptr, "baseptr")?;
         let (c, hints) = (comm_index(comm)?, super::info::hints(info)?);
         let (id, base) = if shared {
-            osc::allocate_shared(rt, c, size, disp_unit, hints)?
+            osc::allocate_shared(c, size, disp_unit, hints)?
         } else {
-            osc::allocate(rt, c, size, disp_unit, hints)?
+            osc::allocate(c, size, disp_unit, hints)?
         };
         // SAFETY: checked non-NULL; baseptr is really a void ** (the standard's C binding).
         unsafe {
@@ -194,10 +195,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic(info: Handle, comm: Handle, win: *mut Handle) -> c_int {
-        call("MPI_Win_create_dynamic", p2p::err_comm(comm), |rt| {
+        super::comm::outside("MPI_Win_create_dynamic", p2p::err_comm(comm), || {
             out(win, "win")?;
             let (c, hints) = (comm_index(comm)?, super::info::hints(info)?);
-            let id = osc::create_dynamic(rt, c, hints)?;
+            let id = osc::create_dynamic(c, hints)?;
             // SAFETY: checked non-NULL.
             unsafe { store(win, id) };
             Ok(())
@@ -349,7 +350,7 @@ mpi_fn! {
         if let Err(e) = osc::check_free(id).and_then(|()| delete_all_attrs(id)) {
             return win_fail("MPI_Win_free", h, e);
         }
-        match runtime::with(|rt| osc::free(rt, id)) {
+        match osc::free(id) {
             Ok(()) => {
                 // SAFETY: checked non-NULL.
                 unsafe { *win = WIN_NULL as Handle };
@@ -635,9 +636,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_fence / PMPI_Win_fence(assert: c_int, win: Handle) -> c_int {
-        wcall("MPI_Win_fence", win, |rt, id| {
-            osc::sync::fence(rt, id, assert & MODE_NOSUCCEED != 0)
-        })
+        match win_index(win).and_then(|id| osc::sync::fence(id, assert & MODE_NOSUCCEED != 0)) {
+            Ok(()) => MPI_SUCCESS,
+            Err(e) => win_fail("MPI_Win_fence", win, e),
+        }
     }
 }
 

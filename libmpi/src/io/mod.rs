@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use crate::comm::ErrHandler;
 use crate::error::{err, ErrorClass, Result};
-use crate::runtime::{Local, Runtime};
+use crate::runtime::{self, Local};
 
 pub use exchange::{agree, agree_error, allgather};
 pub use open::{delete, open};
@@ -51,10 +51,6 @@ pub struct File {
 }
 
 impl File {
-    pub fn rank(&self, rt: &Runtime) -> Result<i32> {
-        Ok(rt.comm(self.comm)?.rank)
-    }
-
     pub fn check_read(&self) -> Result<()> {
         if self.amode & MODE_WRONLY != 0 {
             return err(
@@ -145,14 +141,15 @@ pub fn insert(file: File) -> Result<usize> {
 }
 
 /// MPI_File_close: agree (a barrier), remove the file if asked, free what the file holds.
-pub fn close(rt: &mut Runtime, id: usize) -> Result<()> {
+/// Called outside the runtime.
+pub fn close(id: usize) -> Result<()> {
     let (comm, delete, path) = with_file(id, |f| {
         Ok((f.comm, f.amode & MODE_DELETE_ON_CLOSE != 0, f.path.clone()))
     })?;
-    exchange::agree_error(rt, comm, 0)?;
+    exchange::agree_error(comm, 0)?;
     let f = FILES.with(|t| t.borrow_mut().get_mut(id).and_then(Option::take))?;
     drop(f);
-    let rank = rt.comm(comm)?.rank;
+    let rank = runtime::with(|rt| Ok(rt.comm(comm)?.rank))?;
     let mut class = 0;
     if delete && rank == 0 {
         if let Err(e) = std::fs::remove_file(&path) {
@@ -160,8 +157,11 @@ pub fn close(rt: &mut Runtime, id: usize) -> Result<()> {
         }
     }
     // Everyone learns whether the delete failed, and nobody frees the communicator early.
-    let class = exchange::agree_error(rt, comm, class)?;
-    rt.comms[comm] = None;
+    let class = exchange::agree_error(comm, class)?;
+    runtime::with(|rt| {
+        rt.comms[comm] = None;
+        Ok(())
+    })?;
     if class != 0 {
         let c = ErrorClass::from_code(class).unwrap_or(ErrorClass::Io);
         return err(c, format!("cannot delete {} at close", path.display()));
@@ -169,9 +169,10 @@ pub fn close(rt: &mut Runtime, id: usize) -> Result<()> {
     Ok(())
 }
 
-/// Every process of the file passes the same `words`, or all get MPI_ERR_NOT_SAME.
-pub fn check_same(rt: &mut Runtime, comm: usize, words: &[u64], what: &str) -> Result<()> {
-    let all = exchange::allgather(rt, comm, words)?;
+/// Every process of the file passes the same `words`, or all get MPI_ERR_NOT_SAME. Called
+/// outside the runtime.
+pub fn check_same(comm: usize, words: &[u64], what: &str) -> Result<()> {
+    let all = exchange::allgather(comm, words)?;
     if all.iter().any(|w| w != &all[0]) {
         return err(
             ErrorClass::NotSame,

@@ -86,40 +86,33 @@ static SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// MPI_File_open on communicator `comm` (collective). Errors reach every process.
 /// `args` are the file name and hints, or what was wrong with them: a process whose own
-/// arguments are bad still takes part, so the others fail too instead of waiting.
-pub fn open(
-    rt: &mut Runtime,
-    comm: usize,
-    args: Result<(&str, crate::info::Info)>,
-    amode: i32,
-) -> Result<File> {
-    if rt.comm(comm)?.is_inter() {
+/// arguments are bad still takes part, so the others fail too instead of waiting. Called
+/// outside the runtime, as every collective step of a file (`exchange`).
+pub fn open(comm: usize, args: Result<(&str, crate::info::Info)>, amode: i32) -> Result<File> {
+    if runtime::with(|rt| Ok(rt.comm(comm)?.is_inter()))? {
         return err(ErrorClass::Comm, "MPI_File_open needs an intracommunicator");
     }
-    let fcomm = rt.dup_bare(comm)?;
-    match open_on(rt, fcomm, args, amode) {
+    let fcomm = crate::comm_ops::bare_dup(comm)?;
+    match open_on(fcomm, args, amode) {
         Ok(f) => Ok(f),
         Err(e) => {
-            rt.comms[fcomm] = None;
+            let _ = runtime::with(|rt| {
+                rt.comms[fcomm] = None;
+                Ok(())
+            });
             Err(e)
         }
     }
 }
 
-fn open_on(
-    rt: &mut Runtime,
-    comm: usize,
-    args: Result<(&str, crate::info::Info)>,
-    amode: i32,
-) -> Result<File> {
-    let rank = rt.comm(comm)?.rank;
+fn open_on(comm: usize, args: Result<(&str, crate::info::Info)>, amode: i32) -> Result<File> {
+    let rank = runtime::with(|rt| Ok(rt.comm(comm)?.rank))?;
     // Round 1: the same amode everywhere, a valid one, and good arguments.
     let (args, local) = match args.and_then(|a| check_amode(amode).map(|()| a)) {
         Ok(a) => (Some(a), None),
         Err(e) => (None, Some(e)),
     };
     let all = allgather(
-        rt,
         comm,
         &[
             amode as u32 as u64,
@@ -176,7 +169,7 @@ fn open_on(
             }
         }
     }
-    let all = allgather(rt, comm, &words)?;
+    let all = allgather(comm, &words)?;
     if let Some(e) = local_err {
         return Err(e);
     }
@@ -208,7 +201,7 @@ fn open_on(
             }
         }
     }
-    let agreed = agree_error(rt, comm, class)?;
+    let agreed = agree_error(comm, class)?;
     if rank == 0 {
         let _ = std::fs::remove_file(&side);
     }

@@ -87,8 +87,9 @@ pub fn eligible(rt: &Runtime, comm: usize) -> bool {
 /// A zeroed memfd segment of `len` bytes that every member of `comm` maps (created by rank 0,
 /// opened by the others through /proc or pidfd_getfd), or None at every member if any member
 /// says `!ok` or cannot map it.
-pub fn segment(rt: &mut Runtime, comm: usize, len: usize, ok: bool) -> Result<Option<Segment>> {
-    let first = rt.comm(comm)?.rank == 0;
+/// Called outside the runtime (its exchanges wait as `allgather` does).
+pub fn segment(comm: usize, len: usize, ok: bool) -> Result<Option<Segment>> {
+    let first = crate::runtime::with(|rt| Ok(rt.comm(comm)?.rank == 0))?;
     let created = if first && ok {
         Segment::create(len).ok()
     } else {
@@ -97,7 +98,7 @@ pub fn segment(rt: &mut Runtime, comm: usize, len: usize, ok: bool) -> Result<Op
     let fd = created
         .as_ref()
         .map_or(u64::MAX, |s| std::os::fd::AsRawFd::as_raw_fd(&s.fd) as u64);
-    let words = allgather(rt, comm, &[std::process::id() as u64, fd, ok as u64])?;
+    let words = allgather(comm, &[std::process::id() as u64, fd, ok as u64])?;
     if words[0][1] == u64::MAX || words.iter().any(|w| w[2] == 0) {
         return Ok(None);
     }
@@ -106,7 +107,7 @@ pub fn segment(rt: &mut Runtime, comm: usize, len: usize, ok: bool) -> Result<Op
         None => Segment::attach(words[0][0] as i32, words[0][1] as i32, len).ok(),
     };
     // Everyone mapped it before rank 0 may drop its descriptor (or anyone gives up).
-    let oks = allgather(rt, comm, &[seg.is_some() as u64])?;
+    let oks = allgather(comm, &[seg.is_some() as u64])?;
     if oks.iter().any(|w| w[0] == 0) {
         return Ok(None);
     }
@@ -134,7 +135,6 @@ impl Direct {
 /// Direct access to user memory by CMA, if every member can read every other's window here
 /// (tried now) and CMA is not turned off; None at every member otherwise.
 pub fn cma(
-    rt: &mut Runtime,
     comm: usize,
     me: usize,
     pids: Vec<i32>,
@@ -152,7 +152,7 @@ pub fn cma(
         ok = btl_sm::cma::read(pids[r], bases[r], &mut b).is_ok();
     }
     let n = pids.len();
-    let Some(seg) = segment(rt, comm, n * CTL_LINE, ok)? else {
+    let Some(seg) = segment(comm, n * CTL_LINE, ok)? else {
         return Ok(None);
     };
     Ok(Some(Direct {

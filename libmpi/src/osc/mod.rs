@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 use crate::comm::ErrHandler;
 use crate::error::{err, ErrorClass, Result};
 use crate::pml::{Pml, ReqId, Started};
-use crate::runtime::Runtime;
+use crate::runtime;
 
 pub const FLAVOR_CREATE: i32 = 311;
 pub const FLAVOR_ALLOCATE: i32 = 312;
@@ -355,65 +355,28 @@ struct Setup {
     words: Vec<Vec<u64>>,
 }
 
-/// Exchange `mine` (the same number of words at every rank) among the members of `comm`.
-fn allgather(rt: &mut Runtime, comm: usize, mine: &[u64]) -> Result<Vec<Vec<u64>>> {
-    let c = rt.comm(comm)?;
-    let (n, me, ctx) = (c.size() as usize, c.rank, c.coll_ctx());
-    let worlds: Vec<usize> = (0..n as i32)
-        .map(|r| c.world_of(r))
-        .collect::<Result<_>>()?;
-    let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut out = vec![vec![0u8; bytes.len()]; n];
-    let mut reqs = Vec::new();
-    for (r, buf) in out.iter_mut().enumerate() {
-        if r as i32 == me {
-            buf.copy_from_slice(&bytes);
-            continue;
-        }
-        // SAFETY: `out` outlives the receives: we wait for all of them below.
-        reqs.push(unsafe {
-            rt.pml
-                .irecv(buf.as_mut_ptr(), buf.len(), ctx, r as i32, EXCH_TAG)
-        });
-    }
-    for (r, &w) in worlds.iter().enumerate() {
-        if r as i32 != me {
-            // SAFETY: `bytes` outlives the sends: we wait for all of them below.
-            reqs.push(unsafe {
-                rt.pml
-                    .isend(bytes.as_ptr(), bytes.len(), w, ctx, me, EXCH_TAG)
-            });
-        }
-    }
-    for s in reqs {
-        rt.finish(s)?;
-    }
-    Ok(out
-        .into_iter()
-        .map(|b| {
-            b.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                .collect()
-        })
-        .collect())
+/// Exchange `mine` (the same number of words at every rank) among the members of `comm`, on
+/// its collective context. Called outside the runtime (`comm_agree::exchange_words`).
+fn allgather(comm: usize, mine: &[u64]) -> Result<Vec<Vec<u64>>> {
+    crate::comm_agree::exchange_words(comm, true, EXCH_TAG, mine)
 }
 
 /// Duplicate `parent` for a new window and exchange (size, disp_unit, extra...) with its
 /// members.
-fn setup(
-    rt: &mut Runtime,
-    parent: usize,
-    size: usize,
-    disp_unit: usize,
-    extra: &[u64],
-) -> Result<Setup> {
-    if rt.comm(parent)?.is_inter() {
+fn setup(parent: usize, size: usize, disp_unit: usize, extra: &[u64]) -> Result<Setup> {
+    if runtime::with(|rt| Ok(rt.comm(parent)?.is_inter()))? {
         return err(ErrorClass::Comm, "a window needs an intracommunicator");
     }
-    let comm = rt.dup_bare(parent)?;
+    let comm = crate::comm_ops::bare_dup(parent)?;
     let mut mine = vec![size as u64, disp_unit as u64];
     mine.extend_from_slice(extra);
-    let words = allgather(rt, comm, &mine)?;
+    let words = match allgather(comm, &mine) {
+        Ok(w) => w,
+        Err(e) => {
+            drop_comm(comm);
+            return Err(e);
+        }
+    };
     let peers = words
         .iter()
         .map(|w| Peer {
@@ -425,22 +388,32 @@ fn setup(
 }
 
 fn build(
-    rt: &mut Runtime,
     s: Setup,
     base: usize,
     flavor: i32,
     memory: Memory,
     info: crate::info::Info,
 ) -> Result<usize> {
-    let c = rt.comm(s.comm)?;
-    let n = c.size() as usize;
-    let world = (0..n as i32)
-        .map(|r| c.world_of(r))
-        .collect::<Result<Vec<_>>>()?;
-    let (rank, ctx, rctx, errhandler) = (c.rank, c.ctx, c.coll_ctx(), c.errhandler);
+    let (world, rank, ctx, rctx, errhandler, eligible) = runtime::with(|rt| {
+        let c = rt.comm(s.comm)?;
+        let n = c.size() as usize;
+        let world = (0..n as i32)
+            .map(|r| c.world_of(r))
+            .collect::<Result<Vec<_>>>()?;
+        let (rank, ctx, rctx, errhandler) = (c.rank, c.ctx, c.coll_ctx(), c.errhandler);
+        Ok((
+            world,
+            rank,
+            ctx,
+            rctx,
+            errhandler,
+            direct::eligible(rt, s.comm),
+        ))
+    })?;
+    let n = world.len();
     let me = s.peers[rank as usize];
-    let rdma = if flavor != FLAVOR_DYNAMIC && !direct::eligible(rt, s.comm) {
-        rdma::setup(rt, s.comm, &world, rank as usize, base, me.size)?
+    let rdma = if flavor != FLAVOR_DYNAMIC && !eligible {
+        rdma::setup(s.comm, &world, rank as usize, base, me.size)?
     } else {
         None
     };
@@ -483,8 +456,18 @@ fn build(
         exposure: Epoch::None,
         unacked: vec![0; n],
     };
-    rt.pml.ext = Some(progress);
-    insert(win)
+    runtime::with(|rt| {
+        rt.pml.ext = Some(progress);
+        insert(win)
+    })
+}
+
+/// Forget a window's communicator that will not be used (its creation failed).
+fn drop_comm(comm: usize) {
+    let _ = runtime::with(|rt| {
+        rt.comms[comm] = None;
+        Ok(())
+    });
 }
 
 fn check_sizes(size: isize, disp_unit: isize) -> Result<(usize, usize)> {
@@ -502,7 +485,6 @@ fn check_sizes(size: isize, disp_unit: isize) -> Result<(usize, usize)> {
 
 /// MPI_Win_create: a window over the caller's memory.
 pub fn create(
-    rt: &mut Runtime,
     comm: usize,
     base: usize,
     size: isize,
@@ -513,23 +495,18 @@ pub fn create(
     if base == 0 && size > 0 {
         return err(ErrorClass::Base, "base is NULL but the size is not zero");
     }
-    let s = setup(
-        rt,
-        comm,
-        size,
-        du,
-        &[std::process::id() as u64, base as u64],
-    )?;
-    let d = if direct::eligible(rt, s.comm) {
-        let me = rt.comm(s.comm)?.rank as usize;
+    let s = setup(comm, size, du, &[std::process::id() as u64, base as u64])?;
+    let (eligible, me) =
+        runtime::with(|rt| Ok((direct::eligible(rt, s.comm), rt.comm(s.comm)?.rank as usize)))?;
+    let d = if eligible {
         let pids = s.words.iter().map(|w| w[2] as i32).collect();
         let bases = s.words.iter().map(|w| w[3] as usize).collect();
         let sizes: Vec<usize> = s.peers.iter().map(|p| p.size).collect();
-        direct::cma(rt, s.comm, me, pids, bases, &sizes)?
+        direct::cma(s.comm, me, pids, bases, &sizes)?
     } else {
         None
     };
-    let id = build(rt, s, base, FLAVOR_CREATE, Memory::User, info)?;
+    let id = build(s, base, FLAVOR_CREATE, Memory::User, info)?;
     with_win(id, |w| {
         w.direct = d;
         Ok(())
@@ -552,24 +529,23 @@ fn direct_layout(sizes: &[usize]) -> (Vec<usize>, usize, usize) {
 
 /// MPI_Win_allocate with direct access: every member's part in one segment all map.
 fn allocate_direct(
-    rt: &mut Runtime,
     comm: usize,
     size: usize,
     du: usize,
     info: crate::info::Info,
 ) -> Result<Option<(usize, usize)>> {
-    let s = setup(rt, comm, size, du, &[])?;
+    let s = setup(comm, size, du, &[])?;
     let sizes: Vec<usize> = s.peers.iter().map(|p| p.size).collect();
     let (offs, ctl, len) = direct_layout(&sizes);
-    let Some(seg) = direct::segment(rt, s.comm, len, true)? else {
-        rt.comms[s.comm] = None;
+    let Some(seg) = direct::segment(s.comm, len, true)? else {
+        drop_comm(s.comm);
         return Ok(None);
     };
     let bases: Vec<usize> = offs.iter().map(|o| seg.base as usize + o).collect();
     let ctl = seg.base as usize + ctl;
-    let me = rt.comm(s.comm)?.rank as usize;
+    let me = runtime::with(|rt| Ok(rt.comm(s.comm)?.rank as usize))?;
     let base = bases[me];
-    let id = build(rt, s, base, FLAVOR_ALLOCATE, Memory::Shared(seg), info)?;
+    let id = build(s, base, FLAVOR_ALLOCATE, Memory::Shared(seg), info)?;
     with_win(id, |w| {
         w.direct = Some(direct::Direct::mapped(bases, ctl));
         Ok(())
@@ -580,15 +556,14 @@ fn allocate_direct(
 /// MPI_Win_allocate: fresh anonymous pages (page-aligned, zero, touched only when used: a
 /// large window costs nothing until written).
 pub fn allocate(
-    rt: &mut Runtime,
     comm: usize,
     size: isize,
     disp_unit: isize,
     info: crate::info::Info,
 ) -> Result<(usize, usize)> {
     let (size, du) = check_sizes(size, disp_unit)?;
-    if direct::eligible(rt, comm) {
-        if let Some(r) = allocate_direct(rt, comm, size, du, info.clone())? {
+    if runtime::with(|rt| Ok(direct::eligible(rt, comm)))? {
+        if let Some(r) = allocate_direct(comm, size, du, info.clone())? {
             return Ok(r);
         }
     }
@@ -614,7 +589,7 @@ pub fn allocate(
         );
     }
     let p = p.cast::<u8>();
-    let s = match setup(rt, comm, size, du, &[]) {
+    let s = match setup(comm, size, du, &[]) {
         Ok(s) => s,
         Err(e) => {
             // SAFETY: mapped above, not handed out.
@@ -622,28 +597,20 @@ pub fn allocate(
             return Err(e);
         }
     };
-    let id = build(
-        rt,
-        s,
-        p as usize,
-        FLAVOR_ALLOCATE,
-        Memory::Heap(p, len),
-        info,
-    )?;
+    let id = build(s, p as usize, FLAVOR_ALLOCATE, Memory::Heap(p, len), info)?;
     Ok((id, p as usize))
 }
 
 /// MPI_Win_allocate_shared: one segment all members map; each rank's part follows the
 /// previous rank's (contiguous, as the standard's default).
 pub fn allocate_shared(
-    rt: &mut Runtime,
     comm: usize,
     size: isize,
     disp_unit: isize,
     info: crate::info::Info,
 ) -> Result<(usize, usize)> {
     let (size, du) = check_sizes(size, disp_unit)?;
-    {
+    runtime::with(|rt| {
         let c = rt.comm(comm)?;
         let locals = &rt.objs.local_ranks;
         if c.group.iter().any(|w| !locals.contains(w)) {
@@ -652,20 +619,23 @@ pub fn allocate_shared(
                 "MPI_Win_allocate_shared needs a communicator whose ranks share a node",
             );
         }
-    }
+        Ok(())
+    })?;
     // Every rank learns every size first, so the first rank can size the segment.
     let pid = std::process::id() as u64;
-    let s = setup(rt, comm, size, du, &[pid])?;
+    let s = setup(comm, size, du, &[pid])?;
     let total: usize = s.peers.iter().map(|p| p.size).sum();
     // Direct access: the control region follows the parts.
-    let direct = direct::eligible(rt, s.comm);
+    let (direct, first, me) = runtime::with(|rt| {
+        let rank = rt.comm(s.comm)?.rank;
+        Ok((direct::eligible(rt, s.comm), rank == 0, rank as usize))
+    })?;
     let ctl_off = total.next_multiple_of(direct::CTL_LINE);
     let seg_len = if direct {
         ctl_off + s.peers.len() * direct::CTL_LINE
     } else {
         total
     };
-    let first = rt.comm(s.comm)?.rank == 0;
     let created = if first {
         Some(shm::Segment::create(seg_len))
     } else {
@@ -675,7 +645,7 @@ pub fn allocate_shared(
         Some(Ok(seg)) => std::os::fd::AsRawFd::as_raw_fd(&seg.fd) as u64,
         _ => u64::MAX,
     };
-    let fds = allgather(rt, s.comm, &[fd])?;
+    let fds = allgather(s.comm, &[fd])?;
     let (pid0, fd0) = (s.words[0][2] as i32, fds[0][0]);
     if fd0 == u64::MAX {
         let why = match created {
@@ -697,17 +667,16 @@ pub fn allocate_shared(
         })?,
     };
     // Everyone mapped it before the creator may go on (and, later, free it).
-    let _ = allgather(rt, s.comm, &[0])?;
+    let _ = allgather(s.comm, &[0])?;
     let mut bases = Vec::with_capacity(s.peers.len());
     let mut off = 0;
     for p in &s.peers {
         bases.push(seg.base as usize + off);
         off += p.size;
     }
-    let me = rt.comm(s.comm)?.rank as usize;
     let base = bases[me];
     let ctl = seg.base as usize + ctl_off;
-    let id = build(rt, s, base, FLAVOR_SHARED, Memory::Shared(seg), info)?;
+    let id = build(s, base, FLAVOR_SHARED, Memory::Shared(seg), info)?;
     with_win(id, |w| {
         if direct {
             w.direct = Some(direct::Direct::mapped(bases.clone(), ctl));
@@ -719,9 +688,9 @@ pub fn allocate_shared(
 }
 
 /// MPI_Win_create_dynamic: no memory until attached; displacements are addresses.
-pub fn create_dynamic(rt: &mut Runtime, comm: usize, info: crate::info::Info) -> Result<usize> {
-    let s = setup(rt, comm, 0, 1, &[])?;
-    build(rt, s, 0, FLAVOR_DYNAMIC, Memory::User, info)
+pub fn create_dynamic(comm: usize, info: crate::info::Info) -> Result<usize> {
+    let s = setup(comm, 0, 1, &[])?;
+    build(s, 0, FLAVOR_DYNAMIC, Memory::User, info)
 }
 
 /// MPI_Win_free's check, before anything is done: no lock, lock_all, start or post epoch may
@@ -742,17 +711,20 @@ pub fn check_free(id: usize) -> Result<()> {
 
 /// MPI_Win_free, after the attributes were deleted: every rank's operations on this window
 /// are applied (a fence's marker exchange), then the memory and the communicator go.
-pub fn free(rt: &mut Runtime, id: usize) -> Result<()> {
-    sync::fence_all(rt, id)?;
-    let mut w = remove(id)?.expect("fence checked the window");
-    if let Some(r) = w.rdma.take() {
-        r.release(rt);
-    }
-    rt.comms[w.comm] = None;
-    if WINS.with(|w| w.borrow().iter().all(Option::is_none))? {
-        // No window left: progress no longer calls in.
-        rt.pml.ext = None;
-    }
+pub fn free(id: usize) -> Result<()> {
+    sync::fence_all(id)?;
+    let w = runtime::with(|rt| {
+        let mut w = remove(id)?.expect("fence checked the window");
+        if let Some(r) = w.rdma.take() {
+            r.release(rt);
+        }
+        rt.comms[w.comm] = None;
+        if WINS.with(|w| w.borrow().iter().all(Option::is_none))? {
+            // No window left: progress no longer calls in.
+            rt.pml.ext = None;
+        }
+        Ok(w)
+    })?;
     if let Memory::Heap(p, len) = w.memory {
         // SAFETY: mapped by `allocate` with this length; the window is gone.
         unsafe { libc::munmap(p.cast(), len) };

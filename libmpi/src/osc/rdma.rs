@@ -34,9 +34,9 @@ pub struct Rdma {
 }
 
 /// Register this rank's `[base, base + size)` for every other member (all reached through
-/// ib) and learn their keys; None at every member if any member could not.
+/// ib) and learn their keys; None at every member if any member could not. Called outside the
+/// runtime (the exchange waits as `allgather` does).
 pub fn setup(
-    rt: &mut Runtime,
     comm: usize,
     world: &[usize],
     me: usize,
@@ -45,14 +45,46 @@ pub fn setup(
 ) -> Result<Option<Rdma>> {
     let n = world.len();
     let all_ib = super::direct::wanted()
-        && world
-            .iter()
-            .enumerate()
-            .all(|(r, &w)| r == me || rt.pml.btl_name_of(w) == Some("ib"));
+        && crate::runtime::with(|rt| {
+            Ok(world
+                .iter()
+                .enumerate()
+                .all(|(r, &w)| r == me || rt.pml.btl_name_of(w) == Some("ib")))
+        })?;
     // Every member sees the same world, so `all_ib` agrees: no exchange when it is false.
     if !all_ib || n < 2 {
         return Ok(None);
     }
+    let (mine, exposed) = crate::runtime::with(|rt| Ok(expose(rt, world, me, base, size)))?;
+    let words = allgather(comm, &mine)?;
+    let r = Rdma {
+        keys: words.iter().map(|w| w[2 + me]).collect(),
+        bases: words.iter().map(|w| w[1] as usize).collect(),
+        exposed,
+        base,
+        size,
+        atomics: words.iter().all(|w| w[0] & 2 != 0),
+        via: world[if me == 0 { 1 } else { 0 }],
+    };
+    if words.iter().any(|w| w[0] & 1 == 0) {
+        crate::runtime::with(|rt| {
+            r.release(rt);
+            Ok(())
+        })?;
+        return Ok(None);
+    }
+    Ok(Some(r))
+}
+
+/// This rank's words for `setup`'s exchange (flags, base, a key per member) and the world ranks
+/// its window was exposed to.
+fn expose(
+    rt: &mut Runtime,
+    world: &[usize],
+    me: usize,
+    base: usize,
+    size: usize,
+) -> (Vec<u64>, Vec<usize>) {
     // Bit 0: registered for every peer; bit 1: every peer's transport has atomics.
     let atomics = world
         .iter()
@@ -77,21 +109,7 @@ pub fn setup(
         };
         mine.push(key);
     }
-    let words = allgather(rt, comm, &mine)?;
-    let r = Rdma {
-        keys: words.iter().map(|w| w[2 + me]).collect(),
-        bases: words.iter().map(|w| w[1] as usize).collect(),
-        exposed,
-        base,
-        size,
-        atomics: words.iter().all(|w| w[0] & 2 != 0),
-        via: world[if me == 0 { 1 } else { 0 }],
-    };
-    if words.iter().any(|w| w[0] & 1 == 0) {
-        r.release(rt);
-        return Ok(None);
-    }
-    Ok(Some(r))
+    (mine, exposed)
 }
 
 impl Rdma {

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use super::{direct, with_win, Epoch, Window};
 use crate::error::{err, ErrorClass, Result};
 use crate::pml::Pml;
-use crate::runtime::Runtime;
+use crate::runtime::{self, Runtime};
 
 fn marker() -> Vec<u8> {
     wire::encode(Hdr::default(), &[], 0).0
@@ -31,6 +31,19 @@ fn wait_until(
         return err(ErrorClass::Win, "the window was freed while waiting on it");
     }
     Ok(())
+}
+
+/// `wait_until`, called outside the runtime: under MPI_THREAD_MULTIPLE a turn at a time, the
+/// runtime given back between turns, so a fence on one window does not keep out another
+/// thread's fence on another that the peers wait for.
+fn wait_until_outside(id: usize, mut done: impl FnMut(&mut Window, &Pml) -> bool) -> Result<()> {
+    if !runtime::is_multiple() {
+        return runtime::with(|rt| wait_until(rt, id, done));
+    }
+    runtime::poll_outside(|rt| match with_win(id, |w| Ok(done(w, &rt.pml))) {
+        Ok(d) => Ok(d.then_some(())),
+        Err(_) => err(ErrorClass::Win, "the window was freed while waiting on it"),
+    })
 }
 
 fn sync_err<T>(msg: impl Into<String>) -> Result<T> {
@@ -62,8 +75,8 @@ fn check_rank(w: &Window, r: i32) -> Result<()> {
 }
 
 /// MPI_Win_fence: not inside a lock, lock_all or PSCW epoch. It opens a fence epoch unless
-/// `nosucceed` (MPI_MODE_NOSUCCEED) says none follows.
-pub fn fence(rt: &mut Runtime, id: usize, nosucceed: bool) -> Result<()> {
+/// `nosucceed` (MPI_MODE_NOSUCCEED) says none follows. Called outside the runtime.
+pub fn fence(id: usize, nosucceed: bool) -> Result<()> {
     with_win(id, |w| {
         let fenceable = |e| matches!(e, Epoch::None | Epoch::Refence | Epoch::Fence);
         if !fenceable(w.access) || !fenceable(w.exposure) {
@@ -74,7 +87,7 @@ pub fn fence(rt: &mut Runtime, id: usize, nosucceed: bool) -> Result<()> {
         }
         Ok(())
     })?;
-    fence_all(rt, id)?;
+    fence_all(id)?;
     with_win(id, |w| {
         let e = if nosucceed {
             Epoch::None
@@ -89,32 +102,33 @@ pub fn fence(rt: &mut Runtime, id: usize, nosucceed: bool) -> Result<()> {
 /// The fence itself (MPI_Win_free's too): send a marker to every rank, wait for everyone's
 /// (all operations before them are then applied here) and for this rank's own operations to
 /// complete; then a barrier, so no rank starts the next epoch (a get, say) at a target still
-/// applying the last one.
-pub fn fence_all(rt: &mut Runtime, id: usize) -> Result<()> {
+/// applying the last one. Called outside the runtime.
+pub fn fence_all(id: usize) -> Result<()> {
+    let comm = with_win(id, |w| Ok(w.comm))?;
     if direct::is_direct(id)? {
         // Every operation completed in its call: order our copies, meet, order theirs. PSCW
         // markers still in flight are waited for (MPI_Win_free drops their buffers next).
-        wait_until(rt, id, |w, pml| w.quiet(pml))?;
+        wait_until_outside(id, |w, pml| w.quiet(pml))?;
         std::sync::atomic::fence(Ordering::SeqCst);
-        let comm = with_win(id, |w| Ok(w.comm))?;
-        rt.barrier(comm)?;
+        crate::comm_ops::barrier_outside(comm)?;
         std::sync::atomic::fence(Ordering::SeqCst);
         return Ok(());
     }
-    let goal = with_win(id, |w| {
-        w.fences += 1;
-        w.unacked.iter_mut().for_each(|u| *u = 0);
-        for r in 0..w.size() {
-            let ctx = w.ctx;
-            w.send(&mut rt.pml, r, ctx, wire::FENCE, marker());
-        }
-        Ok(w.fences)
+    let goal = runtime::with(|rt| {
+        with_win(id, |w| {
+            w.fences += 1;
+            w.unacked.iter_mut().for_each(|u| *u = 0);
+            for r in 0..w.size() {
+                let ctx = w.ctx;
+                w.send(&mut rt.pml, r, ctx, wire::FENCE, marker());
+            }
+            Ok(w.fences)
+        })
     })?;
-    wait_until(rt, id, |w, pml| {
+    wait_until_outside(id, |w, pml| {
         w.fence_in.iter().all(|&c| c >= goal) && w.quiet(pml)
     })?;
-    let comm = with_win(id, |w| Ok(w.comm))?;
-    rt.barrier(comm)
+    crate::comm_ops::barrier_outside(comm)
 }
 
 /// MPI_Win_post: expose the window to `ranks`.
