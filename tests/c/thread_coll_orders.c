@@ -109,6 +109,31 @@ static void op_win(MPI_Comm c, int t) {
     OK(MPI_Win_free(&w));
 }
 
+/* Post/start/complete/wait with both neighbours: start waits for the neighbours' posts,
+ * wait for their completes, calls of the same thread there. */
+static void op_pscw(MPI_Comm c, int t) {
+    (void)t;
+    int buf[2] = {-1, -1}, mine = rank;
+    int nb[2] = {(rank + size - 1) % size, (rank + 1) % size};
+    int n = nb[0] == nb[1] ? 1 : 2;
+    MPI_Group g, ng;
+    MPI_Win w;
+    OK(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, c, &w));
+    OK(MPI_Win_get_group(w, &g));
+    OK(MPI_Group_incl(g, n, nb, &ng));
+    OK(MPI_Win_post(ng, 0, w));
+    OK(MPI_Win_start(ng, 0, w));
+    /* Slot 0 at the right neighbour takes this rank; slot 1 at the left one. */
+    OK(MPI_Put(&mine, 1, MPI_INT, nb[1], 0, 1, MPI_INT, w));
+    OK(MPI_Put(&mine, 1, MPI_INT, nb[0], 1, 1, MPI_INT, w));
+    OK(MPI_Win_complete(w));
+    OK(MPI_Win_wait(w));
+    CHECK(buf[0] == nb[0] && buf[1] == nb[1], "pscw gave %d %d", buf[0], buf[1]);
+    OK(MPI_Group_free(&ng));
+    OK(MPI_Group_free(&g));
+    OK(MPI_Win_free(&w));
+}
+
 static void op_win_allocate(MPI_Comm c, int t) {
     (void)t;
     int *base;
@@ -146,7 +171,7 @@ static void op_colls(MPI_Comm c, int t) {
 static const struct { const char *name; op_fn fn; } ops[] = {
     {"dup", op_dup}, {"split", op_split}, {"split_type", op_split_type}, {"create", op_create},
     {"create_group", op_create_group}, {"intercomm", op_intercomm}, {"cart", op_cart},
-    {"dist_graph", op_dist_graph}, {"win", op_win}, {"win_allocate", op_win_allocate},
+    {"dist_graph", op_dist_graph}, {"win", op_win}, {"pscw", op_pscw}, {"win_allocate", op_win_allocate},
     {"file", op_file}, {"colls", op_colls},
 };
 #define NOPS (int)(sizeof ops / sizeof ops[0])

@@ -114,7 +114,8 @@ fn c_spawn_from_several_threads_at_once() {
 /// entered in opposite orders at even and odd ranks (tests/c/thread_coll_orders.c): each
 /// thread's partner is still asleep when the rank's other thread arrives, so a call that waits
 /// for its members while holding the runtime deadlocks the job. Topologies, windows (create,
-/// allocate, fence, free) and files (open, collective write, close) waited inside the runtime.
+/// allocate, fence, post/start/complete/wait, free) and files (open, collective write, close)
+/// waited inside the runtime.
 #[test]
 fn c_collective_calls_from_two_threads_in_opposite_orders() {
     let p = c_program("tests/c/thread_coll_orders.c");
@@ -127,6 +128,7 @@ fn c_collective_calls_from_two_threads_in_opposite_orders() {
         "cart",
         "dist_graph",
         "win",
+        "pscw",
         "win_allocate",
         "file",
         "colls",

@@ -89,6 +89,15 @@ pub(super) fn wcall(
     }
 }
 
+/// `wcall` of a synchronisation that waits for other processes' calls (a fence, a post, a
+/// complete): `f` runs outside the runtime and waits there under MPI_THREAD_MULTIPLE.
+fn wcall_outside(name: &str, win: Handle, f: impl FnOnce(usize) -> Result<()>) -> c_int {
+    match win_index(win).and_then(f) {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => win_fail(name, win, e),
+    }
+}
+
 fn out<T>(p: *mut T, what: &str) -> Result<()> {
     if p.is_null() {
         return Err(Error::new(
@@ -636,10 +645,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_fence / PMPI_Win_fence(assert: c_int, win: Handle) -> c_int {
-        match win_index(win).and_then(|id| osc::sync::fence(id, assert & MODE_NOSUCCEED != 0)) {
-            Ok(()) => MPI_SUCCESS,
-            Err(e) => win_fail("MPI_Win_fence", win, e),
-        }
+        wcall_outside("MPI_Win_fence", win, |id| osc::sync::fence(id, assert & MODE_NOSUCCEED != 0))
     }
 }
 
@@ -671,9 +677,9 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Win_start / PMPI_Win_start(group: Handle, assert: c_int, win: Handle) -> c_int {
         let _ = assert;
-        wcall("MPI_Win_start", win, |rt, id| {
-            let r = group_ranks(rt, id, group)?;
-            osc::sync::start(rt, id, r)
+        wcall_outside("MPI_Win_start", win, |id| {
+            let r = runtime::with(|rt| group_ranks(rt, id, group))?;
+            osc::sync::start(id, r)
         })
     }
 }
@@ -686,7 +692,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_wait / PMPI_Win_wait(win: Handle) -> c_int {
-        wcall("MPI_Win_wait", win, osc::sync::wait)
+        wcall_outside("MPI_Win_wait", win, osc::sync::wait)
     }
 }
 

@@ -150,8 +150,9 @@ pub fn post(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
     })
 }
 
-/// MPI_Win_start: wait until every rank of the group has posted.
-pub fn start(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
+/// MPI_Win_start: wait until every rank of the group has posted. Called outside the runtime:
+/// the posts are other threads' calls at the targets.
+pub fn start(id: usize, ranks: Vec<i32>) -> Result<()> {
     with_win(id, |w| {
         if !matches!(w.access, Epoch::None | Epoch::Refence) {
             return sync_err(format!(
@@ -163,7 +164,7 @@ pub fn start(rt: &mut Runtime, id: usize, ranks: Vec<i32>) -> Result<()> {
         w.start_group = ranks.clone();
         Ok(())
     })?;
-    wait_until(rt, id, |w, _| {
+    wait_until_outside(id, |w, _| {
         ranks
             .iter()
             .all(|&r| w.post_in[r as usize] > w.post_used[r as usize])
@@ -219,9 +220,10 @@ fn check_posted(w: &Window, call: &str) -> Result<()> {
 }
 
 /// MPI_Win_wait: every origin of the exposure epoch completed (its operations are applied).
-pub fn wait(rt: &mut Runtime, id: usize) -> Result<()> {
+/// Called outside the runtime: the completes are other threads' calls at the origins.
+pub fn wait(id: usize) -> Result<()> {
     with_win(id, |w| check_posted(w, "MPI_Win_wait"))?;
-    wait_until(rt, id, |w, _| completed(w))?;
+    wait_until_outside(id, |w, _| completed(w))?;
     with_win(id, |w| {
         end_exposure(w);
         Ok(())
