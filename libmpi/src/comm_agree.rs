@@ -3,7 +3,7 @@
 //! communicator's collective context, under a tag no user or collective message can carry.
 
 use crate::error::{Error, ErrorClass, Result};
-use crate::pml::Started;
+use crate::pml::{Started, Status};
 use crate::runtime::{self, Runtime};
 
 /// Negative, so never a valid user tag (checked) nor ANY_TAG (-2).
@@ -18,12 +18,37 @@ fn group_tag(tag: i32) -> i32 {
 
 /// Who takes part in an exchange: their ranks in the parent (the match source), their world
 /// ranks (where to send), and which of them this process is. Member 0 gathers.
-struct Members {
+pub(crate) struct Members {
     ctx: u32,
     tag: i32,
     ranks: Vec<i32>,
     worlds: Vec<i32>,
     me: usize,
+}
+
+impl Members {
+    /// The local group of `comm` (an intercommunicator's, or an intracommunicator), on its
+    /// local collective context, under internal tag `tag`.
+    pub(crate) fn local(rt: &Runtime, comm: usize, tag: i32) -> Result<Members> {
+        let c = rt.comm(comm)?;
+        Ok(Members {
+            ctx: c.local_coll_ctx(),
+            tag,
+            ranks: (0..c.size()).collect(),
+            worlds: c.group.clone(),
+            me: c.rank as usize,
+        })
+    }
+
+    /// This member's index.
+    pub(crate) fn me(&self) -> usize {
+        self.me
+    }
+
+    /// How many members.
+    pub(crate) fn len(&self) -> usize {
+        self.ranks.len()
+    }
 }
 
 fn to_bytes(v: &[i32]) -> Vec<u8> {
@@ -40,82 +65,8 @@ impl Runtime {
     /// Every member's `mine` (all the same length), by rank: gathered at rank 0, sent back.
     /// Linear, which is fine for the handful of integers a communicator creation exchanges.
     pub(crate) fn agree_allgather(&mut self, comm: usize, mine: &[i32]) -> Result<Vec<i32>> {
-        let c = self.comm(comm)?;
-        let members = Members {
-            // Within the local group (an intercommunicator's local context).
-            ctx: c.local_coll_ctx(),
-            tag: AGREE_TAG,
-            ranks: (0..c.size()).collect(),
-            worlds: c.group.clone(),
-            me: c.rank as usize,
-        };
-        self.gather_among(&members, mine)
-    }
-
-    /// The allgather among `m`'s members only (members of the parent not in it take no part).
-    fn gather_among(&mut self, m: &Members, mine: &[i32]) -> Result<Vec<i32>> {
-        let (n, k, me) = (m.ranks.len(), mine.len(), m.me);
-        let mut all = vec![0u8; n * k * 4];
-        all[me * k * 4..(me + 1) * k * 4].copy_from_slice(&to_bytes(mine));
-        if me == 0 {
-            let mut recvs: Vec<Started> = Vec::with_capacity(n);
-            for (i, chunk) in all.chunks_mut(k * 4).enumerate().skip(1) {
-                // SAFETY: `chunk` is part of `all`, which outlives the receive: it is waited
-                // for below before `all` is read or dropped.
-                recvs.push(unsafe {
-                    self.pml
-                        .irecv(chunk.as_mut_ptr(), chunk.len(), m.ctx, m.ranks[i], m.tag)
-                });
-            }
-            self.finish_all(recvs)?;
-            let mut sends = Vec::with_capacity(n);
-            for &w in &m.worlds[1..] {
-                // SAFETY: `all` is not modified until every send has finished (below).
-                sends.push(unsafe {
-                    self.pml.isend(
-                        all.as_ptr(),
-                        all.len(),
-                        w as usize,
-                        m.ctx,
-                        m.ranks[0],
-                        m.tag,
-                    )
-                });
-            }
-            self.finish_all(sends)?;
-        } else {
-            let out = to_bytes(mine);
-            // SAFETY: `out` lives until the send is finished below.
-            let s = unsafe {
-                self.pml.isend(
-                    out.as_ptr(),
-                    out.len(),
-                    m.worlds[0] as usize,
-                    m.ctx,
-                    m.ranks[me],
-                    m.tag,
-                )
-            };
-            // SAFETY: `all` is not touched until the receive is finished below.
-            let r = unsafe {
-                self.pml
-                    .irecv(all.as_mut_ptr(), all.len(), m.ctx, m.ranks[0], m.tag)
-            };
-            self.finish_all(vec![s, r])?;
-        }
-        Ok(from_bytes(&all))
-    }
-
-    /// Finish every operation before reporting the first error, so no buffer is released while
-    /// the pml may still use it.
-    fn finish_all(&mut self, ops: Vec<Started>) -> Result<()> {
-        let mut first = Ok(());
-        for op in ops {
-            if let Err(e) = self.finish(op) {
-                first = first.and(Err(e));
-            }
-        }
-        first
+        let members = Members::local(self, comm, AGREE_TAG)?;
+        gather_with(self, &members, mine)
     }
 
     /// `group` (world ranks, all in `comm`) as the members of an exchange over `comm`'s
@@ -165,15 +116,15 @@ impl Runtime {
 /// or outside it (`Outside`, under MULTIPLE: other threads' calls go on meanwhile).
 pub(crate) trait Waiter {
     fn with<R>(&mut self, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R>;
-    fn finish(&mut self, s: Started) -> Result<()>;
+    fn finish(&mut self, s: Started) -> Result<Status>;
 }
 
 impl Waiter for Runtime {
     fn with<R>(&mut self, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
         f(self)
     }
-    fn finish(&mut self, s: Started) -> Result<()> {
-        Runtime::finish(self, s).map(drop)
+    fn finish(&mut self, s: Started) -> Result<Status> {
+        Runtime::finish(self, s)
     }
 }
 
@@ -184,17 +135,17 @@ impl Waiter for Outside {
     fn with<R>(&mut self, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
         runtime::with(f)
     }
-    fn finish(&mut self, s: Started) -> Result<()> {
+    fn finish(&mut self, s: Started) -> Result<Status> {
         match s {
-            Started::Done(_) => Ok(()),
-            Started::Pending(req) => runtime::wait_request(req).map(drop),
+            Started::Done(st) => Ok(st),
+            Started::Pending(req) => runtime::wait_request(req),
         }
     }
 }
 
 /// Finish every operation before reporting the first error (no buffer is released while the
 /// pml may still use it).
-fn finish_each(w: &mut impl Waiter, ops: Vec<Started>) -> Result<()> {
+pub(crate) fn finish_each(w: &mut impl Waiter, ops: Vec<Started>) -> Result<()> {
     let mut first = Ok(());
     for op in ops {
         if let Err(e) = w.finish(op) {
@@ -202,6 +153,116 @@ fn finish_each(w: &mut impl Waiter, ops: Vec<Started>) -> Result<()> {
         }
     }
     first
+}
+
+/// Every member's `mine` (all the same length), by index: gathered at member 0, sent back;
+/// waiting where `w` waits. Members of the parent not in `m` take no part.
+pub(crate) fn gather_with(w: &mut impl Waiter, m: &Members, mine: &[i32]) -> Result<Vec<i32>> {
+    let (n, k, me) = (m.ranks.len(), mine.len(), m.me);
+    let mut all = vec![0u8; n * k * 4];
+    all[me * k * 4..(me + 1) * k * 4].copy_from_slice(&to_bytes(mine));
+    if me == 0 {
+        let ops = w.with(|rt| {
+            let mut recvs = Vec::with_capacity(n);
+            for (i, chunk) in all.chunks_mut(k * 4).enumerate().skip(1) {
+                // SAFETY: `chunk` is part of `all`, which outlives the receive: it is waited
+                // for below before `all` is read or dropped.
+                recvs.push(unsafe {
+                    rt.pml
+                        .irecv(chunk.as_mut_ptr(), chunk.len(), m.ctx, m.ranks[i], m.tag)
+                });
+            }
+            Ok(recvs)
+        })?;
+        finish_each(w, ops)?;
+        let ops = w.with(|rt| {
+            let mut sends = Vec::with_capacity(n);
+            for &dest in &m.worlds[1..] {
+                // SAFETY: `all` is not modified until every send has finished (below).
+                sends.push(unsafe {
+                    rt.pml.isend(
+                        all.as_ptr(),
+                        all.len(),
+                        dest as usize,
+                        m.ctx,
+                        m.ranks[0],
+                        m.tag,
+                    )
+                });
+            }
+            Ok(sends)
+        })?;
+        finish_each(w, ops)?;
+    } else {
+        let out = to_bytes(mine);
+        let ops = w.with(|rt| {
+            // SAFETY: `out` lives until the send is finished below.
+            let s = unsafe {
+                rt.pml.isend(
+                    out.as_ptr(),
+                    out.len(),
+                    m.worlds[0] as usize,
+                    m.ctx,
+                    m.ranks[me],
+                    m.tag,
+                )
+            };
+            // SAFETY: `all` is not touched until the receive is finished below.
+            let r = unsafe {
+                rt.pml
+                    .irecv(all.as_mut_ptr(), all.len(), m.ctx, m.ranks[0], m.tag)
+            };
+            Ok(vec![s, r])
+        })?;
+        finish_each(w, ops)?;
+    }
+    Ok(from_bytes(&all))
+}
+
+/// `data` (at most `cap` integers) from member `root` of `m` to the others; waiting where `w`
+/// waits. Linear: a few integers.
+pub(crate) fn bcast_with(
+    w: &mut impl Waiter,
+    m: &Members,
+    root: usize,
+    data: Vec<i32>,
+    cap: usize,
+) -> Result<Vec<i32>> {
+    if m.me == root {
+        let out = to_bytes(&data);
+        let ops = w.with(|rt| {
+            let mut sends = Vec::new();
+            for (i, &dest) in m.worlds.iter().enumerate() {
+                if i != root {
+                    // SAFETY: `out` lives until every send is finished below.
+                    sends.push(unsafe {
+                        rt.pml.isend(
+                            out.as_ptr(),
+                            out.len(),
+                            dest as usize,
+                            m.ctx,
+                            m.ranks[root],
+                            m.tag,
+                        )
+                    });
+                }
+            }
+            Ok(sends)
+        })?;
+        finish_each(w, ops)?;
+        return Ok(data);
+    }
+    let mut inp = vec![0u8; cap * 4];
+    // SAFETY: `inp` lives until the receive is finished.
+    let r = w.with(|rt| {
+        Ok(unsafe {
+            rt.pml
+                .irecv(inp.as_mut_ptr(), inp.len(), m.ctx, m.ranks[root], m.tag)
+        })
+    })?;
+    let st = w.finish(r)?;
+    inp.truncate(st.count);
+    Ok(from_bytes(&inp))
 }
 
 /// MPI_Comm_create_group's context id, among `group`'s members alone (world ranks, all in

@@ -51,7 +51,7 @@ impl Runtime {
     /// MPI_Comm_dup without the attributes: same group and topology, fresh contexts.
     pub(crate) fn dup_bare(&mut self, parent: usize) -> Result<usize> {
         if self.comm(parent)?.is_inter() {
-            return self.inter_dup(parent);
+            return crate::comm_inter::inter_dup(self, parent);
         }
         let (ctx, _) = self.agree_ctx(parent, &[])?;
         let p = self.comm(parent)?;
@@ -70,7 +70,7 @@ impl Runtime {
         key: i32,
     ) -> Result<Option<usize>> {
         if self.comm(parent)?.is_inter() {
-            return self.inter_split(parent, color, key);
+            return crate::comm_inter::inter_split(self, parent, color, key);
         }
         let (ctx, all) = self.agree_ctx(parent, &[color, key])?;
         if let Some(bad) = all
@@ -115,7 +115,7 @@ impl Runtime {
     pub(crate) fn comm_create(&mut self, parent: usize, group: &Group) -> Result<Option<usize>> {
         let p = self.comm(parent)?;
         if p.is_inter() {
-            return self.inter_create(parent, group);
+            return crate::comm_inter::inter_create(self, parent, group);
         }
         if let Some(w) = group.members().iter().find(|w| !p.group.contains(w)) {
             return err(
@@ -130,17 +130,6 @@ impl Runtime {
         };
         let c = self.child(parent, ctx, group.members().to_vec(), rank)?;
         Ok(Some(self.add_comm(c)))
-    }
-
-    /// MPI_Comm_create_group (only the members of `group`, a subset of the parent's, call it),
-    /// waiting inside the runtime (`create_group` under MULTIPLE).
-    pub(crate) fn comm_create_group(
-        &mut self,
-        parent: usize,
-        group: &Group,
-        tag: i32,
-    ) -> Result<usize> {
-        create_group(self, parent, group, tag)
     }
 }
 
@@ -217,7 +206,7 @@ fn call_delete(comm: usize, key: i32, kv: Option<Keyval>, val: usize) -> Result<
 
 /// MPI_Comm_dup: a new communicator with the attributes the copy callbacks keep.
 pub(crate) fn dup(parent: usize) -> Result<usize> {
-    if multiple_forms(parent)? {
+    if multiple_forms(parent)? || runtime::with(|rt| Ok(rt.comm(parent)?.is_inter()))? {
         let new = bare_dup(parent)?;
         return dup_via(parent, |_| Ok(new));
     }
@@ -229,6 +218,10 @@ pub(crate) fn dup(parent: usize) -> Result<usize> {
 /// outside the runtime: its context id needs no agreement, so dups on different communicators
 /// from different threads, in any order at each process, never wait on one another.
 pub(crate) fn bare_dup(parent: usize) -> Result<usize> {
+    if runtime::with(|rt| Ok(rt.comm(parent)?.is_inter()))? {
+        // The agreement of both groups, waiting outside the runtime (inter_agree.rs).
+        return crate::comm_inter::inter_dup(&mut crate::comm_agree::Outside, parent);
+    }
     if multiple_forms(parent)? {
         let (new, id) = runtime::with(|rt| rt.idup_bare(parent))?;
         wait_request(id)?;
@@ -290,19 +283,9 @@ fn start_allgather(
     Ok((n, me, coll::start(&mut rt.pml, s)))
 }
 
-/// Every member's `mine` (the same number of i32s everywhere), by rank, over `comm`'s
-/// collective schedules; under MULTIPLE the wait is outside the runtime. For exchanges that
-/// must not hold the runtime while they wait at any level (dynamic processes: `crate::dpm`).
-pub(crate) fn allgather_ints(comm: usize, mine: &[i32]) -> Result<Vec<i32>> {
-    let mut all: Vec<i32> = Vec::new();
-    // `all` is not touched until the request is complete (wait_request below).
-    let (_, _, id) = runtime::with(|rt| start_allgather(rt, comm, mine, &mut all))?;
-    wait_request(id)?;
-    Ok(all)
-}
-
-/// `buf` (the same length at every member) from `root` to every member of `comm`, as
-/// `allgather_ints` waits.
+/// `buf` (the same length at every member) from `root` to every member of `comm`, over its
+/// collective schedules; under MULTIPLE the wait is outside the runtime (MPI_Comm_spawn's
+/// result, `crate::dpm`).
 pub(crate) fn bcast_ints(comm: usize, root: i32, buf: &mut [i32]) -> Result<()> {
     use crate::coll::{self, algos, At, Buf, Builder};
     let id = runtime::with(|rt| {

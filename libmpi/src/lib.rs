@@ -22,6 +22,7 @@ pub mod error;
 mod foreign_launcher;
 mod group;
 mod info;
+mod inter_agree;
 mod io;
 mod launcher_watch;
 mod locality;

@@ -69,6 +69,14 @@ static void op_intercomm(MPI_Comm c, int t) {
     OK(MPI_Comm_split(c, color, rank, &half));
     /* The other half's leader: world rank 1 for the evens, 0 for the odds (ranks of c). */
     OK(MPI_Intercomm_create(half, 0, c, color ? 0 : 1, 20 + t, &inter));
+    MPI_Comm idup, isplit;
+    OK(MPI_Comm_dup(inter, &idup));
+    OK(MPI_Comm_split(inter, 0, rank, &isplit));
+    int rs;
+    MPI_Comm_remote_size(isplit, &rs);
+    CHECK(rs == (color ? (size + 1) / 2 : size / 2), "split intercomm remote size %d", rs);
+    OK(MPI_Comm_free(&isplit));
+    OK(MPI_Comm_free(&idup));
     OK(MPI_Intercomm_merge(inter, color, &merged));
     int msize;
     MPI_Comm_size(merged, &msize);

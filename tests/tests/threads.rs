@@ -113,9 +113,9 @@ fn c_spawn_from_several_threads_at_once() {
 /// Collective creation and synchronisation calls from two threads on two communicators,
 /// entered in opposite orders at even and odd ranks (tests/c/thread_coll_orders.c): each
 /// thread's partner is still asleep when the rank's other thread arrives, so a call that waits
-/// for its members while holding the runtime deadlocks the job. Topologies, windows (create,
-/// allocate, fence, post/start/complete/wait, free) and files (open, collective write, close)
-/// waited inside the runtime.
+/// for its members while holding the runtime deadlocks the job. Intercommunicators (create, dup,
+/// split, merge), topologies, windows (create, allocate, fence, post/start/complete/wait, free)
+/// and files (open, collective write, close) waited inside the runtime.
 #[test]
 fn c_collective_calls_from_two_threads_in_opposite_orders() {
     let p = c_program("tests/c/thread_coll_orders.c");
@@ -125,6 +125,7 @@ fn c_collective_calls_from_two_threads_in_opposite_orders() {
         "split_type",
         "create",
         "create_group",
+        "intercomm",
         "cart",
         "dist_graph",
         "win",

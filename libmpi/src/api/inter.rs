@@ -20,8 +20,15 @@ impl Communicator {
         remote_leader: i32,
         tag: i32,
     ) -> Result<UserCommunicator> {
-        runtime::with(|rt| rt.intercomm_create(self.id, local_leader, peer.id, remote_leader, tag))
-            .map(UserCommunicator::new)
+        crate::comm_inter::intercomm_create(
+            &mut crate::comm_agree::Outside,
+            self.id,
+            local_leader,
+            peer.id,
+            remote_leader,
+            tag,
+        )
+        .map(UserCommunicator::new)
     }
 
     /// MPI_Comm_test_inter.
@@ -46,6 +53,7 @@ impl Communicator {
     /// MPI_Intercomm_merge: an intracommunicator of both groups, the `high = false` group's
     /// ranks first. Collective over both groups.
     pub fn merge(&self, high: bool) -> Result<UserCommunicator> {
-        runtime::with(|rt| rt.intercomm_merge(self.id, high)).map(UserCommunicator::new)
+        crate::comm_inter::intercomm_merge(&mut crate::comm_agree::Outside, self.id, high)
+            .map(UserCommunicator::new)
     }
 }

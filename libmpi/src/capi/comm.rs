@@ -101,6 +101,16 @@ mpi_fn! {
                 Ok(())
             });
         }
+        if is_inter(comm) {
+            // Outside the runtime: the agreement waits for both groups there (inter_agree.rs).
+            return outside("MPI_Comm_split", err_comm(comm), || {
+                null_check(newcomm, "newcomm")?;
+                let id = crate::comm_inter::inter_split(&mut crate::comm_agree::Outside, comm_index(comm)?, color, key)?;
+                // SAFETY: checked non-NULL.
+                unsafe { store_comm(newcomm, id) };
+                Ok(())
+            });
+        }
         call("MPI_Comm_split", err_comm(comm), |rt| {
             let c = comm_index(comm)?;
             null_check(newcomm, "newcomm")?;
@@ -207,6 +217,17 @@ mpi_fn! {
                     Ok(())
                 });
             }
+        }
+        if is_inter(comm) {
+            return outside("MPI_Comm_create", err_comm(comm), || {
+                let c = comm_index(comm)?;
+                null_check(newcomm, "newcomm")?;
+                let g = runtime::with(|rt| super::group::group_of(rt, group))?;
+                let id = crate::comm_inter::inter_create(&mut crate::comm_agree::Outside, c, &g)?;
+                // SAFETY: checked non-NULL.
+                unsafe { store_comm(newcomm, id) };
+                Ok(())
+            });
         }
         call("MPI_Comm_create", err_comm(comm), |rt| {
             let c = comm_index(comm)?;
@@ -411,6 +432,14 @@ mpi_fn! {
             Ok(())
         })
     }
+}
+
+/// Whether `comm` is an intercommunicator (false for a bad handle: the common form reports
+/// it). Calls creating from an intercommunicator wait outside the runtime (`comm_inter`).
+pub(super) fn is_inter(comm: Handle) -> bool {
+    comm_index(comm)
+        .and_then(|c| runtime::with(|rt| Ok(rt.comm(c)?.is_inter())))
+        .unwrap_or(false)
 }
 
 /// Whether `comm`'s members all run MPI_THREAD_MULTIPLE and so take the creation forms that

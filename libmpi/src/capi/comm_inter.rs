@@ -4,6 +4,7 @@
 use std::ffi::{c_char, c_int, CStr};
 
 use super::*;
+use crate::comm_agree::Outside;
 use crate::group::Group;
 
 fn null_check<T>(p: *const T, what: &str) -> Result<()> {
@@ -38,13 +39,14 @@ unsafe fn string_tag(s: *const c_char) -> Result<i32> {
 
 mpi_fn! {
     fn MPI_Intercomm_create / PMPI_Intercomm_create(local_comm: Handle, local_leader: c_int, peer_comm: Handle, remote_leader: c_int, tag: c_int, newintercomm: *mut Handle) -> c_int {
-        call("MPI_Intercomm_create", err_comm(local_comm), |rt| {
+        // Outside the runtime: the agreement waits for both groups there (inter_agree.rs).
+        super::comm::outside("MPI_Intercomm_create", err_comm(local_comm), || {
             let local = comm_index(local_comm)?;
             null_check(newintercomm, "newintercomm")?;
             // peer_comm is significant only at the local leader.
-            let leader = rt.comm(local)?.rank == local_leader;
+            let leader = runtime::with(|rt| Ok(rt.comm(local)?.rank == local_leader))?;
             let peer = if leader { comm_index(peer_comm)? } else { crate::comm::WORLD };
-            let id = rt.intercomm_create(local, local_leader, peer, remote_leader, tag)?;
+            let id = crate::comm_inter::intercomm_create(&mut Outside, local, local_leader, peer, remote_leader, tag)?;
             // SAFETY: checked non-NULL.
             unsafe { newintercomm.write(comm_handle(id)) };
             Ok(())
@@ -55,26 +57,31 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Intercomm_create_from_groups / PMPI_Intercomm_create_from_groups(local_group: Handle, local_leader: c_int, remote_group: Handle, remote_leader: c_int, stringtag: *const c_char, info: Handle, errhandler: Handle, newintercomm: *mut Handle) -> c_int {
         // Errors go to the errhandler argument.
-        match runtime::with(|rt| {
+        match (|| {
             null_check(newintercomm, "newintercomm")?;
-            let lg = super::group::group_of(rt, local_group)?;
-            let rg = super::group::group_of(rt, remote_group)?;
+            let (lg, rg, me) = runtime::with(|rt| {
+                let lg = super::group::group_of(rt, local_group)?;
+                let rg = super::group::group_of(rt, remote_group)?;
+                Ok((lg, rg, rt.comm(crate::comm::WORLD)?.rank))
+            })?;
             let hints = super::info::hints(info)?;
             let eh = super::env::errhandler_of(errhandler)?;
             // SAFETY: the standard passes a NUL-terminated string.
             let tag = unsafe { string_tag(stringtag)? };
-            let me = rt.comm(crate::comm::WORLD)?.rank;
             if lg.rank_of(me).is_none() {
                 return Err(Error::new(ErrorClass::Group, "the calling process is not in local_group"));
             }
-            let id = rt.intercomm_from_groups(&lg, local_leader, &rg, remote_leader, tag)?;
-            let c = rt.comm_mut(id)?;
-            c.info = hints;
-            c.errhandler = eh;
+            let id = crate::comm_inter::intercomm_from_groups(&mut Outside, &lg, local_leader, &rg, remote_leader, tag)?;
+            runtime::with(|rt| {
+                let c = rt.comm_mut(id)?;
+                c.info = hints;
+                c.errhandler = eh;
+                Ok(())
+            })?;
             // SAFETY: checked non-NULL.
             unsafe { newintercomm.write(comm_handle(id)) };
             Ok(())
-        }) {
+        })() {
             Ok(()) => MPI_SUCCESS,
             Err(e) => fail_through("MPI_Intercomm_create_from_groups", errhandler, e),
         }
@@ -121,10 +128,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Intercomm_merge / PMPI_Intercomm_merge(intercomm: Handle, high: c_int, newintracomm: *mut Handle) -> c_int {
-        call("MPI_Intercomm_merge", err_comm(intercomm), |rt| {
+        super::comm::outside("MPI_Intercomm_merge", err_comm(intercomm), || {
             let c = comm_index(intercomm)?;
             null_check(newintracomm, "newintracomm")?;
-            let id = rt.intercomm_merge(c, high != 0)?;
+            let id = crate::comm_inter::intercomm_merge(&mut Outside, c, high != 0)?;
             // SAFETY: checked non-NULL.
             unsafe { newintracomm.write(comm_handle(id)) };
             Ok(())
