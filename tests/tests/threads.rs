@@ -64,22 +64,25 @@ fn c_threads_call_at_once_under_multiple() {
     let p = c_program("tests/c/thread_multiple.c");
     for (np, reps) in [(2, 3), (3, 2), (4, 2)] {
         for rep in 0..reps {
-            let r = mpirun(&[
-                "--timeout",
-                "240",
-                "-np",
-                &np.to_string(),
-                "--oversubscribe",
-                p.to_str().unwrap(),
-            ]);
-            assert!(
-                r.ok() && r.stdout.contains(" No Errors"),
-                "np {np} rep {rep}:\n{}{}",
-                r.stdout,
-                r.stderr
-            );
+            no_errors(np, "240", &p, &[], &format!("np {np} rep {rep}"));
         }
     }
+}
+
+/// `prog args` at `np` ranks, oversubscribed, bounded by `timeout` seconds: it must end well and
+/// print " No Errors".
+fn no_errors(np: usize, timeout: &str, prog: &std::path::Path, args: &[&str], what: &str) {
+    let np = np.to_string();
+    let mut v = vec!["--timeout", timeout, "-np", &np, "--oversubscribe"];
+    v.push(prog.to_str().expect("utf-8 path"));
+    v.extend_from_slice(args);
+    let r = mpirun(&v);
+    assert!(
+        r.ok() && r.stdout.contains(" No Errors"),
+        "{what}:\n{}{}",
+        r.stdout,
+        r.stderr
+    );
 }
 
 /// MPI_Comm_spawn from three threads at once under MULTIPLE, their roots at different ranks,
@@ -87,71 +90,27 @@ fn c_threads_call_at_once_under_multiple() {
 /// threads/spawn/th_taskmanager): every child checks what each parent sent and answers it, and
 /// both sides disconnect. Spawns waited for their children and members inside the runtime, so
 /// ranks entering them in different orders deadlocked; their context ids, chosen concurrently,
-/// also clash there and must be chosen again (`dpm/join.rs`).
+/// also clash there and must be chosen again (`inter_agree.rs`).
 #[test]
 fn c_spawn_from_several_threads_at_once() {
     let p = c_program("tests/c/spawn_threads.c");
     for (np, rounds) in [(1, "3"), (2, "4"), (3, "3")] {
-        let r = mpirun(&[
-            "--timeout",
-            "180",
-            "-np",
-            &np.to_string(),
-            "--oversubscribe",
-            p.to_str().unwrap(),
-            rounds,
-        ]);
-        assert!(
-            r.ok() && r.stdout.contains(" No Errors"),
-            "np {np}:\n{}{}",
-            r.stdout,
-            r.stderr
-        );
+        no_errors(np, "180", &p, &[rounds], &format!("np {np}"));
     }
 }
 
 /// Collective creation and synchronisation calls from two threads on two communicators,
-/// entered in opposite orders at even and odd ranks (tests/c/thread_coll_orders.c): each
-/// thread's partner is still asleep when the rank's other thread arrives, so a call that waits
-/// for its members while holding the runtime deadlocks the job. Intercommunicators (create, dup,
-/// split, merge), topologies, windows (create, allocate, fence, post/start/complete/wait, free)
-/// and files (open, collective write, close) waited inside the runtime.
+/// entered in opposite orders at even and odd ranks (tests/c/thread_coll_orders.c, every op):
+/// each thread's partner is still asleep when the rank's other thread arrives, so a call that
+/// waits for its members while holding the runtime deadlocks the job. Intercommunicators
+/// (create, dup, split, merge), topologies, windows (create, allocate, fence,
+/// post/start/complete/wait, free) and files (open, collective write, close) waited inside the
+/// runtime.
 #[test]
 fn c_collective_calls_from_two_threads_in_opposite_orders() {
     let p = c_program("tests/c/thread_coll_orders.c");
-    let ops = [
-        "dup",
-        "split",
-        "split_type",
-        "create",
-        "create_group",
-        "intercomm",
-        "cart",
-        "dist_graph",
-        "win",
-        "pscw",
-        "win_allocate",
-        "file",
-        "colls",
-    ];
     for np in [2, 3, 4] {
-        let mut args = vec![
-            "--timeout".to_string(),
-            "120".into(),
-            "-np".into(),
-            np.to_string(),
-            "--oversubscribe".into(),
-            p.to_str().unwrap().into(),
-        ];
-        args.extend(ops.iter().map(|o| o.to_string()));
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let r = mpirun(&args);
-        assert!(
-            r.ok() && r.stdout.contains(" No Errors"),
-            "np {np}:\n{}{}",
-            r.stdout,
-            r.stderr
-        );
+        no_errors(np, "120", &p, &[], &format!("np {np}"));
     }
 }
 

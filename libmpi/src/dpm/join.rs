@@ -9,7 +9,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use super::{check_root, dpm, port_err};
+use super::{check_root, dpm, ensure_btl, port_err};
 use crate::comm_agree::Outside;
 use crate::error::Result;
 use crate::runtime::{self, Runtime};
@@ -23,7 +23,11 @@ pub enum Meet<'a> {
 /// MPI_Comm_accept / MPI_Comm_connect: collective over `comm`; `meet` matters at `root` only.
 /// Called outside the runtime.
 pub fn join(comm: usize, root: i32, meet: Meet) -> Result<usize> {
-    runtime::with(|rt| check_root(rt, comm, root))?;
+    runtime::with(|rt| {
+        check_root(rt, comm, root)?;
+        // Listening before the other group learns of us, so its first sends find us.
+        ensure_btl(rt).map(drop)
+    })?;
     // The root's connection to the other root, kept for every round of the agreement.
     let mut link: Option<UnixStream> = None;
     crate::comm_inter::build_inter(&mut Outside, comm, root, |_, words, cap| {
