@@ -3,7 +3,7 @@
 //! communicator's collective context, under a tag no user or collective message can carry.
 
 use crate::error::{Error, ErrorClass, Result};
-use crate::pml::{Started, Status};
+use crate::pml::{Pml, Started, Status};
 use crate::runtime::{self, Runtime};
 
 /// Negative, so never a valid user tag (checked) nor ANY_TAG (-2).
@@ -117,6 +117,8 @@ impl Runtime {
 pub(crate) trait Waiter {
     fn with<R>(&mut self, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R>;
     fn finish(&mut self, s: Started) -> Result<Status>;
+    /// Progress until `done` holds (its error ends the wait).
+    fn wait_until(&mut self, done: impl FnMut(&Pml) -> Result<bool>) -> Result<()>;
 }
 
 impl Waiter for Runtime {
@@ -125,6 +127,17 @@ impl Waiter for Runtime {
     }
     fn finish(&mut self, s: Started) -> Result<Status> {
         Runtime::finish(self, s)
+    }
+    fn wait_until(&mut self, mut done: impl FnMut(&Pml) -> Result<bool>) -> Result<()> {
+        let mut res = Ok(());
+        self.progress_until(|pml| match done(pml) {
+            Ok(d) => d,
+            Err(e) => {
+                res = Err(e);
+                true
+            }
+        });
+        res
     }
 }
 
@@ -140,6 +153,12 @@ impl Waiter for Outside {
             Started::Done(st) => Ok(st),
             Started::Pending(req) => runtime::wait_request(req),
         }
+    }
+    fn wait_until(&mut self, mut done: impl FnMut(&Pml) -> Result<bool>) -> Result<()> {
+        if !runtime::is_multiple() {
+            return runtime::with(|rt| rt.wait_until(done));
+        }
+        runtime::poll_outside(|rt| Ok(done(&rt.pml)?.then_some(())))
     }
 }
 

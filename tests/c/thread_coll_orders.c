@@ -142,6 +142,27 @@ static void op_pscw(MPI_Comm c, int t) {
     OK(MPI_Win_free(&w));
 }
 
+/* Passive target: every rank writes its slot at rank 0 under an exclusive lock there, then
+ * under lock_all with a flush; a lock's holder releases it in its own unlock call. */
+static void op_lock(MPI_Comm c, int t) {
+    int *buf = calloc(size, sizeof(int)), v = rank + 100 * t;
+    MPI_Win w;
+    OK(MPI_Win_create(buf, size * sizeof(int), sizeof(int), MPI_INFO_NULL, c, &w));
+    OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w));
+    OK(MPI_Put(&v, 1, MPI_INT, 0, rank, 1, MPI_INT, w));
+    OK(MPI_Win_unlock(0, w));
+    OK(MPI_Win_lock_all(0, w));
+    OK(MPI_Put(&v, 1, MPI_INT, 0, rank, 1, MPI_INT, w));
+    OK(MPI_Win_flush_all(w));
+    OK(MPI_Win_unlock_all(w));
+    OK(MPI_Win_fence(0, w));
+    if (rank == 0)
+        for (int r = 0; r < size; r++)
+            CHECK(buf[r] == r + 100 * t, "lock: slot %d holds %d", r, buf[r]);
+    OK(MPI_Win_free(&w));
+    free(buf);
+}
+
 static void op_win_allocate(MPI_Comm c, int t) {
     (void)t;
     int *base;
@@ -179,7 +200,7 @@ static void op_colls(MPI_Comm c, int t) {
 static const struct { const char *name; op_fn fn; } ops[] = {
     {"dup", op_dup}, {"split", op_split}, {"split_type", op_split_type}, {"create", op_create},
     {"create_group", op_create_group}, {"intercomm", op_intercomm}, {"cart", op_cart},
-    {"dist_graph", op_dist_graph}, {"win", op_win}, {"pscw", op_pscw}, {"win_allocate", op_win_allocate},
+    {"dist_graph", op_dist_graph}, {"win", op_win}, {"pscw", op_pscw}, {"lock", op_lock}, {"win_allocate", op_win_allocate},
     {"file", op_file}, {"colls", op_colls},
 };
 #define NOPS (int)(sizeof ops / sizeof ops[0])

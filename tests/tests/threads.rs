@@ -104,8 +104,8 @@ fn c_spawn_from_several_threads_at_once() {
 /// each thread's partner is still asleep when the rank's other thread arrives, so a call that
 /// waits for its members while holding the runtime deadlocks the job. Intercommunicators
 /// (create, dup, split, merge), topologies, windows (create, allocate, fence,
-/// post/start/complete/wait, free) and files (open, collective write, close) waited inside the
-/// runtime.
+/// post/start/complete/wait, lock/unlock, lock_all/flush_all/unlock_all, free) and files
+/// (open, collective write, close) waited inside the runtime.
 #[test]
 fn c_collective_calls_from_two_threads_in_opposite_orders() {
     let p = c_program("tests/c/thread_coll_orders.c");

@@ -19,6 +19,7 @@ use std::marker::PhantomData;
 use super::coll::Op;
 use super::comm::Communicator;
 use super::datatype::{as_bytes, as_bytes_mut, Equivalence};
+use crate::comm_agree::Outside;
 use crate::datatype::{table, Msg};
 use crate::error::{err, ErrorClass, Result};
 use crate::osc::{self, ops::Target};
@@ -212,24 +213,24 @@ impl<T: Equivalence> Window<T> {
     }
 
     pub fn lock(&self, kind: LockType, rank: i32) -> Result<()> {
-        runtime::with(|rt| osc::sync::lock(rt, self.id, kind == LockType::Exclusive, rank))
+        osc::sync::lock(&mut Outside, self.id, kind == LockType::Exclusive, rank)
     }
 
     pub fn unlock(&self, rank: i32) -> Result<()> {
-        runtime::with(|rt| osc::sync::unlock(rt, self.id, rank))
+        osc::sync::unlock(&mut Outside, self.id, rank)
     }
 
     pub fn lock_all(&self) -> Result<()> {
-        runtime::with(|rt| osc::sync::lock_all(rt, self.id))
+        osc::sync::lock_all(&mut Outside, self.id)
     }
 
     pub fn unlock_all(&self) -> Result<()> {
-        runtime::with(|rt| osc::sync::unlock_all(rt, self.id))
+        osc::sync::unlock_all(&mut Outside, self.id)
     }
 
     /// MPI_Win_flush: this rank's operations on `rank` are applied there.
     pub fn flush(&self, rank: i32) -> Result<()> {
-        runtime::with(|rt| osc::sync::flush(rt, self.id, Some(rank)))
+        osc::sync::flush(&mut Outside, self.id, Some(rank))
     }
 }
 

@@ -5,6 +5,7 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use super::*;
+use crate::comm_agree::Outside;
 use crate::errhandler::ErrFn;
 use crate::osc;
 use crate::registry::DeleteFn;
@@ -89,8 +90,9 @@ pub(super) fn wcall(
     }
 }
 
-/// `wcall` of a synchronisation that waits for other processes' calls (a fence, a post, a
-/// complete): `f` runs outside the runtime and waits there under MPI_THREAD_MULTIPLE.
+/// `wcall` of a synchronisation that waits (for other processes' calls: a fence, a post, a
+/// complete, a lock's release; or for progress: a flush): `f` runs outside the runtime and
+/// waits there under MPI_THREAD_MULTIPLE.
 fn wcall_outside(name: &str, win: Handle, f: impl FnOnce(usize) -> Result<()>) -> c_int {
     match win_index(win).and_then(f) {
         Ok(()) => MPI_SUCCESS,
@@ -686,7 +688,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_complete / PMPI_Win_complete(win: Handle) -> c_int {
-        wcall("MPI_Win_complete", win, osc::sync::complete)
+        wcall_outside("MPI_Win_complete", win, |id| osc::sync::complete(&mut Outside, id))
     }
 }
 
@@ -711,7 +713,7 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Win_lock / PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: Handle) -> c_int {
         let _ = assert;
-        wcall("MPI_Win_lock", win, |rt, id| {
+        wcall_outside("MPI_Win_lock", win, |id| {
             let excl = match lock_type {
                 LOCK_EXCLUSIVE => true,
                 LOCK_SHARED => false,
@@ -720,18 +722,18 @@ mpi_fn! {
             if rank == PROC_NULL {
                 return Ok(());
             }
-            osc::sync::lock(rt, id, excl, rank)
+            osc::sync::lock(&mut Outside, id, excl, rank)
         })
     }
 }
 
 mpi_fn! {
     fn MPI_Win_unlock / PMPI_Win_unlock(rank: c_int, win: Handle) -> c_int {
-        wcall("MPI_Win_unlock", win, |rt, id| {
+        wcall_outside("MPI_Win_unlock", win, |id| {
             if rank == PROC_NULL {
                 return Ok(());
             }
-            osc::sync::unlock(rt, id, rank)
+            osc::sync::unlock(&mut Outside, id, rank)
         })
     }
 }
@@ -739,47 +741,47 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Win_lock_all / PMPI_Win_lock_all(assert: c_int, win: Handle) -> c_int {
         let _ = assert;
-        wcall("MPI_Win_lock_all", win, osc::sync::lock_all)
+        wcall_outside("MPI_Win_lock_all", win, |id| osc::sync::lock_all(&mut Outside, id))
     }
 }
 
 mpi_fn! {
     fn MPI_Win_unlock_all / PMPI_Win_unlock_all(win: Handle) -> c_int {
-        wcall("MPI_Win_unlock_all", win, osc::sync::unlock_all)
+        wcall_outside("MPI_Win_unlock_all", win, |id| osc::sync::unlock_all(&mut Outside, id))
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush / PMPI_Win_flush(rank: c_int, win: Handle) -> c_int {
-        wcall("MPI_Win_flush", win, |rt, id| {
+        wcall_outside("MPI_Win_flush", win, |id| {
             if rank == PROC_NULL {
                 return Ok(());
             }
-            osc::sync::flush(rt, id, Some(rank))
+            osc::sync::flush(&mut Outside, id, Some(rank))
         })
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_all / PMPI_Win_flush_all(win: Handle) -> c_int {
-        wcall("MPI_Win_flush_all", win, |rt, id| osc::sync::flush(rt, id, None))
+        wcall_outside("MPI_Win_flush_all", win, |id| osc::sync::flush(&mut Outside, id, None))
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_local / PMPI_Win_flush_local(rank: c_int, win: Handle) -> c_int {
-        wcall("MPI_Win_flush_local", win, |rt, id| {
+        wcall_outside("MPI_Win_flush_local", win, |id| {
             if rank == PROC_NULL {
                 return Ok(());
             }
-            osc::sync::flush_local_at(rt, id, Some(rank))
+            osc::sync::flush_local_at(&mut Outside, id, Some(rank))
         })
     }
 }
 
 mpi_fn! {
     fn MPI_Win_flush_local_all / PMPI_Win_flush_local_all(win: Handle) -> c_int {
-        wcall("MPI_Win_flush_local_all", win, |rt, id| osc::sync::flush_local_at(rt, id, None))
+        wcall_outside("MPI_Win_flush_local_all", win, |id| osc::sync::flush_local_at(&mut Outside, id, None))
     }
 }
 

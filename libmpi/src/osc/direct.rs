@@ -661,14 +661,20 @@ fn try_lock(word: &AtomicU64, exclusive: bool) -> bool {
 }
 
 /// Passive-target lock of `ranks` in the control region (progressing while it waits, so
-/// this rank's own PSCW and message traffic go on). Ok(false): not a direct window.
-pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, ranks: &[i32]) -> Result<bool> {
+/// this rank's own PSCW and message traffic go on; the holder releases it in its own unlock
+/// call, so the C ABI waits outside the runtime). Ok(false): not a direct window.
+pub fn lock(
+    w: &mut impl crate::comm_agree::Waiter,
+    id: usize,
+    exclusive: bool,
+    ranks: &[i32],
+) -> Result<bool> {
     let Some((ctl, _)) = ctl_of(id)? else {
         return Ok(false);
     };
     for &r in ranks {
         let word = lock_at(ctl, r);
-        rt.progress_until(|_| try_lock(word, exclusive));
+        w.wait_until(|_| Ok(try_lock(word, exclusive)))?;
     }
     fence(Ordering::SeqCst);
     Ok(true)

@@ -5,6 +5,7 @@ use super::wire::{self, Hdr};
 use std::sync::atomic::Ordering;
 
 use super::{direct, with_win, Epoch, Window};
+use crate::comm_agree::{finish_each, Outside, Waiter};
 use crate::error::{err, ErrorClass, Result};
 use crate::pml::Pml;
 use crate::runtime::{self, Runtime};
@@ -13,35 +14,17 @@ fn marker() -> Vec<u8> {
     wire::encode(Hdr::default(), &[], 0).0
 }
 
-/// Progress until `done` holds for window `id`.
-fn wait_until(
-    rt: &mut Runtime,
+/// Progress until `done` holds for window `id`, waiting where `w` waits: the calls of the
+/// C ABI and the Rust API wait outside the runtime (`Outside`: under MPI_THREAD_MULTIPLE a
+/// turn at a time, the runtime given back between turns, so a synchronisation on one window
+/// does not keep out another thread's on another that the peers wait for).
+fn wait_win(
+    w: &mut impl Waiter,
     id: usize,
     mut done: impl FnMut(&mut Window, &Pml) -> bool,
 ) -> Result<()> {
-    let mut gone = false;
-    rt.progress_until(|pml| match with_win(id, |w| Ok(done(w, pml))) {
-        Ok(d) => d,
-        Err(_) => {
-            gone = true;
-            true
-        }
-    });
-    if gone {
-        return err(ErrorClass::Win, "the window was freed while waiting on it");
-    }
-    Ok(())
-}
-
-/// `wait_until`, called outside the runtime: under MPI_THREAD_MULTIPLE a turn at a time, the
-/// runtime given back between turns, so a fence on one window does not keep out another
-/// thread's fence on another that the peers wait for.
-fn wait_until_outside(id: usize, mut done: impl FnMut(&mut Window, &Pml) -> bool) -> Result<()> {
-    if !runtime::is_multiple() {
-        return runtime::with(|rt| wait_until(rt, id, done));
-    }
-    runtime::poll_outside(|rt| match with_win(id, |w| Ok(done(w, &rt.pml))) {
-        Ok(d) => Ok(d.then_some(())),
+    w.wait_until(|pml| match with_win(id, |win| Ok(done(win, pml))) {
+        Ok(d) => Ok(d),
         Err(_) => err(ErrorClass::Win, "the window was freed while waiting on it"),
     })
 }
@@ -108,7 +91,7 @@ pub fn fence_all(id: usize) -> Result<()> {
     if direct::is_direct(id)? {
         // Every operation completed in its call: order our copies, meet, order theirs. PSCW
         // markers still in flight are waited for (MPI_Win_free drops their buffers next).
-        wait_until_outside(id, |w, pml| w.quiet(pml))?;
+        wait_win(&mut Outside, id, |w, pml| w.quiet(pml))?;
         std::sync::atomic::fence(Ordering::SeqCst);
         crate::comm_ops::barrier_outside(comm)?;
         std::sync::atomic::fence(Ordering::SeqCst);
@@ -125,7 +108,7 @@ pub fn fence_all(id: usize) -> Result<()> {
             Ok(w.fences)
         })
     })?;
-    wait_until_outside(id, |w, pml| {
+    wait_win(&mut Outside, id, |w, pml| {
         w.fence_in.iter().all(|&c| c >= goal) && w.quiet(pml)
     })?;
     crate::comm_ops::barrier_outside(comm)
@@ -164,7 +147,7 @@ pub fn start(id: usize, ranks: Vec<i32>) -> Result<()> {
         w.start_group = ranks.clone();
         Ok(())
     })?;
-    wait_until_outside(id, |w, _| {
+    wait_win(&mut Outside, id, |w, _| {
         ranks
             .iter()
             .all(|&r| w.post_in[r as usize] > w.post_used[r as usize])
@@ -178,7 +161,7 @@ pub fn start(id: usize, ranks: Vec<i32>) -> Result<()> {
 }
 
 /// MPI_Win_complete: tell the group's ranks this access epoch is over.
-pub fn complete(rt: &mut Runtime, id: usize) -> Result<()> {
+pub fn complete(w: &mut impl Waiter, id: usize) -> Result<()> {
     with_win(id, |w| {
         if w.access != Epoch::Start {
             return sync_err("MPI_Win_complete without MPI_Win_start");
@@ -188,15 +171,17 @@ pub fn complete(rt: &mut Runtime, id: usize) -> Result<()> {
     })?;
     // Direct copies are done; they reach the targets before the markers do.
     std::sync::atomic::fence(Ordering::SeqCst);
-    with_win(id, |w| {
-        let group = std::mem::take(&mut w.start_group);
-        for r in group {
-            let ctx = w.ctx;
-            w.send(&mut rt.pml, r, ctx, wire::COMPLETE, marker());
-        }
-        Ok(())
+    w.with(|rt| {
+        with_win(id, |w| {
+            let group = std::mem::take(&mut w.start_group);
+            for r in group {
+                let ctx = w.ctx;
+                w.send(&mut rt.pml, r, ctx, wire::COMPLETE, marker());
+            }
+            Ok(())
+        })
     })?;
-    wait_until(rt, id, |w, pml| w.quiet(pml))
+    wait_win(w, id, |w, pml| w.quiet(pml))
 }
 
 fn completed(w: &Window) -> bool {
@@ -223,7 +208,7 @@ fn check_posted(w: &Window, call: &str) -> Result<()> {
 /// Called outside the runtime: the completes are other threads' calls at the origins.
 pub fn wait(id: usize) -> Result<()> {
     with_win(id, |w| check_posted(w, "MPI_Win_wait"))?;
-    wait_until_outside(id, |w, _| completed(w))?;
+    wait_win(&mut Outside, id, |w, _| completed(w))?;
     with_win(id, |w| {
         end_exposure(w);
         Ok(())
@@ -244,49 +229,48 @@ pub fn test(rt: &mut Runtime, id: usize) -> Result<bool> {
 }
 
 /// Send `kind` to each of `ranks` and wait for all their (empty) replies.
-fn round_trip(rt: &mut Runtime, id: usize, kind: i32, arg: u64, ranks: &[i32]) -> Result<()> {
-    let reqs = with_win(id, |w| {
-        let mut reqs = Vec::with_capacity(ranks.len());
-        for &r in ranks {
-            check_rank(w, r)?;
-            let tag = w.reply_tag();
-            // SAFETY: an empty receive never touches its buffer.
-            reqs.push(unsafe { rt.pml.irecv(std::ptr::null_mut(), 0, w.rctx, r, tag) });
-            let h = Hdr {
-                arg,
-                reply: tag as u64,
-                ..Hdr::default()
-            };
-            let ctx = w.ctx;
-            w.send(&mut rt.pml, r, ctx, kind, wire::encode(h, &[], 0).0);
-        }
-        Ok(reqs)
+fn round_trip(wt: &mut impl Waiter, id: usize, kind: i32, arg: u64, ranks: &[i32]) -> Result<()> {
+    let reqs = wt.with(|rt| {
+        with_win(id, |w| {
+            let mut reqs = Vec::with_capacity(ranks.len());
+            for &r in ranks {
+                check_rank(w, r)?;
+                let tag = w.reply_tag();
+                // SAFETY: an empty receive never touches its buffer.
+                reqs.push(unsafe { rt.pml.irecv(std::ptr::null_mut(), 0, w.rctx, r, tag) });
+                let h = Hdr {
+                    arg,
+                    reply: tag as u64,
+                    ..Hdr::default()
+                };
+                let ctx = w.ctx;
+                w.send(&mut rt.pml, r, ctx, kind, wire::encode(h, &[], 0).0);
+            }
+            Ok(reqs)
+        })
     })?;
-    for s in reqs {
-        rt.finish(s)?;
-    }
-    Ok(())
+    finish_each(wt, reqs)
 }
 
 /// Wait for this rank's operations on the window to complete locally (gets arrived).
-pub fn flush_local(rt: &mut Runtime, id: usize) -> Result<()> {
-    wait_until(rt, id, |w, pml| w.quiet(pml))
+pub fn flush_local(w: &mut impl Waiter, id: usize) -> Result<()> {
+    wait_win(w, id, |w, pml| w.quiet(pml))
 }
 
 /// MPI_Win_flush_local (`Some(rank)`) or MPI_Win_flush_local_all: `flush_local` in a
 /// passive-target epoch.
-pub fn flush_local_at(rt: &mut Runtime, id: usize, rank: Option<i32>) -> Result<()> {
+pub fn flush_local_at(wt: &mut impl Waiter, id: usize, rank: Option<i32>) -> Result<()> {
     with_win(id, |w| {
         if let Some(r) = rank {
             check_rank(w, r)?;
         }
         check_passive(w, rank, "MPI_Win_flush_local")
     })?;
-    flush_local(rt, id)
+    flush_local(wt, id)
 }
 
 /// MPI_Win_lock: ask the target for the lock and wait until it grants it.
-pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, rank: i32) -> Result<()> {
+pub fn lock(wt: &mut impl Waiter, id: usize, exclusive: bool, rank: i32) -> Result<()> {
     with_win(id, |w| {
         check_rank(w, rank)?;
         match w.access {
@@ -298,8 +282,8 @@ pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, rank: i32) -> Result<(
             e => sync_err(format!("MPI_Win_lock in another access epoch ({e:?})")),
         }
     })?;
-    if !direct::lock(rt, id, exclusive, &[rank])? {
-        round_trip(rt, id, wire::LOCK, exclusive as u64, &[rank])?;
+    if !direct::lock(wt, id, exclusive, &[rank])? {
+        round_trip(wt, id, wire::LOCK, exclusive as u64, &[rank])?;
     }
     with_win(id, |w| {
         w.held[rank as usize] = 1 + exclusive as u8;
@@ -309,7 +293,7 @@ pub fn lock(rt: &mut Runtime, id: usize, exclusive: bool, rank: i32) -> Result<(
 }
 
 /// MPI_Win_unlock: the target acknowledges once all our operations there are applied.
-pub fn unlock(rt: &mut Runtime, id: usize, rank: i32) -> Result<()> {
+pub fn unlock(wt: &mut impl Waiter, id: usize, rank: i32) -> Result<()> {
     let excl = with_win(id, |w| {
         check_rank(w, rank)?;
         if w.access != Epoch::Lock || w.held[rank as usize] == 0 {
@@ -320,8 +304,8 @@ pub fn unlock(rt: &mut Runtime, id: usize, rank: i32) -> Result<()> {
         Ok(w.held[rank as usize] == 2)
     })?;
     if !direct::unlock(id, &[(rank, excl)])? {
-        round_trip(rt, id, wire::UNLOCK, 0, &[rank])?;
-        flush_local(rt, id)?;
+        round_trip(wt, id, wire::UNLOCK, 0, &[rank])?;
+        flush_local(wt, id)?;
     }
     with_win(id, |w| {
         w.held[rank as usize] = 0;
@@ -333,14 +317,13 @@ pub fn unlock(rt: &mut Runtime, id: usize, rank: i32) -> Result<()> {
     })
 }
 
-fn all_ranks(rt: &mut Runtime, id: usize) -> Result<Vec<i32>> {
-    let _ = rt;
+fn all_ranks(id: usize) -> Result<Vec<i32>> {
     with_win(id, |w| Ok((0..w.size()).collect()))
 }
 
 /// MPI_Win_lock_all: a shared lock at every rank.
-pub fn lock_all(rt: &mut Runtime, id: usize) -> Result<()> {
-    let ranks = all_ranks(rt, id)?;
+pub fn lock_all(wt: &mut impl Waiter, id: usize) -> Result<()> {
+    let ranks = all_ranks(id)?;
     with_win(id, |w| {
         if !matches!(w.access, Epoch::None | Epoch::Refence) {
             return sync_err(format!(
@@ -350,8 +333,8 @@ pub fn lock_all(rt: &mut Runtime, id: usize) -> Result<()> {
         }
         Ok(())
     })?;
-    if !direct::lock(rt, id, false, &ranks)? {
-        round_trip(rt, id, wire::LOCK, 0, &ranks)?;
+    if !direct::lock(wt, id, false, &ranks)? {
+        round_trip(wt, id, wire::LOCK, 0, &ranks)?;
     }
     with_win(id, |w| {
         w.access = Epoch::LockAll;
@@ -360,8 +343,8 @@ pub fn lock_all(rt: &mut Runtime, id: usize) -> Result<()> {
 }
 
 /// MPI_Win_unlock_all.
-pub fn unlock_all(rt: &mut Runtime, id: usize) -> Result<()> {
-    let ranks = all_ranks(rt, id)?;
+pub fn unlock_all(wt: &mut impl Waiter, id: usize) -> Result<()> {
+    let ranks = all_ranks(id)?;
     with_win(id, |w| {
         if w.access != Epoch::LockAll {
             return sync_err("MPI_Win_unlock_all without MPI_Win_lock_all");
@@ -370,8 +353,8 @@ pub fn unlock_all(rt: &mut Runtime, id: usize) -> Result<()> {
     })?;
     let shared: Vec<(i32, bool)> = ranks.iter().map(|&r| (r, false)).collect();
     if !direct::unlock(id, &shared)? {
-        round_trip(rt, id, wire::UNLOCK, 0, &ranks)?;
-        flush_local(rt, id)?;
+        round_trip(wt, id, wire::UNLOCK, 0, &ranks)?;
+        flush_local(wt, id)?;
     }
     with_win(id, |w| {
         w.access = Epoch::None;
@@ -381,7 +364,7 @@ pub fn unlock_all(rt: &mut Runtime, id: usize) -> Result<()> {
 }
 
 /// MPI_Win_flush (`Some(rank)`) or MPI_Win_flush_all: operations applied at the target(s).
-pub fn flush(rt: &mut Runtime, id: usize, rank: Option<i32>) -> Result<()> {
+pub fn flush(wt: &mut impl Waiter, id: usize, rank: Option<i32>) -> Result<()> {
     with_win(id, |w| {
         if let Some(r) = rank {
             check_rank(w, r)?;
@@ -390,7 +373,7 @@ pub fn flush(rt: &mut Runtime, id: usize, rank: Option<i32>) -> Result<()> {
     })?;
     let ranks = match rank {
         Some(r) => vec![r],
-        None => all_ranks(rt, id)?,
+        None => all_ranks(id)?,
     };
     if direct::is_direct(id)? {
         // Complete already: make our copies visible before whatever follows.
@@ -408,6 +391,6 @@ pub fn flush(rt: &mut Runtime, id: usize, rank: Option<i32>) -> Result<()> {
         }
         Ok(v)
     })?;
-    round_trip(rt, id, wire::FLUSH, 0, &ranks)?;
-    flush_local(rt, id)
+    round_trip(wt, id, wire::FLUSH, 0, &ranks)?;
+    flush_local(wt, id)
 }
