@@ -17,7 +17,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::comm::{check, Communicator, Source, Tag};
+use super::comm::{check, started_ready, Communicator, Source, Tag};
 use super::datatype::{as_bytes, as_bytes_mut, Equivalence};
 use super::request::{Request, Scope};
 use super::status::Status;
@@ -303,11 +303,13 @@ impl<'a> ViewMut<'a> {
 impl Communicator {
     /// Blocking send of a view.
     pub fn send_view(&self, view: &View<'_>, dest: i32, tag: i32) -> Result<()> {
-        runtime::with(|rt| {
+        // Under MULTIPLE the wait is outside the runtime (`runtime::blocking`).
+        runtime::blocking(
             // SAFETY: the view borrows its buffer for this whole call, which returns once sent.
-            let s = unsafe { rt.start_send_msg(self.id, view.msg.clone(), dest, tag)? };
-            rt.finish(s).map(|_| ())
-        })
+            |rt| unsafe { rt.start_send_msg(self.id, view.msg.clone(), dest, tag) },
+            started_ready,
+            |rt, s| rt.finish(s).map(|_| ()),
+        )
     }
 
     /// Blocking receive into a view; a larger message is an MPI_ERR_TRUNCATE error.
@@ -318,14 +320,15 @@ impl Communicator {
         tag: impl Into<Tag>,
     ) -> Result<Status> {
         let (src, tag) = (source.into(), tag.into());
-        let st = runtime::with(|rt| {
+        let st = runtime::blocking(
             // SAFETY: the view borrows its buffer exclusively for this whole call, which
             // returns once the receive has completed.
-            let s = unsafe {
-                rt.start_recv_msg(self.id, view.msg.clone(), raw_src(src), raw_tag(tag))?
-            };
-            rt.finish(s)
-        })?;
+            |rt| unsafe {
+                rt.start_recv_msg(self.id, view.msg.clone(), raw_src(src), raw_tag(tag))
+            },
+            started_ready,
+            |rt, s| rt.finish(s),
+        )?;
         check(st)
     }
 
@@ -340,15 +343,22 @@ impl Communicator {
         recvtag: impl Into<Tag>,
     ) -> Result<Status> {
         let (src, rtag) = (raw_src(source.into()), raw_tag(recvtag.into()));
-        let st = runtime::with(|rt| {
-            // SAFETY: both views borrow their buffers for this whole call, which completes both.
-            let r = unsafe { rt.start_recv_msg(self.id, recv.msg.clone(), src, rtag)? };
-            // SAFETY: as above.
-            let s = unsafe { rt.start_send_msg(self.id, send.msg.clone(), dest, sendtag) };
-            let rs = rt.finish(r);
-            rt.finish(s?)?;
-            rs
-        })?;
+        let st = runtime::blocking(
+            |rt| {
+                // SAFETY: both views borrow their buffers for this whole call, which completes
+                // both.
+                let r = unsafe { rt.start_recv_msg(self.id, recv.msg.clone(), src, rtag)? };
+                // SAFETY: as above.
+                let s = unsafe { rt.start_send_msg(self.id, send.msg.clone(), dest, sendtag) };
+                Ok((r, s))
+            },
+            |rt, (r, s)| started_ready(rt, r) && s.as_ref().map_or(true, |s| started_ready(rt, s)),
+            |rt, (r, s)| {
+                let rs = rt.finish(r);
+                rt.finish(s?)?;
+                rs
+            },
+        )?;
         check(st)
     }
 

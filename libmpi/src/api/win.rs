@@ -140,13 +140,13 @@ impl<T: Equivalence> Window<T> {
     pub fn get(&self, out: &mut [T], rank: i32, disp: usize) -> Result<()> {
         let t = self.target(rank, disp, out.len())?;
         let b = as_bytes_mut(out);
-        runtime::with(|rt| {
-            let m = Msg::bytes(b.as_mut_ptr(), b.len());
-            match osc::ops::get(rt, self.id, m, t, true)? {
-                Some(r) => rt.wait(r).map(|_| ()),
-                None => Ok(()),
-            }
-        })
+        let m = Msg::bytes(b.as_mut_ptr(), b.len());
+        // `out` stays borrowed until the reply is in; under MULTIPLE the wait is outside the
+        // runtime.
+        match runtime::with(|rt| osc::ops::get(rt, self.id, m, t, true))? {
+            Some(r) => runtime::wait_request(r).map(drop),
+            None => Ok(()),
+        }
     }
 
     /// MPI_Accumulate: `rank`'s elements from `disp` become `vals op` themselves, atomically
@@ -176,15 +176,16 @@ impl<T: Equivalence> Window<T> {
         let src = [val];
         let sb = as_bytes(&src);
         let rb = as_bytes_mut(&mut old);
-        runtime::with(|rt| {
+        let q = runtime::with(|rt| {
             crate::op::check(&crate::op::lookup(h)?, T::DATATYPE)?;
             let o = Msg::bytes(sb.as_ptr(), sb.len());
             let r = Msg::bytes(rb.as_mut_ptr(), rb.len());
-            match osc::ops::get_accumulate(rt, self.id, o, r, t, h, T::DATATYPE, true)? {
-                Some(q) => rt.wait(q).map(|_| ()),
-                None => Ok(()),
-            }
+            osc::ops::get_accumulate(rt, self.id, o, r, t, h, T::DATATYPE, true)
         })?;
+        // `src` and `old` live until the reply is in; under MULTIPLE the wait is outside.
+        if let Some(q) = q {
+            runtime::wait_request(q)?;
+        }
         Ok(old[0])
     }
 
@@ -206,9 +207,11 @@ impl<T: Equivalence> Window<T> {
                 cm,
                 Msg::bytes(ob.as_mut_ptr(), ob.len()),
                 t,
-            )?;
-            osc::sync::flush_local(rt, self.id)
+            )
         })?;
+        // `old` is borrowed until the reply is in; under MULTIPLE the wait is outside the
+        // runtime.
+        osc::sync::flush_local(&mut Outside, self.id)?;
         Ok(old[0])
     }
 
