@@ -271,17 +271,37 @@ pub(crate) fn bcast_with(
         finish_each(w, ops)?;
         return Ok(data);
     }
-    let mut inp = vec![0u8; cap * 4];
+    recv_sized(w, m.ctx, m.ranks[root], m.tag, cap).map(|b| from_bytes(&b))
+}
+
+/// The next message from `src` under (`ctx`, `tag`), at most `cap` integers: its size is
+/// probed first, so the buffer is what it needs (a group's words may be up to a quarter of a
+/// million integers, and zeroing a buffer that large at every step cost more than the
+/// exchange itself).
+pub(crate) fn recv_sized(
+    w: &mut impl Waiter,
+    ctx: u32,
+    src: i32,
+    tag: i32,
+    cap: usize,
+) -> Result<Vec<u8>> {
+    let mut len = 0;
+    w.wait_until(|pml| Ok(pml.iprobe(ctx, src, tag).map(|st| len = st.count).is_some()))?;
+    if len > cap * 4 {
+        return Err(Error::new(
+            ErrorClass::Intern,
+            format!(
+                "an agreement message of {len} bytes (at most {} expected)",
+                cap * 4
+            ),
+        ));
+    }
+    let mut inp = vec![0u8; len];
     // SAFETY: `inp` lives until the receive is finished.
-    let r = w.with(|rt| {
-        Ok(unsafe {
-            rt.pml
-                .irecv(inp.as_mut_ptr(), inp.len(), m.ctx, m.ranks[root], m.tag)
-        })
-    })?;
+    let r = w.with(|rt| Ok(unsafe { rt.pml.irecv(inp.as_mut_ptr(), len, ctx, src, tag) }))?;
     let st = w.finish(r)?;
     inp.truncate(st.count);
-    Ok(from_bytes(&inp))
+    Ok(inp)
 }
 
 /// MPI_Comm_create_group's context id, among `group`'s members alone (world ranks, all in

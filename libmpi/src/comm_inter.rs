@@ -89,23 +89,17 @@ impl Runtime {
 /// waiting where `w` waits.
 fn leader_swap(w: &mut impl Waiter, l: &Link, mine: &[i32], cap: usize) -> Result<Vec<i32>> {
     let out = to_bytes(mine);
-    let mut inp = vec![0u8; cap * 4];
-    let (s, r) = w.with(|rt| {
-        // SAFETY: `out` and `inp` live until both operations are finished below.
+    let s = w.with(|rt| {
+        // SAFETY: `out` lives until the send is finished below.
         Ok(unsafe {
-            (
-                rt.pml
-                    .isend(out.as_ptr(), out.len(), l.world, l.ctx, l.me, l.tag),
-                rt.pml
-                    .irecv(inp.as_mut_ptr(), inp.len(), l.ctx, l.other, l.tag),
-            )
+            rt.pml
+                .isend(out.as_ptr(), out.len(), l.world, l.ctx, l.me, l.tag)
         })
     })?;
-    let rs = w.finish(r);
+    let rs = crate::comm_agree::recv_sized(w, l.ctx, l.other, l.tag, cap);
     let ss = w.finish(s);
-    let st = rs?;
+    let inp = rs?;
     ss?;
-    inp.truncate(st.count);
     Ok(from_bytes(&inp))
 }
 
