@@ -80,6 +80,21 @@ pub(super) fn started_ready(rt: &mut runtime::Runtime, s: &pml::Started) -> bool
     }
 }
 
+/// A sendrecv's receive and send, started together.
+pub(super) type Pair = (pml::Started, Result<pml::Started>);
+
+/// Whether both of a sendrecv's operations are over (or would fail at once).
+pub(super) fn pair_ready(rt: &mut runtime::Runtime, (r, s): &Pair) -> bool {
+    started_ready(rt, r) && s.as_ref().map_or(true, |s| started_ready(rt, s))
+}
+
+/// Finish both: the receive's status, or the first error.
+pub(super) fn pair_finish(rt: &mut runtime::Runtime, (r, s): Pair) -> Result<pml::Status> {
+    let rs = rt.finish(r);
+    rt.finish(s?)?;
+    rs
+}
+
 /// A communicator handle. Not `Send`: MPI is used from the thread that initialised it (under
 /// MPI_THREAD_MULTIPLE, `Communicator::shared` gives a handle that is).
 #[derive(Clone, Copy, Debug)]
@@ -223,12 +238,8 @@ impl Communicator {
                 let s = unsafe { rt.start_send(self.id, sb.as_ptr(), sb.len(), dest, sendtag) };
                 Ok((r, s))
             },
-            |rt, (r, s)| started_ready(rt, r) && s.as_ref().map_or(true, |s| started_ready(rt, s)),
-            |rt, (r, s)| {
-                let rs = rt.finish(r);
-                rt.finish(s?)?;
-                rs
-            },
+            pair_ready,
+            pair_finish,
         )?;
         check(st)
     }

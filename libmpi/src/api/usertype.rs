@@ -17,7 +17,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::comm::{check, started_ready, Communicator, Source, Tag};
+use super::comm::{check, pair_finish, pair_ready, started_ready, Communicator, Source, Tag};
 use super::datatype::{as_bytes, as_bytes_mut, Equivalence};
 use super::request::{Request, Scope};
 use super::status::Status;
@@ -352,12 +352,8 @@ impl Communicator {
                 let s = unsafe { rt.start_send_msg(self.id, send.msg.clone(), dest, sendtag) };
                 Ok((r, s))
             },
-            |rt, (r, s)| started_ready(rt, r) && s.as_ref().map_or(true, |s| started_ready(rt, s)),
-            |rt, (r, s)| {
-                let rs = rt.finish(r);
-                rt.finish(s?)?;
-                rs
-            },
+            pair_ready,
+            pair_finish,
         )?;
         check(st)
     }
