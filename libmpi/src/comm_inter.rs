@@ -7,8 +7,10 @@
 //! receiver's remote group), `ctx + 1` for collective traffic between the groups and `ctx + 3`
 //! for collective steps within a group (`Comm::local_coll_ctx`).
 //!
-//! The agreements here are small blocking exchanges on the pml, like `comm_agree.rs`: within
-//! each group (gather at the leader, then a broadcast from it), and between the two leaders.
+//! Every creation is one agreement (`inter_agree.rs`): small exchanges on the pml within each
+//! group (gather at the leader, then a broadcast from it, `comm_agree.rs`) and between the two
+//! leaders (`leader_swap`), waiting where the caller's `Waiter` says: outside the runtime from
+//! MPI calls, inside it for the callers already there.
 
 use crate::comm::Comm;
 use crate::comm_agree::{Members, Waiter};
