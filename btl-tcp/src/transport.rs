@@ -98,7 +98,8 @@ pub struct TcpTransport {
 
 const LISTENER: u64 = u64::MAX;
 
-fn random_cookie() -> u64 {
+/// A random word (getrandom; the clock and pid where that fails).
+pub fn random_cookie() -> u64 {
     let mut b = [0u8; 8];
     // SAFETY: getrandom writes at most `b.len()` bytes into `b`.
     let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };

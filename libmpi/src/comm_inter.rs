@@ -175,8 +175,9 @@ pub(crate) fn intercomm_create(
 /// The intercommunicator of `local`'s members (an intracommunicator) and another group whose
 /// leader this group's `leader` reaches through `swap` (our words, the most words they may
 /// send; theirs back): what MPI_Intercomm_create(_from_groups) and MPI_Comm_accept/connect
-/// share. Members are named across jobs as (job, rank, pid) triples (`dpm::to_global`): the
-/// other group may hold spawned processes, whose world ranks here mean nothing there.
+/// share. Members are named across jobs by their job, world rank and dynamic-transport address
+/// (`dpm::to_global`): the other group may hold spawned processes, whose world ranks here mean
+/// nothing there.
 pub(crate) fn build_inter<W: Waiter>(
     w: &mut W,
     local: usize,
@@ -185,10 +186,11 @@ pub(crate) fn build_inter<W: Waiter>(
 ) -> Result<usize> {
     let (m, mine, cap) = w.with(|rt| {
         let world_size = rt.comm(crate::comm::WORLD)?.size() as usize;
-        let cap = 4 * world_size.max(crate::dpm::MAX_GROUP);
+        // A proposal and a name per member.
+        let cap = (1 + crate::dpm::GLOBAL_WORDS) * world_size.max(crate::dpm::MAX_GROUP);
         let c = rt.comm(local)?;
         let me_world = c.group[c.rank as usize];
-        let mine = crate::dpm::to_global(rt, &[me_world], &[std::process::id() as i32])?;
+        let mine = crate::dpm::to_global(rt, me_world)?;
         Ok((Members::local(rt, local, AGREE_TAG)?, mine, cap))
     })?;
     if leader < 0 || leader as usize >= m.len() {

@@ -239,6 +239,48 @@ fn spawn_across_hosts_is_refused_clearly() {
     );
 }
 
+/// Two jobs, one per host, meet: MPI_Comm_accept/connect through a port (its name carries
+/// the host's TCP address) and MPI_Comm_join over a TCP socket. The processes of the other job
+/// are reached over TCP (dynamic transport); every byte of 0 B - 4 MiB both ways, collectives
+/// over the intercommunicator and its merge, disconnect.
+#[test]
+fn jobs_on_two_hosts_connect_accept_and_join() {
+    let nodes = Nodes::up();
+    let prog = c_program("tests/c/dpm_hosts.c");
+    let dir = std::env::temp_dir().join(format!("rmpi-dpm-hosts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for (a, b) in [("server", "client"), ("join-server", "join-client")] {
+        let file = dir.join(a);
+        let _ = std::fs::remove_file(&file);
+        let m = marker("dpm-hosts");
+        let job = |host: &str, mode: &str| {
+            let mut c = Command::new(netns_sh());
+            c.env("RMPI_NETNS_PREFIX", &nodes.prefix).args([
+                "exec",
+                host,
+                &format!(
+                    "{} --timeout 60 -np 2 {} {mode} {} {m}",
+                    bin("mpirun").display(),
+                    prog.display(),
+                    file.display()
+                ),
+            ]);
+            c
+        };
+        let server = job("node1", a);
+        let client = job("node2", b);
+        let s = std::thread::spawn(move || run_bounded(server, Duration::from_secs(90)));
+        let c = run_bounded(client, Duration::from_secs(90));
+        let s = s.join().expect("server thread");
+        for (what, r) in [(a, &s), (b, &c)] {
+            r.assert_ok();
+            assert!(r.stdout.contains("dpm_hosts: OK"), "{what}: {}", r.stdout);
+        }
+        gone(&m);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Starts `nodes MARKER` on node1:2,node2:2 in the background and waits until every rank said
 /// where it runs: (mpirun, marker, [(rank, host, pid)]).
 fn start_held_job(

@@ -10,6 +10,7 @@
 //! children with the port in their environment (`RMPI_PARENT_PORT`), accept; a child's
 //! MPI_Init connects to it and keeps the result as its parent.
 
+pub mod addr;
 mod join;
 pub mod pmi_dpm;
 pub mod sock;
@@ -17,7 +18,6 @@ pub mod sock;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::os::unix::net::UnixListener;
 use std::rc::Rc;
 
 use crate::error::{err, Error, ErrorClass, Result};
@@ -34,12 +34,13 @@ struct Dpm {
     /// The pml index of the socket transport, once opened.
     btl: Option<usize>,
     peers: Rc<RefCell<sock::Peers>>,
-    /// Extended world rank of each remote pid.
-    world_of: HashMap<u32, usize>,
-    /// Extended world rank of each remote (job, rank), and back.
+    /// Where this process listens, once the transport is open.
+    me: Option<addr::Addr>,
+    /// Extended world rank of each remote process, by (host, pid).
+    world_of: HashMap<(u32, u32), usize>,
+    /// Extended world rank of each remote (job, rank).
     by_key: HashMap<(i32, i32), usize>,
-    key_of: HashMap<usize, (i32, i32, u32)>,
-    ports: HashMap<String, UnixListener>,
+    ports: HashMap<String, join::PortListener>,
     next_port: u32,
     /// The parent intercommunicator (slot, context id), for a spawned process.
     parent: Option<(usize, u32)>,
@@ -72,41 +73,38 @@ fn ensure_btl(rt: &mut Runtime) -> Result<usize> {
                 format!("cannot listen for dynamic peers: {e}"),
             )
         })?;
+        d.me = Some(t.addr());
         let b = rt.pml.add_btl(Box::new(t));
         d.btl = Some(b);
         Ok(b)
     })?
 }
 
-/// The extended world rank that reaches `pid` (added the first time).
-fn world_of_pid(rt: &mut Runtime, btl: usize, pid: u32) -> Result<usize> {
+/// The extended world rank that reaches the process at `a` (added the first time).
+fn world_of_addr(rt: &mut Runtime, btl: usize, a: addr::Addr) -> Result<usize> {
     dpm(|d| {
-        if let Some(&w) = d.world_of.get(&pid) {
+        if let Some(&w) = d.world_of.get(&a.key()) {
             return w;
         }
         let peer = {
             let mut p = d.peers.borrow_mut();
-            let i = p.pids.len();
-            p.pids.push(pid);
-            p.by_pid.insert(pid, i);
+            let i = p.addrs.len();
+            p.addrs.push(a);
+            p.by_key.insert(a.key(), i);
             i
         };
         let w = rt.pml.add_endpoint(btl, peer, 0);
-        d.world_of.insert(pid, w);
+        d.world_of.insert(a.key(), w);
         w
     })
 }
 
-/// MPI_Open_port: a new port name, listened on by this process.
+/// MPI_Open_port: a new port name, listened on by this process (`join::PortListener`).
 pub fn open_port() -> Result<String> {
     dpm(|d| {
-        let name = format!("rmpi-port-{}-{}", std::process::id(), d.next_port);
+        let base = format!("rmpi-port-{}-{}", std::process::id(), d.next_port);
         d.next_port += 1;
-        let addr = sock::abstract_addr(&name).map_err(|e| port_err(e.to_string()))?;
-        let l = UnixListener::bind_addr(&addr)
-            .map_err(|e| port_err(format!("cannot open port {name}: {e}")))?;
-        l.set_nonblocking(true)
-            .map_err(|e| port_err(e.to_string()))?;
+        let (name, l) = join::PortListener::open(&base)?;
         d.ports.insert(name.clone(), l);
         Ok(name)
     })?
@@ -335,29 +333,25 @@ fn job_key(rt: &mut Runtime) -> i32 {
     }
 }
 
-/// World ranks (with the pids of those processes) as (job, rank, pid) triples that mean the
-/// same in every job.
-pub fn to_global(rt: &mut Runtime, worlds: &[i32], pids: &[i32]) -> Result<Vec<i32>> {
-    let mine = job_key(rt);
-    let n = rt.comm(crate::comm::WORLD).map_or(1, |c| c.size());
-    dpm(|d| {
-        worlds
-            .iter()
-            .zip(pids)
-            .flat_map(|(&w, &pid)| match d.key_of.get(&(w as usize)) {
-                Some(&(j, r, _)) if w >= n => [j, r, pid],
-                _ => [mine, w, pid],
-            })
-            .collect()
-    })
+/// Words of a process's name across jobs: (job, rank in its world) and its `addr::Addr`.
+pub const GLOBAL_WORDS: usize = 2 + addr::WORDS;
+
+/// This process (world rank `me_world`) named so that it means the same in every job: its
+/// job, its world rank and where the dynamic transport reaches it.
+pub fn to_global(rt: &mut Runtime, me_world: i32) -> Result<Vec<i32>> {
+    let job = job_key(rt);
+    let a = dpm(|d| d.me)?.unwrap_or_else(addr::Addr::local_only);
+    let mut v = vec![job, me_world];
+    v.extend_from_slice(&a.words());
+    Ok(v)
 }
 
-/// The world ranks (here) of (job, rank, pid) triples: a process of another job met for the
-/// first time is reached through the socket transport.
-pub fn from_global(rt: &mut Runtime, triples: &[i32]) -> Result<Vec<i32>> {
+/// The world ranks (here) of processes named by `to_global`: a process of another job met for
+/// the first time is reached through the dynamic transport.
+pub fn from_global(rt: &mut Runtime, names: &[i32]) -> Result<Vec<i32>> {
     let mine = job_key(rt);
-    let mut out = Vec::with_capacity(triples.len() / 3);
-    for t in triples.chunks_exact(3) {
+    let mut out = Vec::with_capacity(names.len() / GLOBAL_WORDS);
+    for t in names.chunks_exact(GLOBAL_WORDS) {
         if t[0] == mine {
             out.push(t[1]);
             continue;
@@ -366,26 +360,32 @@ pub fn from_global(rt: &mut Runtime, triples: &[i32]) -> Result<Vec<i32>> {
         let w = match known {
             Some(w) => w,
             None => {
-                if t[2] == 0 {
+                let a = addr::Addr::from_words(&t[2..]);
+                if a.pid == 0 {
                     return err(
                         ErrorClass::Comm,
                         format!("rank {} of another job cannot be reached", t[1]),
                     );
                 }
+                if !a.same_host() && a.port == 0 {
+                    return err(
+                        ErrorClass::Comm,
+                        format!(
+                            "rank {} of another job runs on another host and has no TCP \
+                             address for dynamic peers (its host has no interface that \
+                             btl_tcp_if_include/if_exclude select, or it never used MPI's \
+                             dynamic process calls before)",
+                            t[1]
+                        ),
+                    );
+                }
                 let btl = ensure_btl(rt)?;
-                let w = world_of_pid(rt, btl, t[2] as u32)?;
-                remember(w, (t[0], t[1], t[2] as u32))?;
+                let w = world_of_addr(rt, btl, a)?;
+                dpm(|d| d.by_key.insert((t[0], t[1]), w))?;
                 w
             }
         };
         out.push(w as i32);
     }
     Ok(out)
-}
-
-fn remember(w: usize, key: (i32, i32, u32)) -> Result<()> {
-    dpm(|d| {
-        d.by_key.insert((key.0, key.1), w);
-        d.key_of.insert(w, key);
-    })
 }

@@ -1,22 +1,29 @@
 //! The transport to peers that joined after MPI_Init (spawned children, connect/accept): one
-//! Unix stream socket per direction and pair, in the abstract namespace (no file to leak), named
-//! by the listening process's pid. A sender connects to the receiver's listener and says its pid;
-//! the receiver reads fragments `[len: u32][tag: u8][bytes]` from every connection it accepted.
-//! One stream per direction keeps each pair's fragments in order. No single copy: rendezvous
-//! data is streamed (`expose` says so).
+//! stream per direction and pair, to the receiver's listener: an abstract Unix socket named by
+//! its pid on its own host (no file to leak), TCP to another host (`addr.rs`). A sender
+//! connects and says who it is and the listener's cookie; the receiver reads fragments
+//! `[len: u32][tag: u8][bytes]` from every connection it accepted. One stream per direction
+//! keeps each pair's fragments in order. No single copy: rendezvous data is streamed (`expose`
+//! says so).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
+use std::net::TcpListener;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use super::addr::{self, Addr, Stream, MAGIC};
 use crate::btl::{Btl, GetError};
 
 const MAX_FRAG: usize = 64 * 1024;
 const EAGER: usize = 16 * 1024;
+/// The first bytes on a connection: `MAGIC`, the sender's pid and host, the listener's cookie.
+const HELLO: usize = 16;
+/// Between two tries to reach a listener that refused.
+const RETRY: Duration = Duration::from_millis(50);
 
 /// The abstract socket name of `pid`'s fragment listener.
 pub fn listener_name(pid: u32) -> String {
@@ -27,88 +34,144 @@ pub fn abstract_addr(name: &str) -> std::io::Result<SocketAddr> {
     SocketAddr::from_abstract_name(name.as_bytes())
 }
 
+/// The hello `from` sends to a listener whose cookie is `cookie`.
+pub fn hello(from: &Addr, cookie: u32) -> [u8; HELLO] {
+    let mut h = [0u8; HELLO];
+    h[..4].copy_from_slice(MAGIC);
+    h[4..8].copy_from_slice(&from.pid.to_le_bytes());
+    h[8..12].copy_from_slice(&from.host.to_le_bytes());
+    h[12..].copy_from_slice(&cookie.to_le_bytes());
+    h
+}
+
+/// The sender's key (host, pid), if `h` is a hello for the holder of `cookie`. On the Unix
+/// listener (this host's processes only) a cookie of 0 passes too: a process that had no
+/// listener when it gave its address to the group, and so no cookie, is still reached.
+fn check_hello(h: &[u8], cookie: u32, unix: bool) -> Option<(u32, u32)> {
+    let word = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().expect("4 bytes"));
+    let ok = word(12) == cookie || (unix && word(12) == 0);
+    (&h[..4] == MAGIC && ok).then(|| (word(8), word(4)))
+}
+
 struct Inbound {
-    sock: UnixStream,
+    sock: Stream,
     buf: Vec<u8>,
-    /// The sender's pid, once its first 4 bytes arrived.
-    pid: Option<u32>,
+    /// The sender's key, once its hello arrived.
+    key: Option<(u32, u32)>,
+    /// A stray (bad hello), dropped at the end of the turn.
+    dead: bool,
+    /// Its sender closed it: dropped once its last bytes are delivered.
+    closed: bool,
 }
 
 struct Outbound {
-    sock: Option<UnixStream>,
-    pid: u32,
+    sock: Option<Stream>,
+    addr: Addr,
     pending: Vec<u8>,
     /// Since when its listener refuses: a peer met through a third process may not have
     /// opened it yet (it does as it learns of us), so it is retried for a while.
     refused_since: Option<Instant>,
+    next_try: Option<Instant>,
 }
 
 /// How long a peer's listener may refuse before the peer is taken for gone.
 const REFUSED_GRACE: Duration = Duration::from_secs(10);
 
-/// What the transport and `dpm` share: peers by index, their pids.
+/// What the transport and `dpm` share: peers by index, their addresses.
 #[derive(Default)]
 pub struct Peers {
-    pub by_pid: HashMap<u32, usize>,
-    pub pids: Vec<u32>,
+    pub by_key: HashMap<(u32, u32), usize>,
+    pub addrs: Vec<Addr>,
 }
 
 pub struct DynBtl {
     listener: UnixListener,
+    tcp: Option<TcpListener>,
+    me: Addr,
     inbound: Vec<Inbound>,
     out: Vec<Outbound>,
     peers: Rc<RefCell<Peers>>,
 }
 
 impl DynBtl {
-    /// Listens under this process's name.
+    /// Listens under this process's name, and on TCP where this host has interfaces to
+    /// other hosts.
     pub fn open(peers: Rc<RefCell<Peers>>) -> std::io::Result<DynBtl> {
-        let addr = abstract_addr(&listener_name(std::process::id()))?;
-        let listener = UnixListener::bind_addr(&addr)?;
+        let name = abstract_addr(&listener_name(std::process::id()))?;
+        let listener = UnixListener::bind_addr(&name)?;
         listener.set_nonblocking(true)?;
+        let mut me = Addr {
+            cookie: addr::cookie(),
+            ..Addr::local_only()
+        };
+        let tcp = match addr::tcp_listener()? {
+            Some((l, port, ips)) => {
+                me.port = port;
+                me.ips = ips;
+                Some(l)
+            }
+            None => None,
+        };
         Ok(DynBtl {
             listener,
+            tcp,
+            me,
             inbound: Vec::new(),
             out: Vec::new(),
             peers,
         })
     }
 
+    /// Where peers reach this process.
+    pub fn addr(&self) -> Addr {
+        self.me
+    }
+
     fn out_for(&mut self, peer: usize) -> &mut Outbound {
         while self.out.len() <= peer {
-            let pid = self.peers.borrow().pids[self.out.len()];
+            let addr = self.peers.borrow().addrs[self.out.len()];
             self.out.push(Outbound {
                 sock: None,
-                pid,
+                addr,
                 pending: Vec::new(),
                 refused_since: None,
+                next_try: None,
             });
         }
         &mut self.out[peer]
     }
 
-    fn flush(o: &mut Outbound) {
+    fn connect(a: &Addr) -> std::io::Result<Stream> {
+        if a.same_host() {
+            let name = abstract_addr(&listener_name(a.pid))?;
+            return UnixStream::connect_addr(&name).map(Stream::Unix);
+        }
+        addr::tcp_connect(&a.tcp_targets()).map(Stream::Tcp)
+    }
+
+    fn flush(me: &Addr, o: &mut Outbound) {
         if o.sock.is_none() {
-            let Ok(addr) = abstract_addr(&listener_name(o.pid)) else {
+            if o.next_try.is_some_and(|t| Instant::now() < t) {
                 return;
-            };
-            match UnixStream::connect_addr(&addr) {
+            }
+            match Self::connect(&o.addr) {
                 Ok(s) => {
                     let _ = s.set_nonblocking(true);
-                    let mut hello = std::process::id().to_le_bytes().to_vec();
-                    hello.append(&mut o.pending);
-                    o.pending = hello;
+                    let mut h = hello(me, o.addr.cookie).to_vec();
+                    h.append(&mut o.pending);
+                    o.pending = h;
                     o.sock = Some(s);
                 }
                 // Its backlog is full: retried at the next progress.
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                // Nobody listens under its name: not yet, or it has left the job (then its
-                // data goes nowhere).
+                // Nobody listens there: not yet, or it has left the job (then its data goes
+                // nowhere).
                 Err(_) => {
                     let since = *o.refused_since.get_or_insert_with(Instant::now);
                     if since.elapsed() > REFUSED_GRACE {
                         o.pending.clear();
                     }
+                    o.next_try = Some(Instant::now() + RETRY);
                     return;
                 }
             }
@@ -129,6 +192,31 @@ impl DynBtl {
             }
         }
     }
+
+    fn accept_all(&mut self) {
+        while let Ok((s, _)) = self.listener.accept() {
+            self.inbound.push(Inbound::new(Stream::Unix(s)));
+        }
+        if let Some(l) = &self.tcp {
+            while let Ok((s, _)) = l.accept() {
+                let _ = s.set_nodelay(true);
+                self.inbound.push(Inbound::new(Stream::Tcp(s)));
+            }
+        }
+    }
+}
+
+impl Inbound {
+    fn new(sock: Stream) -> Inbound {
+        let _ = sock.set_nonblocking(true);
+        Inbound {
+            sock,
+            buf: Vec::new(),
+            key: None,
+            dead: false,
+            closed: false,
+        }
+    }
 }
 
 impl Btl for DynBtl {
@@ -145,10 +233,11 @@ impl Btl for DynBtl {
     }
 
     fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        let me = self.me;
         let o = self.out_for(peer);
         // Bounded, like a transport's ring: the pml queues and retries after progress.
         if o.pending.len() > 4 * MAX_FRAG {
-            Self::flush(o);
+            Self::flush(&me, o);
             if o.pending.len() > 4 * MAX_FRAG {
                 return false;
             }
@@ -158,29 +247,26 @@ impl Btl for DynBtl {
         o.pending.push(tag);
         o.pending.extend_from_slice(hdr);
         o.pending.extend_from_slice(data);
-        Self::flush(o);
+        Self::flush(&me, o);
         true
     }
 
     fn progress(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize {
+        let me = self.me;
         for o in self.out.iter_mut().filter(|o| !o.pending.is_empty()) {
-            Self::flush(o);
+            Self::flush(&me, o);
         }
-        while let Ok((s, _)) = self.listener.accept() {
-            let _ = s.set_nonblocking(true);
-            self.inbound.push(Inbound {
-                sock: s,
-                buf: Vec::new(),
-                pid: None,
-            });
-        }
+        self.accept_all();
         let mut n = 0;
         let mut chunk = [0u8; 65536];
         let peers = self.peers.borrow();
         for c in &mut self.inbound {
             loop {
                 match c.sock.read(&mut chunk) {
-                    Ok(0) => break,
+                    Ok(0) => {
+                        c.closed = true;
+                        break;
+                    }
                     Ok(k) => c.buf.extend_from_slice(&chunk[..k]),
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
                     Err(_) => break,
@@ -189,13 +275,20 @@ impl Btl for DynBtl {
                     break;
                 }
             }
-            if c.pid.is_none() && c.buf.len() >= 4 {
-                c.pid = Some(u32::from_le_bytes(c.buf[..4].try_into().expect("4 bytes")));
-                c.buf.drain(..4);
+            if c.key.is_none() && c.buf.len() >= HELLO {
+                match check_hello(&c.buf[..HELLO], me.cookie, matches!(c.sock, Stream::Unix(_))) {
+                    Some(k) => c.key = Some(k),
+                    // Not one of ours: dropped unread.
+                    None => {
+                        c.dead = true;
+                        continue;
+                    }
+                }
+                c.buf.drain(..HELLO);
             }
             // A sender not known yet (its intercommunicator is still being set up here):
             // its fragments wait in the buffer.
-            let Some(&peer) = c.pid.and_then(|p| peers.by_pid.get(&p)) else {
+            let Some(&peer) = c.key.and_then(|k| peers.by_key.get(&k)) else {
                 continue;
             };
             let mut off = 0;
@@ -210,6 +303,9 @@ impl Btl for DynBtl {
             }
             c.buf.drain(..off);
         }
+        drop(peers);
+        self.inbound
+            .retain(|c| !c.dead && !(c.closed && c.buf.is_empty()));
         n
     }
 
@@ -225,5 +321,28 @@ impl Btl for DynBtl {
 
     fn flushed(&self) -> bool {
         self.out.iter().all(|o| o.pending.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hello_passes_only_with_the_listeners_cookie() {
+        let from = Addr {
+            cookie: 9,
+            ..Addr::local_only()
+        };
+        let h = hello(&from, 77);
+        assert_eq!(check_hello(&h, 77, false), Some(from.key()));
+        assert_eq!(check_hello(&h, 78, false), None);
+        // No cookie (the sender learnt of us before we listened): this host's Unix name only.
+        let h0 = hello(&from, 0);
+        assert_eq!(check_hello(&h0, 78, true), Some(from.key()));
+        assert_eq!(check_hello(&h0, 78, false), None);
+        let mut bad = h;
+        bad[0] = b'X';
+        assert_eq!(check_hello(&bad, 77, false), None);
     }
 }
