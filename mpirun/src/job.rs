@@ -2,6 +2,7 @@
 //! and a signalfd; the first failure tears the job down.
 
 mod dpm;
+mod spawn_hosts;
 
 use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
@@ -80,10 +81,10 @@ impl Rank {
         Rank::with(Proc::Local(s.child), PmiConn::new(s.pmi), pipes, job, jrank)
     }
 
-    /// World rank `jrank` behind node daemon `node`.
-    fn remote(node: usize, jrank: usize) -> Rank {
+    /// Rank `jrank` of job `job` behind node daemon `node`.
+    fn remote(node: usize, job: usize, jrank: usize) -> Rank {
         let pipes = [OutPipe::remote(Stream::Out), OutPipe::remote(Stream::Err)];
-        Rank::with(Proc::Remote(node), PmiConn::remote(), pipes, 0, jrank)
+        Rank::with(Proc::Remote(node), PmiConn::remote(), pipes, job, jrank)
     }
 
     fn with(proc_: Proc, pmi: PmiConn, pipes: [OutPipe; 2], job: usize, jrank: usize) -> Rank {
@@ -133,8 +134,12 @@ pub struct Job {
     all_reaped_at: Option<Instant>,
     /// When to look for another MPI's library in ranks that have not spoken PMI yet.
     foreign_scan: Schedule,
-    /// The node daemons of a multi-host job (none on one host).
+    /// The node daemons of a multi-host job (none on one host): the first job's, then those
+    /// of the jobs MPI_Comm_spawn started.
     nodes: Vec<crate::plm::Node>,
+    /// A multi-host job's hosts and how their daemons start, for MPI_Comm_spawn's children.
+    hosts: Vec<crate::ras::Host>,
+    agent: Option<crate::plm::Agent>,
 }
 
 impl Job {
@@ -164,6 +169,8 @@ impl Job {
             all_reaped_at: None,
             foreign_scan: Schedule::new(start),
             nodes: Vec::new(),
+            hosts: Vec::new(),
+            agent: None,
         }
     }
 
@@ -174,13 +181,17 @@ impl Job {
         sigfd: SignalFd,
         spec: &JobSpec,
         start: Instant,
+        hosts: Vec<crate::ras::Host>,
+        agent: crate::plm::Agent,
     ) -> Job {
         let mut job = Job::new(Vec::new(), sigfd, spec, start);
         job.ranks = node_of
             .iter()
             .enumerate()
-            .map(|(i, &node)| Rank::remote(node, i))
+            .map(|(i, &node)| Rank::remote(node, 0, i))
             .collect();
+        job.hosts = hosts;
+        job.agent = Some(agent);
         let mut server = PmiServer::new(node_of.len(), format!("rmpi_{}", std::process::id()));
         server.set_universe(spec.universe);
         server.set_mapping(crate::ras::process_mapping(node_of));
@@ -661,8 +672,9 @@ impl Job {
     /// Frames from node daemon `k`: its ranks' starts, PMI, output and exits.
     fn on_node(&mut self, k: usize) {
         let frames = self.nodes[k].link.read_frames(READS_PER_TURN);
+        let base = self.nodes[k].base;
         for f in frames {
-            let r = f.rank as usize;
+            let r = base + f.rank as usize;
             let ours = self
                 .ranks
                 .get(r)
@@ -745,7 +757,8 @@ impl Job {
         for (r, rank) in self.ranks.iter_mut().enumerate() {
             if let Proc::Remote(k) = rank.proc_ {
                 if let Some(bytes) = rank.pmi.take_out() {
-                    self.nodes[k].link.send(oob::kind::PMI, r as u32, &bytes);
+                    let n = &mut self.nodes[k];
+                    n.link.send(oob::kind::PMI, (r - n.base) as u32, &bytes);
                 }
             }
         }

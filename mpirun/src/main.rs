@@ -233,7 +233,7 @@ fn run_on_hosts(mut cli: cli::Cli, hosts: Vec<ras::Host>) -> ExitCode {
         Ok(n) => n,
         Err(msg) => return fail(EXIT_LAUNCH, &msg),
     };
-    let code = job::Job::with_nodes(nodes, &node_of, sigfd, &spec, start).run();
+    let code = job::Job::with_nodes(nodes, &node_of, sigfd, &spec, start, hosts, agent).run();
     ExitCode::from(code as u8)
 }
 

@@ -51,6 +51,73 @@ pub struct NodeJob {
     /// The world ranks this host runs.
     pub ranks: Vec<usize>,
     pub placement: NodePlacement,
+    /// A job MPI_Comm_spawn started: its commands (`program`... are the first's) and which
+    /// one each of `ranks` runs. Its ranks are not bound (as a spawned job on one host).
+    pub apps: Vec<App>,
+    pub app_of: Vec<usize>,
+}
+
+/// One command of a spawned job.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct App {
+    pub program: String,
+    pub argv0: String,
+    pub args: Vec<String>,
+    /// Set for its ranks beyond the job's exports (the parents' port, MPI_APPNUM).
+    pub env: Vec<(String, String)>,
+    pub wdir: Option<String>,
+}
+
+impl App {
+    fn to_json(&self) -> Value {
+        json!({
+            "program": self.program, "argv0": self.argv0, "args": self.args, "env": self.env,
+            "wdir": self.wdir,
+        })
+    }
+
+    fn from_json(v: &Value) -> Result<App, String> {
+        Ok(App {
+            program: str_of(v, "program")?,
+            argv0: str_of(v, "argv0")?,
+            args: strings_of(v, "args")?,
+            env: pairs_of(v, "env")?,
+            wdir: v["wdir"].as_str().map(str::to_string),
+        })
+    }
+}
+
+fn str_of(v: &Value, k: &str) -> Result<String, String> {
+    v[k].as_str()
+        .map(str::to_string)
+        .ok_or(format!("job description lacks {k}"))
+}
+
+fn strings_of(v: &Value, k: &str) -> Result<Vec<String>, String> {
+    v[k].as_array()
+        .ok_or(format!("job description lacks {k}"))?
+        .iter()
+        .map(|x| x.as_str().map(str::to_string).ok_or(format!("bad {k}")))
+        .collect()
+}
+
+fn pairs_of(v: &Value, k: &str) -> Result<Vec<(String, String)>, String> {
+    v[k].as_array()
+        .ok_or(format!("job description lacks {k}"))?
+        .iter()
+        .map(|p| match (p[0].as_str(), p[1].as_str()) {
+            (Some(a), Some(b)) => Ok((a.to_string(), b.to_string())),
+            _ => Err(format!("bad {k}")),
+        })
+        .collect()
+}
+
+fn indices_of(v: &Value, k: &str) -> Result<Vec<usize>, String> {
+    v[k].as_array()
+        .ok_or(format!("job description lacks {k}"))?
+        .iter()
+        .map(|r| r.as_u64().map(|r| r as usize).ok_or(format!("bad {k}")))
+        .collect()
 }
 
 /// The binding options as given: each daemon plans its host's ranks on its own topology.
@@ -143,14 +210,17 @@ impl NodeJob {
             size: spec.n,
             ranks,
             placement: placement.clone(),
+            apps: Vec::new(),
+            app_of: Vec::new(),
         })
     }
 
     pub fn to_json(&self) -> Vec<u8> {
+        let apps: Vec<Value> = self.apps.iter().map(App::to_json).collect();
         json!({
             "program": self.program, "argv0": self.argv0, "args": self.args,
             "exports": self.exports, "mca": self.mca, "size": self.size, "ranks": self.ranks,
-            "placement": self.placement.to_json(),
+            "placement": self.placement.to_json(), "apps": apps, "app_of": self.app_of,
         })
         .to_string()
         .into_bytes()
@@ -159,47 +229,31 @@ impl NodeJob {
     pub fn from_json(bytes: &[u8]) -> Result<NodeJob, String> {
         let v: Value =
             serde_json::from_slice(bytes).map_err(|e| format!("bad job description: {e}"))?;
-        let s = |k: &str| {
-            v[k].as_str()
-                .map(str::to_string)
-                .ok_or(format!("job description lacks {k}"))
-        };
-        let strings = |k: &str| -> Result<Vec<String>, String> {
-            v[k].as_array()
-                .ok_or(format!("job description lacks {k}"))?
-                .iter()
-                .map(|x| x.as_str().map(str::to_string).ok_or(format!("bad {k}")))
-                .collect()
-        };
-        let pairs = |k: &str| -> Result<Vec<(String, String)>, String> {
-            v[k].as_array()
-                .ok_or(format!("job description lacks {k}"))?
-                .iter()
-                .map(|p| match (p[0].as_str(), p[1].as_str()) {
-                    (Some(a), Some(b)) => Ok((a.to_string(), b.to_string())),
-                    _ => Err(format!("bad {k}")),
-                })
-                .collect()
-        };
-        Ok(NodeJob {
-            program: s("program")?,
-            argv0: s("argv0")?,
-            args: strings("args")?,
-            exports: pairs("exports")?,
-            mca: pairs("mca")?,
+        let job = NodeJob {
+            program: str_of(&v, "program")?,
+            argv0: str_of(&v, "argv0")?,
+            args: strings_of(&v, "args")?,
+            exports: pairs_of(&v, "exports")?,
+            mca: pairs_of(&v, "mca")?,
             size: v["size"].as_u64().ok_or("job description lacks size")? as usize,
-            ranks: v["ranks"]
-                .as_array()
-                .ok_or("job description lacks ranks")?
-                .iter()
-                .map(|r| {
-                    r.as_u64()
-                        .map(|r| r as usize)
-                        .ok_or("bad ranks".to_string())
-                })
-                .collect::<Result<_, _>>()?,
+            ranks: indices_of(&v, "ranks")?,
             placement: NodePlacement::from_json(&v["placement"])?,
-        })
+            apps: v["apps"]
+                .as_array()
+                .ok_or("job description lacks apps")?
+                .iter()
+                .map(App::from_json)
+                .collect::<Result<_, _>>()?,
+            app_of: indices_of(&v, "app_of")?,
+        };
+        let spawned = !job.apps.is_empty();
+        if spawned
+            && (job.app_of.len() != job.ranks.len()
+                || job.app_of.iter().any(|&a| a >= job.apps.len()))
+        {
+            return Err("bad job description: app_of".into());
+        }
+        Ok(job)
     }
 }
 
@@ -286,7 +340,11 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
         job.ranks.len() > cores,
     );
     let mut link = Link::new(sock).map_err(|e| e.to_string())?;
-    if let Err(e) = job.placement.apply(&mut spec, &job.ranks) {
+    let spawned = !job.apps.is_empty();
+    if let Err(e) = (!spawned)
+        .then(|| job.placement.apply(&mut spec, &job.ranks))
+        .unwrap_or(Ok(()))
+    {
         let r = job.ranks.first().copied().unwrap_or(0) as u32;
         link.send(
             kind::FAILED,
@@ -309,8 +367,22 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
         size: btl_sm::segment_size(&params),
     };
     let mut ranks: Vec<Rank> = Vec::new();
-    for &r in &job.ranks {
-        match spawn::spawn_rank(&spec, seg, r) {
+    for (i, &r) in job.ranks.iter().enumerate() {
+        let started = match job.apps.get(job.app_of.get(i).copied().unwrap_or(0)) {
+            Some(app) if spawned => {
+                spec.program = app.program.clone().into();
+                spec.argv0 = app.argv0.clone().into();
+                spec.args = app.args.iter().map(OsString::from).collect();
+                let extra = spawn::Extra {
+                    size: Some(job.size),
+                    env: app.env.clone(),
+                    wdir: app.wdir.clone().map(Into::into),
+                };
+                spawn::spawn_child(&spec, seg, r, &extra)
+            }
+            _ => spawn::spawn_rank(&spec, seg, r),
+        };
+        match started {
             Ok(s) => {
                 link.send(kind::STARTED, r as u32, s.child.id().to_string().as_bytes());
                 ranks.push(Rank {
@@ -325,7 +397,7 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
                 });
             }
             Err(e) => {
-                let msg = format!("cannot start {}: {e}", job.program);
+                let msg = format!("cannot start {}: {e}", spec.program.display());
                 link.send(kind::FAILED, r as u32, msg.as_bytes());
                 kill_all(&mut ranks);
                 hand_over(&mut link);
@@ -710,8 +782,29 @@ mod tests {
                 hwthread_cpus: true,
                 report_bindings: true,
             },
+            apps: Vec::new(),
+            app_of: Vec::new(),
         };
         assert_eq!(NodeJob::from_json(&j.to_json()).unwrap(), j);
         assert!(NodeJob::from_json(b"{}").is_err());
+        // A spawned job's commands.
+        let mut s = j.clone();
+        s.apps = vec![
+            App {
+                program: "/bin/a".into(),
+                argv0: "a".into(),
+                args: vec!["x".into()],
+                env: vec![("RMPI_APPNUM".into(), "0".into())],
+                wdir: None,
+            },
+            App {
+                wdir: Some("/tmp".into()),
+                ..App::default()
+            },
+        ];
+        s.app_of = vec![0, 1];
+        assert_eq!(NodeJob::from_json(&s.to_json()).unwrap(), s);
+        s.app_of = vec![0, 2];
+        assert!(NodeJob::from_json(&s.to_json()).is_err());
     }
 }

@@ -25,6 +25,8 @@ pub struct Node {
     /// The process that started it (the agent, or the daemon itself on this host), reaped when
     /// the job ends; None for all but the first node of a shared `srun` step.
     pub agent: Option<Child>,
+    /// Where its job's rank 0 is in mpirun's list of ranks: its frames name ranks of its job.
+    pub base: usize,
 }
 
 /// How the daemons of other hosts are started.
@@ -119,12 +121,6 @@ pub fn launch(
     placement: &orted::NodePlacement,
     sigfd: &nix::sys::signalfd::SignalFd,
 ) -> Result<Vec<Node>, String> {
-    let listener = TcpListener::bind("0.0.0.0:0")
-        .map_err(|e| format!("cannot listen for the node daemons: {e}"))?;
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find mpirun's own path: {e}"))?;
-    let (addrs, cookie) = (addresses(), cookie());
     // Hosts without ranks get no daemon; node n is host `used[n]`.
     let used: Vec<usize> = (0..hosts.len()).filter(|h| node_of.contains(h)).collect();
     let names: Vec<&str> = used.iter().map(|&h| hosts[h].name.as_str()).collect();
@@ -133,6 +129,26 @@ pub fn launch(
         let ranks: Vec<usize> = (0..node_of.len()).filter(|&r| node_of[r] == h).collect();
         jobs.push(NodeJob::new(spec, ranks, placement)?);
     }
+    start_daemons(&names, &jobs, agent, Some(sigfd))
+}
+
+/// Starts one daemon on each of `names` and hands it its part of a job (`jobs`, in the same
+/// order): the first job's, or one MPI_Comm_spawn started. On failure every daemon already
+/// started is killed. A termination signal on `sigfd` stops the launch; without one (a running
+/// job's spawn) signals stay queued for the job's loop.
+pub fn start_daemons(
+    names: &[&str],
+    jobs: &[NodeJob],
+    agent: &Agent,
+    sigfd: Option<&nix::sys::signalfd::SignalFd>,
+) -> Result<Vec<Node>, String> {
+    let used = names;
+    let listener = TcpListener::bind("0.0.0.0:0")
+        .map_err(|e| format!("cannot listen for the node daemons: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find mpirun's own path: {e}"))?;
+    let (addrs, cookie) = (addresses(), cookie());
     // Which nodes each process starts: this host's daemon directly, the others by the agent.
     let (here, there): (Vec<usize>, Vec<usize>) =
         (0..used.len()).partition(|&n| ras::is_local(names[n]));
@@ -198,7 +214,7 @@ pub fn launch(
     let until = Instant::now() + CONNECT_WAIT;
     while links.iter().any(Option::is_none) {
         // Ctrl-C while an agent hangs (a password prompt, an unreachable host) stops the launch.
-        while let Ok(Some(info)) = sigfd.read_signal() {
+        while let Some(Ok(Some(info))) = sigfd.map(|s| s.read_signal()) {
             if info.ssi_signo as i32 != libc::SIGCHLD {
                 kill_starts(&mut starts);
                 let name = crate::signals::signal_name(info.ssi_signo as i32).unwrap_or_default();
@@ -235,7 +251,7 @@ pub fn launch(
             ));
         }
         match listener.accept() {
-            Ok((s, _)) => greet(s, &cookie, &jobs, &mut links),
+            Ok((s, _)) => greet(s, &cookie, jobs, &mut links),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 std::thread::sleep(Duration::from_millis(5))
             }
@@ -258,6 +274,7 @@ pub fn launch(
             host: names[node].to_string(),
             link: link.expect("every node connected"),
             agent,
+            base: 0,
         })
         .collect())
 }

@@ -1,4 +1,6 @@
-/* Two jobs meet: `dpm_hosts server FILE` opens a port and writes its name to FILE;
+/* `dpm_hosts spawn N [HOST]`: spawns N children (on HOST by the info key host); each sends
+ * its host name to the parents' root, which prints "child I on NAME"; traffic as below.
+ * Two jobs meet: `dpm_hosts server FILE` opens a port and writes its name to FILE;
  * `dpm_hosts client FILE` (another mpirun, maybe on another host) reads it and connects.
  * `join-server FILE` / `join-client FILE`: rank 0 of each job meets through MPI_Comm_join over
  * a TCP socket (the server writes its address to FILE). Both jobs then check every byte of
@@ -135,9 +137,46 @@ static void traffic(MPI_Comm inter, int server)
     MPI_Comm_free(&merged);
 }
 
+static int spawn_mode(int argc, char **argv)
+{
+    MPI_Comm parent, inter;
+    MPI_Comm_get_parent(&parent);
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    if (parent != MPI_COMM_NULL) {
+        MPI_Send(host, sizeof host, MPI_CHAR, 0, 1, parent);
+        traffic(parent, 0);
+        MPI_Comm_disconnect(&parent);
+        MPI_Finalize();
+        return 0;
+    }
+    MPI_Info info = MPI_INFO_NULL;
+    if (argc > 3 && strcmp(argv[3], "-") != 0) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "host", argv[3]);
+    }
+    int n = atoi(argv[2]), rank, errs[64];
+    char *args[] = {"spawn", argv[2], "-", NULL};
+    MPI_Comm_spawn(argv[0], args, n, info, 0, MPI_COMM_WORLD, &inter, errs);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        for (int i = 0; i < n; i++) {
+            char h[256];
+            MPI_Recv(h, sizeof h, MPI_CHAR, i, 1, inter, MPI_STATUS_IGNORE);
+            printf("child %d on %s\n", i, h);
+        }
+    }
+    traffic(inter, 1);
+    MPI_Comm_disconnect(&inter);
+    if (rank == 0) printf("dpm_hosts: OK\n");
+    MPI_Finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    if (argc >= 3 && strcmp(argv[1], "spawn") == 0) return spawn_mode(argc, argv);
     /* A further argument is a marker for the tests (ignored). */
     CHECK(argc >= 3, "usage: dpm_hosts server|client|join-server|join-client FILE");
     int rank;

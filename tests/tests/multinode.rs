@@ -217,26 +217,53 @@ fn abort_on_the_remote_node_ends_the_job() {
     );
 }
 
-/// MPI_Comm_spawn in a job across hosts is refused with a clear error (dynamic processes meet
-/// through abstract Unix sockets, which do not cross hosts), and nothing is started or left.
+/// MPI_Comm_spawn in a job across hosts: the children go to the job's hosts by slot, free
+/// slots first (Open MPI's mapping), or where the info key `host` says; each host they use gets
+/// a daemon of its own. Parents and children on different hosts meet over TCP: every byte both
+/// ways, collectives, merge; tests/c/spawn.c's whole sequence (spawn_multiple, publish/lookup,
+/// accept/connect between the children's groups); a host outside the job is a clear
+/// MPI_ERR_SPAWN; a killed child on a remote host ends the job and nothing is left.
 #[test]
-fn spawn_across_hosts_is_refused_clearly() {
+fn spawn_across_hosts() {
     let nodes = Nodes::up();
-    let prog = c_program("tests/c/spawn.c");
-    let r = nodes.mpirun("node1:1,node2:1", &[prog.to_str().unwrap(), "2"]);
+    let prog = c_program("tests/c/dpm_hosts.c");
+    let p = prog.to_str().unwrap();
+    // Two parents fill node1: the three children take node2's two slots, then node1.
+    let r = nodes.mpirun("node1:2,node2:2", &["-np", "2", p, "spawn", "3"]);
+    r.assert_ok();
+    for (i, h) in ["node2", "node2", "node1"].iter().enumerate() {
+        assert!(
+            r.stdout.contains(&format!("child {i} on {h}\n")),
+            "{}",
+            r.stdout
+        );
+    }
+    assert!(r.stdout.contains("dpm_hosts: OK"), "{}", r.stdout);
+    // The info key: all on node2, beyond its slots.
+    let r = nodes.mpirun("node1:2,node2:1", &["-np", "1", p, "spawn", "2", "node2"]);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("child 0 on node2\n") && r.stdout.contains("child 1 on node2\n"),
+        "{}",
+        r.stdout
+    );
+    let r = nodes.mpirun("node1:1,node2:1", &["-np", "1", p, "spawn", "1", "node3"]);
     assert_ne!(r.code, Some(0), "{}", r.stderr);
     assert!(
         r.stderr.contains("MPI_ERR_SPAWN")
             && r.stderr
-                .contains("spans several hosts is not supported yet"),
+                .contains("host names node3, which is not one of the job's hosts (node1,node2)"),
         "{}",
         r.stderr
     );
-    assert_eq!(
-        shm_leftovers(),
-        Vec::<String>::new(),
-        "files left in /dev/shm"
-    );
+    let spawn = c_program("tests/c/spawn.c");
+    let r = nodes.mpirun("node1:1,node2:1", &[spawn.to_str().unwrap(), "2"]);
+    r.assert_no_errors("spawn.c across hosts");
+    let m = marker("spawn-die");
+    let r = nodes.mpirun("node1:1,node2:2", &[spawn.to_str().unwrap(), "die", &m]);
+    assert_ne!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("SIGKILL"), "{}", r.stderr);
+    gone(&m);
 }
 
 /// Two jobs, one per host, meet: MPI_Comm_accept/connect through a port (its name carries

@@ -135,7 +135,10 @@ impl PortListener {
                 let mut s = Stream::Tcp(s);
                 s.set_read_timeout(Some(HELLO_WAIT))?;
                 let mut h = [0u8; 8];
-                if s.read_exact(&mut h).is_err() || h[..4] != MAGIC[..] || h[4..] != cookie.to_le_bytes() {
+                if s.read_exact(&mut h).is_err()
+                    || h[..4] != MAGIC[..]
+                    || h[4..] != cookie.to_le_bytes()
+                {
                     return Ok(None);
                 }
                 s.set_read_timeout(None)?;
@@ -201,9 +204,10 @@ fn connect_to(port: &str) -> Result<Stream> {
         _ => return Err(port_err(format!("\"{port}\" is not a port name"))),
     };
     let (mut s, cookie) = match remote {
-        Some((host, cookie, targets)) if host != addr::host_key() => {
-            (Stream::Tcp(addr::tcp_connect(&targets).map_err(cannot)?), cookie)
-        }
+        Some((host, cookie, targets)) if host != addr::host_key() => (
+            Stream::Tcp(addr::tcp_connect(&targets).map_err(cannot)?),
+            cookie,
+        ),
         r => {
             let a = super::sock::abstract_addr(base).map_err(cannot)?;
             let s = UnixStream::connect_addr(&a).map_err(cannot)?;

@@ -276,7 +276,11 @@ impl Btl for DynBtl {
                 }
             }
             if c.key.is_none() && c.buf.len() >= HELLO {
-                match check_hello(&c.buf[..HELLO], me.cookie, matches!(c.sock, Stream::Unix(_))) {
+                match check_hello(
+                    &c.buf[..HELLO],
+                    me.cookie,
+                    matches!(c.sock, Stream::Unix(_)),
+                ) {
                     Some(k) => c.key = Some(k),
                     // Not one of ours: dropped unread.
                     None => {

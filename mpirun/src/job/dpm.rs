@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::os::fd::AsFd;
 
 use super::{Job, Rank};
+use crate::orted::{App, NodeJob, NodePlacement};
 use crate::pmi_server::PmiServer;
 use crate::pmi_wire::{format, Message};
 use crate::spawn::{spawn_child, Extra, Segment};
@@ -68,15 +69,6 @@ impl Job {
         if self.failure.is_some() {
             return Err("the job is being torn down".into());
         }
-        if !self.nodes.is_empty() {
-            // Children start on this host, and parents and children meet through abstract
-            // Unix sockets, which do not cross hosts (dpm/mod.rs in libmpi).
-            return Err(
-                "MPI_Comm_spawn in a job that spans several hosts is not supported yet \
-                 (dynamic processes reach each other only within one host)"
-                    .into(),
-            );
-        }
         // Resolve every program first, so that a bad name starts nothing.
         let mut progs = Vec::new();
         for c in &cmds {
@@ -105,6 +97,9 @@ impl Job {
             let prog = found.map_err(|e| format!("cannot spawn: {e}"))?;
             progs.push((prog, wdir));
         }
+        if self.agent.is_some() {
+            return self.spawn_on_hosts(&cmds, progs, n);
+        }
         let mut spec = self.spec.clone();
         let lookup = |name: &str| {
             spec.mca_value(name)
@@ -129,13 +124,9 @@ impl Job {
             spec.program = prog;
             spec.argv0 = OsString::from(&c.execname);
             spec.args = c.args.iter().map(OsString::from).collect();
-            let mut env: Vec<(String, String)> = vec![("RMPI_APPNUM".into(), i.to_string())];
-            if let Some((_, port)) = c.preput.iter().find(|(k, _)| k == "PARENT_ROOT_PORT_NAME") {
-                env.push(("RMPI_PARENT_PORT".into(), port.clone()));
-            }
             let extra = Extra {
                 size: Some(n),
-                env,
+                env: child_env(c, i),
                 wdir,
             };
             let seg = Segment {
@@ -165,6 +156,106 @@ impl Job {
         }
         Ok(())
     }
+}
+
+impl Job {
+    /// A multi-host job's spawn: the children go to the job's hosts (`spawn_hosts.rs`), one
+    /// new daemon per host they use, which starts them and relays their PMI, output and exits
+    /// as the first job's daemons do; parents and children meet over TCP where they do not
+    /// share a host (libmpi's dpm).
+    fn spawn_on_hosts(
+        &mut self,
+        cmds: &[Cmd],
+        progs: Vec<(std::path::PathBuf, Option<std::path::PathBuf>)>,
+        n: usize,
+    ) -> Result<(), String> {
+        let mut busy = vec![0; self.hosts.len()];
+        for r in self.ranks.iter().filter(|r| r.status.is_none()) {
+            if let super::Proc::Remote(k) = r.proc_ {
+                if let Some(h) = self.hosts.iter().position(|h| h.name == self.nodes[k].host) {
+                    busy[h] += 1;
+                }
+            }
+        }
+        let wanted: Vec<(usize, Option<&str>)> = cmds
+            .iter()
+            .map(|c| {
+                let host = c.info.iter().find(|(k, _)| k == "host");
+                (c.nprocs, host.map(|(_, v)| v.as_str()))
+            })
+            .collect();
+        let host_of = super::spawn_hosts::place(&self.hosts, &busy, &wanted)?;
+        let app_of: Vec<usize> = cmds
+            .iter()
+            .enumerate()
+            .flat_map(|(i, c)| std::iter::repeat(i).take(c.nprocs))
+            .collect();
+        let mut apps = Vec::new();
+        for (i, (c, (prog, wdir))) in cmds.iter().zip(&progs).enumerate() {
+            let utf8 = |p: &std::path::Path| {
+                p.to_str().map(str::to_string).ok_or(format!(
+                    "{} is not UTF-8, which a multi-host launch needs",
+                    p.display()
+                ))
+            };
+            apps.push(App {
+                program: utf8(prog)?,
+                argv0: c.execname.clone(),
+                args: c.args.clone(),
+                env: child_env(c, i),
+                wdir: wdir.as_deref().map(utf8).transpose()?,
+            });
+        }
+        // One daemon per host used, in order of first use; `node_of` numbers them.
+        let mut used: Vec<usize> = Vec::new();
+        for &h in &host_of {
+            if !used.contains(&h) {
+                used.push(h);
+            }
+        }
+        let node_of: Vec<usize> = host_of
+            .iter()
+            .map(|h| used.iter().position(|u| u == h).expect("used"))
+            .collect();
+        let mut spec = self.spec.clone();
+        spec.n = n;
+        let mut jobs = Vec::new();
+        for node in 0..used.len() {
+            let ranks: Vec<usize> = (0..n).filter(|&r| node_of[r] == node).collect();
+            let mut j = NodeJob::new(&spec, ranks.clone(), &NodePlacement::default())?;
+            j.apps = apps.clone();
+            j.app_of = ranks.iter().map(|&r| app_of[r]).collect();
+            jobs.push(j);
+        }
+        let names: Vec<&str> = used.iter().map(|&h| self.hosts[h].name.as_str()).collect();
+        let agent = self.agent.as_ref().expect("a multi-host job has its agent");
+        let nodes = crate::plm::start_daemons(&names, &jobs, agent, None)?;
+        let job = self.servers.len();
+        let mut server = PmiServer::new(n, format!("rmpi_{}_{job}", std::process::id()));
+        server.set_universe(self.spec.universe);
+        server.set_mapping(crate::ras::process_mapping(&node_of));
+        server.keep_journal();
+        self.servers.push(server);
+        let (first_node, base) = (self.nodes.len(), self.ranks.len());
+        for mut node in nodes {
+            node.base = base;
+            self.nodes.push(node);
+        }
+        for (jrank, &node) in node_of.iter().enumerate() {
+            self.ranks.push(Rank::remote(first_node + node, job, jrank));
+        }
+        Ok(())
+    }
+}
+
+/// What a child of spawn command `i` finds in its environment: MPI_APPNUM and the parents'
+/// port.
+fn child_env(c: &Cmd, i: usize) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = vec![("RMPI_APPNUM".into(), i.to_string())];
+    if let Some((_, port)) = c.preput.iter().find(|(k, _)| k == "PARENT_ROOT_PORT_NAME") {
+        env.push(("RMPI_PARENT_PORT".into(), port.clone()));
+    }
+    env
 }
 
 fn spawn_result(r: Result<(), String>) -> String {
