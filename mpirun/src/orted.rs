@@ -341,10 +341,12 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
     );
     let mut link = Link::new(sock).map_err(|e| e.to_string())?;
     let spawned = !job.apps.is_empty();
-    if let Err(e) = (!spawned)
-        .then(|| job.placement.apply(&mut spec, &job.ranks))
-        .unwrap_or(Ok(()))
-    {
+    let placed = if spawned {
+        Ok(())
+    } else {
+        job.placement.apply(&mut spec, &job.ranks)
+    };
+    if let Err(e) = placed {
         let r = job.ranks.first().copied().unwrap_or(0) as u32;
         link.send(
             kind::FAILED,

@@ -309,7 +309,7 @@ impl Btl for DynBtl {
         }
         drop(peers);
         self.inbound
-            .retain(|c| !c.dead && !(c.closed && c.buf.is_empty()));
+            .retain(|c| !(c.dead || c.closed && c.buf.is_empty()));
         n
     }
 

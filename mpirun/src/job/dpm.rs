@@ -188,7 +188,7 @@ impl Job {
         let app_of: Vec<usize> = cmds
             .iter()
             .enumerate()
-            .flat_map(|(i, c)| std::iter::repeat(i).take(c.nprocs))
+            .flat_map(|(i, c)| std::iter::repeat_n(i, c.nprocs))
             .collect();
         let mut apps = Vec::new();
         for (i, (c, (prog, wdir))) in cmds.iter().zip(&progs).enumerate() {
