@@ -55,6 +55,9 @@ pub struct NodeJob {
     /// one each of `ranks` runs. Its ranks are not bound (as a spawned job on one host).
     pub apps: Vec<App>,
     pub app_of: Vec<usize>,
+    /// mpirun's working directory: the ranks start there where it exists on the host (as
+    /// Open MPI's daemons do), else in the daemon's (the login directory under ssh).
+    pub cwd: Option<String>,
 }
 
 /// One command of a spawned job.
@@ -212,6 +215,9 @@ impl NodeJob {
             placement: placement.clone(),
             apps: Vec::new(),
             app_of: Vec::new(),
+            cwd: std::env::current_dir()
+                .ok()
+                .and_then(|d| d.to_str().map(str::to_string)),
         })
     }
 
@@ -221,6 +227,7 @@ impl NodeJob {
             "program": self.program, "argv0": self.argv0, "args": self.args,
             "exports": self.exports, "mca": self.mca, "size": self.size, "ranks": self.ranks,
             "placement": self.placement.to_json(), "apps": apps, "app_of": self.app_of,
+            "cwd": self.cwd,
         })
         .to_string()
         .into_bytes()
@@ -245,6 +252,7 @@ impl NodeJob {
                 .map(App::from_json)
                 .collect::<Result<_, _>>()?,
             app_of: indices_of(&v, "app_of")?,
+            cwd: v["cwd"].as_str().map(str::to_string),
         };
         let spawned = !job.apps.is_empty();
         if spawned
@@ -340,6 +348,10 @@ fn serve(args: &[OsString]) -> Result<u8, String> {
         job.ranks.len() > cores,
     );
     let mut link = Link::new(sock).map_err(|e| e.to_string())?;
+    if let Some(d) = &job.cwd {
+        // Where it does not exist here, the ranks start in the daemon's directory.
+        let _ = std::env::set_current_dir(d);
+    }
     let spawned = !job.apps.is_empty();
     let placed = if spawned {
         Ok(())
@@ -786,6 +798,7 @@ mod tests {
             },
             apps: Vec::new(),
             app_of: Vec::new(),
+            cwd: Some("/home/u/run".into()),
         };
         assert_eq!(NodeJob::from_json(&j.to_json()).unwrap(), j);
         assert!(NodeJob::from_json(b"{}").is_err());

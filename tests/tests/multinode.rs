@@ -266,6 +266,41 @@ fn spawn_across_hosts() {
     gone(&m);
 }
 
+/// Ranks (and spawned children) start in mpirun's working directory, as Open MPI's daemons
+/// do, wherever the agent leaves the daemon (ssh: the login directory; here an agent that
+/// starts it in /), so `./prog` works.
+#[test]
+fn ranks_start_in_mpiruns_directory() {
+    let nodes = Nodes::up();
+    let prog = c_program("tests/c/dpm_hosts.c");
+    let dir = prog.parent().expect("dir");
+    let agent = std::env::temp_dir().join(format!("rmpi-agent-{}", std::process::id()));
+    std::fs::write(
+        &agent,
+        format!("#!/bin/sh\ncd /\nexec {} \"$@\"\n", nodes.agent()),
+    )
+    .expect("agent script");
+    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let name = format!("./{}", prog.file_name().unwrap().to_str().unwrap());
+    let mut cmd = std::process::Command::new(bin("mpirun"));
+    cmd.current_dir(dir).args([
+        "--timeout",
+        "60",
+        "--host",
+        "node1:1,node2:1",
+        "--launch-agent",
+        agent.to_str().unwrap(),
+        &name,
+        "spawn",
+        "1",
+    ]);
+    let r = run_bounded(cmd, Duration::from_secs(90));
+    let _ = std::fs::remove_file(&agent);
+    r.assert_ok();
+    assert!(r.stdout.contains("dpm_hosts: OK"), "{}", r.stdout);
+}
+
 /// Two jobs, one per host, meet: MPI_Comm_accept/connect through a port (its name carries
 /// the host's TCP address) and MPI_Comm_join over a TCP socket. The processes of the other job
 /// are reached over TCP (dynamic transport); every byte of 0 B - 4 MiB both ways, collectives
