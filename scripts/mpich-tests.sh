@@ -14,6 +14,8 @@
 #   --timeout S   limit of each entry, unless its testlist timeLimit= is longer (default 60)
 #   --dtpools     also the generated datatype-pool tests (thousands of entries; off by default)
 #   --prefix P    rmpi installed under P (scripts/install.sh) rather than the target directory's
+#   --launch-args "A B"  more arguments for the launcher, split at spaces (across hosts, e.g.
+#                 "--host node1:2,node2:2" with RMPI_MCA_plm_rsh_agent naming the agent)
 # Environment: RMPI_MPICH_TESTS_DIR (default target/mpich-tests): the sources after autogen and one
 # configured build tree per MPI (build-<mpi>), both kept between runs.
 #
@@ -28,7 +30,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-[ $# -ge 1 ] && [ "${1#-}" = "$1" ] || { sed -n '2,26p' "$0"; exit 2; }
+[ $# -ge 1 ] && [ "${1#-}" = "$1" ] || { sed -n '2,28p' "$0"; exit 2; }
 CHECKOUT=$(realpath "$1"); shift
 MPI=rmpi
 DIRS="pt2pt coll comm group datatype rma topo info attr errhan init spawn part errors"
@@ -37,6 +39,7 @@ OUT=$WORK/results
 TIMEOUT=60
 DTPOOLS=--disable-dtpools
 PREFIX=""
+EXTRA=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --mpi) MPI="$2"; shift 2 ;;
@@ -45,7 +48,8 @@ while [ $# -gt 0 ]; do
         --timeout) TIMEOUT="$2"; shift 2 ;;
         --dtpools) DTPOOLS=""; shift ;;
         --prefix) PREFIX=$(realpath "$2"); shift 2 ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        --launch-args) read -ra EXTRA <<< "$2"; shift 2 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "mpich-tests.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -89,6 +93,7 @@ case "$MPI" in
         LAUNCH=(timeout -k 5 @TIMEOUT@ mpirun.mpich -n @NP@) ;;
     *) echo "mpich-tests.sh: --mpi rmpi|openmpi|mpich" >&2; exit 2 ;;
 esac
+LAUNCH+=("${EXTRA[@]}")
 
 # The sources: a copy of test/mpi with the checkout's confdb, autogen'd once (autogen writes into
 # the tree, and the checkout stays untouched).

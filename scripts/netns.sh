@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Test "nodes" on one machine: network namespaces joined by veth pairs to a bridge, each with its
-# own address and (through `exec`, with unshare --uts) its own host name. For mpirun's multi-host
+# own address and (through `exec`, with unshare --uts) its own host name, which resolves there
+# (an /etc/hosts of the nodes, bind-mounted in a mount namespace of its own). For mpirun's multi-host
 # tests and benchmarks, as the launch agent: `mpirun --launch-agent "scripts/netns.sh exec"`.
 #
 #   scripts/netns.sh up PREFIX N     create namespaces PREFIX-node1..N (10.RR.0.11..) and the
@@ -45,6 +46,13 @@ up)
         ip -n "$ns" link set lo up
         hosts+=("node$i")
     done
+    # Host names resolve inside the nodes (MPICH's spawn/join looks its own up), as on a cluster.
+    mkdir -p "/run/rmpi-netns/$prefix"
+    {
+        echo "127.0.0.1 localhost"
+        echo "::1 localhost"
+        for ((i = 1; i <= n; i++)); do echo "10.$rr.0.$((10 + i)) node$i"; done
+    } > "/run/rmpi-netns/$prefix/hosts"
     (IFS=,; echo "${hosts[*]}")
     ;;
 exec)
@@ -55,6 +63,12 @@ exec)
     # is shell syntax). nsenter, not `ip netns exec`: that one remounts /sys, which hides the
     # cgroup file systems a Slurm daemon needs.
     [ -e "/run/netns/$prefix-$host" ] || { echo "netns.sh: no node $host (namespace $prefix-$host)" >&2; exit 255; }
+    # Its own mount namespace only to show the nodes' /etc/hosts.
+    hf="/run/rmpi-netns/$prefix/hosts"
+    if [ -e "$hf" ]; then
+        exec nsenter --net="/run/netns/$prefix-$host" unshare --uts --mount -- \
+            sh -c "mount --bind '$hf' /etc/hosts && hostname '$host' && $*"
+    fi
     exec nsenter --net="/run/netns/$prefix-$host" unshare --uts -- sh -c "hostname '$host' && $*"
     ;;
 down)
@@ -71,13 +85,14 @@ down)
         ip link del "$v" 2>/dev/null || true
     done
     ip link del "${prefix}br" 2>/dev/null || true
+    rm -rf "/run/rmpi-netns/$prefix"
     ;;
 *)
     # `netns.sh HOST CMD...`, as rsh is called (MPICH's Hydra: -launcher-exec netns.sh).
     if [ -n "$cmd" ] && [ -e "/run/netns/${RMPI_NETNS_PREFIX:-}-$cmd" ]; then
         exec "$0" exec "$@"
     fi
-    sed -n 2,16p "$0" >&2
+    sed -n 2,17p "$0" >&2
     exit 2
     ;;
 esac

@@ -89,8 +89,18 @@ fn world_of_addr(rt: &mut Runtime, btl: usize, a: addr::Addr) -> Result<usize> {
         let peer = {
             let mut p = d.peers.borrow_mut();
             let i = p.addrs.len();
+            // A hello may have told its address already (it named itself before it listened).
+            let a = match p.learnt.remove(&a.key()) {
+                Some(l) if a.port == 0 => l,
+                _ => a,
+            };
             p.addrs.push(a);
             p.by_key.insert(a.key(), i);
+            if !a.same_host() {
+                // It learns our address from the hello, in case we had none when we named
+                // ourselves to its group.
+                p.announce.push(i);
+            }
             i
         };
         let w = rt.pml.add_endpoint(btl, peer, 0);
@@ -365,18 +375,6 @@ pub fn from_global(rt: &mut Runtime, names: &[i32]) -> Result<Vec<i32>> {
                     return err(
                         ErrorClass::Comm,
                         format!("rank {} of another job cannot be reached", t[1]),
-                    );
-                }
-                if !a.same_host() && a.port == 0 {
-                    return err(
-                        ErrorClass::Comm,
-                        format!(
-                            "rank {} of another job runs on another host and has no TCP \
-                             address for dynamic peers (its host has no interface that \
-                             btl_tcp_if_include/if_exclude select, or it never used MPI's \
-                             dynamic process calls before)",
-                            t[1]
-                        ),
                     );
                 }
                 let btl = ensure_btl(rt)?;

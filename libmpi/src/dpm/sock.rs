@@ -20,8 +20,8 @@ use crate::btl::{Btl, GetError};
 
 const MAX_FRAG: usize = 64 * 1024;
 const EAGER: usize = 16 * 1024;
-/// The first bytes on a connection: `MAGIC`, the sender's pid and host, the listener's cookie.
-const HELLO: usize = 16;
+/// The first bytes on a connection: `MAGIC`, the sender's address, the listener's cookie.
+const HELLO: usize = 8 + 4 * addr::WORDS;
 /// Between two tries to reach a listener that refused.
 const RETRY: Duration = Duration::from_millis(50);
 
@@ -34,23 +34,31 @@ pub fn abstract_addr(name: &str) -> std::io::Result<SocketAddr> {
     SocketAddr::from_abstract_name(name.as_bytes())
 }
 
-/// The hello `from` sends to a listener whose cookie is `cookie`.
+/// The hello `from` sends to a listener whose cookie is `cookie`. It carries the sender's
+/// whole address: a process that named itself to a group before it listened (so without a TCP
+/// address) is learnt that way by the peers it connects to.
 pub fn hello(from: &Addr, cookie: u32) -> [u8; HELLO] {
     let mut h = [0u8; HELLO];
     h[..4].copy_from_slice(MAGIC);
-    h[4..8].copy_from_slice(&from.pid.to_le_bytes());
-    h[8..12].copy_from_slice(&from.host.to_le_bytes());
-    h[12..].copy_from_slice(&cookie.to_le_bytes());
+    for (i, w) in from.words().iter().enumerate() {
+        h[4 + 4 * i..8 + 4 * i].copy_from_slice(&w.to_le_bytes());
+    }
+    h[HELLO - 4..].copy_from_slice(&cookie.to_le_bytes());
     h
 }
 
-/// The sender's key (host, pid), if `h` is a hello for the holder of `cookie`. On the Unix
-/// listener (this host's processes only) a cookie of 0 passes too: a process that had no
-/// listener when it gave its address to the group, and so no cookie, is still reached.
-fn check_hello(h: &[u8], cookie: u32, unix: bool) -> Option<(u32, u32)> {
+/// The sender's address, if `h` is a hello for the holder of `cookie`. On the Unix listener
+/// (this host's processes only) a cookie of 0 passes too: a process that had no listener when
+/// it gave its address to the group, and so no cookie, is still reached.
+fn check_hello(h: &[u8], cookie: u32, unix: bool) -> Option<Addr> {
     let word = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().expect("4 bytes"));
-    let ok = word(12) == cookie || (unix && word(12) == 0);
-    (&h[..4] == MAGIC && ok).then(|| (word(8), word(4)))
+    let theirs = word(HELLO - 4);
+    let ok = theirs == cookie || (unix && theirs == 0);
+    if &h[..4] != MAGIC || !ok {
+        return None;
+    }
+    let w: Vec<i32> = (0..addr::WORDS).map(|i| word(4 + 4 * i) as i32).collect();
+    Some(Addr::from_words(&w))
 }
 
 struct Inbound {
@@ -82,6 +90,25 @@ const REFUSED_GRACE: Duration = Duration::from_secs(10);
 pub struct Peers {
     pub by_key: HashMap<(u32, u32), usize>,
     pub addrs: Vec<Addr>,
+    /// Addresses from hellos of processes not known yet as peers (`dpm::world_of_addr`
+    /// takes them).
+    pub learnt: HashMap<(u32, u32), Addr>,
+    /// Peers to connect to at the next progress although nothing is to be sent: they learn our
+    /// address from the hello.
+    pub announce: Vec<usize>,
+}
+
+impl Peers {
+    /// `a` as the hello said it: it replaces an address without TCP of a known peer.
+    fn learn(&mut self, a: Addr) {
+        match self.by_key.get(&a.key()) {
+            Some(&i) if self.addrs[i].port == 0 => self.addrs[i] = a,
+            Some(_) => {}
+            None => {
+                self.learnt.insert(a.key(), a);
+            }
+        }
+    }
 }
 
 pub struct DynBtl {
@@ -146,6 +173,7 @@ impl DynBtl {
             let name = abstract_addr(&listener_name(a.pid))?;
             return UnixStream::connect_addr(&name).map(Stream::Unix);
         }
+        // A peer of another host without an address yet: its hello will bring it.
         addr::tcp_connect(&a.tcp_targets()).map(Stream::Tcp)
     }
 
@@ -253,12 +281,30 @@ impl Btl for DynBtl {
 
     fn progress(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize {
         let me = self.me;
+        let announce = std::mem::take(&mut self.peers.borrow_mut().announce);
+        for p in announce {
+            let o = self.out_for(p);
+            if o.sock.is_none() {
+                Self::flush(&me, o);
+            }
+        }
+        {
+            // Addresses learnt from hellos since.
+            let peers = self.peers.borrow();
+            for (o, a) in self.out.iter_mut().zip(&peers.addrs) {
+                if o.addr.port == 0 && a.port != 0 {
+                    o.addr = *a;
+                    o.next_try = None;
+                }
+            }
+        }
         for o in self.out.iter_mut().filter(|o| !o.pending.is_empty()) {
             Self::flush(&me, o);
         }
         self.accept_all();
         let mut n = 0;
         let mut chunk = [0u8; 65536];
+        let mut learnt = Vec::new();
         let peers = self.peers.borrow();
         for c in &mut self.inbound {
             loop {
@@ -281,7 +327,10 @@ impl Btl for DynBtl {
                     me.cookie,
                     matches!(c.sock, Stream::Unix(_)),
                 ) {
-                    Some(k) => c.key = Some(k),
+                    Some(a) => {
+                        c.key = Some(a.key());
+                        learnt.push(a);
+                    }
                     // Not one of ours: dropped unread.
                     None => {
                         c.dead = true;
@@ -308,6 +357,12 @@ impl Btl for DynBtl {
             c.buf.drain(..off);
         }
         drop(peers);
+        if !learnt.is_empty() {
+            let mut peers = self.peers.borrow_mut();
+            for a in learnt {
+                peers.learn(a);
+            }
+        }
         self.inbound
             .retain(|c| !(c.dead || c.closed && c.buf.is_empty()));
         n
@@ -339,14 +394,37 @@ mod tests {
             ..Addr::local_only()
         };
         let h = hello(&from, 77);
-        assert_eq!(check_hello(&h, 77, false), Some(from.key()));
+        assert_eq!(check_hello(&h, 77, false), Some(from));
         assert_eq!(check_hello(&h, 78, false), None);
         // No cookie (the sender learnt of us before we listened): this host's Unix name only.
         let h0 = hello(&from, 0);
-        assert_eq!(check_hello(&h0, 78, true), Some(from.key()));
+        assert_eq!(check_hello(&h0, 78, true), Some(from));
         assert_eq!(check_hello(&h0, 78, false), None);
         let mut bad = h;
         bad[0] = b'X';
         assert_eq!(check_hello(&bad, 77, false), None);
+    }
+
+    #[test]
+    fn a_hello_gives_a_late_listener_its_address() {
+        let mut p = Peers::default();
+        let bare = Addr {
+            host: 1,
+            pid: 2,
+            ..Addr::default()
+        };
+        p.by_key.insert(bare.key(), 0);
+        p.addrs.push(bare);
+        let full = Addr {
+            port: 9,
+            ips: [7, 0, 0, 0],
+            ..bare
+        };
+        p.learn(full);
+        assert_eq!(p.addrs[0], full);
+        // Not yet a peer: kept for when it becomes one.
+        let other = Addr { pid: 3, ..full };
+        p.learn(other);
+        assert_eq!(p.learnt.get(&other.key()), Some(&other));
     }
 }
