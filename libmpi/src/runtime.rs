@@ -229,6 +229,34 @@ fn try_with_taken(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
     }
 }
 
+/// `try_with` for fast paths that never wait (a send handed to the transport, a receive or send
+/// posted): under MULTIPLE they run too, when the runtime is free at once (else false: the
+/// general path queues for it).
+#[inline(always)]
+pub fn try_with_nowait(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
+    if SLOT.owner.load(Ordering::Acquire) != this_thread() {
+        return try_with_nowait_taken(f);
+    }
+    try_with(f)
+}
+
+#[inline(never)]
+fn try_with_nowait_taken(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
+    if !is_multiple() {
+        return try_with_taken(f);
+    }
+    if SLOT
+        .owner
+        .compare_exchange(FREE, this_thread(), Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        return false;
+    }
+    let _taken = Taken;
+    // Owner now: `try_with` takes its fast path.
+    try_with(f)
+}
+
 /// Clears `busy` when a call ends, by return or by unwinding.
 struct Busy;
 
@@ -373,8 +401,22 @@ fn blocking_taken<T, R>(
             finish(rt, t)
         });
     }
+    // Started and ready at once (an eager send, a message already there): one turn under the
+    // runtime, as at the other levels.
+    let mut finish = Some(finish);
+    let t = match with_taken(|rt| {
+        let t = start(rt)?;
+        if ready(rt, &t) {
+            let f = finish.take().expect("first use");
+            return f(rt, t).map(Ok);
+        }
+        Ok(Err(t))
+    })? {
+        Ok(r) => return Ok(r),
+        Err(t) => t,
+    };
+    let finish = finish.expect("not used yet");
     let blocked = Blocked::new();
-    let t = with(start)?;
     poll_outside(|rt| Ok(ready(rt, &t).then_some(())))?;
     with(|rt| {
         blocked.release();
@@ -402,6 +444,16 @@ fn with_ready_taken<R>(
     f: impl FnOnce(&mut Runtime) -> Result<R>,
 ) -> Result<R> {
     if is_multiple() {
+        // Ready at once (requests already complete): one turn under the runtime.
+        let mut f = Some(f);
+        let done = with_taken(|rt| match ready(rt) {
+            true => f.take().expect("first use")(rt).map(Some),
+            false => Ok(None),
+        })?;
+        if let Some(r) = done {
+            return Ok(r);
+        }
+        let f = f.expect("not used yet");
         let blocked = Blocked::new();
         poll_outside(|rt| Ok(ready(rt).then_some(())))?;
         return with_taken(|rt| {
@@ -450,39 +502,40 @@ fn with_poll_taken<R>(
 }
 
 /// How a thread waits under MULTIPLE: `attempt` runs under the runtime, then (if it gave
-/// nothing) one progress turn and `attempt` again, and the runtime is given back before the
-/// next turn, so every thread's call goes on between them. No `&mut Runtime` lives across the
-/// turns: another thread may change the runtime in between. Threads waiting to take the runtime
-/// go first; after 2000 idle turns (at once when oversubscribed) the CPU is yielded. For
-/// MULTIPLE only: at the other levels calls wait inside the runtime.
+/// nothing) a progress turn and `attempt` again, and so on while no other thread waits for the
+/// runtime; the runtime is given back as soon as one does (`WAITERS`), so every thread's call
+/// goes on between the turns. No `&mut Runtime` lives across a give-back: another thread may
+/// change the runtime in between. After 2000 idle turns (at once when oversubscribed) the
+/// runtime is given back and the CPU yielded. For MULTIPLE only: at the other levels calls wait
+/// inside the runtime.
 pub fn poll_outside<R>(mut attempt: impl FnMut(&mut Runtime) -> Result<Option<R>>) -> Result<R> {
     let blocked = Blocked::new();
     let mut idle = 0u32;
     loop {
-        let (got, moved, yield_when_idle) = with(|rt| {
+        let got = with(|rt| loop {
             rt.sync_waiting();
             if let Some(r) = attempt(rt)? {
                 blocked.release();
-                return Ok((Some(r), true, false));
+                return Ok(Some(r));
             }
             let moved = rt.pml.progress() > 0;
-            let got = if moved { attempt(rt)? } else { None };
-            if got.is_some() {
-                blocked.release();
+            if moved {
+                idle = 0;
+                if let Some(r) = attempt(rt)? {
+                    blocked.release();
+                    return Ok(Some(r));
+                }
+            } else {
+                idle = idle.saturating_add(1);
             }
-            Ok((got, moved, rt.yield_when_idle))
+            if WAITERS.load(Ordering::Relaxed) > 0 || rt.yield_when_idle || idle > 2000 {
+                return Ok(None);
+            }
         })?;
         if let Some(r) = got {
             return Ok(r);
         }
-        if moved {
-            idle = 0;
-        } else {
-            idle = idle.saturating_add(1);
-        }
-        if WAITERS.load(Ordering::Relaxed) > 0 || yield_when_idle || idle > 2000 {
-            std::thread::yield_now();
-        }
+        std::thread::yield_now();
     }
 }
 
@@ -1012,6 +1065,52 @@ impl Runtime {
             return None;
         }
         self.progress_until(|p| !p.recv_direct_waiting());
+        self.pml.recv_direct_end()
+    }
+
+    /// `recv_now` under MULTIPLE: it waits inside the runtime only while no other thread waits
+    /// for it; when one does (or after 2000 idle turns) before anything matched, it gives up,
+    /// nothing consumed (None), and the general path waits outside the runtime instead.
+    ///
+    /// # Safety
+    /// As `recv_now`.
+    #[inline(never)]
+    pub unsafe fn recv_now_yielding(
+        &mut self,
+        comm: usize,
+        buf: *mut u8,
+        cap: usize,
+        src: i32,
+        tag: i32,
+    ) -> Option<Status> {
+        let Some(Some(c)) = self.comms.get(comm) else {
+            return None;
+        };
+        if (tag < 0 && tag != crate::pml::ANY_TAG)
+            || (src != crate::pml::ANY_SOURCE && c.peers().get(src as usize).is_none())
+        {
+            return None;
+        }
+        // SAFETY: forwarded from this function's contract; we wait below until it is over, or
+        // give it up before anything was written.
+        if !unsafe { self.pml.recv_direct_begin(buf, cap, c.ctx, src, tag) } {
+            return None;
+        }
+        // As `progress_until`; the word goes back to what the other threads' waits say.
+        self.pml.set_waiting(true);
+        let mut idle = 0u32;
+        while self.pml.recv_direct_waiting() {
+            let others = WAITERS.load(Ordering::Relaxed) > 0;
+            if (others || self.yield_when_idle || idle > 2000) && self.pml.recv_direct_abandon() {
+                break;
+            }
+            if self.pml.progress() > 0 {
+                idle = 0;
+            } else {
+                idle = idle.saturating_add(1);
+            }
+        }
+        self.pml.set_waiting(self.waiting_marked);
         self.pml.recv_direct_end()
     }
 

@@ -114,6 +114,18 @@ fn c_collective_calls_from_two_threads_in_opposite_orders() {
     }
 }
 
+/// Under MULTIPLE, MPI_Recv's direct receive waits inside the runtime only while no other
+/// thread wants it (tests/c/thread_recv_handoff.c: the message a thread waits for comes only
+/// after another thread of its process sent; then every byte of 0 B - 256 KiB one thread
+/// alone, through the same path).
+#[test]
+fn c_a_waiting_receive_gives_the_runtime_to_another_thread() {
+    let p = c_program("tests/c/thread_recv_handoff.c");
+    for np in [2, 3] {
+        no_errors(np, "60", &p, &[], &format!("np {np}"));
+    }
+}
+
 /// Ranks at different levels in one job (tests/c/thread_mixed.c: even ranks MULTIPLE, odd
 /// ranks FUNNELED): communicator creation and barriers match across the levels, and the
 /// MULTIPLE ranks' own communicator takes the MULTIPLE forms from two threads at once.

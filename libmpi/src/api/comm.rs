@@ -169,10 +169,12 @@ impl Communicator {
     /// Blocking send of `buf` to rank `dest`.
     pub fn send<T: Equivalence>(&self, buf: &[T], dest: i32, tag: i32) -> Result<()> {
         let b = as_bytes(buf);
-        // The latency path: straight to the transport (under MULTIPLE `try_with` steps aside
-        // and the general path below sends).
+        // The latency path: straight to the transport (under MULTIPLE when the runtime is free
+        // at once; else the general path below sends).
         // SAFETY: `b` is borrowed for this whole call; the transport copies it at once.
-        if runtime::try_with(|rt| unsafe { rt.send_now(self.id, b.as_ptr(), b.len(), dest, tag) }) {
+        if runtime::try_with_nowait(|rt| unsafe {
+            rt.send_now(self.id, b.as_ptr(), b.len(), dest, tag)
+        }) {
             return Ok(());
         }
         runtime::blocking(
@@ -194,15 +196,22 @@ impl Communicator {
     ) -> Result<Status> {
         let b = as_bytes_mut(buf);
         let (src, tag) = (source.into().raw(), tag.into().raw());
-        // The latency path: a direct receive, which waits inside the runtime (`try_with` does
-        // nothing under MULTIPLE); anything unusual takes the general path below.
+        // The latency path: a direct receive, which waits inside the runtime (under MULTIPLE
+        // only while no other thread waits for it); anything unusual takes the general path
+        // below.
         let mut got = None;
-        if runtime::try_with(|rt| {
+        let fast = runtime::try_with(|rt| {
             // SAFETY: `b` is exclusively borrowed for this whole call, which returns only once
             // the receive has completed.
             got = unsafe { rt.recv_now(self.id, b.as_mut_ptr(), b.len(), src, tag) };
             got.is_some()
-        }) {
+        }) || (runtime::is_multiple()
+            && runtime::try_with_nowait(|rt| {
+                // SAFETY: as above (given up before anything was written, if at all).
+                got = unsafe { rt.recv_now_yielding(self.id, b.as_mut_ptr(), b.len(), src, tag) };
+                got.is_some()
+            }));
+        if fast {
             return check(got.expect("set when try_with says so"));
         }
         let st = runtime::blocking(

@@ -24,7 +24,7 @@ fn send(
     // transport; anything else (errors included) takes the general path below.
     if let (Some(n), Ok(c)) = (plain_bytes(buf, count, datatype), comm_index(comm)) {
         // SAFETY: MPI_Send's contract: buf holds count elements, n bytes.
-        if runtime::try_with(|rt| unsafe { rt.send_now(c, buf.cast(), n, dest, tag) }) {
+        if runtime::try_with_nowait(|rt| unsafe { rt.send_now(c, buf.cast(), n, dest, tag) }) {
             return MPI_SUCCESS;
         }
     }
@@ -60,10 +60,18 @@ fn recv(
     if let (Some(n), Ok(c)) = (plain_bytes(buf, count, datatype), comm_index(comm)) {
         let mut got = None;
         // SAFETY: MPI_Recv's contract: buf has room for count elements, n bytes.
-        if runtime::try_with(|rt| {
+        let fast = runtime::try_with(|rt| {
             got = unsafe { rt.recv_now(c, buf.cast(), n, source, tag) };
             got.is_some()
-        }) {
+        }) || (runtime::is_multiple()
+            // Under MULTIPLE (where `try_with` steps aside): a direct receive that gives the
+            // runtime up to any other thread before a message matches.
+            && runtime::try_with_nowait(|rt| {
+                // SAFETY: as above.
+                got = unsafe { rt.recv_now_yielding(c, buf.cast(), n, source, tag) };
+                got.is_some()
+            }));
+        if fast {
             let st = got.expect("set when try_with says so");
             // SAFETY: status is MPI_STATUS_IGNORE or writable, per the standard.
             unsafe { store_status(status, &st) };
@@ -121,7 +129,7 @@ fn istart(
         let mut id = None;
         // SAFETY: MPI_Isend's / MPI_Irecv's contract: buf holds count elements (n bytes) and
         // stays valid (for a receive: writable and untouched) until the request completes.
-        let fast = runtime::try_with(|rt| unsafe {
+        let fast = runtime::try_with_nowait(|rt| unsafe {
             let started = if send {
                 if rt.send_now(c, buf.cast(), n, peer, tag) {
                     Some(pml::Started::Done(pml::Status::default()))

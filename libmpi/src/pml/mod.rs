@@ -651,6 +651,18 @@ impl Pml {
         )
     }
 
+    /// Gives the latency path up if nothing has matched it yet (true: nothing was consumed, the
+    /// general path may receive instead); false once a message is being delivered into it.
+    #[inline]
+    pub fn recv_direct_abandon(&mut self) -> bool {
+        let d = &mut self.st.direct;
+        let idle = d.state == DirectState::Waiting;
+        if idle {
+            d.state = DirectState::Idle;
+        }
+        idle
+    }
+
     /// Step 3: the status if the message was delivered; None if it needs the general path
     /// (it is then first among the unexpected messages that match).
     #[inline]
