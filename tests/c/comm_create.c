@@ -1,5 +1,7 @@
-/* MPI_Comm_create from groups (even ranks, reversed order), and hundreds of communicators
- * created and freed, several alive at once, each carrying traffic. */
+/* MPI_Comm_create from groups (even ranks, reversed order, disjoint groups: evens and odds
+ * each passing their own, MPI 2.2), and hundreds of communicators created and freed, several
+ * alive at once, each carrying traffic. With the argument "multiple": under
+ * MPI_THREAD_MULTIPLE (where creation takes another path). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +13,12 @@ int main(int argc, char **argv) {
     int rank, size, r, s;
     MPI_Group world, evens, rev;
     MPI_Comm ce, cr;
-    MPI_Init(&argc, &argv);
+    if (argc > 1 && argv[1][0] == 'm') {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_group(MPI_COMM_WORLD, &world);
@@ -31,6 +38,32 @@ int main(int argc, char **argv) {
         MPI_Comm_free(&ce);
     } else {
         CHECK(ce == MPI_COMM_NULL, "odd rank got a communicator");
+    }
+
+    /* Disjoint groups: each rank passes the group of its own parity, in reverse order. */
+    {
+        int n = 0, *ranks = malloc(sizeof(int) * size);
+        for (int i = size - 1; i >= 0; i--)
+            if (i % 2 == rank % 2) ranks[n++] = i;
+        MPI_Group mine;
+        MPI_Comm cp;
+        MPI_Group_incl(world, n, ranks, &mine);
+        MPI_Comm_create(MPI_COMM_WORLD, mine, &cp);
+        CHECK(cp != MPI_COMM_NULL, "parity group: MPI_COMM_NULL");
+        MPI_Comm_rank(cp, &r);
+        MPI_Comm_size(cp, &s);
+        CHECK(s == n, "parity group: size %d, want %d", s, n);
+        int want = 0;
+        while (ranks[want] != rank) want++;
+        CHECK(r == want, "parity group: rank %d, want %d", r, want);
+        int sum = 0;
+        MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, cp);
+        int expect = 0;
+        for (int i = 0; i < n; i++) expect += ranks[i];
+        CHECK(sum == expect, "parity group: sum of world ranks %d, want %d", sum, expect);
+        MPI_Comm_free(&cp);
+        MPI_Group_free(&mine);
+        free(ranks);
     }
 
     /* All ranks, reversed. */

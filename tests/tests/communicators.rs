@@ -32,6 +32,13 @@ fn c_comm_split() {
 #[test]
 fn c_comm_create_many() {
     run_c("tests/c/comm_create.c");
+    // Under MULTIPLE creation is a split outside the runtime: disjoint groups too.
+    let p = c_program("tests/c/comm_create.c");
+    for np in NPS {
+        let r = mpirun_np(np, &p, &["multiple"]);
+        r.assert_ok();
+        assert!(r.stdout.contains(" No Errors"), "multiple, np {np}:\n{}", r.stdout);
+    }
 }
 
 #[test]

@@ -198,15 +198,21 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Comm_create / PMPI_Comm_create(comm: Handle, group: Handle, newcomm: *mut Handle) -> c_int {
         if multiple_forms(comm) {
-            // An intracommunicator's: the split (outside the runtime) with color 0 for the
-            // group's members, keyed by their rank in the group (the new order). Anything
-            // unusual, errors included, takes the general path below.
+            // An intracommunicator's: the split (outside the runtime) of the group's members,
+            // keyed by their rank in the group (the new order). The processes may pass
+            // disjoint groups (MPI 2.2), each making its own: the color names the group by its
+            // first member's rank in the parent. Anything unusual, errors included, takes the
+            // general path below.
             let plan = comm_index(comm).and_then(|c| runtime::with(|rt| {
                 let p = rt.comm(c)?;
                 let g = super::group::group_of(rt, group)?;
                 let fits = !p.is_inter() && g.members().iter().all(|w| p.group.contains(w));
+                let first = g.members().first().and_then(|w| p.group.iter().position(|x| x == w));
                 let me = p.group[p.rank as usize];
-                Ok(fits.then(|| (c, g.rank_of(me).map_or((UNDEFINED, 0), |r| (0, r)))))
+                Ok(fits.then(|| {
+                    let color = first.map_or(UNDEFINED, |f| f as i32);
+                    (c, g.rank_of(me).map_or((UNDEFINED, 0), |r| (color, r)))
+                }))
             }));
             if let Ok(Some((c, (color, key)))) = plan {
                 return outside("MPI_Comm_create", err_comm(comm), || {
