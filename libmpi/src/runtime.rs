@@ -1052,20 +1052,38 @@ impl Runtime {
         src: i32,
         tag: i32,
     ) -> Option<Status> {
-        let Some(Some(c)) = self.comms.get(comm) else {
-            return None;
-        };
-        if (tag < 0 && tag != crate::pml::ANY_TAG)
-            || (src != crate::pml::ANY_SOURCE && c.peers().get(src as usize).is_none())
-        {
-            return None;
-        }
         // SAFETY: forwarded from this function's contract; we wait below until it is over.
-        if !unsafe { self.pml.recv_direct_begin(buf, cap, c.ctx, src, tag) } {
+        if !unsafe { self.recv_direct_begin(comm, buf, cap, src, tag) } {
             return None;
         }
         self.progress_until(|p| !p.recv_direct_waiting());
         self.pml.recv_direct_end()
+    }
+
+    /// The direct receive `recv_now` and `recv_now_yielding` wait for, begun if the arguments
+    /// are usual and nothing is posted or unmatched (false: the general path receives).
+    ///
+    /// # Safety
+    /// As `recv_now`, until the receive is over or given up.
+    #[inline(always)]
+    unsafe fn recv_direct_begin(
+        &mut self,
+        comm: usize,
+        buf: *mut u8,
+        cap: usize,
+        src: i32,
+        tag: i32,
+    ) -> bool {
+        let Some(Some(c)) = self.comms.get(comm) else {
+            return false;
+        };
+        if (tag < 0 && tag != crate::pml::ANY_TAG)
+            || (src != crate::pml::ANY_SOURCE && c.peers().get(src as usize).is_none())
+        {
+            return false;
+        }
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.pml.recv_direct_begin(buf, cap, c.ctx, src, tag) }
     }
 
     /// `recv_now` under MULTIPLE: it waits inside the runtime only while no other thread waits
@@ -1083,17 +1101,9 @@ impl Runtime {
         src: i32,
         tag: i32,
     ) -> Option<Status> {
-        let Some(Some(c)) = self.comms.get(comm) else {
-            return None;
-        };
-        if (tag < 0 && tag != crate::pml::ANY_TAG)
-            || (src != crate::pml::ANY_SOURCE && c.peers().get(src as usize).is_none())
-        {
-            return None;
-        }
         // SAFETY: forwarded from this function's contract; we wait below until it is over, or
         // give it up before anything was written.
-        if !unsafe { self.pml.recv_direct_begin(buf, cap, c.ctx, src, tag) } {
+        if !unsafe { self.recv_direct_begin(comm, buf, cap, src, tag) } {
             return None;
         }
         // As `progress_until`; the word goes back to what the other threads' waits say.

@@ -37,7 +37,11 @@ fn c_comm_create_many() {
     for np in NPS {
         let r = mpirun_np(np, &p, &["multiple"]);
         r.assert_ok();
-        assert!(r.stdout.contains(" No Errors"), "multiple, np {np}:\n{}", r.stdout);
+        assert!(
+            r.stdout.contains(" No Errors"),
+            "multiple, np {np}:\n{}",
+            r.stdout
+        );
     }
 }
 

@@ -87,17 +87,6 @@ fn srun_starts_ranks_directly_sm_within_a_node_tcp_between() {
         "{}",
         r.stderr
     );
-    // MPI_Comm_spawn: the parents fill node1, the children's daemon starts on node2 by a step
-    // of its own.
-    let prog = c_program("tests/c/dpm_hosts.c");
-    let r = mpirun_in_allocation(&slurm, &["-np", "2", prog.to_str().unwrap(), "spawn", "2"]);
-    r.assert_ok();
-    assert!(
-        r.stdout.contains("child 0 on node2\n") && r.stdout.contains("child 1 on node2\n"),
-        "{}",
-        r.stdout
-    );
-    assert!(r.stdout.contains("dpm_hosts: OK"), "{}", r.stdout);
 }
 
 /// `salloc -N 2 -n 4 mpirun --timeout 60 ARGS`.
