@@ -1116,8 +1116,12 @@ impl Runtime {
             }
             if self.pml.progress() > 0 {
                 idle = 0;
-            } else {
-                idle = idle.saturating_add(1);
+                continue;
+            }
+            idle = idle.saturating_add(1);
+            if self.yield_when_idle || idle > 2000 {
+                // Being streamed into (it cannot be given up): let the sender run.
+                std::thread::yield_now();
             }
         }
         self.pml.set_waiting(self.waiting_marked);
