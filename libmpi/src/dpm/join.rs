@@ -77,7 +77,8 @@ impl PortListener {
         let unix = UnixListener::bind_addr(&a).map_err(open_err)?;
         unix.set_nonblocking(true).map_err(open_err)?;
         let mut name = base.to_string();
-        let tcp = match addr::tcp_listener().map_err(open_err)? {
+        // Where TCP cannot listen, the port serves this host only.
+        let tcp = match addr::tcp_listener().ok().flatten() {
             Some((l, port, ips)) => {
                 let cookie = addr::cookie();
                 let ips: Vec<String> = ips

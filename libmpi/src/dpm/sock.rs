@@ -131,7 +131,9 @@ impl DynBtl {
             cookie: addr::cookie(),
             ..Addr::local_only()
         };
-        let tcp = match addr::tcp_listener()? {
+        // Where TCP cannot listen, peers of this host still reach us (those of other hosts
+        // cannot).
+        let tcp = match addr::tcp_listener().ok().flatten() {
             Some((l, port, ips)) => {
                 me.port = port;
                 me.ips = ips;
