@@ -90,6 +90,31 @@ fn malloc_is_ours() {
     assert_eq!(stdout(&preloaded(c, "python3 maps")).trim(), "True");
 }
 
+/// The library loads nothing beyond the C library: no libgcc_s.so.1 (Rust's unwinder comes
+/// from libgcc_eh.a, build.rs), which every preloaded program would otherwise map and count in
+/// its resident set.
+#[test]
+fn needs_only_libc() {
+    let o = Command::new("readelf")
+        .arg("-d")
+        .arg(lib())
+        .output()
+        .expect("run readelf");
+    assert!(o.status.success(), "readelf -d librmalloc.so");
+    let needed: Vec<String> = stdout(&o)
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| l.split('[').nth(1).map(|n| n.trim_end_matches(']').to_string()))
+        .collect();
+    assert!(!needed.is_empty(), "no NEEDED entries parsed from readelf -d");
+    for n in &needed {
+        assert!(
+            n == "libc.so.6" || n.starts_with("ld-linux"),
+            "librmalloc.so needs {n} (all: {needed:?})"
+        );
+    }
+}
+
 #[test]
 fn python3() {
     python3_with(&[]);
