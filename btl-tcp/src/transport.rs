@@ -92,11 +92,33 @@ pub struct TcpTransport {
     by_rank: HashMap<u32, usize>,
     incoming: Vec<Incoming>,
     ready: Vec<u64>,
+    /// Peers whose connections `poll` reads directly, before and between epoll turns: the
+    /// [`HOT_MAX`] that delivered most recently. A message from them then costs one recv, not
+    /// an epoll_wait and a recv (0.4 µs of a 3.5 µs one-way across a veth pair).
+    hot: Vec<usize>,
+    /// Per peer: the poll turn it last delivered a frame in (which hot peer makes room).
+    last_active: Vec<u32>,
+    /// Poll turns so far; epoll runs every [`EPOLL_EVERY`]th while there are hot peers.
+    turn: u32,
     pub sends: u64,
     pub recvs: u64,
 }
 
 const LISTENER: u64 = u64::MAX;
+
+/// At most this many peers are read directly on every poll (each read that finds nothing is a
+/// syscall, so many peers are better served by one epoll_wait).
+const HOT_MAX: usize = 4;
+
+/// A peer stays hot while its frames are at most this long. Reading a connection in a loop
+/// while a larger message streams in slows it (2-64 KiB one-way 5-10 % slower across a veth
+/// pair, measured with OSU 5.3): the reads hold the socket that the sender's segments are
+/// delivered to.
+const HOT_FRAME: usize = 1024 + 64;
+
+/// With hot peers, epoll (the other peers, the listener, hang-ups) runs every this many polls:
+/// a cold peer's message waits at most this many turns longer.
+const EPOLL_EVERY: u32 = 4;
 
 /// A random word (getrandom; the clock and pid where that fails).
 pub fn random_cookie() -> u64 {
@@ -153,6 +175,7 @@ impl TcpTransport {
             })
             .collect();
         let by_rank = peers.iter().enumerate().map(|(i, p)| (p.rank, i)).collect();
+        let npeers = peers.len();
         Ok(TcpTransport {
             params,
             rank,
@@ -165,6 +188,9 @@ impl TcpTransport {
             by_rank,
             incoming: Vec::new(),
             ready: Vec::new(),
+            hot: Vec::new(),
+            last_active: vec![0; npeers],
+            turn: 0,
             sends: 0,
             recvs: 0,
         })
@@ -372,16 +398,40 @@ impl TcpTransport {
                 self.flush(i)?;
             }
         }
+        let mut n = 0;
+        let mut k = 0;
+        while k < self.hot.len() {
+            let i = self.hot[k];
+            let (m, small) = self.read_sized(i, f)?;
+            n += m;
+            if !small {
+                // Larger messages go through epoll again (below).
+                self.hot.swap_remove(k);
+                continue;
+            }
+            if m > 0 {
+                self.last_active[i] = self.turn;
+            }
+            k += 1;
+        }
+        self.turn = self.turn.wrapping_add(1);
+        if !self.hot.is_empty() && !self.turn.is_multiple_of(EPOLL_EVERY) {
+            self.recvs += n as u64;
+            return Ok(n);
+        }
         let mut ready = std::mem::take(&mut self.ready);
         self.epoll
             .ready(&mut ready)
             .map_err(|e| internal(format!("btl tcp: epoll_wait: {e}")))?;
-        let mut n = 0;
         for &t in &ready {
             if t == LISTENER {
                 self.accept()?;
-            } else {
-                n += self.read(t as usize, f)?;
+            } else if !self.hot.contains(&(t as usize)) {
+                let (m, small) = self.read_sized(t as usize, f)?;
+                if m > 0 && small {
+                    self.warm_up(t as usize);
+                }
+                n += m;
             }
         }
         self.ready = ready;
@@ -390,6 +440,35 @@ impl TcpTransport {
         }
         self.recvs += n as u64;
         Ok(n)
+    }
+
+    /// `read`, and whether the traffic is small messages only: every frame delivered at most
+    /// [`HOT_FRAME`] bytes and no frame left half-read.
+    fn read_sized(
+        &mut self,
+        i: usize,
+        f: &mut dyn FnMut(usize, u8, &[u8]),
+    ) -> Result<(usize, bool), TcpError> {
+        let mut small = true;
+        let m = self.read(i, &mut |p, t, b| {
+            small &= b.len() <= HOT_FRAME;
+            f(p, t, b)
+        })?;
+        Ok((m, small && self.peers[i].recv.is_empty()))
+    }
+
+    /// Peer `i` delivered: make it hot, in place of the hot peer quiet the longest if full.
+    fn warm_up(&mut self, i: usize) {
+        self.last_active[i] = self.turn;
+        if self.hot.len() < HOT_MAX {
+            self.hot.push(i);
+            return;
+        }
+        let turn = self.turn;
+        let la = &self.last_active;
+        if let Some(k) = (0..self.hot.len()).max_by_key(|&k| turn.wrapping_sub(la[self.hot[k]])) {
+            self.hot[k] = i;
+        }
     }
 
     fn accept(&mut self) -> Result<(), TcpError> {

@@ -81,6 +81,62 @@ fn ordered_large_and_small_fragments() {
     assert!(ts[0].flushed());
 }
 
+/// Seven ranks, each sending to all six others in turn: more peers than are read directly on
+/// every poll (4), small frames (which make a peer hot) mixed with large ones (which send it
+/// back to epoll), so peers keep moving in and out of the hot set. Every frame arrives once,
+/// in order per sender, with its bytes.
+#[test]
+fn many_peers_in_and_out_of_the_hot_set() {
+    const N: usize = 7;
+    const PER: usize = 120;
+    let mut ts = job(N as u32, &[]);
+    // Frame k from each sender to each receiver: mostly small, every 5th 8 KiB.
+    let size = |k: usize| {
+        if k % 5 == 4 {
+            8192
+        } else {
+            [4, 16, 200, 1000][k % 4]
+        }
+    };
+    let mut got: Vec<Got> = vec![Vec::new(); N];
+    let mut next = vec![[0usize; N]; N];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let total = N * (N - 1) * PER;
+    while got.iter().map(Vec::len).sum::<usize>() < total {
+        assert!(std::time::Instant::now() < deadline, "stalled");
+        for r in 0..N {
+            for i in 0..N - 1 {
+                let k = next[r][i];
+                // Senders with low indices run ahead, so receivers see a shifting mix.
+                if k == PER || k > next[r][0] + 3 * i + 1 {
+                    continue;
+                }
+                let d = pattern(r * 1000 + k, size(k));
+                if !ts[r].try_send(i, (k % 7) as u8, &d[..4], &d[4..]).unwrap() {
+                    continue;
+                }
+                next[r][i] += 1;
+            }
+        }
+        poll_all(&mut ts, &mut got);
+    }
+    for (r, g) in got.iter().enumerate() {
+        for i in 0..N - 1 {
+            let from = if i < r { i } else { i + 1 };
+            let frames: Vec<&(usize, u8, Vec<u8>)> = g.iter().filter(|f| f.0 == i).collect();
+            assert_eq!(frames.len(), PER, "rank {r} from rank {from}");
+            for (k, f) in frames.iter().enumerate() {
+                assert_eq!(f.1 as usize, k % 7, "rank {r} from {from}: frame {k}'s tag");
+                assert_eq!(
+                    f.2,
+                    pattern(from * 1000 + k, size(k)),
+                    "rank {r} from {from}: frame {k}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn a_full_queue_refuses_then_drains() {
     // Small buffers so that the kernel fills up too: partial writes resume in the queue.

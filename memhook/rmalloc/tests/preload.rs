@@ -104,9 +104,16 @@ fn needs_only_libc() {
     let needed: Vec<String> = stdout(&o)
         .lines()
         .filter(|l| l.contains("(NEEDED)"))
-        .filter_map(|l| l.split('[').nth(1).map(|n| n.trim_end_matches(']').to_string()))
+        .filter_map(|l| {
+            l.split('[')
+                .nth(1)
+                .map(|n| n.trim_end_matches(']').to_string())
+        })
         .collect();
-    assert!(!needed.is_empty(), "no NEEDED entries parsed from readelf -d");
+    assert!(
+        !needed.is_empty(),
+        "no NEEDED entries parsed from readelf -d"
+    );
     for n in &needed {
         assert!(
             n == "libc.so.6" || n.starts_with("ld-linux"),
