@@ -67,6 +67,9 @@ struct Peer {
     waiting: bool,
     sendq: SendQueue,
     recv: RecvBuf,
+    /// Frames received from the peer since we last sent it one: a stream (many) or a
+    /// conversation (requests and answers, which hot reads serve).
+    unanswered: u32,
 }
 
 /// A connection accepted whose hello is still arriving.
@@ -115,6 +118,11 @@ const HOT_MAX: usize = 4;
 /// pair, measured with OSU 5.3): the reads hold the socket that the sender's segments are
 /// delivered to.
 const HOT_FRAME: usize = 1024 + 64;
+
+/// A peer that sent more frames than this since our last send to it streams (OSU's osu_bw
+/// window): reading its socket in a loop then slows the stream (3-5 % at 1 B-1 KiB), as for
+/// large messages, so it goes back to epoll.
+const HOT_UNANSWERED: u32 = 2;
 
 /// With hot peers, epoll (the other peers, the listener, hang-ups) runs every this many polls:
 /// a cold peer's message waits at most this many turns longer.
@@ -172,6 +180,7 @@ impl TcpTransport {
                 waiting: false,
                 sendq: SendQueue::default(),
                 recv: RecvBuf::new(params.max_frag),
+                unanswered: 0,
             })
             .collect();
         let by_rank = peers.iter().enumerate().map(|(i, p)| (p.rank, i)).collect();
@@ -278,6 +287,7 @@ impl TcpTransport {
         let h = frame::header(tag, len);
         let parts: [&[u8]; 3] = [&h, hdr, data];
         let p = &mut self.peers[i];
+        p.unanswered = 0;
         let live = p
             .sock
             .as_ref()
@@ -442,8 +452,9 @@ impl TcpTransport {
         Ok(n)
     }
 
-    /// `read`, and whether the traffic is small messages only: every frame delivered at most
-    /// [`HOT_FRAME`] bytes and no frame left half-read.
+    /// `read`, and whether the peer's traffic suits hot reads: small messages (every frame
+    /// delivered at most [`HOT_FRAME`] bytes, no frame left half-read) in a conversation (at
+    /// most [`HOT_UNANSWERED`] frames since our last send to it).
     fn read_sized(
         &mut self,
         i: usize,
@@ -454,7 +465,12 @@ impl TcpTransport {
             small &= b.len() <= HOT_FRAME;
             f(p, t, b)
         })?;
-        Ok((m, small && self.peers[i].recv.is_empty()))
+        let p = &mut self.peers[i];
+        p.unanswered = p.unanswered.saturating_add(m as u32);
+        Ok((
+            m,
+            small && p.recv.is_empty() && p.unanswered <= HOT_UNANSWERED,
+        ))
     }
 
     /// Peer `i` delivered: make it hot, in place of the hot peer quiet the longest if full.
