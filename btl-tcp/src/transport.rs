@@ -67,9 +67,11 @@ struct Peer {
     waiting: bool,
     sendq: SendQueue,
     recv: RecvBuf,
-    /// Frames received from the peer since we last sent it one: a stream (many) or a
-    /// conversation (requests and answers, which hot reads serve).
+    /// Frames received from the peer since we last sent it one, and sent to it since we last
+    /// received one: many of either make a stream, few a conversation (requests and answers,
+    /// which hot reads serve).
     unanswered: u32,
+    unheard: u32,
 }
 
 /// A connection accepted whose hello is still arriving.
@@ -119,9 +121,10 @@ const HOT_MAX: usize = 4;
 /// delivered to.
 const HOT_FRAME: usize = 1024 + 64;
 
-/// A peer that sent more frames than this since our last send to it streams (OSU's osu_bw
-/// window): reading its socket in a loop then slows the stream (3-5 % at 1 B-1 KiB), as for
-/// large messages, so it goes back to epoll.
+/// A peer that sent more frames than this since our last send to it, or that we sent more
+/// since it last sent, takes part in a stream (OSU's osu_bw window): reading the socket in a
+/// loop then slows the stream (3-5 % at 1 B-1 KiB: the reads hold the socket that the
+/// stream's data or acknowledgements are delivered to), so it goes back to epoll.
 const HOT_UNANSWERED: u32 = 2;
 
 /// With hot peers, epoll (the other peers, the listener, hang-ups) runs every this many polls:
@@ -181,6 +184,7 @@ impl TcpTransport {
                 sendq: SendQueue::default(),
                 recv: RecvBuf::new(params.max_frag),
                 unanswered: 0,
+                unheard: 0,
             })
             .collect();
         let by_rank = peers.iter().enumerate().map(|(i, p)| (p.rank, i)).collect();
@@ -288,6 +292,7 @@ impl TcpTransport {
         let parts: [&[u8]; 3] = [&h, hdr, data];
         let p = &mut self.peers[i];
         p.unanswered = 0;
+        p.unheard = p.unheard.saturating_add(1);
         let live = p
             .sock
             .as_ref()
@@ -454,7 +459,8 @@ impl TcpTransport {
 
     /// `read`, and whether the peer's traffic suits hot reads: small messages (every frame
     /// delivered at most [`HOT_FRAME`] bytes, no frame left half-read) in a conversation (at
-    /// most [`HOT_UNANSWERED`] frames since our last send to it).
+    /// most [`HOT_UNANSWERED`] frames since our last send to it, and as many sent since we last
+    /// heard from it).
     fn read_sized(
         &mut self,
         i: usize,
@@ -467,10 +473,11 @@ impl TcpTransport {
         })?;
         let p = &mut self.peers[i];
         p.unanswered = p.unanswered.saturating_add(m as u32);
-        Ok((
-            m,
-            small && p.recv.is_empty() && p.unanswered <= HOT_UNANSWERED,
-        ))
+        let chat = p.unanswered <= HOT_UNANSWERED && p.unheard <= HOT_UNANSWERED;
+        if m > 0 {
+            p.unheard = 0;
+        }
+        Ok((m, small && p.recv.is_empty() && chat))
     }
 
     /// Peer `i` delivered: make it hot, in place of the hot peer quiet the longest if full.
