@@ -12,6 +12,7 @@
 mod block;
 mod fork;
 mod heap;
+mod medium;
 mod numa;
 mod outbox;
 mod pressure;
@@ -91,14 +92,19 @@ fn trace_malloc(p: *mut u8, size: usize) {
         );
     } else {
         let owner = b.owner() as usize;
-        trace::rec(
-            trace::kind::MALLOC,
-            b.class as u16,
-            owner,
-            p as usize,
-            size,
-            b.obj_size,
-        );
+        let (class, real) = class_and_size(b, p);
+        trace::rec(trace::kind::MALLOC, class, owner, p as usize, size, real);
+    }
+}
+
+/// The spy's class and real size of the small or medium object holding `p`.
+fn class_and_size(b: &Block, p: *mut u8) -> (u16, usize) {
+    if b.medium {
+        // SAFETY: `p` is a live pointer into one of the medium block's runs.
+        let real = unsafe { medium::run_bytes(b, p as usize) };
+        (block::class_of(real) as u16, real)
+    } else {
+        (b.class as u16, b.obj_size)
     }
 }
 
@@ -114,7 +120,7 @@ fn trace_free(p: *mut u8) {
         let remote = owner != heap::mine_if_any();
         trace::rec(
             trace::kind::FREE,
-            b.class as u16,
+            class_and_size(b, p).0,
             owner as usize,
             p as usize,
             remote as usize,
@@ -225,6 +231,9 @@ pub unsafe fn usable_size(p: *const u8) -> usize {
     let bb = unsafe { &*b };
     if bb.magic == MAGIC_HUGE {
         bb.map_base + bb.map_len - p as usize
+    } else if bb.medium {
+        // SAFETY: `p` is a live pointer into one of the block's runs.
+        unsafe { medium::usable(b, p as usize) }
     } else {
         bb.obj_start(p as usize) + bb.obj_size - p as usize
     }
