@@ -236,7 +236,33 @@ mod suite {
             }
             // A block per class would have taken eight.
             let blocks = taken() - before;
-            assert!(blocks <= 2, "{blocks} blocks for eight medium classes in turn");
+            assert!(
+                blocks <= 2,
+                "{blocks} blocks for eight medium classes in turn"
+            );
+            // realloc grows a run in place into the free units after it.
+            let mut grew = false;
+            for _ in 0..20 {
+                let (a, b) = (c_malloc(8192), c_malloc(8192));
+                fill(a, 8192, 0x3c);
+                // SAFETY: live allocations, each freed once.
+                unsafe {
+                    if b as usize == a as usize + 8192 {
+                        libc::free(b.cast());
+                        let q = libc::realloc(a.cast(), 16000).cast::<u8>();
+                        assert_eq!(q, a, "grown in place");
+                        assert!(memhook::ptmalloc::usable_size(q) >= 16000);
+                        check(q, 8192, 0x3c, "grown in place");
+                        fill(q, 16000, 0x3d);
+                        libc::free(q.cast());
+                        grew = true;
+                        break;
+                    }
+                    libc::free(a.cast());
+                    libc::free(b.cast());
+                }
+            }
+            assert!(grew, "two medium objects in a row never adjacent");
             // Aligned medium objects (pointers inside runs), beside plain ones.
             let mut v = Vec::new();
             for i in 0..60usize {

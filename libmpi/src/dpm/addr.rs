@@ -160,6 +160,22 @@ pub fn tcp_listener() -> std::io::Result<Option<(TcpListener, u16, [u32; IPS])>>
     Ok(Some((l, port, ips)))
 }
 
+/// [`tcp_listener`] for `what` (a port, the dynamic-process transport), or None where TCP
+/// cannot listen: then only this host's processes reach it, which a warning says (a silent
+/// fallback would show up later as a connect from another host failing for no stated reason).
+pub fn tcp_listener_or_warn(what: &str) -> Option<(TcpListener, u16, [u32; IPS])> {
+    match tcp_listener() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!(
+                "rmpi: warning: {what}: cannot listen on TCP ({e}); only processes on this host \
+                 can connect to it"
+            );
+            None
+        }
+    }
+}
+
 /// Connects to the first of `targets` that answers.
 pub fn tcp_connect(targets: &[SocketAddrV4]) -> std::io::Result<TcpStream> {
     let mut last = std::io::Error::new(

@@ -78,7 +78,7 @@ impl PortListener {
         unix.set_nonblocking(true).map_err(open_err)?;
         let mut name = base.to_string();
         // Where TCP cannot listen, the port serves this host only.
-        let tcp = match addr::tcp_listener().ok().flatten() {
+        let tcp = match addr::tcp_listener_or_warn(&format!("port {base}")) {
             Some((l, port, ips)) => {
                 let cookie = addr::cookie();
                 let ips: Vec<String> = ips

@@ -133,7 +133,7 @@ impl DynBtl {
         };
         // Where TCP cannot listen, peers of this host still reach us (those of other hosts
         // cannot).
-        let tcp = match addr::tcp_listener().ok().flatten() {
+        let tcp = match addr::tcp_listener_or_warn("dynamic-process connections") {
             Some((l, port, ips)) => {
                 me.port = port;
                 me.ips = ips;

@@ -117,6 +117,28 @@ pub unsafe fn usable(b: *const Block, p: usize) -> usize {
     base + (s + m.len[s] as usize) * UNIT - p
 }
 
+/// Grows the run holding `p` in place so that `size` bytes from `p` fit, if the units after it
+/// are free. Owner thread only.
+///
+/// # Safety
+/// `b` is a medium block of the calling thread's heap; `p` points into a live run of it.
+pub unsafe fn grow(b: *mut Block, p: usize, size: usize) -> bool {
+    // SAFETY: the caller's contract: the owner's state.
+    let m = unsafe { &mut *meta(b) };
+    let base = Block::base(b);
+    let s = start(m, base, p);
+    let have = m.len[s] as usize;
+    let n = (p + size - (base + s * UNIT)).div_ceil(UNIT);
+    if n <= have || s + n > UNITS || next(&m.map, s + have, true) < s + n {
+        return false;
+    }
+    set(&mut m.map, s + have, n - have, true);
+    m.len[s] = n as u16;
+    m.free_units -= (n - have) as u32;
+    m.high = m.high.max((s + n) as u32);
+    true
+}
+
 /// Bytes of the run holding `p` (its object's class size).
 ///
 /// # Safety
@@ -224,6 +246,9 @@ mod tests {
         set(&mut map, RESERVED + 270, UNITS - RESERVED - 270, true);
         assert_eq!(next(&map, 0, false), RESERVED + 10);
         assert_eq!(find(&map, 65), None);
-        assert_eq!(map.iter().map(|w| w.count_ones() as usize).sum::<usize>(), UNITS - 69);
+        assert_eq!(
+            map.iter().map(|w| w.count_ones() as usize).sum::<usize>(),
+            UNITS - 69
+        );
     }
 }

@@ -288,6 +288,21 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
         }
         return p; // fits, and not wastefully
     }
+    if size > have && size <= MAX_SMALL {
+        let b = Block::of(p as usize);
+        // SAFETY: a live small or medium object's header; a medium run grows in place only on
+        // its owner's thread (its bitmap is the owner's).
+        let grown = unsafe {
+            (*b).medium && (*b).owner() == heap::mine_if_any() && medium::grow(b, p as usize, size)
+        };
+        if grown {
+            if trace::on() {
+                trace_free(p);
+                trace_malloc(p, size);
+            }
+            return p;
+        }
+    }
     if size > have && have > MAX_SMALL {
         let b = Block::of(p as usize);
         // SAFETY: a live huge allocation's header.
