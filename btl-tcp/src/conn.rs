@@ -119,6 +119,28 @@ impl RecvBuf {
         }
     }
 
+    /// The frame the buffer ends with, begun but not complete: `(tag, len, bytes of it
+    /// here after its header)`.
+    pub fn partial(&self) -> Option<(u8, usize, usize)> {
+        let (tag, len) = frame::parse(&self.buf[self.start..self.end])?;
+        let here = self.end - self.start - frame::HEADER_LEN;
+        (here < len).then_some((tag, len, here))
+    }
+
+    /// The bytes of the partial frame after its header, left in the buffer.
+    pub fn partial_bytes(&self) -> &[u8] {
+        &self.buf[self.start + frame::HEADER_LEN..self.end]
+    }
+
+    /// The bytes of the partial frame after its header; the buffer is empty after it.
+    pub fn take_partial(&mut self) -> &[u8] {
+        let at = self.start + frame::HEADER_LEN;
+        let end = self.end;
+        self.start = 0;
+        self.end = 0;
+        &self.buf[at..end]
+    }
+
     /// Takes one byte (the handshake's answer), if there is one.
     pub fn take_byte(&mut self) -> Option<u8> {
         if self.is_empty() {

@@ -15,4 +15,4 @@ mod sock;
 mod transport;
 
 pub use params::{ParamInfo, Params, PARAMS};
-pub use transport::{random_cookie, TcpError, TcpFail, TcpTransport};
+pub use transport::{random_cookie, Deliver, TcpError, TcpFail, TcpTransport, MAX_PLACE_HEAD};

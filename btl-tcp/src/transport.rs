@@ -9,7 +9,7 @@
 //! same rule, so exactly one connection survives per pair.
 
 use std::collections::HashMap;
-use std::io;
+use std::io::{self, Read};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 
@@ -49,6 +49,41 @@ fn internal(msg: String) -> TcpError {
     }
 }
 
+/// Where [`TcpTransport::poll_into`] delivers frames. It may also take a large frame's bytes
+/// straight from the socket into memory of its own ([`TcpTransport::set_placement`]), saving the
+/// copy through the connection's buffer (a rendezvous's data into the receive buffer).
+pub trait Deliver {
+    /// A complete frame from `peer`.
+    fn frame(&mut self, peer: usize, tag: u8, bytes: &[u8]);
+    /// A frame whose first bytes are `head` arrives: the address its other `rest` bytes go to,
+    /// or None to have it delivered whole by [`Deliver::frame`]. The memory must stay writable,
+    /// and untouched by anyone else, until [`Deliver::placed`].
+    fn place(&mut self, _peer: usize, _tag: u8, _head: &[u8], _rest: usize) -> Option<*mut u8> {
+        None
+    }
+    /// The `rest` bytes of a placed frame have all arrived.
+    fn placed(&mut self, _peer: usize, _tag: u8, _head: &[u8], _rest: usize) {}
+}
+
+impl<F: FnMut(usize, u8, &[u8])> Deliver for F {
+    fn frame(&mut self, peer: usize, tag: u8, bytes: &[u8]) {
+        self(peer, tag, bytes)
+    }
+}
+
+/// The longest `head` [`Deliver::place`] is given.
+pub const MAX_PLACE_HEAD: usize = 32;
+
+/// A frame whose bytes after its head are read straight into place.
+struct Placing {
+    /// Where they go (an address: the transport stays Send), how many arrived, of how many.
+    dst: usize,
+    got: usize,
+    rest: usize,
+    tag: u8,
+    head: [u8; MAX_PLACE_HEAD],
+}
+
 struct Sock {
     stream: TcpStream,
     /// Frames may flow (the acceptor's side at once; the initiator's after the ACK).
@@ -72,6 +107,8 @@ struct Peer {
     /// which hot reads serve).
     unanswered: u32,
     unheard: u32,
+    /// A frame being read into place.
+    placing: Option<Placing>,
 }
 
 /// A connection accepted whose hello is still arriving.
@@ -105,8 +142,13 @@ pub struct TcpTransport {
     last_active: Vec<u32>,
     /// Poll turns so far; epoll runs every [`EPOLL_EVERY`]th while there are hot peers.
     turn: u32,
+    /// [`TcpTransport::set_placement`]: the head length (0: no placement) and the smallest frame.
+    place_head: usize,
+    place_min: usize,
     pub sends: u64,
     pub recvs: u64,
+    /// Of `recvs`, those read into place.
+    pub placed: u64,
 }
 
 const LISTENER: u64 = u64::MAX;
@@ -185,6 +227,7 @@ impl TcpTransport {
                 recv: RecvBuf::new(params.max_frag),
                 unanswered: 0,
                 unheard: 0,
+                placing: None,
             })
             .collect();
         let by_rank = peers.iter().enumerate().map(|(i, p)| (p.rank, i)).collect();
@@ -204,8 +247,11 @@ impl TcpTransport {
             hot: Vec::new(),
             last_active: vec![0; npeers],
             turn: 0,
+            place_head: 0,
+            place_min: usize::MAX,
             sends: 0,
             recvs: 0,
+            placed: 0,
         })
     }
 
@@ -404,9 +450,22 @@ impl TcpTransport {
         )))
     }
 
+    /// Frames of at least `min` bytes are offered to [`Deliver::place`] with their first `head`
+    /// bytes, once those have arrived and the rest has not.
+    pub fn set_placement(&mut self, head: usize, min: usize) {
+        assert!((1..=MAX_PLACE_HEAD).contains(&head) && min > head);
+        self.place_head = head;
+        self.place_min = min;
+    }
+
     /// Push queued bytes, accept connections, read and deliver frames as `f(peer, tag, bytes)`
     /// in order per peer; how many were delivered.
-    pub fn poll(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> Result<usize, TcpError> {
+    pub fn poll(&mut self, mut f: &mut dyn FnMut(usize, u8, &[u8])) -> Result<usize, TcpError> {
+        self.poll_into(&mut f)
+    }
+
+    /// [`TcpTransport::poll`], delivering to `f` (frames in order per peer, placed or whole).
+    pub fn poll_into(&mut self, f: &mut dyn Deliver) -> Result<usize, TcpError> {
         for i in 0..self.peers.len() {
             let p = &self.peers[i];
             if p.sock.as_ref().is_some_and(|s| s.ctl_off < s.ctl.len()) || !p.sendq.is_empty() {
@@ -461,23 +520,20 @@ impl TcpTransport {
     /// delivered at most [`HOT_FRAME`] bytes, no frame left half-read) in a conversation (at
     /// most [`HOT_UNANSWERED`] frames since our last send to it, and as many sent since we last
     /// heard from it).
-    fn read_sized(
-        &mut self,
-        i: usize,
-        f: &mut dyn FnMut(usize, u8, &[u8]),
-    ) -> Result<(usize, bool), TcpError> {
-        let mut small = true;
-        let m = self.read(i, &mut |p, t, b| {
-            small &= b.len() <= HOT_FRAME;
-            f(p, t, b)
-        })?;
+    fn read_sized(&mut self, i: usize, f: &mut dyn Deliver) -> Result<(usize, bool), TcpError> {
+        let mut w = SizeWatch {
+            inner: f,
+            small: true,
+        };
+        let m = self.read(i, &mut w)?;
+        let small = w.small;
         let p = &mut self.peers[i];
         p.unanswered = p.unanswered.saturating_add(m as u32);
         let chat = p.unanswered <= HOT_UNANSWERED && p.unheard <= HOT_UNANSWERED;
         if m > 0 {
             p.unheard = 0;
         }
-        Ok((m, small && p.recv.is_empty() && chat))
+        Ok((m, small && p.recv.is_empty() && p.placing.is_none() && chat))
     }
 
     /// Peer `i` delivered: make it hot, in place of the hot peer quiet the longest if full.
@@ -520,7 +576,6 @@ impl TcpTransport {
 
     /// Read the hellos of accepted connections and keep or close each (tie-break above).
     fn handshakes(&mut self) -> Result<(), TcpError> {
-        use std::io::Read;
         let mut k = 0;
         while k < self.incoming.len() {
             let c = &mut self.incoming[k];
@@ -577,7 +632,7 @@ impl TcpTransport {
     }
 
     /// Read what peer `i`'s connection has and deliver its complete frames.
-    fn read(&mut self, i: usize, f: &mut dyn FnMut(usize, u8, &[u8])) -> Result<usize, TcpError> {
+    fn read(&mut self, i: usize, f: &mut dyn Deliver) -> Result<usize, TcpError> {
         let mut n = 0;
         // A few reads at most per poll, so that one busy peer cannot starve the others.
         for _ in 0..4 {
@@ -585,6 +640,37 @@ impl TcpTransport {
             let Some(s) = p.sock.as_mut() else {
                 return Ok(n);
             };
+            if let Some(pl) = p.placing.as_mut() {
+                // SAFETY: Deliver::place's contract: `rest` bytes at `dst` are ours to write
+                // until `placed`; got < rest.
+                let into = unsafe {
+                    std::slice::from_raw_parts_mut((pl.dst + pl.got) as *mut u8, pl.rest - pl.got)
+                };
+                let want = into.len();
+                match (&s.stream).read(into) {
+                    Ok(0) => {
+                        return Err(lost(format!(
+                            "btl tcp: rank {} closed its connection (the process ended)",
+                            p.rank
+                        )))
+                    }
+                    Ok(k) => {
+                        pl.got += k;
+                        if pl.got == pl.rest {
+                            let pl = p.placing.take().expect("placing");
+                            f.placed(i, pl.tag, &pl.head[..self.place_head], pl.rest);
+                            self.placed += 1;
+                            n += 1;
+                        } else if k < want {
+                            return Ok(n); // drained for now
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(n),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(self.broken(i, e)),
+                }
+                continue;
+            }
             let more = match p.recv.fill(&s.stream) {
                 Ok(Fill::Got(more)) => more,
                 Ok(Fill::WouldBlock) => return Ok(n),
@@ -620,17 +706,76 @@ impl TcpTransport {
             let max = self.params.max_frag;
             n += p
                 .recv
-                .frames(max, &mut |tag, b| f(i, tag, b))
+                .frames(max, &mut |tag, b| f.frame(i, tag, b))
                 .map_err(|len| {
                     internal(format!(
                         "btl tcp: rank {} sent a {len}-byte frame (corrupt stream)",
                         p.rank
                     ))
                 })?;
+            if self.place_head > 0 && self.start_placing(i, f) {
+                continue;
+            }
             if !more {
                 break;
             }
         }
         Ok(n)
+    }
+
+    /// Peer `i`'s buffer ends with a large frame begun: if its head is there and `f` gives it
+    /// a place, the bytes already read go there and the rest will be read straight into it.
+    fn start_placing(&mut self, i: usize, f: &mut dyn Deliver) -> bool {
+        let head = self.place_head;
+        let p = &mut self.peers[i];
+        let Some((tag, len, here)) = p.recv.partial() else {
+            return false;
+        };
+        if len < self.place_min || here < head {
+            return false;
+        }
+        let bytes = p.recv.partial_bytes();
+        let mut h = [0u8; MAX_PLACE_HEAD];
+        h[..head].copy_from_slice(&bytes[..head]);
+        let rest = len - head;
+        let Some(dst) = f.place(i, tag, &h[..head], rest) else {
+            return false;
+        };
+        let bytes = p.recv.take_partial();
+        let got = bytes.len() - head;
+        // SAFETY: Deliver::place's contract: `rest` bytes at `dst` are ours to write; got < rest
+        // (the frame is incomplete).
+        unsafe { std::ptr::copy_nonoverlapping(bytes[head..].as_ptr(), dst, got) };
+        p.placing = Some(Placing {
+            dst: dst as usize,
+            got,
+            rest,
+            tag,
+            head: h,
+        });
+        true
+    }
+}
+
+/// Passes frames on, noting whether every one was small enough for hot reads (a placed frame
+/// is large).
+struct SizeWatch<'a> {
+    inner: &'a mut dyn Deliver,
+    small: bool,
+}
+
+impl Deliver for SizeWatch<'_> {
+    fn frame(&mut self, peer: usize, tag: u8, bytes: &[u8]) {
+        self.small &= bytes.len() <= HOT_FRAME;
+        self.inner.frame(peer, tag, bytes)
+    }
+
+    fn place(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) -> Option<*mut u8> {
+        self.inner.place(peer, tag, head, rest)
+    }
+
+    fn placed(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) {
+        self.small = false;
+        self.inner.placed(peer, tag, head, rest)
     }
 }

@@ -284,3 +284,89 @@ fn a_stray_connection_is_closed_and_changes_nothing() {
     }
     assert_eq!(got[1].len(), 1);
 }
+
+/// A receiver that takes large frames' bytes straight into buffers of its own (tag 1), or
+/// whole (tag 2): small socket buffers make 256 KiB frames arrive in pieces, so they are placed
+/// from the middle of a read on. Every frame arrives once, in order per sender, with its bytes.
+#[test]
+fn large_frames_are_read_into_place() {
+    use btl_tcp::Deliver;
+    /// (sender, tag, head, bytes after the head), and the buffer being filled.
+    #[derive(Default)]
+    struct Recv {
+        got: Vec<(usize, u8, Vec<u8>, Vec<u8>)>,
+        filling: Vec<Option<Vec<u8>>>,
+        placed: usize,
+    }
+    impl Deliver for Recv {
+        fn frame(&mut self, peer: usize, tag: u8, b: &[u8]) {
+            let h = b.len().min(8);
+            self.got
+                .push((peer, tag, b[..h].to_vec(), b[h..].to_vec()));
+        }
+        fn place(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) -> Option<*mut u8> {
+            assert_eq!(head.len(), 8);
+            assert!(self.filling[peer].is_none(), "one placement per peer at a time");
+            if tag != 1 {
+                return None;
+            }
+            let mut v = vec![0u8; rest];
+            let p = v.as_mut_ptr();
+            self.filling[peer] = Some(v); // the heap buffer does not move with the Vec
+            Some(p)
+        }
+        fn placed(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) {
+            let v = self.filling[peer].take().expect("placed after place");
+            assert_eq!(v.len(), rest);
+            self.got.push((peer, tag, head.to_vec(), v));
+            self.placed += 1;
+        }
+    }
+    let small = [
+        ("btl_tcp_sndbuf", "32768"),
+        ("btl_tcp_rcvbuf", "32768"),
+        ("btl_tcp_max_frag", "262144"),
+        ("btl_tcp_send_queue", "1000000"),
+    ];
+    let mut ts = job(3, &small);
+    ts[2].set_placement(8, 16 << 10);
+    let sizes = [3usize, 20000, 262144, 5000, 100000, 8, 262144, 70000];
+    let per_sender = 48;
+    let mut next = [0usize; 2];
+    let mut r = Recv {
+        filling: vec![None, None],
+        ..Recv::default()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while r.got.len() < 2 * per_sender {
+        assert!(std::time::Instant::now() < deadline, "stalled at {}", r.got.len());
+        for s in 0..2 {
+            while next[s] < per_sender {
+                let k = next[s];
+                let len = sizes[(k + s) % sizes.len()];
+                let d = pattern(k * 2 + s, len.max(8));
+                let tag = 1 + (k % 3 == 0) as u8; // every third whole
+                // Rank 2 is peer 1 of both senders.
+                if !ts[s].try_send(1, tag, &d[..8], &d[8..]).unwrap() {
+                    break;
+                }
+                next[s] += 1;
+            }
+            ts[s].poll(&mut |_, _, _| {}).unwrap();
+        }
+        ts[2].poll_into(&mut r).unwrap();
+    }
+    let mut seen = [0usize; 2];
+    for (peer, tag, head, rest) in &r.got {
+        let (s, k) = (*peer, seen[*peer]);
+        seen[s] += 1;
+        let len = sizes[(k + s) % sizes.len()];
+        let d = pattern(k * 2 + s, len.max(8));
+        assert_eq!(*tag, 1 + (k % 3 == 0) as u8, "sender {s} frame {k}");
+        assert_eq!(head[..], d[..8], "sender {s} frame {k}: head");
+        assert!(rest[..] == d[8..], "sender {s} frame {k}: {} bytes", len);
+    }
+    assert_eq!(seen, [per_sender, per_sender]);
+    println!("{} of {} frames placed", r.placed, r.got.len());
+    assert!(r.placed > 0, "no frame was read into place");
+}

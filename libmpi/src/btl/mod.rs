@@ -26,6 +26,20 @@ pub enum CoopOpen {
     No,
 }
 
+/// Where [`Btl::progress_into`] delivers: whole fragments, or (a transport that reads from a
+/// stream, tcp) a large fragment's data read straight into memory the layer above names,
+/// saving the copy through the transport's own buffer.
+pub trait Sink {
+    /// A complete fragment, as [`Btl::progress`]'s `f`.
+    fn frag(&mut self, peer: usize, tag: u8, frag: &[u8]);
+    /// A fragment whose first bytes are `head` arrives: where its other `rest` bytes go, or None
+    /// to have it delivered whole by [`Sink::frag`]. The memory stays writable, and untouched
+    /// by anyone else, until [`Sink::placed`].
+    fn place(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) -> Option<*mut u8>;
+    /// The `rest` bytes of a placed fragment have all arrived.
+    fn placed(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize);
+}
+
 /// A transport. Peers are named by the transport's own index (`Endpoint::peer`).
 pub trait Btl {
     fn name(&self) -> &'static str;
@@ -46,6 +60,15 @@ pub trait Btl {
     fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool;
     /// Deliver arrived fragments, in order per peer, as `f(peer, tag, bytes)`; returns how many.
     fn progress(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize;
+    /// Offer fragments of at least `min` bytes to [`Sink::place`] with their first `head` bytes
+    /// from now on; false when this transport cannot place (then `progress_into` is `progress`).
+    fn enable_placement(&mut self, _head: usize, _min: usize) -> bool {
+        false
+    }
+    /// [`Btl::progress`] into `to`, placing where [`Btl::enable_placement`] said.
+    fn progress_into(&mut self, to: &mut dyn Sink) -> usize {
+        self.progress(&mut |peer, tag, frag| to.frag(peer, tag, frag))
+    }
     /// Single copy: read `local.len()` bytes at `remote` in the peer's address space, which
     /// the peer exposed under `key` (see [`Btl::expose`]).
     fn get(

@@ -1,11 +1,11 @@
 //! The `tcp` transport: btl-tcp's framed connections. It has no single copy (`get` is
 //! unsupported and nothing is exposed), so rendezvous data is streamed by the pml (RTS/CTS/
-//! DATA). A broken connection ends the job with the class it maps to, as ib does: the pair's
+//! DATA), and read from the socket straight into the receive buffer (`enable_placement`). A broken connection ends the job with the class it maps to, as ib does: the pair's
 //! stream has lost bytes and cannot be resumed.
 
-use btl_tcp::{TcpError, TcpFail, TcpTransport};
+use btl_tcp::{Deliver, TcpError, TcpFail, TcpTransport};
 
-use super::{Btl, GetError};
+use super::{Btl, GetError, Sink};
 use crate::error::ErrorClass;
 
 pub struct TcpBtl {
@@ -68,6 +68,21 @@ impl Btl for TcpBtl {
         }
     }
 
+    fn enable_placement(&mut self, head: usize, min: usize) -> bool {
+        if head == 0 || head > btl_tcp::MAX_PLACE_HEAD || min <= head {
+            return false;
+        }
+        self.transport.set_placement(head, min);
+        true
+    }
+
+    fn progress_into(&mut self, to: &mut dyn Sink) -> usize {
+        match self.transport.poll_into(&mut ToSink(to)) {
+            Ok(n) => n,
+            Err(e) => self.fatal(e),
+        }
+    }
+
     fn get(
         &mut self,
         _peer: usize,
@@ -88,12 +103,29 @@ impl Btl for TcpBtl {
     }
 }
 
+/// The transport's deliveries to the pml's sink.
+struct ToSink<'a>(&'a mut dyn Sink);
+
+impl Deliver for ToSink<'_> {
+    fn frame(&mut self, peer: usize, tag: u8, bytes: &[u8]) {
+        self.0.frag(peer, tag, bytes)
+    }
+
+    fn place(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) -> Option<*mut u8> {
+        self.0.place(peer, tag, head, rest)
+    }
+
+    fn placed(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) {
+        self.0.placed(peer, tag, head, rest)
+    }
+}
+
 impl Drop for TcpBtl {
     fn drop(&mut self) {
         if self.transport.verbose() {
             eprintln!(
-                "rmpi: rank {}: btl tcp: {} fragments sent, {} received",
-                self.rank, self.transport.sends, self.transport.recvs
+                "rmpi: rank {}: btl tcp: {} fragments sent, {} received ({} read into place)",
+                self.rank, self.transport.sends, self.transport.recvs, self.transport.placed
             );
         }
     }

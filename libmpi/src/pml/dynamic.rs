@@ -7,7 +7,8 @@ use crate::btl::Btl;
 
 impl Pml {
     /// Adds a transport; returns its index.
-    pub fn add_btl(&mut self, btl: Box<dyn Btl>) -> usize {
+    pub fn add_btl(&mut self, mut btl: Box<dyn Btl>) -> usize {
+        self.placing.push(super::enable_placement(&mut *btl));
         self.btls.push(btl);
         self.st.peer_world.push(Vec::new());
         self.btls.len() - 1

@@ -98,6 +98,8 @@ enum SendWork {
 
 pub struct Pml {
     btls: Vec<Box<dyn Btl>>,
+    /// Per btl: it reads large DATA fragments into place (`Btl::enable_placement`).
+    placing: Vec<bool>,
     st: State,
     /// This rank's "waiting in MPI" word in a transport peers read (sm), if any.
     waiting: Option<*const AtomicU32>,
@@ -317,8 +319,11 @@ impl Pml {
             .map(|ep| split_lens(&*btls[ep.btl]))
             .collect();
         let waiting = btls.iter().find_map(|b| b.waiting_word());
+        let mut btls = btls;
+        let placing = btls.iter_mut().map(|b| enable_placement(&mut **b)).collect();
         Pml {
             btls,
+            placing,
             waiting,
             st: State {
                 direct: Direct::IDLE,
@@ -783,10 +788,16 @@ impl Pml {
     /// Poll every transport once and push queued fragments; returns how many fragments arrived.
     #[inline]
     pub fn progress(&mut self) -> usize {
-        let Pml { btls, st, .. } = self;
+        let Pml {
+            btls, st, placing, ..
+        } = self;
         let mut n = 0;
         for (bi, btl) in btls.iter_mut().enumerate() {
-            n += btl.progress(&mut |peer, tag, frag| st.on_frag(bi, peer, tag, frag));
+            n += if placing[bi] {
+                btl.progress_into(&mut Placer { st, btl: bi })
+            } else {
+                btl.progress(&mut |peer, tag, frag| st.on_frag(bi, peer, tag, frag))
+            };
         }
         if !st.unexpose.is_empty() {
             for (bi, peer, addr, len) in st.unexpose.drain(..) {
@@ -1165,6 +1176,47 @@ impl State {
         }
     }
 
+    /// `n` more bytes of the rendezvous receive `rreq` are in its buffer.
+    fn data_arrived(&mut self, rreq: ReqId, n: usize) {
+        let mut done = None;
+        if let Some(Request {
+            kind: Kind::Recv { rndv: Some(r), .. },
+            ..
+        }) = self.reqs.get_mut(rreq)
+        {
+            r.got += n;
+            if r.got >= r.total {
+                done = Some(r.hdr);
+            }
+        }
+        if let Some(h) = done {
+            self.finish_recv(rreq, &h);
+        }
+    }
+
+    /// Where the `rest` bytes of a DATA fragment whose head is `head` may be read straight
+    /// into: its receive's buffer at their offset, when that is contiguous and they fit (else
+    /// the fragment comes whole, and `copy_into` cuts or scatters it).
+    fn place_data(&self, head: &[u8], rest: usize) -> Option<*mut u8> {
+        let (rreq, off) = (wire::word(head, 0) as ReqId, wire::word(head, 1) as usize);
+        match self.reqs.get(rreq) {
+            Some(Request {
+                kind:
+                    Kind::Recv {
+                        buf,
+                        cap,
+                        rndv: Some(_),
+                        ..
+                    },
+                layout: None,
+                ..
+            }) if off.checked_add(rest).is_some_and(|end| end <= *cap) => {
+                Some(buf.wrapping_add(off))
+            }
+            _ => None,
+        }
+    }
+
     fn finish_recv(&mut self, req: ReqId, h: &MatchHdr) {
         if let Some(r) = self.reqs.get_mut(req) {
             let cap = match r.kind {
@@ -1263,20 +1315,7 @@ impl State {
                 let (rreq, off) = (wire::word(frag, 0) as ReqId, wire::word(frag, 1) as usize);
                 let data = &frag[wire::DATA_LEN..];
                 self.copy_into(rreq, off, data);
-                let mut done = None;
-                if let Some(Request {
-                    kind: Kind::Recv { rndv: Some(r), .. },
-                    ..
-                }) = self.reqs.get_mut(rreq)
-                {
-                    r.got += data.len();
-                    if r.got >= r.total {
-                        done = Some(r.hdr);
-                    }
-                }
-                if let Some(h) = done {
-                    self.finish_recv(rreq, &h);
-                }
+                self.data_arrived(rreq, data.len());
             }
             wire::PUT => self.on_put(from, frag),
             wire::PUT_FIN => self.on_put_fin(wire::word(frag, 0) as ReqId, wire::word(frag, 1)),
@@ -1399,5 +1438,38 @@ impl State {
                 }
             }
         }
+    }
+}
+
+/// Large DATA fragments of at least this many bytes are read into place by transports that
+/// can (tcp): smaller ones cost more in the extra read than the copy they save.
+const PLACE_MIN: usize = 16 << 10;
+
+fn enable_placement(b: &mut dyn Btl) -> bool {
+    b.enable_placement(wire::DATA_LEN, PLACE_MIN)
+}
+
+/// The pml's deliveries from a transport that places (`Btl::progress_into`).
+struct Placer<'a> {
+    st: &'a mut State,
+    btl: usize,
+}
+
+impl crate::btl::Sink for Placer<'_> {
+    fn frag(&mut self, peer: usize, tag: u8, frag: &[u8]) {
+        self.st.on_frag(self.btl, peer, tag, frag)
+    }
+
+    fn place(&mut self, _peer: usize, tag: u8, head: &[u8], rest: usize) -> Option<*mut u8> {
+        if tag != wire::DATA || head.len() != wire::DATA_LEN {
+            return None;
+        }
+        self.st.place_data(head, rest)
+    }
+
+    fn placed(&mut self, _peer: usize, _tag: u8, head: &[u8], rest: usize) {
+        // Only DATA is placed (above); its receive is still there: a rendezvous receive that
+        // has sent its CTS cannot be cancelled, and it completes only here.
+        self.st.data_arrived(wire::word(head, 0) as ReqId, rest);
     }
 }
