@@ -209,109 +209,6 @@ mod suite {
     /// memalign's pointers inside objects share blocks with plain mallocs of the same class:
     /// both kinds free and are reused correctly (free finds an object's start only in blocks
     /// marked as holding interior pointers).
-    /// Medium objects (4-256 KiB) of every class come from one area, first fit: memory one
-    /// class freed serves the next, in place; sizes, alignment, frees from another thread and
-    /// realloc keep every byte.
-    fn medium_classes_share_their_blocks() {
-        std::thread::spawn(|| {
-            let sizes = [4096usize, 5000, 8192, 20000, 32768, 65536, 100000, 262144];
-            let taken = || {
-                let s = memhook::ptmalloc::node_stats(0);
-                s.fresh + s.reused
-            };
-            let before = taken();
-            for (k, &n) in sizes.iter().enumerate() {
-                let ps: Vec<*mut u8> = (0..6).map(|_| c_malloc(n)).collect();
-                for (i, &p) in ps.iter().enumerate() {
-                    // SAFETY: live allocations.
-                    let u = unsafe { memhook::ptmalloc::usable_size(p) };
-                    assert!(u >= n && u < n + n / 4 + 1024, "usable {u} for {n}");
-                    fill(p, n, (k * 8 + i) as u8 + 1);
-                }
-                for (i, &p) in ps.iter().enumerate() {
-                    check(p, n, (k * 8 + i) as u8 + 1, "medium");
-                    // SAFETY: a live allocation.
-                    unsafe { libc::free(p.cast()) };
-                }
-            }
-            // A block per class would have taken eight.
-            let blocks = taken() - before;
-            assert!(
-                blocks <= 2,
-                "{blocks} blocks for eight medium classes in turn"
-            );
-            // realloc grows a run in place into the free units after it.
-            let mut grew = false;
-            for _ in 0..20 {
-                let (a, b) = (c_malloc(8192), c_malloc(8192));
-                fill(a, 8192, 0x3c);
-                // SAFETY: live allocations, each freed once.
-                unsafe {
-                    if b as usize == a as usize + 8192 {
-                        libc::free(b.cast());
-                        let q = libc::realloc(a.cast(), 16000).cast::<u8>();
-                        assert_eq!(q, a, "grown in place");
-                        assert!(memhook::ptmalloc::usable_size(q) >= 16000);
-                        check(q, 8192, 0x3c, "grown in place");
-                        fill(q, 16000, 0x3d);
-                        libc::free(q.cast());
-                        grew = true;
-                        break;
-                    }
-                    libc::free(a.cast());
-                    libc::free(b.cast());
-                }
-            }
-            assert!(grew, "two medium objects in a row never adjacent");
-            // Aligned medium objects (pointers inside runs), beside plain ones.
-            let mut v = Vec::new();
-            for i in 0..60usize {
-                let n = 4096 + i * 1500;
-                let p = if i % 2 == 0 {
-                    let a = 2048 << (i % 4);
-                    let p = memhook::ptmalloc::memalign(a, n);
-                    assert_eq!(p as usize % a, 0, "memalign({a}, {n})");
-                    p
-                } else {
-                    c_malloc(n)
-                };
-                // SAFETY: a live allocation.
-                assert!(unsafe { memhook::ptmalloc::usable_size(p) } >= n);
-                fill(p, n, i as u8 + 1);
-                v.push((p as usize, n, i as u8 + 1));
-            }
-            // Another thread frees half of them (they come home through the owner's queue).
-            let (home, mine): (Vec<_>, Vec<_>) = v.into_iter().partition(|&(_, _, t)| t % 2 == 0);
-            std::thread::spawn(move || {
-                for (p, n, tag) in home {
-                    check(p as *const u8, n, tag, "medium, freed remotely");
-                    // SAFETY: a live allocation, freed once.
-                    unsafe { libc::free(p as *mut libc::c_void) };
-                }
-            })
-            .join()
-            .unwrap();
-            // realloc: growing and shrinking medium objects keeps their bytes.
-            let mut keep = Vec::new();
-            for (p, n, tag) in mine {
-                check(p as *const u8, n, tag, "medium, before realloc");
-                let m = if tag % 3 == 0 { n / 2 } else { n + 30000 };
-                // SAFETY: a live allocation.
-                let q = unsafe { libc::realloc(p as *mut libc::c_void, m) }.cast::<u8>();
-                check(q, n.min(m), tag, "medium, after realloc");
-                fill(q, m, tag);
-                keep.push((q as usize, m, tag));
-            }
-            for (p, n, tag) in keep {
-                check(p as *const u8, n, tag, "medium, at the end");
-                // SAFETY: a live allocation.
-                unsafe { libc::free(p as *mut libc::c_void) };
-            }
-        })
-        .join()
-        .unwrap();
-    }
-
     fn interior_pointers_beside_plain_objects() {
         for round in 0..4 {
             let mut v: Vec<(usize, usize, u8)> = Vec::new();
@@ -707,8 +604,6 @@ mod suite {
         alignments();
         println!("  memalign's interior pointers beside plain objects");
         interior_pointers_beside_plain_objects();
-        println!("  medium objects: one area for every medium class");
-        medium_classes_share_their_blocks();
         println!("  thread churn (orphaned heaps adopted)");
         thread_churn(64);
         println!("  dead heaps keep warm blocks; kept blocks cool (child process)");
@@ -1037,10 +932,10 @@ mod warm_child {
         assert_eq!(taken(), before, "no block from the source for the adopter");
 
         // Dead heaps keep at most 32 MiB warm together: four threads each filling the blocks of
-        // five small classes (10 MiB) and exiting together leave some to the source.
+        // five large classes (10 MiB) and exiting together leave some to the source.
         let returned = node_stats(0).returned;
         exit_together(4, || {
-            for n in [1024usize, 1280, 1536, 1792, 2048] {
+            for n in [65536usize, 81920, 98304, 114688, 131072] {
                 let ps: Vec<usize> = (0..(2 << 20) / n - 1)
                     .map(|_| {
                         // SAFETY: malloc and fill of our own object.
@@ -1075,14 +970,14 @@ mod warm_child {
             "blocks of dead heaps beyond the warm ones go back"
         );
 
-        // Cool: a block filled with 2 KiB objects, emptied while not current, is kept with
+        // Cool: a block filled with 64 KiB objects, emptied while not current, is kept with
         // only its first 64 KiB resident.
-        let ps: Vec<usize> = (0..1100)
+        let ps: Vec<usize> = (0..40)
             .map(|_| {
                 // SAFETY: malloc and fill of our own object.
                 unsafe {
-                    let p = libc::malloc(2048).cast::<u8>();
-                    std::ptr::write_bytes(p, 1, 2048);
+                    let p = libc::malloc(65536).cast::<u8>();
+                    std::ptr::write_bytes(p, 1, 65536);
                     p as usize
                 }
             })

@@ -121,9 +121,6 @@ pub struct Block {
     /// object's start. Without it (the common case) a freed pointer is its object's start.
     /// Set by the owner thread only, before that object can be freed.
     pub interior: bool,
-    /// A medium block (medium.rs): runs of units shared by the medium classes; `class`,
-    /// `obj_size`, `free`, `bump` and `capacity` are unused.
-    pub medium: bool,
     // Huge blocks: the whole mapping.
     pub map_base: usize,
     // Owner-thread state.
@@ -182,7 +179,6 @@ impl Block {
                 prev: std::ptr::null_mut(),
                 listed: false,
                 interior: false,
-                medium: false,
                 node: node as u32,
                 map_base: 0,
                 map_len: 0,
@@ -190,22 +186,9 @@ impl Block {
         };
     }
 
-    /// Bytes from the block's start its objects may have touched: its bump pointer's reach
-    /// (a medium block's: the end of the highest run it ever gave).
+    /// Bytes from the block's start its objects may have touched: its bump pointer's reach.
     pub fn touched(&self) -> usize {
-        if self.medium {
-            return super::medium::touched(self);
-        }
         self.first() + self.bump as usize * self.obj_size - Block::base(self)
-    }
-
-    /// The class the spy records for the block: its objects', or [`super::trace::MEDIUM`].
-    pub fn trace_class(&self) -> u16 {
-        if self.medium {
-            super::trace::MEDIUM
-        } else {
-            self.class as u16
-        }
     }
 
     #[inline]

@@ -12,7 +12,6 @@ use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 use super::block::{Block, FreeObj, BLOCK, NCLASSES};
-use super::medium;
 use super::numa;
 use super::outbox::Outbox;
 use super::source;
@@ -26,8 +25,6 @@ struct Local {
     current: [*mut Block; NCLASSES],
     /// Other blocks of each class with free objects (doubly linked through the headers).
     partial: [*mut Block; NCLASSES],
-    /// The medium blocks (medium.rs), oldest first, doubly linked through the headers.
-    medium: *mut Block,
     /// This thread's frees of other heaps' objects, waiting to be handed over (outbox.rs).
     out: Outbox,
 }
@@ -189,7 +186,6 @@ fn new_for_thread() -> Option<*mut Heap> {
                 local: UnsafeCell::new(Local {
                     current: [null_mut(); NCLASSES],
                     partial: [null_mut(); NCLASSES],
-                    medium: null_mut(),
                     out: Outbox::new(),
                 }),
                 rfq: AtomicPtr::new(null_mut()),
@@ -286,9 +282,6 @@ impl Heap {
         unsafe {
             (*self.l()).out.flush();
             self.drain_remote();
-            if c >= medium::FIRST_CLASS {
-                return self.alloc_medium(c);
-            }
             let l = self.l();
             loop {
                 let b = (*l).current[c];
@@ -322,83 +315,6 @@ impl Heap {
         }
     }
 
-    /// An object of medium class `c`: the first run that fits in our medium blocks, or in a
-    /// new one (added last, so that first fit fills the older ones and a newer one empties).
-    ///
-    /// # Safety
-    /// Called by the heap's own thread.
-    unsafe fn alloc_medium(&self, c: usize) -> Option<*mut u8> {
-        let n = medium::units_of(c);
-        // SAFETY: the owner's state and blocks, on the owner's thread.
-        unsafe {
-            let l = self.l();
-            let (mut b, mut last) = ((*l).medium, null_mut::<Block>());
-            while !b.is_null() {
-                if let Some(p) = medium::take(b, n) {
-                    return Some(p);
-                }
-                last = b;
-                b = (*b).next;
-            }
-            let node = numa::current();
-            let (nb, fresh) = source::get_block(node)?;
-            let me = self as *const Heap as *mut Heap;
-            medium::init(nb, me, node);
-            trace::rec(
-                kind::BLOCK_GET,
-                trace::MEDIUM,
-                me as usize,
-                nb as usize,
-                fresh as usize,
-                0,
-            );
-            (*nb).prev = last;
-            if last.is_null() {
-                (*l).medium = nb;
-            } else {
-                (*last).next = nb;
-            }
-            medium::take(nb, n)
-        }
-    }
-
-    /// Frees a medium object; a medium block left empty goes back to the source, but the first
-    /// (kept for the next medium object, so that one object allocated and freed in a loop does
-    /// not cycle a block through the source).
-    ///
-    /// # Safety
-    /// As free_local; `b` is a medium block.
-    #[cold]
-    #[inline(never)]
-    unsafe fn free_medium(&self, b: *mut Block, p: usize) {
-        // SAFETY: the caller's contract.
-        unsafe {
-            if medium::give(b, p) == 0 && (*self.l()).medium != b {
-                self.unlink_medium(b);
-                source::put_block(b);
-            }
-        }
-    }
-
-    /// # Safety
-    /// As free_local; `b` is one of this heap's medium blocks.
-    unsafe fn unlink_medium(&self, b: *mut Block) {
-        // SAFETY: the list's blocks are this heap's; only this thread links them.
-        unsafe {
-            let (p, n) = ((*b).prev, (*b).next);
-            if p.is_null() {
-                (*self.l()).medium = n;
-            } else {
-                (*p).next = n;
-            }
-            if !n.is_null() {
-                (*n).prev = p;
-            }
-            (*b).next = null_mut();
-            (*b).prev = null_mut();
-        }
-    }
-
     /// Frees an object of one of our blocks.
     ///
     /// # Safety
@@ -409,9 +325,6 @@ impl Heap {
         // SAFETY: the caller's contract.
         unsafe {
             let bb = &mut *b;
-            if bb.medium {
-                return self.free_medium(b, p);
-            }
             bb.give(bb.obj_of(p));
             // A block's class is below NCLASSES (init_small): no bounds check on the fast path.
             if *(*self.l()).current.get_unchecked(bb.class) == b || (bb.listed && bb.used != 0) {
@@ -548,20 +461,6 @@ impl Heap {
                     (*l).current[c] = null_mut();
                     source::put_block(b);
                 }
-            }
-            let mut b = (*l).medium;
-            while !b.is_null() {
-                let next = (*b).next;
-                if (*b).used == 0 {
-                    let t = (*b).touched();
-                    if keep_current && take_warm(t) {
-                        self.warm.set(self.warm.get() + t);
-                    } else {
-                        self.unlink_medium(b);
-                        source::put_block(b);
-                    }
-                }
-                b = next;
             }
         }
     }

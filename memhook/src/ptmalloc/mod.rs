@@ -12,7 +12,6 @@
 mod block;
 mod fork;
 mod heap;
-mod medium;
 mod numa;
 mod outbox;
 mod pressure;
@@ -92,19 +91,14 @@ fn trace_malloc(p: *mut u8, size: usize) {
         );
     } else {
         let owner = b.owner() as usize;
-        let (class, real) = class_and_size(b, p);
-        trace::rec(trace::kind::MALLOC, class, owner, p as usize, size, real);
-    }
-}
-
-/// The spy's class and real size of the small or medium object holding `p`.
-fn class_and_size(b: &Block, p: *mut u8) -> (u16, usize) {
-    if b.medium {
-        // SAFETY: `p` is a live pointer into one of the medium block's runs.
-        let real = unsafe { medium::run_bytes(b, p as usize) };
-        (block::class_of(real) as u16, real)
-    } else {
-        (b.class as u16, b.obj_size)
+        trace::rec(
+            trace::kind::MALLOC,
+            b.class as u16,
+            owner,
+            p as usize,
+            size,
+            b.obj_size,
+        );
     }
 }
 
@@ -120,7 +114,7 @@ fn trace_free(p: *mut u8) {
         let remote = owner != heap::mine_if_any();
         trace::rec(
             trace::kind::FREE,
-            class_and_size(b, p).0,
+            b.class as u16,
             owner as usize,
             p as usize,
             remote as usize,
@@ -231,9 +225,6 @@ pub unsafe fn usable_size(p: *const u8) -> usize {
     let bb = unsafe { &*b };
     if bb.magic == MAGIC_HUGE {
         bb.map_base + bb.map_len - p as usize
-    } else if bb.medium {
-        // SAFETY: `p` is a live pointer into one of the block's runs.
-        unsafe { medium::usable(b, p as usize) }
     } else {
         bb.obj_start(p as usize) + bb.obj_size - p as usize
     }
@@ -287,21 +278,6 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
             trace_malloc(p, size);
         }
         return p; // fits, and not wastefully
-    }
-    if size > have && size <= MAX_SMALL {
-        let b = Block::of(p as usize);
-        // SAFETY: a live small or medium object's header; a medium run grows in place only on
-        // its owner's thread (its bitmap is the owner's).
-        let grown = unsafe {
-            (*b).medium && (*b).owner() == heap::mine_if_any() && medium::grow(b, p as usize, size)
-        };
-        if grown {
-            if trace::on() {
-                trace_free(p);
-                trace_malloc(p, size);
-            }
-            return p;
-        }
     }
     if size > have && have > MAX_SMALL {
         let b = Block::of(p as usize);

@@ -323,10 +323,10 @@ pub fn put_block(b: *mut Block) {
     });
     if trace::on() {
         // SAFETY: the block's header is intact until it is reused or unmapped.
-        let (class, owner) = unsafe { ((*b).trace_class(), (*b).owner()) };
+        let (class, owner) = unsafe { ((*b).class, (*b).owner()) };
         trace::rec(
             kind::BLOCK_PUT,
-            class,
+            class as u16,
             owner as usize,
             b as usize,
             !kept as usize,
@@ -441,7 +441,6 @@ fn huge_init(hdr: usize, map_base: usize, map_len: usize, user: usize) -> *mut u
     // allocation; the header is ours.
     unsafe {
         (*b).magic = MAGIC_HUGE;
-        (*b).medium = false;
         (*b).owner = std::sync::atomic::AtomicPtr::new(HUGE_OWNER);
         (*b).map_base = map_base;
         (*b).map_len = map_len;

@@ -38,8 +38,6 @@ const _: () = assert!(REC_SIZE == 48);
 
 /// The class of large allocations.
 pub const HUGE: u16 = u16::MAX;
-/// The class of a medium block's records (BLOCK_GET, BLOCK_PUT): its objects' classes vary.
-pub const MEDIUM: u16 = u16::MAX - 1;
 
 /// Record kinds (a, b, c as noted).
 pub mod kind {

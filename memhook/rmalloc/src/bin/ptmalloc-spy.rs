@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use memhook::ptmalloc::trace::{kind, Rec, HUGE, MEDIUM, REC_SIZE};
+use memhook::ptmalloc::trace::{kind, Rec, HUGE, REC_SIZE};
 
 const BLOCK: i64 = 2 << 20;
 const HEADER: i64 = 128;
@@ -250,9 +250,6 @@ fn main() {
     for (c, k) in ks {
         let (name, virt) = if *c == HUGE {
             ("large".to_string(), src.huge_virtual)
-        } else if *c == MEDIUM {
-            // Blocks shared by the medium classes (their objects' rows show no blocks).
-            ("medium blocks".to_string(), k.blocks * BLOCK)
         } else {
             (format!("{c}"), k.blocks * BLOCK)
         };
@@ -263,7 +260,7 @@ fn main() {
         };
         println!(
             "{name:<15} {:>10} {:>11} {:>10} {:>10} {:>9} {:>8} {:>5.1}%",
-            if *c == HUGE || *c == MEDIUM {
+            if *c == HUGE {
                 "-".into()
             } else {
                 k.size.to_string()

@@ -1,19 +1,17 @@
 /* For the spy test: the main thread allocates 1000 objects of 100 bytes (class 112) and one of
  * 1 MiB; a second thread frees 400 of them (remote frees) and allocates 50 of 3000 bytes it
- * keeps, and 20 medium ones of 10000 bytes (class 10240); 600 + 50 small objects, the 20
- * medium ones (in one medium block) and the large one are live at the end. */
+ * keeps; 600 + 50 small objects and the large one are live at the end. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void *objs[1000];
-void *kept[70]; /* not static: the compiler must keep these allocations */
+void *kept[50]; /* not static: the compiler must keep these allocations */
 
 static void *other(void *arg) {
     (void)arg;
     for (int i = 0; i < 400; i++) free(objs[i]);
     for (int i = 0; i < 50; i++) { kept[i] = malloc(3000); memset(kept[i], 3, 3000); }
-    for (int i = 50; i < 70; i++) { kept[i] = malloc(10000); memset(kept[i], 4, 10000); }
     return NULL;
 }
 
