@@ -32,9 +32,10 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "btl_tcp_rcvbuf",
-        default: "4194304",
-        meaning: "SO_RCVBUF of each connection in bytes (capped at net.core.rmem_max); 0: \
-                  autotuning",
+        default: "0",
+        meaning: "SO_RCVBUF of each connection in bytes (capped at net.core.rmem_max); 0 (the \
+                  default, as Open MPI's): the kernel's autotuning, which a fixed size turns off \
+                  (4-32 KiB one-way 7-18 % faster with it; streams of 4-16 KiB 10-16 % slower)",
     },
     ParamInfo {
         name: "btl_tcp_max_frag",
@@ -117,7 +118,7 @@ impl Params {
             if_include,
             if_exclude,
             sndbuf: num("btl_tcp_sndbuf", 4 << 20)?,
-            rcvbuf: num("btl_tcp_rcvbuf", 4 << 20)?,
+            rcvbuf: num("btl_tcp_rcvbuf", 0)?,
             max_frag,
             eager_limit,
             send_queue: num("btl_tcp_send_queue", 4 << 20)?,
