@@ -390,7 +390,7 @@ fn bind(
 
 #[cfg(test)]
 mod tests {
-    use super::super::policy::{parse_bind_to, parse_map_by, parse_rank_by, MapPolicy};
+    use super::super::policy::{parse_bind_to, parse_map_by, parse_rank_by};
     use super::super::report::ranges;
     use super::*;
 
