@@ -301,12 +301,14 @@ fn large_frames_are_read_into_place() {
     impl Deliver for Recv {
         fn frame(&mut self, peer: usize, tag: u8, b: &[u8]) {
             let h = b.len().min(8);
-            self.got
-                .push((peer, tag, b[..h].to_vec(), b[h..].to_vec()));
+            self.got.push((peer, tag, b[..h].to_vec(), b[h..].to_vec()));
         }
         fn place(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) -> Option<*mut u8> {
             assert_eq!(head.len(), 8);
-            assert!(self.filling[peer].is_none(), "one placement per peer at a time");
+            assert!(
+                self.filling[peer].is_none(),
+                "one placement per peer at a time"
+            );
             if tag != 1 {
                 return None;
             }
@@ -339,14 +341,18 @@ fn large_frames_are_read_into_place() {
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while r.got.len() < 2 * per_sender {
-        assert!(std::time::Instant::now() < deadline, "stalled at {}", r.got.len());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "stalled at {}",
+            r.got.len()
+        );
         for s in 0..2 {
+            // Rank 2 is peer 1 of both senders.
             while next[s] < per_sender {
                 let k = next[s];
                 let len = sizes[(k + s) % sizes.len()];
                 let d = pattern(k * 2 + s, len.max(8));
                 let tag = 1 + (k % 3 == 0) as u8; // every third whole
-                // Rank 2 is peer 1 of both senders.
                 if !ts[s].try_send(1, tag, &d[..8], &d[8..]).unwrap() {
                     break;
                 }

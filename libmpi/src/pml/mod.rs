@@ -320,7 +320,10 @@ impl Pml {
             .collect();
         let waiting = btls.iter().find_map(|b| b.waiting_word());
         let mut btls = btls;
-        let placing = btls.iter_mut().map(|b| enable_placement(&mut **b)).collect();
+        let placing = btls
+            .iter_mut()
+            .map(|b| enable_placement(&mut **b))
+            .collect();
         Pml {
             btls,
             placing,
