@@ -35,7 +35,7 @@ pub const PARAMS: &[ParamInfo] = &[
         default: "0",
         meaning: "SO_RCVBUF of each connection in bytes (capped at net.core.rmem_max); 0 (the \
                   default, as Open MPI's): the kernel's autotuning, which a fixed size turns off \
-                  (4-32 KiB one-way 7-18 % faster with it; streams of 4-16 KiB 10-16 % slower)",
+                  (4-32 KiB one-way 6-22 % faster with it; streams of 4-16 KiB 10-16 % slower)",
     },
     ParamInfo {
         name: "btl_tcp_max_frag",

@@ -1,7 +1,8 @@
 //! The `tcp` transport: btl-tcp's framed connections. It has no single copy (`get` is
 //! unsupported and nothing is exposed), so rendezvous data is streamed by the pml (RTS/CTS/
-//! DATA), and read from the socket straight into the receive buffer (`enable_placement`). A broken connection ends the job with the class it maps to, as ib does: the pair's
-//! stream has lost bytes and cannot be resumed.
+//! DATA), and read from the socket straight into the receive buffer (`enable_placement`). A
+//! broken connection ends the job with the class it maps to, as ib does: the pair's stream has
+//! lost bytes and cannot be resumed.
 
 use btl_tcp::{Deliver, TcpError, TcpFail, TcpTransport};
 
