@@ -791,6 +791,7 @@ impl Runtime {
             choice.endpoints,
             params.eager_limit,
             params.coop_copy_min,
+            params.coop_window_min,
         );
         if verbose {
             eprintln!(

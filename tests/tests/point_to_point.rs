@@ -122,7 +122,8 @@ fn c_blocking_receive_keeps_order() {
 
 /// Rendezvous around and above btl_sm_coop_copy_min: the receiver splits the copy with a
 /// sender that waits in MPI (it writes the second half); every byte checked, with the split on,
-/// off, streamed, and oversubscribed (where it is off).
+/// off, on in windows of receives too (`btl_sm_coop_window_min 0`: 40 splits in flight, more
+/// than the claim words), streamed, and oversubscribed (where it is off).
 #[test]
 fn c_rendezvous_split_with_the_sender() {
     let p = c_program("tests/c/p2p_rendezvous_split.c");
@@ -130,6 +131,7 @@ fn c_rendezvous_split_with_the_sender() {
     for (np, mca) in [
         ("2", &["--mca", "btl_sm_coop_copy_min", "0"][..]),
         ("2", &["--mca", "btl_sm_coop_copy_min", "16385"][..]),
+        ("2", &["--mca", "btl_sm_coop_window_min", "0"][..]),
         ("2", &["--mca", "btl_sm_single_copy", "none"][..]),
         ("3", &[][..]),
     ] {

@@ -211,6 +211,8 @@ struct State {
     coop_closed: Vec<(usize, u64)>,
     /// Smallest rendezvous split with a waiting sender (usize::MAX: never).
     coop_min: usize,
+    /// In a window of reads, smaller messages are read whole (`btl_sm_coop_window_min`).
+    coop_window_min: usize,
     stats: rndv::RndvStats,
     /// By world rank: the largest message sent eagerly (the transport's choice for that peer,
     /// e.g. sm's per-pair limit from the line probe, else the eager limit).
@@ -289,12 +291,14 @@ impl State {
 
 impl Pml {
     /// `endpoints[world_rank]` names the btl and its peer index; `peer_world[btl][peer]` the reverse.
-    /// Rendezvous messages of `coop_min` bytes or more are split with a waiting sender.
+    /// Rendezvous messages of `coop_min` bytes or more are split with a waiting sender, in a
+    /// window of reads only from `coop_window_min`.
     pub fn new(
         btls: Vec<Box<dyn Btl>>,
         endpoints: Vec<Endpoint>,
         eager_limit: usize,
         coop_min: usize,
+        coop_window_min: usize,
     ) -> Pml {
         let mut peer_world: Vec<Vec<usize>> = btls.iter().map(|_| Vec::new()).collect();
         for (world, ep) in endpoints.iter().enumerate() {
@@ -345,6 +349,7 @@ impl Pml {
                 puts: Vec::new(),
                 coop_closed: Vec::new(),
                 coop_min: if coop_min == 0 { usize::MAX } else { coop_min },
+                coop_window_min,
                 stats: Default::default(),
                 eager,
                 eager_limit,

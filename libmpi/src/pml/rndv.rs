@@ -140,8 +140,13 @@ impl State {
             }
             let (from, to, coop) = match r.coop {
                 Coop::ReadTail { split } => (split, n, None),
-                // Not with a peer that is reading rendezvous data of ours: it is busy.
-                _ if n >= self.coop_min && self.rndv_out[r.peer] == 0 => {
+                // Not with a peer that is reading rendezvous data of ours: it is busy. Not
+                // in a window of reads (more queued behind this one) for a message whose
+                // copy stays in cache: the split's handshake then costs more than it saves.
+                _ if n >= self.coop_min
+                    && self.rndv_out[r.peer] == 0
+                    && (gets.len() == 0 || n >= self.coop_window_min) =>
+                {
                     match btls[ep.btl].coop_open(ep.peer) {
                         CoopOpen::Busy => {
                             // Every claim word is taken by a split in flight: this and the rest
