@@ -45,7 +45,7 @@ pub struct Params {
     /// (it reads the first half, the sender writes the second); 0 = never.
     pub coop_copy_min: usize,
     /// Smallest message still split while more rendezvous reads wait behind it (a window of
-    /// receives): below it, the receiver reads whole.
+    /// receives) into the buffer the last read went to: below it, the receiver reads whole.
     pub coop_window_min: usize,
     /// Largest n_local that still gets per-pair channels (Pairs mode).
     pub fastbox_max_procs: usize,
@@ -106,11 +106,11 @@ pub const DEFAULT_NEAR_NS: u32 = 80;
 /// Sharing the copy pays from here: measured 1.6x at 64 KiB, 2x from 256 KiB (two cores copy).
 pub const DEFAULT_COOP_COPY_MIN: usize = 32768;
 
-/// `btl_sm_coop_window_min`'s default: half the core's L2 cache. In a window of receives
-/// (unmodified OSU 5.3 osu_bw, 2 MiB L2), a message and its receive buffer that fit the L2
-/// together copy at 17-30 GB/s alone at 32-512 KiB and at 12-25 GB/s split, where every split
-/// adds a PUT, a claim and a PUT_FIN; from 1 MiB the lone copy leaves the cache (19-11 GB/s)
-/// and two cores win (28-40 GB/s).
+/// `btl_sm_coop_window_min`'s default: half the core's L2 cache. In a window of receives into
+/// one buffer (unmodified OSU 5.3 osu_bw, 2 MiB L2), a message and its receive buffer that fit
+/// the L2 together copy at 17-30 GB/s alone at 32-512 KiB and at 12-25 GB/s split, where every
+/// split adds a PUT, a claim and a PUT_FIN; from 1 MiB the lone copy leaves the cache (19-11
+/// GB/s) and two cores win (28-47 GB/s).
 pub fn default_coop_window_min() -> usize {
     // SAFETY: sysconf reads a system value and touches no memory of ours.
     let l2 = unsafe { libc::sysconf(libc::_SC_LEVEL2_CACHE_SIZE) };
@@ -183,8 +183,9 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "btl_sm_coop_window_min",
         default: "auto: half the L2 cache (1 MiB when unknown)",
         meaning: "while more rendezvous receives wait behind one (a window, as in osu_bw), \
-                  messages below this are read whole by the receiver: a copy that stays in \
-                  cache costs less than the split's handshake",
+                  messages below this into the same buffer as the last one are read whole by \
+                  the receiver: a copy into a buffer in cache costs less than the split's \
+                  handshake",
     },
     ParamInfo {
         name: "btl_sm_fastbox_max_procs",

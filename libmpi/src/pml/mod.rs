@@ -213,6 +213,8 @@ struct State {
     coop_min: usize,
     /// In a window of reads, smaller messages are read whole (`btl_sm_coop_window_min`).
     coop_window_min: usize,
+    /// The receive buffer of the last rendezvous read.
+    last_get_buf: usize,
     stats: rndv::RndvStats,
     /// By world rank: the largest message sent eagerly (the transport's choice for that peer,
     /// e.g. sm's per-pair limit from the line probe, else the eager limit).
@@ -350,6 +352,7 @@ impl Pml {
                 coop_closed: Vec::new(),
                 coop_min: if coop_min == 0 { usize::MAX } else { coop_min },
                 coop_window_min,
+                last_get_buf: 0,
                 stats: Default::default(),
                 eager,
                 eager_limit,

@@ -138,14 +138,17 @@ impl State {
                 }
                 continue;
             }
+            // The buffer the last read went to again: its lines are in our cache.
+            let hot = self.last_get_buf == buf as usize;
             let (from, to, coop) = match r.coop {
                 Coop::ReadTail { split } => (split, n, None),
-                // Not with a peer that is reading rendezvous data of ours: it is busy. Not
-                // in a window of reads (more queued behind this one) for a message whose
-                // copy stays in cache: the split's handshake then costs more than it saves.
+                // Not with a peer that is reading rendezvous data of ours: it is busy. Not in
+                // a window of reads (more queued behind this one) into a hot buffer, for a
+                // message that fits the cache: that copy is fast alone, and the split's
+                // handshake costs more than it saves.
                 _ if n >= self.coop_min
                     && self.rndv_out[r.peer] == 0
-                    && (gets.len() == 0 || n >= self.coop_window_min) =>
+                    && (gets.len() == 0 || !hot || n >= self.coop_window_min) =>
                 {
                     match btls[ep.btl].coop_open(ep.peer) {
                         CoopOpen::Busy => {
@@ -187,6 +190,7 @@ impl State {
                 }
                 _ => (0, n, None),
             };
+            self.last_get_buf = buf as usize;
             let mut head = self.read(btls, &r, buf, from, to);
             if let Some((split, ticket)) = coop {
                 if !btls[ep.btl].coop_claim(ep.peer, ticket, false) {
