@@ -85,6 +85,42 @@ fn small_fragments_and_loopback_by_name() {
     );
 }
 
+/// Eager messages of 16 KiB and up read from the socket straight into the receive matched at
+/// their header (`pml/place.rs`): blocking and posted contiguous receives, a strided one and
+/// truncating ones (through a scratch buffer), unexpected and wildcard ones; every byte
+/// checked. 8 KiB socket buffers make every such message arrive in pieces, so placement
+/// really happens (counted by `btl_tcp_verbose`).
+#[test]
+fn eager_messages_are_read_into_their_receive() {
+    let prog = c_program("tests/c/p2p_placed_eager.c");
+    let extra = [
+        "--mca",
+        "btl_tcp_rcvbuf",
+        "8192",
+        "--mca",
+        "btl_tcp_sndbuf",
+        "8192",
+        "--mca",
+        "btl_tcp_verbose",
+        "1",
+    ];
+    for np in [2, 3] {
+        let r = tcp_job(np, &extra, prog.to_str().unwrap(), &[]);
+        r.assert_no_errors(&format!("np {np}"));
+        let placed: u64 = r
+            .stderr
+            .lines()
+            .filter(|l| l.contains("rank 1: btl tcp:"))
+            .filter_map(|l| l.split('(').nth(1)?.split(' ').next()?.parse::<u64>().ok())
+            .sum();
+        assert!(
+            placed > 0,
+            "np {np}: nothing read into place:\n{}",
+            r.stderr
+        );
+    }
+}
+
 #[test]
 fn peer_dying_mid_transfer_ends_the_job() {
     let prog = c_program("tests/c/ib_peer_dies.c");

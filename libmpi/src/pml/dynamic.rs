@@ -8,7 +8,7 @@ use crate::btl::Btl;
 impl Pml {
     /// Adds a transport; returns its index.
     pub fn add_btl(&mut self, mut btl: Box<dyn Btl>) -> usize {
-        self.placing.push(super::enable_placement(&mut *btl));
+        self.placing.push(super::place::enable_placement(&mut *btl));
         self.btls.push(btl);
         self.st.peer_world.push(Vec::new());
         self.btls.len() - 1
@@ -31,6 +31,8 @@ impl Pml {
             .push(eager.min(b.max_frag().saturating_sub(super::wire::MATCH_LEN)));
         st.split.push(super::split_lens(&**b));
         st.streams.push(None);
+        st.match_placing.push(None);
+        st.place_scratch.push(Vec::new());
         st.sendq.push(Default::default());
         st.rndv_out.push(0);
         world

@@ -7,6 +7,7 @@ mod dynamic;
 mod group;
 mod onesided;
 mod pair;
+mod place;
 mod posted;
 
 pub(crate) use posted::KeyHasher;
@@ -98,7 +99,7 @@ enum SendWork {
 
 pub struct Pml {
     btls: Vec<Box<dyn Btl>>,
-    /// Per btl: it reads large DATA fragments into place (`Btl::enable_placement`).
+    /// Per btl: it reads large fragments into place (`Btl::enable_placement`, `place.rs`).
     placing: Vec<bool>,
     st: State,
     /// This rank's "waiting in MPI" word in a transport peers read (sm), if any.
@@ -196,6 +197,11 @@ struct State {
     unexpected: VecDeque<Unexpected>,
     next_unexpected: u64,
     streams: Vec<Option<Stream>>,
+    /// By world rank: the eager message being read into its receive (`place.rs`).
+    match_placing: Vec<Option<place::MatchPlacing>>,
+    /// By world rank: where such a message goes first when its receive cannot take it as
+    /// one block (non-contiguous, or too small: it is then cut as usual).
+    place_scratch: Vec<Vec<u8>>,
     sendq: Vec<VecDeque<SendWork>>,
     /// By world rank: the largest message `send_now` hands straight to the transport
     /// (the eager limit, or less where one fragment carries less).
@@ -328,7 +334,7 @@ impl Pml {
         let mut btls = btls;
         let placing = btls
             .iter_mut()
-            .map(|b| enable_placement(&mut **b))
+            .map(|b| place::enable_placement(&mut **b))
             .collect();
         Pml {
             btls,
@@ -343,6 +349,8 @@ impl Pml {
                 unexpected: VecDeque::new(),
                 next_unexpected: 0,
                 streams: (0..n).map(|_| None).collect(),
+                match_placing: vec![None; n],
+                place_scratch: vec![Vec::new(); n],
                 sendq: (0..n).map(|_| VecDeque::new()).collect(),
                 one_frag,
                 split,
@@ -805,7 +813,7 @@ impl Pml {
         let mut n = 0;
         for (bi, btl) in btls.iter_mut().enumerate() {
             n += if placing[bi] {
-                btl.progress_into(&mut Placer { st, btl: bi })
+                btl.progress_into(&mut place::Placer { st, btl: bi })
             } else {
                 btl.progress(&mut |peer, tag, frag| st.on_frag(bi, peer, tag, frag))
             };
@@ -1205,29 +1213,6 @@ impl State {
         }
     }
 
-    /// Where the `rest` bytes of a DATA fragment whose head is `head` may be read straight
-    /// into: its receive's buffer at their offset, when that is contiguous and they fit (else
-    /// the fragment comes whole, and `copy_into` cuts or scatters it).
-    fn place_data(&self, head: &[u8], rest: usize) -> Option<*mut u8> {
-        let (rreq, off) = (wire::word(head, 0) as ReqId, wire::word(head, 1) as usize);
-        match self.reqs.get(rreq) {
-            Some(Request {
-                kind:
-                    Kind::Recv {
-                        buf,
-                        cap,
-                        rndv: Some(_),
-                        ..
-                    },
-                layout: None,
-                ..
-            }) if off.checked_add(rest).is_some_and(|end| end <= *cap) => {
-                Some(buf.wrapping_add(off))
-            }
-            _ => None,
-        }
-    }
-
     fn finish_recv(&mut self, req: ReqId, h: &MatchHdr) {
         if let Some(r) = self.reqs.get_mut(req) {
             let cap = match r.kind {
@@ -1449,38 +1434,5 @@ impl State {
                 }
             }
         }
-    }
-}
-
-/// Large DATA fragments of at least this many bytes are read into place by transports that
-/// can (tcp): smaller ones cost more in the extra read than the copy they save.
-const PLACE_MIN: usize = 16 << 10;
-
-fn enable_placement(b: &mut dyn Btl) -> bool {
-    b.enable_placement(wire::DATA_LEN, PLACE_MIN)
-}
-
-/// The pml's deliveries from a transport that places (`Btl::progress_into`).
-struct Placer<'a> {
-    st: &'a mut State,
-    btl: usize,
-}
-
-impl crate::btl::Sink for Placer<'_> {
-    fn frag(&mut self, peer: usize, tag: u8, frag: &[u8]) {
-        self.st.on_frag(self.btl, peer, tag, frag)
-    }
-
-    fn place(&mut self, _peer: usize, tag: u8, head: &[u8], rest: usize) -> Option<*mut u8> {
-        if tag != wire::DATA || head.len() != wire::DATA_LEN {
-            return None;
-        }
-        self.st.place_data(head, rest)
-    }
-
-    fn placed(&mut self, _peer: usize, _tag: u8, head: &[u8], rest: usize) {
-        // Only DATA is placed (above); its receive is still there: a rendezvous receive that
-        // has sent its CTS cannot be cancelled, and it completes only here.
-        self.st.data_arrived(wire::word(head, 0) as ReqId, rest);
     }
 }
