@@ -224,7 +224,7 @@ impl TcpTransport {
                 sock: None,
                 waiting: false,
                 sendq: SendQueue::default(),
-                recv: RecvBuf::new(params.max_frag),
+                recv: RecvBuf::new(params.max_frame()),
                 unanswered: 0,
                 unheard: 0,
                 placing: None,
@@ -312,6 +312,11 @@ impl TcpTransport {
         self.params.max_frag
     }
 
+    /// The largest frame `try_send` takes: `max_frag`, or an eager message and its header.
+    pub fn max_frame(&self) -> usize {
+        self.params.max_frame()
+    }
+
     /// Whether every accepted fragment has been handed to the kernel.
     pub fn flushed(&self) -> bool {
         self.peers.iter().all(|p| p.sendq.is_empty())
@@ -328,8 +333,8 @@ impl TcpTransport {
     ) -> Result<bool, TcpError> {
         let len = hdr.len() + data.len();
         assert!(
-            len <= self.params.max_frag,
-            "btl tcp: fragment over max_frag"
+            len <= self.params.max_frame(),
+            "btl tcp: fragment over the largest frame"
         );
         if self.peers[i].sock.is_none() && !self.peers[i].waiting {
             self.connect(i)?;
@@ -703,7 +708,7 @@ impl TcpTransport {
                 self.flush(i)?;
             }
             let p = &mut self.peers[i];
-            let max = self.params.max_frag;
+            let max = self.params.max_frame();
             n += p
                 .recv
                 .frames(max, &mut |tag, b| f.frame(i, tag, b))

@@ -59,7 +59,7 @@ fn every_byte_at_every_size_np2_to_4() {
 
 #[test]
 fn small_fragments_and_loopback_by_name() {
-    // A 1 KiB max_frag: many fragments per message, rendezvous streamed in small pieces.
+    // A 1 KiB max_frag: rendezvous streamed in many small pieces (eager messages go whole).
     let prog = c_program("tests/c/tcp_pingpong.c");
     let extra = [
         "--mca",

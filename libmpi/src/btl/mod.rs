@@ -45,6 +45,10 @@ pub trait Btl {
     fn name(&self) -> &'static str;
     /// Largest `hdr.len() + data.len()` one fragment may carry.
     fn max_frag(&self) -> usize;
+    /// Largest fragment of an eager message, header included (`max_frag` bounds the others).
+    fn max_eager_frag(&self) -> usize {
+        self.max_frag()
+    }
     /// The eager limit toward `peer` when this transport chooses one per peer (None: the
     /// job's eager limit).
     fn eager_limit(&self, _peer: usize) -> Option<usize> {

@@ -49,8 +49,13 @@ impl Btl for TcpBtl {
         self.transport.max_frag()
     }
 
+    /// An eager message goes whole in one frame, so that it can be read into place.
+    fn max_eager_frag(&self) -> usize {
+        self.transport.max_frame()
+    }
+
     /// A rendezvous costs a network round trip: tcp sends more eagerly than sm (which has
-    /// single copy), as Open MPI's btl tcp does (64 KiB).
+    /// single copy), as Open MPI's btl tcp does (64 KiB there, 128 KiB here).
     fn eager_limit(&self, _peer: usize) -> Option<usize> {
         Some(self.transport.eager_limit())
     }

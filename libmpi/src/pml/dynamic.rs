@@ -28,7 +28,7 @@ impl Pml {
         let eager = b.eager_limit(peer).unwrap_or(eager_limit);
         st.eager.push(eager);
         st.one_frag
-            .push(eager.min(b.max_frag().saturating_sub(super::wire::MATCH_LEN)));
+            .push(eager.min(b.max_eager_frag().saturating_sub(super::wire::MATCH_LEN)));
         st.split.push(super::split_lens(&**b));
         st.streams.push(None);
         st.match_placing.push(None);

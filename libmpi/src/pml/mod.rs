@@ -324,7 +324,13 @@ impl Pml {
         let one_frag = endpoints
             .iter()
             .zip(&eager)
-            .map(|(ep, &e)| e.min(btls[ep.btl].max_frag().saturating_sub(wire::MATCH_LEN)))
+            .map(|(ep, &e)| {
+                e.min(
+                    btls[ep.btl]
+                        .max_eager_frag()
+                        .saturating_sub(wire::MATCH_LEN),
+                )
+            })
             .collect();
         let split = endpoints
             .iter()
@@ -582,7 +588,7 @@ impl Pml {
         if eager.is_some_and(|e| len <= e) {
             let btl = &mut self.btls[ep.btl];
             if st.sendq[dest].is_empty()
-                && wire::MATCH_LEN + len <= btl.max_frag()
+                && wire::MATCH_LEN + len <= btl.max_eager_frag()
                 && !st.splits(dest, len)
             {
                 // SAFETY: the caller's contract on `m`; the btl copies it before returning.
@@ -1062,6 +1068,7 @@ impl State {
         let ep = self.endpoints[dest];
         let btl = &mut btls[ep.btl];
         let maxf = btl.max_frag();
+        let eagerf = btl.max_eager_frag();
         let (split_lo, split_hi) = self.split[dest];
         while let Some(w) = self.sendq[dest].front_mut() {
             let done_req = match w {
@@ -1081,7 +1088,7 @@ impl State {
                             } else {
                                 len
                             }
-                            .min(maxf - wire::MATCH_LEN);
+                            .min(eagerf - wire::MATCH_LEN);
                             // SAFETY: the pending send request keeps `msg`'s memory valid
                             // (isend's contract).
                             let first = unsafe { msg.slice(0, n, &mut self.scratch) };
@@ -1096,7 +1103,7 @@ impl State {
                             *started = true;
                             *off = n;
                         } else {
-                            let n = (len - *off).min(maxf);
+                            let n = (len - *off).min(eagerf);
                             // SAFETY: as above; off + n <= len.
                             if !btl.try_send(ep.peer, wire::CONT, &[], unsafe {
                                 msg.slice(*off, n, &mut self.scratch)
