@@ -1218,6 +1218,14 @@ impl Runtime {
     fn shutdown(&mut self) -> Result<()> {
         self.bsend_flush();
         self.progress_until(|p| p.queued() == 0 && p.btls_flushed());
+        // A barrier that progresses, as MPICH's and Open MPI's finalize have: a request the
+        // user freed while active may be one a peer still waits on outside MPI_Finalize (a freed
+        // receive whose rendezvous the sender waits to finish, MPICH's pt2pt/rqfree), and it is
+        // served here. The launcher's barrier below then blocks with no rank progressing, so no
+        // rank sees a peer's connection close as it exits.
+        if self.comms[crate::comm::WORLD].is_some() {
+            self.barrier(crate::comm::WORLD)?;
+        }
         if mca("btl_base_verbose").is_some_and(|v| v != "0") {
             let s = self.pml.rndv_stats();
             eprintln!(

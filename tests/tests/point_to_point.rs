@@ -52,6 +52,25 @@ fn c_cancel() {
     c_at_1_to_8("p2p_cancel");
 }
 
+/// Requests freed while active still complete, and freed ones left to MPI_Finalize while a peer
+/// waits on them are finished there (MPICH's pt2pt/rqfree), by every transport path.
+#[test]
+fn c_request_free_while_active() {
+    c_at_1_to_8("p2p_request_free");
+    let p = c_program("tests/c/p2p_request_free.c");
+    let prog = p.to_str().expect("utf-8 path");
+    for mca in [
+        &["--mca", "btl_sm_single_copy", "none"][..],
+        &["--mca", "btl_sm_coop_copy_min", "0"][..],
+        &["--mca", "btl", "tcp,self"][..],
+    ] {
+        let mut args = vec!["-np", "3", "--oversubscribe"];
+        args.extend_from_slice(mca);
+        args.push(prog);
+        mpirun(&args).assert_no_errors(&format!("np 3 {mca:?}"));
+    }
+}
+
 #[test]
 fn c_thousands_of_requests() {
     c_at_1_to_8("p2p_many");
