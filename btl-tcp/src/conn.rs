@@ -25,6 +25,10 @@ impl SendQueue {
         self.bytes
     }
 
+    pub fn frames(&self) -> usize {
+        self.frames.len()
+    }
+
     /// Queue the bytes of `parts` after the first `skip` (those already written).
     pub fn push(&mut self, parts: &[&[u8]], skip: usize) {
         let total: usize = parts.iter().map(|p| p.len()).sum();

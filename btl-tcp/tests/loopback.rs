@@ -63,7 +63,10 @@ fn ordered_large_and_small_fragments() {
             } else {
                 (&[][..], &d[..])
             };
-            if !ts[0].try_send(0, (next % 7) as u8, h, b).unwrap() {
+            if !ts[0]
+                .try_send(0, (next % 7) as u8, h, b, next % 3 != 0)
+                .unwrap()
+            {
                 break; // full: progress first
             }
             next += 1;
@@ -112,7 +115,10 @@ fn many_peers_in_and_out_of_the_hot_set() {
                     continue;
                 }
                 let d = pattern(r * 1000 + k, size(k));
-                if !ts[r].try_send(i, (k % 7) as u8, &d[..4], &d[4..]).unwrap() {
+                if !ts[r]
+                    .try_send(i, (k % 7) as u8, &d[..4], &d[4..], k % 2 == 0)
+                    .unwrap()
+                {
                     continue;
                 }
                 next[r][i] += 1;
@@ -152,14 +158,14 @@ fn a_full_queue_refuses_then_drains() {
     let mut sent = 0;
     let mut got = vec![Vec::new(), Vec::new()];
     // Establish first (the receiver must answer the handshake).
-    assert!(ts[0].try_send(0, 1, &[], &d).unwrap());
+    assert!(ts[0].try_send(0, 1, &[], &d, false).unwrap());
     sent += 1;
     while got[1].is_empty() {
         poll_all(&mut ts, &mut got);
     }
     let mut refused = false;
     for _ in 0..100 {
-        if ts[0].try_send(0, 1, &[], &d).unwrap() {
+        if ts[0].try_send(0, 1, &[], &d, false).unwrap() {
             sent += 1;
         } else {
             refused = true;
@@ -182,8 +188,8 @@ fn simultaneous_connects_leave_one_connection() {
         // Everyone sends to everyone before anyone polls: every pair connects both ways.
         for (r, t) in ts.iter_mut().enumerate() {
             for i in 0..2 {
-                assert!(t.try_send(i, 9, &[r as u8], &[i as u8; 3]).unwrap());
-                assert!(t.try_send(i, 10, &[r as u8], &[]).unwrap());
+                assert!(t.try_send(i, 9, &[r as u8], &[i as u8; 3], false).unwrap());
+                assert!(t.try_send(i, 10, &[r as u8], &[], false).unwrap());
             }
         }
         let mut got = vec![Vec::new(), Vec::new(), Vec::new()];
@@ -212,7 +218,7 @@ fn simultaneous_connects_leave_one_connection() {
 fn a_closed_peer_is_reported_lost() {
     let mut ts = job(2, &[]);
     let mut got = vec![Vec::new(), Vec::new()];
-    assert!(ts[1].try_send(0, 1, &[], b"hi").unwrap());
+    assert!(ts[1].try_send(0, 1, &[], b"hi", false).unwrap());
     while got[0].is_empty() {
         poll_all(&mut ts, &mut got);
     }
@@ -223,7 +229,7 @@ fn a_closed_peer_is_reported_lost() {
         assert!(std::time::Instant::now() < deadline, "no error");
         let r = ts[0]
             .poll(&mut |_, _, _| {})
-            .and_then(|_| ts[0].try_send(0, 1, &[], b"x").map(drop));
+            .and_then(|_| ts[0].try_send(0, 1, &[], b"x", false).map(drop));
         if let Err(e) = r {
             assert_eq!(e.class, TcpFail::PeerLost, "{}", e.message);
             assert!(e.message.contains("rank 0"), "{}", e.message);
@@ -241,7 +247,7 @@ fn a_dead_listener_is_reported_lost() {
     loop {
         assert!(std::time::Instant::now() < deadline, "no error");
         let r = ts[0]
-            .try_send(0, 1, &[], b"x")
+            .try_send(0, 1, &[], b"x", false)
             .and_then(|_| ts[0].poll(&mut |_, _, _| {}));
         if let Err(e) = r {
             assert_eq!(e.class, TcpFail::PeerLost, "{}", e.message);
@@ -260,7 +266,7 @@ fn a_stray_connection_is_closed_and_changes_nothing() {
     // A hello with the wrong cookie, posing as rank 0.
     stray.write_all(&btl_tcp::handshake::hello(0, 1)).unwrap();
     let mut got = vec![Vec::new(), Vec::new()];
-    assert!(ts[0].try_send(0, 3, b"h", b"data").unwrap());
+    assert!(ts[0].try_send(0, 3, b"h", b"data", false).unwrap());
     while got[1].is_empty() {
         poll_all(&mut ts, &mut got);
     }
@@ -353,7 +359,7 @@ fn large_frames_are_read_into_place() {
                 let len = sizes[(k + s) % sizes.len()];
                 let d = pattern(k * 2 + s, len.max(8));
                 let tag = 1 + (k % 3 == 0) as u8; // every third whole
-                if !ts[s].try_send(1, tag, &d[..8], &d[8..]).unwrap() {
+                if !ts[s].try_send(1, tag, &d[..8], &d[8..], false).unwrap() {
                     break;
                 }
                 next[s] += 1;

@@ -1018,7 +1018,8 @@ impl Runtime {
     }
 
     /// MPI_Send's fast path: `len` contiguous bytes to communicator rank `dest`, handed to the
-    /// transport at once. False (nothing done) whenever anything is unusual: the general path
+    /// transport at once (unless not `blocking`: MPI_Isend's may be held to go with the next
+    /// ones, `Btl::try_send_batched`). False (nothing done) whenever anything is unusual: the general path
     /// then sends, or reports the error.
     ///
     /// # Safety
@@ -1031,6 +1032,7 @@ impl Runtime {
         len: usize,
         dest: i32,
         tag: i32,
+        blocking: bool,
     ) -> bool {
         let Some(Some(c)) = self.comms.get(comm) else {
             return false;
@@ -1044,7 +1046,7 @@ impl Runtime {
         tag >= 0
             && unsafe {
                 self.pml
-                    .send_now(buf, len, world as usize, c.ctx, c.rank, tag)
+                    .send_now(buf, len, world as usize, c.ctx, c.rank, tag, !blocking)
             }
     }
 
@@ -1227,7 +1229,6 @@ impl Runtime {
     /// Flush what is queued and tell the launcher this rank is done.
     fn shutdown(&mut self) -> Result<()> {
         self.bsend_flush();
-        self.progress_until(|p| p.queued() == 0 && p.btls_flushed());
         // A barrier that progresses, as MPICH's and Open MPI's finalize have: a request the
         // user freed while active may be one a peer still waits on outside MPI_Finalize (a freed
         // receive whose rendezvous the sender waits to finish, MPICH's pt2pt/rqfree), and it is
@@ -1236,6 +1237,9 @@ impl Runtime {
         if self.comms[crate::comm::WORLD].is_some() {
             self.barrier(crate::comm::WORLD)?;
         }
+        // After the barrier: its own last sends may still wait in a transport (a tcp
+        // connection still opening), and a peer waits for them in its barrier.
+        self.progress_until(|p| p.queued() == 0 && p.btls_flushed());
         if mca("btl_base_verbose").is_some_and(|v| v != "0") {
             let s = self.pml.rndv_stats();
             eprintln!(

@@ -90,6 +90,34 @@ fn small_fragments_and_loopback_by_name() {
 /// truncating ones (through a scratch buffer), unexpected and wildcard ones; every byte
 /// checked. 8 KiB socket buffers make every such message arrive in pieces, so placement
 /// really happens (counted by `btl_tcp_verbose`).
+/// Windows of MPI_Isend, whose small messages tcp batches (`btl_tcp_coalesce`), arrive whole
+/// and in order, also with a blocking send in the middle of a window and a blocking receive
+/// after one; with batching off, and on sm, the same.
+#[test]
+fn isend_windows_batched_arrive_whole_and_in_order() {
+    let prog = c_program("tests/c/p2p_isend_windows.c");
+    let prog = prog.to_str().unwrap();
+    for (np, extra) in [
+        (2, &[][..]),
+        (3, &[][..]),
+        (2, &["--mca", "btl_tcp_coalesce", "0"][..]),
+        (4, &["--mca", "btl_tcp_coalesce", "100000"][..]),
+    ] {
+        tcp_job(np, extra, prog, &[]).assert_no_errors(&format!("tcp np {np} {extra:?}"));
+    }
+    // The windows were batched: some rank held sends back.
+    let r = tcp_job(2, &["--mca", "btl_tcp_verbose", "1"], prog, &[]);
+    r.assert_no_errors("tcp np 2 verbose");
+    let batched: u64 = r
+        .stderr
+        .lines()
+        .filter_map(|l| l.split(" fragments sent (").nth(1))
+        .filter_map(|t| t.split(' ').next()?.parse::<u64>().ok())
+        .sum();
+    assert!(batched > 0, "no send was batched: {}", r.stderr);
+    mpirun(&["-np", "2", prog]).assert_no_errors("sm np 2");
+}
+
 #[test]
 fn eager_messages_are_read_into_their_receive() {
     let prog = c_program("tests/c/p2p_placed_eager.c");
@@ -111,7 +139,14 @@ fn eager_messages_are_read_into_their_receive() {
             .stderr
             .lines()
             .filter(|l| l.contains("rank 1: btl tcp:"))
-            .filter_map(|l| l.split('(').nth(1)?.split(' ').next()?.parse::<u64>().ok())
+            .filter_map(|l| {
+                l.split("received (")
+                    .nth(1)?
+                    .split(' ')
+                    .next()?
+                    .parse::<u64>()
+                    .ok()
+            })
             .sum();
         assert!(
             placed > 0,

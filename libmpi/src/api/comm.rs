@@ -173,7 +173,7 @@ impl Communicator {
         // at once; else the general path below sends).
         // SAFETY: `b` is borrowed for this whole call; the transport copies it at once.
         if runtime::try_with_nowait(|rt| unsafe {
-            rt.send_now(self.id, b.as_ptr(), b.len(), dest, tag)
+            rt.send_now(self.id, b.as_ptr(), b.len(), dest, tag, true)
         }) {
             return Ok(());
         }

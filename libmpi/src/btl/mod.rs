@@ -159,4 +159,14 @@ pub trait Btl {
     fn flushed(&self) -> bool {
         true
     }
+    /// Whether `try_send_batched` may hold frames back (tcp's burst coalescing).
+    fn coalesces(&self) -> bool {
+        false
+    }
+    /// `try_send` from a call that starts a non-blocking send (MPI_Isend's fast path): the
+    /// transport may hold a small frame back to write it with the ones that follow, at the next
+    /// `progress` at the latest (a window of them costs one syscall, not one each).
+    fn try_send_batched(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        self.try_send(peer, tag, hdr, data)
+    }
 }

@@ -61,7 +61,7 @@ impl Btl for TcpBtl {
     }
 
     fn try_send(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
-        match self.transport.try_send(peer, tag, hdr, data) {
+        match self.transport.try_send(peer, tag, hdr, data, false) {
             Ok(sent) => sent,
             Err(e) => self.fatal(e),
         }
@@ -107,6 +107,17 @@ impl Btl for TcpBtl {
     fn flushed(&self) -> bool {
         self.transport.flushed()
     }
+
+    fn coalesces(&self) -> bool {
+        self.transport.coalesces()
+    }
+
+    fn try_send_batched(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        match self.transport.try_send(peer, tag, hdr, data, true) {
+            Ok(sent) => sent,
+            Err(e) => self.fatal(e),
+        }
+    }
 }
 
 /// The transport's deliveries to the pml's sink.
@@ -130,8 +141,12 @@ impl Drop for TcpBtl {
     fn drop(&mut self) {
         if self.transport.verbose() {
             eprintln!(
-                "rmpi: rank {}: btl tcp: {} fragments sent, {} received ({} read into place)",
-                self.rank, self.transport.sends, self.transport.recvs, self.transport.placed
+                "rmpi: rank {}: btl tcp: {} fragments sent ({} batched with a burst), {} received ({} read into place)",
+                self.rank,
+                self.transport.sends,
+                self.transport.batched,
+                self.transport.recvs,
+                self.transport.placed
             );
         }
     }

@@ -24,7 +24,8 @@ fn send(
     // transport; anything else (errors included) takes the general path below.
     if let (Some(n), Ok(c)) = (plain_bytes(buf, count, datatype), comm_index(comm)) {
         // SAFETY: MPI_Send's contract: buf holds count elements, n bytes.
-        if runtime::try_with_nowait(|rt| unsafe { rt.send_now(c, buf.cast(), n, dest, tag) }) {
+        if runtime::try_with_nowait(|rt| unsafe { rt.send_now(c, buf.cast(), n, dest, tag, true) })
+        {
             return MPI_SUCCESS;
         }
     }
@@ -131,7 +132,7 @@ fn istart(
         // stays valid (for a receive: writable and untouched) until the request completes.
         let fast = runtime::try_with_nowait(|rt| unsafe {
             let started = if send {
-                if rt.send_now(c, buf.cast(), n, peer, tag) {
+                if rt.send_now(c, buf.cast(), n, peer, tag, false) {
                     Some(pml::Started::Done(pml::Status::default()))
                 } else {
                     None

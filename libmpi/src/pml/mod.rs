@@ -101,6 +101,8 @@ pub struct Pml {
     btls: Vec<Box<dyn Btl>>,
     /// Per btl: it reads large fragments into place (`Btl::enable_placement`, `place.rs`).
     placing: Vec<bool>,
+    /// Per btl: it may hold small frames back to batch them (`Btl::coalesces`).
+    bursty: Vec<bool>,
     st: State,
     /// This rank's "waiting in MPI" word in a transport peers read (sm), if any.
     waiting: Option<*const AtomicU32>,
@@ -277,6 +279,14 @@ fn send_whole(btl: &mut dyn Btl, peer: usize, hdr: &MatchHdr, data: &[u8]) -> bo
     }
 }
 
+/// `send_whole` through `Btl::try_send_batched`.
+fn send_whole_batched(btl: &mut dyn Btl, peer: usize, hdr: &MatchHdr, data: &[u8]) -> bool {
+    match hdr.encode_short() {
+        Some(short) => btl.try_send_batched(peer, wire::MATCH_SHORT, &short, data),
+        None => btl.try_send_batched(peer, wire::MATCH, &hdr.encode(), data),
+    }
+}
+
 /// `Btl::eager_split`'s fragment sizes as message lengths, for a message sent whole behind the
 /// short match header.
 fn split_lens(btl: &dyn Btl) -> (usize, usize) {
@@ -342,8 +352,10 @@ impl Pml {
             .iter_mut()
             .map(|b| place::enable_placement(&mut **b))
             .collect();
+        let bursty = btls.iter().map(|b| b.coalesces()).collect();
         Pml {
             btls,
+            bursty,
             placing,
             waiting,
             st: State {
@@ -499,7 +511,8 @@ impl Pml {
         limit: usize,
     ) -> Started {
         // SAFETY: forwarded contract.
-        if m.layout.is_none() && unsafe { self.send_now(m.ptr, m.len, dest, ctx, src, tag) } {
+        if m.layout.is_none() && unsafe { self.send_now(m.ptr, m.len, dest, ctx, src, tag, false) }
+        {
             return Started::Done(Status::default());
         }
         // SAFETY: forwarded contract.
@@ -508,7 +521,8 @@ impl Pml {
 
     /// The small-message fast path: `len` contiguous bytes that fit one eager fragment go
     /// straight to the transport when nothing is queued for `dest`. False if they did not (the
-    /// general path then takes over, in order).
+    /// general path then takes over, in order). `batch`: MPI_Isend's, which the transport may
+    /// hold to write with the next ones (`Btl::try_send_batched`).
     ///
     /// # Safety
     /// `buf` holds `len` readable bytes (or `len` is 0); the transport copies them before
@@ -522,6 +536,7 @@ impl Pml {
         ctx: u32,
         src: i32,
         tag: i32,
+        batch: bool,
     ) -> bool {
         let st = &mut self.st;
         if len > st.one_frag[dest] || !st.sendq[dest].is_empty() || st.splits(dest, len) {
@@ -540,6 +555,9 @@ impl Pml {
             // SAFETY: the caller's contract: `len` readable bytes at `buf`.
             unsafe { std::slice::from_raw_parts(buf, len) }
         };
+        if batch && self.bursty[ep.btl] {
+            return send_whole_batched(&mut *self.btls[ep.btl], ep.peer, &hdr, data);
+        }
         send_whole(&mut *self.btls[ep.btl], ep.peer, &hdr, data)
     }
 
