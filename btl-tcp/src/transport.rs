@@ -336,6 +336,19 @@ impl TcpTransport {
         self.params.coalesce > 0
     }
 
+    /// End every peer's burst and write the frames it held (a wait found its requests complete
+    /// without polling: the caller may compute for long now).
+    pub fn end_bursts(&mut self) -> Result<(), TcpError> {
+        for i in 0..self.peers.len() {
+            let p = &mut self.peers[i];
+            p.burst = false;
+            if !p.sendq.is_empty() {
+                self.flush(i)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether every accepted fragment has been handed to the kernel.
     pub fn flushed(&self) -> bool {
         self.peers.iter().all(|p| p.sendq.is_empty())

@@ -1019,8 +1019,8 @@ impl Runtime {
 
     /// MPI_Send's fast path: `len` contiguous bytes to communicator rank `dest`, handed to the
     /// transport at once (unless not `blocking`: MPI_Isend's may be held to go with the next
-    /// ones, `Btl::try_send_batched`). False (nothing done) whenever anything is unusual: the general path
-    /// then sends, or reports the error.
+    /// ones, `Btl::try_send_batched`). False (nothing done) whenever anything is unusual: the
+    /// general path then sends, or reports the error.
     ///
     /// # Safety
     /// `buf` holds `len` readable bytes (or `len` is 0).

@@ -2,9 +2,38 @@
  * the first to write them together (btl tcp's burst coalescing). Every message arrives once, in
  * order, with its bytes: windows of 64 at sizes around the batching limits, a blocking MPI_Send
  * in the middle of a window (it must go after the held ones, not before), a window followed by
- * a blocking receive of the peer's answer (the wait must write the held ones), and a window of
- * mixed sizes to every other rank. */
+ * a blocking receive of the peer's answer (the wait must write the held ones), a window of
+ * mixed sizes to every other rank, and sends completed by MPI_Wait or freed, after which the
+ * sender makes no MPI call until the receiver has them all (said through a file): a held send
+ * would never arrive. */
 #include "p2p_common.h"
+#include <unistd.h>
+
+/* Rank 0 sends 5 messages to rank 1, each completed by MPI_Wait (or freed), then waits without
+ * any MPI call until rank 1 has received them all and created `flag`. */
+static void sends_then_silence(const char *flag, int freed) {
+    int rank, v[5];
+    MPI_Request r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        for (int k = 0; k < 5; k++) {
+            v[k] = k * 11 + freed;
+            MPI_Isend(&v[k], 1, MPI_INT, 1, 40 + freed, MPI_COMM_WORLD, &r);
+            if (freed) MPI_Request_free(&r);
+            else MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+        while (access(flag, F_OK) != 0) usleep(1000); /* bounded by mpirun --timeout */
+        unlink(flag);
+    } else if (rank == 1) {
+        for (int k = 0; k < 5; k++) {
+            int got = -1;
+            MPI_Recv(&got, 1, MPI_INT, 0, 40 + freed, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            CHECK(got == k * 11 + freed, "rank 1: message %d of the silent sender: %d", k, got);
+        }
+        FILE *f = fopen(flag, "w");
+        if (f) fclose(f);
+    }
+}
 
 #define W 64
 
@@ -90,5 +119,13 @@ int main(int argc, char **argv) {
                     break;
                 }
         }
+    if (size > 1) {
+        char flag[64];
+        if (rank == 0) snprintf(flag, sizeof flag, "/tmp/rmpi-isend-windows-%d", (int)getpid());
+        MPI_Bcast(flag, sizeof flag, MPI_CHAR, 0, MPI_COMM_WORLD);
+        sends_then_silence(flag, 0);
+        MPI_Barrier(MPI_COMM_WORLD);
+        sends_then_silence(flag, 1);
+    }
     return finish();
 }

@@ -169,4 +169,6 @@ pub trait Btl {
     fn try_send_batched(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
         self.try_send(peer, tag, hdr, data)
     }
+    /// Write every frame `try_send_batched` holds, now.
+    fn end_bursts(&mut self) {}
 }

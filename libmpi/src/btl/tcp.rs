@@ -118,6 +118,12 @@ impl Btl for TcpBtl {
             Err(e) => self.fatal(e),
         }
     }
+
+    fn end_bursts(&mut self) {
+        if let Err(e) = self.transport.end_bursts() {
+            self.fatal(e)
+        }
+    }
 }
 
 /// The transport's deliveries to the pml's sink.

@@ -335,7 +335,12 @@ fn call_ready(
     ready: impl FnMut(&mut Runtime) -> bool,
     f: impl FnOnce(&mut Runtime) -> Result<()>,
 ) -> c_int {
-    match runtime::with_ready(ready, f) {
+    // A wait that finds its requests complete makes no progress turn: the sends a transport
+    // holds back from a window of MPI_Isend go now, not after the caller's computation.
+    match runtime::with_ready(ready, |rt| {
+        rt.pml.end_bursts();
+        f(rt)
+    }) {
         Ok(()) => MPI_SUCCESS,
         Err(e) => fail(name, comm, e),
     }

@@ -332,6 +332,8 @@ mpi_fn! {
                 return Ok(());
             }
             rt.pml.free(id);
+            // No progress turn here: what a transport holds of a window of sends goes now.
+            rt.pml.end_bursts();
             // SAFETY: as above.
             unsafe { *request = REQUEST_NULL as Handle };
             Ok(())

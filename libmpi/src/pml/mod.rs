@@ -103,6 +103,8 @@ pub struct Pml {
     placing: Vec<bool>,
     /// Per btl: it may hold small frames back to batch them (`Btl::coalesces`).
     bursty: Vec<bool>,
+    /// A send went through `Btl::try_send_batched` since the last `end_bursts`.
+    batched: bool,
     st: State,
     /// This rank's "waiting in MPI" word in a transport peers read (sm), if any.
     waiting: Option<*const AtomicU32>,
@@ -356,6 +358,7 @@ impl Pml {
         Pml {
             btls,
             bursty,
+            batched: false,
             placing,
             waiting,
             st: State {
@@ -556,6 +559,7 @@ impl Pml {
             unsafe { std::slice::from_raw_parts(buf, len) }
         };
         if batch && self.bursty[ep.btl] {
+            self.batched = true;
             return send_whole_batched(&mut *self.btls[ep.btl], ep.peer, &hdr, data);
         }
         send_whole(&mut *self.btls[ep.btl], ep.peer, &hdr, data)
@@ -965,6 +969,21 @@ impl Pml {
             r.complete = true;
         }
         self.st.reap_detached(req);
+    }
+
+    /// Have the transports write the sends they hold to batch them (`Btl::try_send_batched`):
+    /// MPI_Wait and its kin call this, since they may return without a progress turn (the
+    /// requests were complete) and the caller may then compute for long.
+    #[inline]
+    pub fn end_bursts(&mut self) {
+        if self.batched {
+            self.batched = false;
+            for (b, &bursty) in self.btls.iter_mut().zip(&self.bursty) {
+                if bursty {
+                    b.end_bursts();
+                }
+            }
+        }
     }
 
     /// Fragments still waiting for room in a transport.
