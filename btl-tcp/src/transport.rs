@@ -336,13 +336,14 @@ impl TcpTransport {
         self.params.coalesce > 0
     }
 
-    /// End every peer's burst and write the frames it held (a wait found its requests complete
-    /// without polling: the caller may compute for long now).
+    /// End every peer's burst and write what each has queued (handshake bytes, held or
+    /// refused frames): the start of every poll, and a wait that found its requests complete
+    /// without polling (the caller may compute for long now).
     pub fn end_bursts(&mut self) -> Result<(), TcpError> {
         for i in 0..self.peers.len() {
             let p = &mut self.peers[i];
             p.burst = false;
-            if !p.sendq.is_empty() {
+            if p.sock.as_ref().is_some_and(|s| s.ctl_off < s.ctl.len()) || !p.sendq.is_empty() {
                 self.flush(i)?;
             }
         }
@@ -521,13 +522,7 @@ impl TcpTransport {
 
     /// [`TcpTransport::poll`], delivering to `f` (frames in order per peer, placed or whole).
     pub fn poll_into(&mut self, f: &mut dyn Deliver) -> Result<usize, TcpError> {
-        for i in 0..self.peers.len() {
-            let p = &mut self.peers[i];
-            p.burst = false;
-            if p.sock.as_ref().is_some_and(|s| s.ctl_off < s.ctl.len()) || !p.sendq.is_empty() {
-                self.flush(i)?;
-            }
-        }
+        self.end_bursts()?;
         let mut n = 0;
         let mut k = 0;
         while k < self.hot.len() {
