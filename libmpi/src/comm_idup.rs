@@ -77,7 +77,11 @@ impl Runtime {
 
     /// Start MPI_Comm_idup's bare duplicate (attributes are the caller's): the new slot and
     /// the request that completes when its context id is known everywhere.
-    pub(crate) fn idup_bare(&mut self, parent: usize) -> Result<(usize, ReqId)> {
+    pub(crate) fn idup_bare(
+        &mut self,
+        parent: usize,
+        space: coll::Space,
+    ) -> Result<(usize, ReqId)> {
         let p = self.comm(parent)?;
         let me_world = p.group[p.rank as usize];
         let chooser = match &p.remote {
@@ -122,7 +126,7 @@ impl Runtime {
         c.remote = p.remote.clone();
         c.topo = p.topo.clone();
         let slot = self.add_comm(c);
-        let id = coll::start(&mut self.pml, s);
+        let id = coll::start_in(&mut self.pml, s, space);
         self.idups.pending.push(Pending {
             slot,
             cell,

@@ -82,7 +82,7 @@ impl Runtime {
             crate::coll::inter::barrier(&mut b);
             b.finish()
         };
-        let id = crate::coll::start(&mut self.pml, s);
+        let id = crate::coll::start_blocking(&mut self.pml, s);
         self.wait(id).map(|_| ())
     }
 }

@@ -223,7 +223,7 @@ pub(crate) fn bare_dup(parent: usize) -> Result<usize> {
         return crate::comm_inter::inter_dup(&mut crate::comm_agree::Outside, parent);
     }
     if multiple_forms(parent)? {
-        let (new, id) = runtime::with(|rt| rt.idup_bare(parent))?;
+        let (new, id) = runtime::with(|rt| rt.idup_bare(parent, crate::coll::Space::Blocking))?;
         wait_request(id)?;
         return Ok(new);
     }
@@ -280,7 +280,7 @@ fn start_allgather(
         algos::allgatherv(&mut b, None, at, &vec![4 * k; n], &displs);
         b.finish()
     };
-    Ok((n, me, coll::start(&mut rt.pml, s)))
+    Ok((n, me, coll::start_blocking(&mut rt.pml, s)))
 }
 
 /// `buf` (the same length at every member) from `root` to every member of `comm`, over its
@@ -296,7 +296,7 @@ pub(crate) fn bcast_ints(comm: usize, root: i32, buf: &mut [i32]) -> Result<()> 
             algos::bcast(&mut b, at, 4 * buf.len(), root);
             b.finish()
         };
-        Ok(coll::start(&mut rt.pml, s))
+        Ok(coll::start_blocking(&mut rt.pml, s))
     })?;
     // `buf` is borrowed for the whole call, so nothing touches it before the request is over.
     wait_request(id)?;
@@ -353,7 +353,7 @@ pub(crate) fn split_outside(parent: usize, color: i32, key: i32) -> Result<Optio
             algos::bcast(&mut b, at, 4, 0);
             b.finish()
         };
-        Ok(coll::start(&mut rt.pml, s))
+        Ok(coll::start_blocking(&mut rt.pml, s))
     })?;
     wait_request(id)?;
     if *base == 0 {
@@ -509,7 +509,7 @@ pub(crate) fn barrier_outside(comm: usize) -> Result<()> {
             }
             b.finish()
         };
-        Ok(coll::start(&mut rt.pml, s))
+        Ok(coll::start_blocking(&mut rt.pml, s))
     })?;
     wait_request(id).map(|_| ())
 }

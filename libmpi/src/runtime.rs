@@ -924,7 +924,11 @@ impl Runtime {
     /// next collective tag ...
     pub fn start_cached(&mut self, s: &mut crate::coll::Schedule) {
         s.rearm();
-        s.set_tag(self.pml.coll.next_tag(s.seq_key()));
+        s.set_tag(
+            self.pml
+                .coll
+                .next_tag(s.seq_key(), crate::coll::Space::Blocking),
+        );
     }
 
     /// ... then advance it as far as it goes now; true once it is over (its error in
@@ -1201,7 +1205,7 @@ impl Runtime {
                 crate::coll::algos::barrier(&mut b);
                 b.finish()
             };
-            let id = crate::coll::start(&mut self.pml, s);
+            let id = crate::coll::start_blocking(&mut self.pml, s);
             let st = self.wait(id)?;
             return match ErrorClass::from_code(st.error) {
                 Some(e) if st.error != 0 => Err(Error::new(e, e.description())),

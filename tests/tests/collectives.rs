@@ -61,6 +61,26 @@ fn c_nonblocking_and_p2p_mix() {
     c_test("coll_nonblocking");
 }
 
+/// A non-blocking collective started before a blocking one on one rank and after it on the
+/// others matches (separate tag spaces), single-threaded and under MPI_THREAD_MULTIPLE, where
+/// MPI_Barrier runs as a schedule (mpi4py's ULFM testIAgree).
+#[test]
+fn c_nonblocking_crossing_blocking() {
+    let prog = c_program("tests/c/coll_nb_blocking_cross.c");
+    for level in ["single", "multiple"] {
+        for np in [2, 3, 5] {
+            let r = mpirun_np(np, &prog, &[level]);
+            r.assert_ok();
+            assert!(
+                r.stdout.contains(" No Errors"),
+                "{level} at np {np}:\n{}\n{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}
+
 #[test]
 fn c_user_ops() {
     c_test("coll_userop");

@@ -305,12 +305,12 @@ impl Plan {
 impl Communicator {
     /// Start a plan on an intra- or an intercommunicator; its request id.
     pub(super) fn start_plan(&self, p: Plan) -> Result<crate::pml::ReqId> {
-        self.start_any(p.red, p.build)
+        self.start_any(p.red, p.build, coll::Space::Nonblocking)
     }
 
     /// Start a plan and wait for it (the caller borrows its buffers for the whole call).
     pub(super) fn run_plan(&self, p: Plan) -> Result<()> {
-        let id = self.start_plan(p)?;
+        let id = self.start_any(p.red, p.build, coll::Space::Blocking)?;
         let st = runtime::wait_request(id)?;
         super::comm::check(st).map(|_| ())
     }
@@ -334,13 +334,14 @@ impl Communicator {
         build: impl FnOnce(&mut Builder) -> Result<()>,
     ) -> Result<crate::pml::ReqId> {
         self.intra_only("this collective")?;
-        self.start_any(red, build)
+        self.start_any(red, build, coll::Space::Nonblocking)
     }
 
     fn start_any(
         &self,
         red: Option<Red>,
         build: impl FnOnce(&mut Builder) -> Result<()>,
+        space: coll::Space,
     ) -> Result<crate::pml::ReqId> {
         runtime::with(|rt| {
             let s = {
@@ -348,7 +349,7 @@ impl Communicator {
                 build(&mut b)?;
                 b.finish()
             };
-            Ok(coll::start(&mut rt.pml, s))
+            Ok(coll::start_in(&mut rt.pml, s, space))
         })
     }
 
@@ -359,7 +360,8 @@ impl Communicator {
         red: Option<Red>,
         build: impl FnOnce(&mut Builder) -> Result<()>,
     ) -> Result<()> {
-        let id = self.start_coll(red, build)?;
+        self.intra_only("this collective")?;
+        let id = self.start_any(red, build, coll::Space::Blocking)?;
         let st = runtime::wait_request(id)?;
         super::comm::check(st).map(|_| ())
     }
@@ -1445,12 +1447,16 @@ impl Communicator {
         let sb = w_blocks("iall_to_all_w", sends, n, send.len())?;
         let rb = w_blocks("iall_to_all_w", recvs, n, recv.len())?;
         let (s, r) = (send.as_ptr().cast_mut(), recv.as_mut_ptr());
-        let id = self.start_any(None, |b| {
-            let s = stage::stage_mixed(b, s, &sb, Dir::In)?;
-            let r = stage::stage_mixed(b, r, &rb, Dir::Out)?;
-            all_to_all_blocks(b, &s, &r);
-            Ok(())
-        })?;
+        let id = self.start_any(
+            None,
+            |b| {
+                let s = stage::stage_mixed(b, s, &sb, Dir::In)?;
+                let r = stage::stage_mixed(b, r, &rb, Dir::Out)?;
+                all_to_all_blocks(b, &s, &r);
+                Ok(())
+            },
+            coll::Space::Nonblocking,
+        )?;
         Ok(scope.register(id))
     }
 }

@@ -305,7 +305,7 @@ impl Communicator {
                     }
                     b.finish()
                 };
-                Ok(crate::coll::start(&mut rt.pml, s))
+                Ok(crate::coll::start_blocking(&mut rt.pml, s))
             })?;
             return check(runtime::wait_request(id)?).map(|_| ());
         }

@@ -336,7 +336,11 @@ pub(super) fn coll(
             build(&mut b)?;
             b.finish()
         };
-        Ok(coll::start(&mut rt.pml, s))
+        let space = match request {
+            None => coll::Space::Blocking,
+            Some(_) => coll::Space::Nonblocking,
+        };
+        Ok(coll::start_in(&mut rt.pml, s, space))
     };
     match request {
         // Blocking: under MULTIPLE the schedule is waited for outside the runtime.

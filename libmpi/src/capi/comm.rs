@@ -332,7 +332,7 @@ fn idup(
         };
         let mut req = None;
         let id = crate::comm_ops::dup_via(c, |rt| {
-            let (slot, r) = rt.idup_bare(c)?;
+            let (slot, r) = rt.idup_bare(c, crate::coll::Space::Nonblocking)?;
             req = Some(r);
             Ok(slot)
         })?;

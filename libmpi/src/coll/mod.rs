@@ -3,7 +3,10 @@
 //!
 //! Every collective instance on a communicator gets its own tag on the communicator's
 //! collective context (all ranks call collectives in the same order, so their sequence numbers
-//! agree), so any number of them can be outstanding at once. Sequence numbers are kept per
+//! agree), so any number of them can be outstanding at once. Blocking and non-blocking
+//! collectives count in separate tag spaces, as MPICH's fixed blocking tags and its schedule
+//! tags do: a program that starts MPI_Iallreduce on one rank before a blocking barrier and after
+//! it on another (mpi4py's ULFM Iagree test) still matches. Sequence numbers are kept per
 //! (context, group): a context id reused later by a communicator of other ranks starts afresh
 //! on every member, without any hook in communicator creation.
 
@@ -34,24 +37,40 @@ pub fn seq_key(comm: &crate::comm::Comm) -> SeqKey {
     (comm.coll_ctx(), h)
 }
 
-/// Collective tags live above the tags the plain blocking barrier uses (small round numbers).
+/// Collective tags live above the tags the plain blocking barrier uses (small round numbers);
+/// blocking collectives' tags have `BLOCKING_BIT` set too.
 const TAG_BASE: u32 = 1 << 30;
-const TAG_MASK: u32 = TAG_BASE - 1;
+const BLOCKING_BIT: u32 = 1 << 29;
+const TAG_MASK: u32 = BLOCKING_BIT - 1;
+
+/// Which sequence a collective takes its tag from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Space {
+    /// Blocking calls (and the collectives inside blocking calls such as MPI_Comm_split).
+    Blocking,
+    /// Non-blocking and persistent calls.
+    Nonblocking,
+}
 
 /// The schedules in flight and the per-communicator sequence numbers. Lives in the pml so that
 /// every progress call (wait, test, any blocking call) advances them.
 #[derive(Default)]
 pub struct Registry {
     active: Vec<(ReqId, Schedule)>,
-    /// The keys are hashes already: the pml's multiply hasher mixes them.
-    seq: HashMap<SeqKey, u32, std::hash::BuildHasherDefault<crate::pml::KeyHasher>>,
+    /// Per key, the next blocking and non-blocking sequence numbers. The keys are hashes
+    /// already: the pml's multiply hasher mixes them.
+    seq: HashMap<SeqKey, [u32; 2], std::hash::BuildHasherDefault<crate::pml::KeyHasher>>,
 }
 
 impl Registry {
-    /// The tag for the next collective of the communicator `key` names.
-    pub fn next_tag(&mut self, key: SeqKey) -> i32 {
-        let s = self.seq.entry(key).or_insert(0);
-        let t = TAG_BASE | (*s & TAG_MASK);
+    /// The tag for the next collective of the communicator `key` names, in `space`.
+    pub fn next_tag(&mut self, key: SeqKey, space: Space) -> i32 {
+        let seqs = self.seq.entry(key).or_insert([0; 2]);
+        let (s, bit) = match space {
+            Space::Blocking => (&mut seqs[0], BLOCKING_BIT),
+            Space::Nonblocking => (&mut seqs[1], 0),
+        };
+        let t = TAG_BASE | bit | (*s & TAG_MASK);
         *s = s.wrapping_add(1);
         t as i32
     }
@@ -70,16 +89,22 @@ fn status(error: i32) -> Status {
     }
 }
 
-/// Start a schedule: run what it can now; its request completes when the schedule does.
-pub fn start(pml: &mut Pml, s: Schedule) -> ReqId {
-    let tag = pml.coll.next_tag(s.seq_key());
+/// Start a blocking call's schedule (its caller waits for it before returning): `start_in`.
+pub fn start_blocking(pml: &mut Pml, s: Schedule) -> ReqId {
+    start_in(pml, s, Space::Blocking)
+}
+
+/// Start a schedule under the next tag of `space`: run what it can now; its request completes
+/// when the schedule does.
+pub fn start_in(pml: &mut Pml, s: Schedule, space: Space) -> ReqId {
+    let tag = pml.coll.next_tag(s.seq_key(), space);
     start_tagged(pml, s, tag)
 }
 
 /// Take the next tag of the communicator `key` names for a persistent collective: every run
 /// uses it, so runs match by the order of the init calls, not of the starts (MPI-4).
 pub fn reserve_tag(pml: &mut Pml, key: SeqKey) -> i32 {
-    pml.coll.next_tag(key)
+    pml.coll.next_tag(key, Space::Nonblocking)
 }
 
 /// `start` with a tag from `reserve_tag`.

@@ -122,7 +122,7 @@ pub struct Builder<'c> {
 }
 
 impl<'c> Builder<'c> {
-    /// A builder; the tag is assigned when the schedule starts (`coll::start`).
+    /// A builder; the tag is assigned when the schedule starts (`coll::start_in`).
     pub fn new(comm: &'c Comm, red: Option<Red>) -> Builder<'c> {
         Builder {
             comm,

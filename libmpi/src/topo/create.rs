@@ -182,7 +182,7 @@ fn run_schedule(comm: usize, build: impl FnOnce(&mut Builder)) -> Result<()> {
             build(&mut b);
             b.finish()
         };
-        Ok(coll::start(&mut rt.pml, s))
+        Ok(coll::start_blocking(&mut rt.pml, s))
     })?;
     comm_ops::wait_request(id).map_err(|e| {
         crate::error::Error::new(e.class, "exchanging the distributed graph's edges failed")
