@@ -198,19 +198,24 @@ def rust_file(stubs):
     w("// The C signatures are the standard's, however many parameters they have.")
     w("#![allow(clippy::too_many_arguments)]")
     w("")
-    w("use std::ffi::{c_int, c_void};")
-    w("")
+    if stubs:
+        w("use std::ffi::{c_int, c_void};")
+        w("")
     if T_RESULT in bodies:
         w("use super::tool::%s;" % T_RESULT)
     if helpers:
         w("use super::unsupported::{%s};" % ", ".join(helpers))
-    w("use super::*;")
-    w("")
+    if stubs:
+        w("use super::*;")
+        w("")
     w("/// The functions stubbed here; `NAMES[i]` raises the error code of index `i`.")
-    w("pub(super) const NAMES: [&str; %d] = [" % len(stubs))
-    for name, _, _ in stubs:
-        w('    "%s",' % name)
-    w("];")
+    if stubs:
+        w("pub(super) const NAMES: [&str; %d] = [" % len(stubs))
+        for name, _, _ in stubs:
+            w('    "%s",' % name)
+        w("];")
+    else:
+        w("pub(super) const NAMES: [&str; 0] = [];")
     for name, rust, body in stubs:
         w("")
         w("mpi_fn! {")
@@ -243,6 +248,13 @@ def readme_table(stubs, ndeclared, have):
         title = area_of(name, have)
         rows[title].append("`%s%s`" % (name, "(_c)" if both else ""))
         counts[title] += 2 if both else 1
+    if not stubs:
+        return "\n".join([
+            BEGIN,
+            "All %d functions mpi.h declares are implemented, each as `MPI_` and `PMPI_`; "
+            "`libmpi/src/capi/unimplemented.rs` holds no stub." % ndeclared,
+            END,
+        ])
     out = [
         BEGIN,
         "%d of the %d functions mpi.h declares are implemented, each as `MPI_` and `PMPI_`. The "

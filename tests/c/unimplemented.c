@@ -40,18 +40,55 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    /* Every stub left is an MPI_T pvar or event call (they return MPI_T_ERR_NOT_SUPPORTED);
-     * the error-handler path of the stubs (capi/unsupported.rs) has no caller until a function
-     * loses its implementation. */
+    /* No stub is left: the error-handler path of the stubs (capi/unsupported.rs) has no
+     * caller until a function loses its implementation. */
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    /* MPI_T stubs return MPI_T_ERR_NOT_SUPPORTED. */
+    /* No performance variable, event or event source exists (tool_pvar.rs): sessions are
+     * real, every index and name is invalid, no handle can exist (MPICH's mpi_t/getindex). */
     {
-        MPI_T_pvar_session session;
+        MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL, other;
+        MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
+        MPI_T_event_registration er = NULL;
+        int idx = -1, count = 0, buf[4];
         rc = MPI_T_pvar_session_create(&session);
-        CHECK(rc == MPI_T_ERR_NOT_SUPPORTED, "MPI_T_pvar_session_create %d", rc);
+        CHECK(rc == MPI_SUCCESS && session != MPI_T_PVAR_SESSION_NULL, "MPI_T_pvar_session_create %d", rc);
+        rc = MPI_T_pvar_session_create(&other);
+        CHECK(rc == MPI_SUCCESS && other != session, "second session %d", rc);
+        rc = MPI_T_pvar_get_index("no such pvar", MPI_T_PVAR_CLASS_COUNTER, &idx);
+        CHECK(rc == MPI_T_ERR_INVALID_NAME, "MPI_T_pvar_get_index %d", rc);
+        rc = MPI_T_pvar_get_index(NULL, MPI_T_PVAR_CLASS_COUNTER, &idx);
+        CHECK(rc == MPI_T_ERR_INVALID, "MPI_T_pvar_get_index(NULL) %d", rc);
+        rc = MPI_T_pvar_get_info(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        CHECK(rc == MPI_T_ERR_INVALID_INDEX, "MPI_T_pvar_get_info %d", rc);
+        rc = MPI_T_pvar_handle_alloc(session, 0, NULL, &h, &count);
+        CHECK(rc == MPI_T_ERR_INVALID_INDEX, "MPI_T_pvar_handle_alloc %d", rc);
+        rc = MPI_T_pvar_start(session, MPI_T_PVAR_ALL_HANDLES);
+        CHECK(rc == MPI_SUCCESS, "MPI_T_pvar_start(ALL_HANDLES) %d", rc);
+        rc = MPI_T_pvar_reset(session, MPI_T_PVAR_ALL_HANDLES);
+        CHECK(rc == MPI_SUCCESS, "MPI_T_pvar_reset(ALL_HANDLES) %d", rc);
+        rc = MPI_T_pvar_stop(session, MPI_T_PVAR_ALL_HANDLES);
+        CHECK(rc == MPI_SUCCESS, "MPI_T_pvar_stop(ALL_HANDLES) %d", rc);
+        rc = MPI_T_pvar_read(session, h, buf);
+        CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "MPI_T_pvar_read %d", rc);
+        rc = MPI_T_pvar_handle_free(session, &h);
+        CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "MPI_T_pvar_handle_free %d", rc);
+        rc = MPI_T_pvar_session_free(&session);
+        CHECK(rc == MPI_SUCCESS && session == MPI_T_PVAR_SESSION_NULL, "MPI_T_pvar_session_free %d", rc);
+        rc = MPI_T_pvar_session_free(&session);
+        CHECK(rc == MPI_T_ERR_INVALID_SESSION, "freeing a freed session %d", rc);
+        rc = MPI_T_pvar_start(session, MPI_T_PVAR_ALL_HANDLES);
+        CHECK(rc == MPI_T_ERR_INVALID_SESSION, "start on a freed session %d", rc);
+        rc = MPI_T_pvar_session_free(&other);
+        CHECK(rc == MPI_SUCCESS, "MPI_T_pvar_session_free(other) %d", rc);
+        rc = MPI_T_event_get_index("no such event", &idx);
+        CHECK(rc == MPI_T_ERR_INVALID_NAME, "MPI_T_event_get_index %d", rc);
+        rc = MPI_T_event_handle_alloc(0, NULL, MPI_INFO_NULL, &er);
+        CHECK(rc == MPI_T_ERR_INVALID_INDEX, "MPI_T_event_handle_alloc %d", rc);
+        rc = MPI_T_source_get_timestamp(0, NULL);
+        CHECK(rc == MPI_T_ERR_INVALID_INDEX, "MPI_T_source_get_timestamp %d", rc);
     }
 
     /* No process is spawned, so none has a parent. */

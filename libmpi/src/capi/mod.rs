@@ -37,6 +37,7 @@ mod session;
 mod status;
 mod tool;
 mod tool_cvar;
+mod tool_pvar;
 mod topo;
 mod unimplemented;
 mod unsupported;

@@ -1,6 +1,6 @@
 //! The MPI tool information interface (MPI_T): initialisation counted per MPI_T_init_thread /
 //! MPI_T_finalize pair; control variables and categories are in `tool_cvar`; no performance
-//! variables, event sources or event types. MPI_T calls return MPI_T error codes and do not
+//! variables, event sources or event types (`tool_pvar` answers for them). MPI_T calls return MPI_T error codes and do not
 //! use error handlers (the standard); they work before MPI_Init and after MPI_Finalize.
 
 use std::ffi::c_int;
@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::*;
 
 pub(super) const T_ERR_NOT_INITIALIZED: c_int = 1003;
-/// What every MPI_T call rmpi does not implement returns (see `unimplemented`).
+/// What every MPI_T call rmpi does not implement returns (see `unimplemented`, which has none
+/// today).
+#[allow(dead_code)]
 pub(super) const T_ERR_NOT_SUPPORTED: c_int = 1004;
 const T_ERR_INVALID: c_int = 1006;
 
