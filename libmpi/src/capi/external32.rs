@@ -31,7 +31,7 @@ fn check_rep(datarep: *const c_char) -> Result<()> {
 }
 
 /// The element sequence and (native, external32) sizes of one element of `dt`.
-fn shape(dt: Handle) -> Result<(Seq, usize, usize)> {
+pub(super) fn shape(dt: Handle) -> Result<(Seq, usize, usize)> {
     let h = dt as usize;
     let seq = match crate::datatype::lookup(h) {
         Some(d) => external32::sequence(&Layout::predefined(h, d.size), None, h)?,

@@ -332,6 +332,10 @@ mpi_fn! {
                     disp as u64
                 };
                 let v = io::view::View::new(disp, etype as usize, filetype as usize, rep, f.amode & io::MODE_RDONLY == 0)?;
+                if rep == "external32" {
+                    external32_sized(etype, "the etype")?;
+                    external32_sized(filetype, "the filetype")?;
+                }
                 Ok((v, hints))
             })()))?;
             let esize = local.as_ref().map_or(0, |(v, _)| v.etype_size);
@@ -699,8 +703,11 @@ pub(super) struct Data {
     pub write: bool,
 }
 
+/// An access's message, its datatype's size and the view's conversion.
+type Prepared = (crate::datatype::Msg, usize, Option<io::access::Conv>);
+
 /// The message and the checks that need no other process.
-fn prepare(f: &File, d: Data) -> Result<(crate::datatype::Msg, usize)> {
+fn prepare(f: &File, d: Data) -> Result<Prepared> {
     let msg = message_c(d.buf, d.count, d.datatype)?;
     let tsize = type_size(d.datatype)?;
     if d.write {
@@ -708,7 +715,28 @@ fn prepare(f: &File, d: Data) -> Result<(crate::datatype::Msg, usize)> {
     } else {
         f.check_read()?;
     }
-    Ok((msg, tsize))
+    let conv = if f.view.datarep == "external32" {
+        let seq = external32_sized(d.datatype, "the buffer's datatype")?;
+        let count = usize::try_from(d.count).unwrap_or(0);
+        Some(io::access::Conv { seq, count })
+    } else {
+        None
+    };
+    Ok((msg, tsize, conv))
+}
+
+/// `dt`'s element sequence for an external32 view, which rmpi supports for types whose
+/// external32 size is their native size (every fixed-size C type on this ABI): the view's
+/// layout is then the native one and only the byte order changes.
+fn external32_sized(dt: Handle, what: &str) -> Result<crate::datatype::external32::Seq> {
+    let (seq, nat, ext) = super::external32::shape(dt)?;
+    if nat != ext {
+        return Err(Error::new(
+            ErrorClass::UnsupportedDatarep,
+            format!("{what} is {nat} bytes natively but {ext} in external32; an external32 view supports types of the same size in both"),
+        ));
+    }
+    Ok(seq)
 }
 
 /// The start (etypes) of an ordered access of `n_et` etypes: every process's count, rank 0
@@ -749,22 +777,24 @@ fn ordered(id: usize, comm: usize, d: Data) -> Result<pml::Status> {
     let (prepared, n_et, local) = io::with_file(id, |f| {
         let prepared = prepare(f, d);
         let (n_et, local) = match &prepared {
-            Ok((m, _)) => (m.len as u64 / f.view.etype_size, 0),
+            Ok((m, _, _)) => (m.len as u64 / f.view.etype_size, 0),
             Err(e) => (0, e.code()),
         };
         Ok((prepared, n_et, local))
     })?;
     let start = ordered_start(id, comm, n_et, local);
-    let (msg, tsize) = prepared?;
+    let (msg, tsize, conv) = prepared?;
     let start = start?;
-    io::with_file(id, |f| transfer(f, start, &msg, tsize, write))
+    io::with_file(id, |f| {
+        transfer(f, start, &msg, tsize, conv.as_ref(), write)
+    })
 }
 
 /// Do one data access. The collective forms need no step beyond the independent ones (each
 /// process moves its own data; POSIX keeps the file consistent); the ordered ones go by
 /// `ordered`.
 fn access(f: &mut File, pos: Pos, d: Data) -> Result<pml::Status> {
-    let (msg, tsize) = prepare(f, d)?;
+    let (msg, tsize, conv) = prepare(f, d)?;
     let offset = match pos {
         Pos::At(o) => {
             f.check_not_sequential()?;
@@ -783,7 +813,7 @@ fn access(f: &mut File, pos: Pos, d: Data) -> Result<pml::Status> {
         Pos::Shared => f.shared.fetch_add(msg.len as u64 / f.view.etype_size)?,
         Pos::Ordered => unreachable!("ordered accesses go by `ordered`"),
     };
-    let st = transfer(f, offset, &msg, tsize, d.write)?;
+    let st = transfer(f, offset, &msg, tsize, conv.as_ref(), d.write)?;
     if let Pos::Individual = pos {
         f.pos += io::access::etypes(f, st.count as u64);
     }
@@ -795,12 +825,13 @@ fn transfer(
     offset: u64,
     msg: &crate::datatype::Msg,
     tsize: usize,
+    conv: Option<&io::access::Conv>,
     write: bool,
 ) -> Result<pml::Status> {
     let bytes = if write {
-        io::access::write(f, offset, msg, tsize)?
+        io::access::write(f, offset, msg, tsize, conv)?
     } else {
-        io::access::read(f, offset, msg, tsize)?
+        io::access::read(f, offset, msg, tsize, conv)?
     };
     Ok(file_status(bytes))
 }

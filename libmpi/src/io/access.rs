@@ -5,8 +5,16 @@
 use std::os::unix::fs::FileExt;
 
 use super::File;
+use crate::datatype::external32::{self, Seq};
 use crate::datatype::Msg;
 use crate::error::{Error, ErrorClass, Result};
+
+/// The conversion a view's data representation asks for: `count` elements of this sequence
+/// (the memory datatype's) between the native packed message and external32 in the file.
+pub struct Conv {
+    pub seq: Seq,
+    pub count: usize,
+}
 
 fn io_err(what: &str, e: std::io::Error) -> Error {
     Error::new(super::open::class_of_io(&e), format!("{what}: {e}"))
@@ -26,8 +34,14 @@ fn check_etypes(f: &File, type_size: usize) -> Result<()> {
     Ok(())
 }
 
-/// Write `msg` at view offset `offset` (etypes); returns the bytes written.
-pub fn write(f: &File, offset: u64, msg: &Msg, type_size: usize) -> Result<u64> {
+/// Write `msg` at view offset `offset` (etypes), converted by `conv`; returns the bytes written.
+pub fn write(
+    f: &File,
+    offset: u64,
+    msg: &Msg,
+    type_size: usize,
+    conv: Option<&Conv>,
+) -> Result<u64> {
     f.check_write()?;
     check_etypes(f, type_size)?;
     if msg.len == 0 {
@@ -35,7 +49,14 @@ pub fn write(f: &File, offset: u64, msg: &Msg, type_size: usize) -> Result<u64> 
     }
     let mut scratch = Vec::new();
     // SAFETY: the caller's buffer holds `msg` (the C call's contract), alive for this call.
-    let data = unsafe { msg.slice(0, msg.len, &mut scratch) };
+    let mut data = unsafe { msg.slice(0, msg.len, &mut scratch) };
+    let converted;
+    if let Some(c) = conv {
+        let mut out = vec![0u8; msg.len];
+        external32::convert(&c.seq, c.count, data, &mut out, true);
+        converted = out;
+        data = &converted;
+    }
     let mut at = 0usize;
     f.view
         .segments(offset * f.view.etype_size, msg.len as u64, |pos, n| {
@@ -49,9 +70,15 @@ pub fn write(f: &File, offset: u64, msg: &Msg, type_size: usize) -> Result<u64> 
     Ok(msg.len as u64)
 }
 
-/// Read into `msg` from view offset `offset` (etypes); returns the bytes read (fewer at the
-/// end of the file).
-pub fn read(f: &File, offset: u64, msg: &Msg, type_size: usize) -> Result<u64> {
+/// Read into `msg` from view offset `offset` (etypes), converted by `conv`; returns the bytes
+/// read (fewer at the end of the file).
+pub fn read(
+    f: &File,
+    offset: u64,
+    msg: &Msg,
+    type_size: usize,
+    conv: Option<&Conv>,
+) -> Result<u64> {
     f.check_read()?;
     check_etypes(f, type_size)?;
     if msg.len == 0 {
@@ -81,6 +108,12 @@ pub fn read(f: &File, offset: u64, msg: &Msg, type_size: usize) -> Result<u64> {
             got += done;
             Ok(())
         })?;
+    if let Some(c) = conv {
+        // Whole elements convert; bytes past `got` (a short read) are not delivered.
+        let mut native = vec![0u8; msg.len];
+        external32::convert(&c.seq, c.count, &buf, &mut native, false);
+        buf = native;
+    }
     // SAFETY: the caller's receive buffer holds `msg` (the C call's contract); got <= len.
     unsafe { msg.write(0, &buf[..got]) };
     Ok(got as u64)

@@ -1,5 +1,7 @@
-//! Data representations: "native" and "internal" (the same bytes), and the ones the program
-//! registers (MPI_Register_datarep). A registered representation without conversion functions
+//! Data representations: "native" and "internal" (the same bytes), "external32" (big-endian,
+//! converted per element by `access` with `datatype::external32`; a view takes it for types
+//! whose external32 size is their native size, so the view's layout is the same), and the ones
+//! the program registers (MPI_Register_datarep). A registered representation without conversion functions
 //! moves the bytes unchanged, as native; one with conversion functions is accepted by
 //! registration but refused by a view (conversion is not implemented).
 
@@ -36,13 +38,7 @@ pub fn register(name: &str, converts: bool) -> Result<()> {
 /// Whether a view may use `name`.
 pub fn check(name: &str) -> Result<()> {
     match name {
-        "native" | "internal" => return Ok(()),
-        "external32" => {
-            return err(
-                ErrorClass::UnsupportedDatarep,
-                "data representation external32 is not supported for files (native, internal and registered ones without conversion functions are)",
-            )
-        }
+        "native" | "internal" | "external32" => return Ok(()),
         _ => {}
     }
     match registered().iter().find(|(n, _)| n == name) {
