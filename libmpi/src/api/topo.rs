@@ -290,10 +290,13 @@ impl Communicator {
         })
     }
 
+    /// The blocking form: its schedule takes a blocking collective's tag (`coll::Space`).
     fn run_neighbor(&self, recvs: Vec<Msg>, sends: Vec<Msg>) -> Result<()> {
-        let id = self.start_neighbor(recvs, sends)?;
-        let st = runtime::wait_request(id)?;
-        super::comm::check(st).map(|_| ())
+        let t = self.neighbor_topo()?;
+        self.run_coll(None, |b| {
+            topo::neighbor::build(b, &t, |i| recvs[i].clone(), |j| sends[j].clone());
+            Ok(())
+        })
     }
 
     /// The blocks of a neighbour all-gather: `send` to every out-neighbour, block i of `recv`
