@@ -15,7 +15,9 @@
 #   --dtpools     also the generated datatype-pool tests (thousands of entries; off by default)
 #   --prefix P    rmpi installed under P (scripts/install.sh) rather than the target directory's
 #   --launch-args "A B"  more arguments for the launcher, split at spaces (across hosts, e.g.
-#                 "--host node1:2,node2:2" with RMPI_MCA_plm_rsh_agent naming the agent)
+#                 "--host node1:2,node2:2" with RMPI_MCA_plm_rsh_agent naming the agent; add
+#                 "--bind-to none" for scripts/netns.sh hosts: they share this machine's cores,
+#                 and each host binds its first rank to core 0, so the RMA tests crawl)
 # Environment: RMPI_MPICH_TESTS_DIR (default target/mpich-tests): the sources after autogen and one
 # configured build tree per MPI (build-<mpi>), both kept between runs.
 #
