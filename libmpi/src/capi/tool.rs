@@ -13,7 +13,11 @@ pub(super) const T_ERR_NOT_INITIALIZED: c_int = 1003;
 /// today).
 #[allow(dead_code)]
 pub(super) const T_ERR_NOT_SUPPORTED: c_int = 1004;
-const T_ERR_INVALID: c_int = 1006;
+pub(super) const T_ERR_INVALID: c_int = 1006;
+pub(super) const T_ERR_INVALID_INDEX: c_int = 1007;
+pub(super) const T_ERR_INVALID_SESSION: c_int = 1009;
+pub(super) const T_ERR_INVALID_HANDLE: c_int = 1010;
+pub(super) const T_ERR_INVALID_NAME: c_int = 1011;
 
 /// MPI_T_init_thread calls not yet matched by an MPI_T_finalize.
 static INITS: AtomicUsize = AtomicUsize::new(0);

@@ -9,13 +9,12 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-use super::tool::{t_initialized, T_ERR_NOT_INITIALIZED};
+use super::tool::{
+    t_initialized, T_ERR_INVALID, T_ERR_INVALID_HANDLE, T_ERR_INVALID_INDEX, T_ERR_INVALID_NAME,
+    T_ERR_NOT_INITIALIZED,
+};
 use super::*;
 
-const T_ERR_INVALID: c_int = 1006;
-const T_ERR_INVALID_INDEX: c_int = 1007;
-const T_ERR_INVALID_HANDLE: c_int = 1010;
-const T_ERR_INVALID_NAME: c_int = 1011;
 const T_ERR_CVAR_SET_NEVER: c_int = 1015;
 const VERBOSITY_TUNER_BASIC: c_int = 0x11;
 const BIND_NO_OBJECT: c_int = 1;

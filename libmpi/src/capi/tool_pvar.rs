@@ -8,14 +8,12 @@ use std::collections::BTreeSet;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
-use super::tool::{t_initialized, T_ERR_NOT_INITIALIZED};
+use super::tool::{
+    t_initialized, T_ERR_INVALID, T_ERR_INVALID_HANDLE, T_ERR_INVALID_INDEX, T_ERR_INVALID_NAME,
+    T_ERR_INVALID_SESSION, T_ERR_NOT_INITIALIZED,
+};
 use super::*;
 
-const T_ERR_INVALID: c_int = 1006;
-const T_ERR_INVALID_INDEX: c_int = 1007;
-const T_ERR_INVALID_SESSION: c_int = 1009;
-const T_ERR_INVALID_HANDLE: c_int = 1010;
-const T_ERR_INVALID_NAME: c_int = 1011;
 /// MPI_T_PVAR_ALL_HANDLES: start, stop and reset accept it for "every handle of the session".
 const ALL_HANDLES: usize = 1;
 
