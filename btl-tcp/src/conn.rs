@@ -8,6 +8,12 @@ use std::os::fd::RawFd;
 
 use crate::frame;
 
+/// The most bytes one sendmsg of queued frames writes (a frame may end in the next call). A call
+/// that passes the kernel's 64 KiB segment by a few KiB leaves a short last segment that goes
+/// out late: across a veth pair, batches of 65-80 KiB and 193-200 KiB ran osu_bw windows at
+/// half speed (1 KiB: 900 against 2000 MB/s), while calls of up to 64000 bytes never dip.
+const SENDMSG_MAX: usize = 64000;
+
 #[derive(Default)]
 pub struct SendQueue {
     frames: VecDeque<Vec<u8>>,
@@ -47,8 +53,15 @@ impl SendQueue {
     pub fn flush(&mut self, fd: RawFd) -> io::Result<()> {
         while !self.frames.is_empty() {
             let mut bufs: Vec<&[u8]> = Vec::with_capacity(self.frames.len().min(64));
+            let mut room = SENDMSG_MAX;
             for (k, f) in self.frames.iter().take(64).enumerate() {
-                bufs.push(if k == 0 { &f[self.off..] } else { f });
+                let b = if k == 0 { &f[self.off..] } else { &f[..] };
+                let b = &b[..b.len().min(room)];
+                room -= b.len();
+                bufs.push(b);
+                if room == 0 {
+                    break;
+                }
             }
             let mut n = match crate::sock::send(fd, &bufs) {
                 Ok(n) => n,
@@ -175,5 +188,38 @@ impl RecvBuf {
             self.end = 0;
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    /// Frames written in calls of at most SENDMSG_MAX bytes (cut inside frames, resumed at the
+    /// cut) arrive whole and in order.
+    #[test]
+    fn flush_writes_in_bounded_calls_and_keeps_the_bytes() {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let mut q = SendQueue::default();
+        let sizes = [10, SENDMSG_MAX - 3, 7, 50_000, 1, SENDMSG_MAX + 5, 200];
+        let mut want = Vec::new();
+        for (k, &n) in sizes.iter().enumerate() {
+            let body: Vec<u8> = (0..n).map(|i| (i * 7 + k) as u8).collect();
+            want.extend_from_slice(&body);
+            q.push(&[&body], 0);
+        }
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            b.read_to_end(&mut got).unwrap();
+            got
+        });
+        while !q.is_empty() {
+            q.flush(a.as_raw_fd()).unwrap();
+        }
+        assert_eq!(q.bytes(), 0);
+        drop(a);
+        assert!(reader.join().unwrap() == want);
     }
 }

@@ -57,11 +57,11 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "btl_tcp_coalesce",
-        default: "16384",
+        default: "32768",
         meaning: "MPI_Isend messages up to this many bytes that follow another to the same peer \
                   with no progress between (a window) are held and written together at the next \
-                  progress (any MPI call that waits or tests), one syscall for up to 32 KiB of \
-                  them: osu_bw 1 B-8 KiB 1.8-9x; 0 writes each at once",
+                  progress (any MPI call that waits or tests), batches of up to 128 KiB in \
+                  sendmsg calls of up to 64000 bytes; 0 writes each at once",
     },
     ParamInfo {
         name: "btl_tcp_verbose",
@@ -152,7 +152,7 @@ impl Params {
             max_frag,
             eager_limit,
             send_queue: num("btl_tcp_send_queue", 4 << 20)?,
-            coalesce: num("btl_tcp_coalesce", 16 << 10)?,
+            coalesce: num("btl_tcp_coalesce", 32 << 10)?,
             verbose,
         })
     }
