@@ -117,14 +117,15 @@ impl RecvBuf {
         self.end = 0;
     }
 
-    pub fn fill(&mut self, mut s: &TcpStream) -> io::Result<Fill> {
+    /// Read at most `limit` bytes of what `s` has.
+    pub fn fill(&mut self, mut s: &TcpStream, limit: usize) -> io::Result<Fill> {
         if self.start > 0 && self.buf.len() - self.end < self.buf.len() / 2 {
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.start = 0;
         }
-        let room = self.buf.len() - self.end;
-        match s.read(&mut self.buf[self.end..]) {
+        let room = (self.buf.len() - self.end).min(limit);
+        match s.read(&mut self.buf[self.end..self.end + room]) {
             Ok(0) => Ok(Fill::Eof),
             Ok(n) => {
                 self.end += n;

@@ -109,6 +109,10 @@ struct Peer {
     unheard: u32,
     /// A frame being read into place.
     placing: Option<Placing>,
+    /// The last frame from the peer was one to place: the next read takes only the next
+    /// frame's header and head, so that a large frame's body is read into place, not into
+    /// `recv` and copied (a stream of 32 KiB frames otherwise lands whole in `recv`).
+    big: bool,
     /// A frame was written to the peer since our last poll: the small ones that follow before
     /// the next poll are batched (`btl_tcp_coalesce`).
     burst: bool,
@@ -240,6 +244,7 @@ impl TcpTransport {
                 unanswered: 0,
                 unheard: 0,
                 placing: None,
+                big: false,
                 burst: false,
             })
             .collect();
@@ -710,6 +715,7 @@ impl TcpTransport {
                         if pl.got == pl.rest {
                             let pl = p.placing.take().expect("placing");
                             f.placed(i, pl.tag, &pl.head[..self.place_head], pl.rest);
+                            p.big = true;
                             self.placed += 1;
                             n += 1;
                         } else if k < want {
@@ -722,7 +728,12 @@ impl TcpTransport {
                 }
                 continue;
             }
-            let more = match p.recv.fill(&s.stream) {
+            let limit = if p.big && p.recv.is_empty() {
+                frame::HEADER_LEN + self.place_head
+            } else {
+                usize::MAX
+            };
+            let more = match p.recv.fill(&s.stream, limit) {
                 Ok(Fill::Got(more)) => more,
                 Ok(Fill::WouldBlock) => return Ok(n),
                 Ok(Fill::Eof) if s.established => {
@@ -755,9 +766,13 @@ impl TcpTransport {
             }
             let p = &mut self.peers[i];
             let max = self.params.max_frame();
+            let (place_min, big) = (self.place_min, &mut p.big);
             n += p
                 .recv
-                .frames(max, &mut |tag, b| f.frame(i, tag, b))
+                .frames(max, &mut |tag, b| {
+                    *big = place_min > 0 && b.len() >= place_min;
+                    f.frame(i, tag, b)
+                })
                 .map_err(|len| {
                     internal(format!(
                         "btl tcp: rank {} sent a {len}-byte frame (corrupt stream)",

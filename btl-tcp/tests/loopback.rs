@@ -1,5 +1,6 @@
 //! Two or three transports in one process over loopback.
 
+use btl_tcp::Deliver;
 use btl_tcp::{Params, TcpFail, TcpTransport};
 
 fn params(extra: &[(&str, &str)]) -> Params {
@@ -294,42 +295,43 @@ fn a_stray_connection_is_closed_and_changes_nothing() {
 /// A receiver that takes large frames' bytes straight into buffers of its own (tag 1), or
 /// whole (tag 2): small socket buffers make 256 KiB frames arrive in pieces, so they are placed
 /// from the middle of a read on. Every frame arrives once, in order per sender, with its bytes.
+/// A receiver that places frames of tag 1: (sender, tag, head, bytes after the head), and the
+/// buffer being filled.
+#[derive(Default)]
+struct Recv {
+    got: Vec<(usize, u8, Vec<u8>, Vec<u8>)>,
+    filling: Vec<Option<Vec<u8>>>,
+    placed: usize,
+}
+impl Deliver for Recv {
+    fn frame(&mut self, peer: usize, tag: u8, b: &[u8]) {
+        let h = b.len().min(8);
+        self.got.push((peer, tag, b[..h].to_vec(), b[h..].to_vec()));
+    }
+    fn place(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) -> Option<*mut u8> {
+        assert_eq!(head.len(), 8);
+        assert!(
+            self.filling[peer].is_none(),
+            "one placement per peer at a time"
+        );
+        if tag != 1 {
+            return None;
+        }
+        let mut v = vec![0u8; rest];
+        let p = v.as_mut_ptr();
+        self.filling[peer] = Some(v); // the heap buffer does not move with the Vec
+        Some(p)
+    }
+    fn placed(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) {
+        let v = self.filling[peer].take().expect("placed after place");
+        assert_eq!(v.len(), rest);
+        self.got.push((peer, tag, head.to_vec(), v));
+        self.placed += 1;
+    }
+}
+
 #[test]
 fn large_frames_are_read_into_place() {
-    use btl_tcp::Deliver;
-    /// (sender, tag, head, bytes after the head), and the buffer being filled.
-    #[derive(Default)]
-    struct Recv {
-        got: Vec<(usize, u8, Vec<u8>, Vec<u8>)>,
-        filling: Vec<Option<Vec<u8>>>,
-        placed: usize,
-    }
-    impl Deliver for Recv {
-        fn frame(&mut self, peer: usize, tag: u8, b: &[u8]) {
-            let h = b.len().min(8);
-            self.got.push((peer, tag, b[..h].to_vec(), b[h..].to_vec()));
-        }
-        fn place(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) -> Option<*mut u8> {
-            assert_eq!(head.len(), 8);
-            assert!(
-                self.filling[peer].is_none(),
-                "one placement per peer at a time"
-            );
-            if tag != 1 {
-                return None;
-            }
-            let mut v = vec![0u8; rest];
-            let p = v.as_mut_ptr();
-            self.filling[peer] = Some(v); // the heap buffer does not move with the Vec
-            Some(p)
-        }
-        fn placed(&mut self, peer: usize, tag: u8, head: &[u8], rest: usize) {
-            let v = self.filling[peer].take().expect("placed after place");
-            assert_eq!(v.len(), rest);
-            self.got.push((peer, tag, head.to_vec(), v));
-            self.placed += 1;
-        }
-    }
     let small = [
         ("btl_tcp_sndbuf", "32768"),
         ("btl_tcp_rcvbuf", "32768"),
@@ -381,4 +383,52 @@ fn large_frames_are_read_into_place() {
     assert_eq!(seen, [per_sender, per_sender]);
     println!("{} of {} frames placed", r.placed, r.got.len());
     assert!(r.placed > 0, "no frame was read into place");
+}
+
+/// A burst of large frames that all reach the receiver's socket before it reads: each is read
+/// into place (after the first, reads stop at the next frame's head), not whole into the
+/// transport's buffer and copied.
+#[test]
+fn a_burst_of_large_frames_is_read_into_place() {
+    let mut ts = job(2, &[("btl_tcp_send_queue", "4000000")]);
+    ts[1].set_placement(8, 16 << 10);
+    let n = 24;
+    let mut r = Recv {
+        filling: vec![None],
+        ..Recv::default()
+    };
+    // Connect first, so that the burst below is written at once.
+    let d = pattern(99, 64);
+    assert!(ts[0].try_send(0, 2, &d[..8], &d[8..], false).unwrap());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while r.got.is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no connection");
+        ts[0].poll(&mut |_, _, _| {}).unwrap();
+        ts[1].poll_into(&mut r).unwrap();
+    }
+    for k in 0..n {
+        let d = pattern(k, 32 << 10);
+        assert!(ts[0].try_send(0, 1, &d[..8], &d[8..], false).unwrap());
+    }
+    while !ts[0].flushed() {
+        ts[0].poll(&mut |_, _, _| {}).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    while r.got.len() < n + 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "stalled at {}",
+            r.got.len()
+        );
+        ts[1].poll_into(&mut r).unwrap();
+    }
+    for (k, (_, tag, head, rest)) in r.got[1..].iter().enumerate() {
+        let d = pattern(k, 32 << 10);
+        assert_eq!(
+            (*tag, &head[..], &rest[..]),
+            (1, &d[..8], &d[8..]),
+            "frame {k}"
+        );
+    }
+    assert!(r.placed >= n / 2, "{} of {n} placed", r.placed);
 }
