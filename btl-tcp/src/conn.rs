@@ -52,18 +52,20 @@ impl SendQueue {
     /// Write as much as the socket takes now; Ok when it is drained or full.
     pub fn flush(&mut self, fd: RawFd) -> io::Result<()> {
         while !self.frames.is_empty() {
-            let mut bufs: Vec<&[u8]> = Vec::with_capacity(self.frames.len().min(64));
+            let mut bufs: [&[u8]; crate::sock::MAX_IOV] = [&[]; crate::sock::MAX_IOV];
+            let mut used = 0;
             let mut room = SENDMSG_MAX;
-            for (k, f) in self.frames.iter().take(64).enumerate() {
+            for (k, f) in self.frames.iter().take(bufs.len()).enumerate() {
                 let b = if k == 0 { &f[self.off..] } else { &f[..] };
                 let b = &b[..b.len().min(room)];
                 room -= b.len();
-                bufs.push(b);
+                bufs[used] = b;
+                used += 1;
                 if room == 0 {
                     break;
                 }
             }
-            let mut n = match crate::sock::send(fd, &bufs) {
+            let mut n = match crate::sock::send(fd, &bufs[..used]) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) => return Err(e),

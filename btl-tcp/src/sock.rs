@@ -116,21 +116,28 @@ pub fn connect(addr: SocketAddrV4, sndbuf: usize, rcvbuf: usize) -> io::Result<T
     Ok(s)
 }
 
+/// The most buffers one `send` writes (those after are left for the next call).
+pub const MAX_IOV: usize = 64;
+
 /// sendmsg(2) of `bufs` with MSG_NOSIGNAL: bytes sent, or the error (WouldBlock when full).
 pub fn send(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
-    let iov: Vec<libc::iovec> = bufs
-        .iter()
-        .filter(|b| !b.is_empty())
-        .take(64)
-        .map(|b| libc::iovec {
+    // On the stack: a heap vector here cost an allocation per message.
+    let mut iov = [libc::iovec {
+        iov_base: std::ptr::null_mut(),
+        iov_len: 0,
+    }; MAX_IOV];
+    let mut n = 0;
+    for b in bufs.iter().filter(|b| !b.is_empty()).take(MAX_IOV) {
+        iov[n] = libc::iovec {
             iov_base: b.as_ptr() as *mut libc::c_void,
             iov_len: b.len(),
-        })
-        .collect();
+        };
+        n += 1;
+    }
     // SAFETY: zeroed msghdr is valid (no name, no control data).
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
-    msg.msg_iovlen = iov.len() as _;
+    msg.msg_iov = iov.as_mut_ptr();
+    msg.msg_iovlen = n as _;
     loop {
         // SAFETY: the iovecs point into `bufs`, which outlive the call; sendmsg only reads them.
         let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
