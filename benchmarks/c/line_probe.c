@@ -5,9 +5,13 @@
  *
  *   line_probe [-v] [CPU_A CPU_B [ROUND_TRIPS [TRIALS]]]      defaults: 0 1 2000 31
  *
- * Two processes, pinned to CPU_A and CPU_B, share one 64-byte-aligned cache line (anonymous
- * MAP_SHARED memory) and bounce it: A stores an odd number and spins until B has stored the next
- * even one, B spins for the odd one and answers. One untimed trial, then TRIALS timed trials of
+ * Two processes, pinned to CPU_A and CPU_B, share two cache lines of one page (anonymous
+ * MAP_SHARED memory): A stores n in `ping` and spins until B has stored n in `pong`; B spins for
+ * n in `ping` and answers. This is the protocol of the project's reference probe
+ * (shared/perf/line-probe.c), so the figures are on its scale (~30, 55, 110 or 270 ns on the
+ * development VM; fast < 120, slow > 200). One line bounced both ways, as this program did before
+ * 2026-11-28, reads about half as much (60-85 ns where the reference read 136-150), so earlier
+ * "fast" figures of bench-compare were middle states. One untimed trial, then TRIALS timed trials of
  * ROUND_TRIPS round trips each. stdout gets one line, two numbers in ns one way (round trip / 2):
  * the fastest trial's, which is the line transfer itself, and the median trial's. A trial during
  * which another process had one of the CPUs is only ever slower, so on a loaded machine the first
@@ -91,19 +95,21 @@ int main(int argc, char **argv)
         return 2;
     }
     double *ns = calloc((size_t)trials, sizeof *ns);
-    /* A page of its own: the line shares it with nothing else. */
-    _Atomic unsigned long *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+    /* A page of its own: the two lines share it with nothing else. */
+    _Atomic unsigned long *ping = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
                                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (!ns || line == MAP_FAILED) {
+    if (!ns || ping == MAP_FAILED) {
         perror("line_probe: memory");
         return 2;
     }
     /* Set by the second process once it runs on its CPU, in another line of the page. */
-    _Atomic int *ready = (_Atomic int *)((char *)line + 2048);
-    atomic_store(line, 0);
+    _Atomic unsigned long *pong = ping + 16;
+    _Atomic int *ready = (_Atomic int *)((char *)ping + 2048);
+    atomic_store(ping, 0);
+    atomic_store(pong, 0);
     atomic_store(ready, 0);
     alarm(LIMIT_S);
-    unsigned long last = 2UL * (unsigned long)trips * (unsigned long)(trials + 1);
+    unsigned long last = (unsigned long)trips * (unsigned long)(trials + 1) + 1;
     pid_t child = fork();
     if (child < 0) {
         perror("line_probe: fork");
@@ -113,10 +119,10 @@ int main(int argc, char **argv)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         pin(cpu_b, "the second process");
         atomic_store(ready, 1);
-        for (unsigned long want = 1; want < last; want += 2) {
-            while (atomic_load_explicit(line, memory_order_acquire) != want)
+        for (unsigned long want = 1; want < last; want++) {
+            while (atomic_load_explicit(ping, memory_order_acquire) != want)
                 ;
-            atomic_store_explicit(line, want + 1, memory_order_release);
+            atomic_store_explicit(pong, want, memory_order_release);
         }
         _exit(0);
     }
@@ -133,9 +139,9 @@ int main(int argc, char **argv)
     for (long t = -1; t < trials; t++) {
         double t0 = now_ns();
         for (long i = 0; i < trips; i++) {
-            atomic_store_explicit(line, v + 1, memory_order_release);
-            v += 2;
-            while (atomic_load_explicit(line, memory_order_acquire) != v)
+            v++;
+            atomic_store_explicit(ping, v, memory_order_release);
+            while (atomic_load_explicit(pong, memory_order_acquire) != v)
                 ;
         }
         if (t >= 0)
