@@ -789,6 +789,8 @@ impl Runtime {
         if let Some(p) = pmi.as_ref() {
             PMI_ABORT_FD.store(p.raw_fd(), Ordering::Relaxed);
         }
+        // A transport that fails in progress ends the job through the launcher.
+        crate::btl::set_fatal(abort_from_progress);
         let choice =
             crate::btl::select::choose(pmi.as_mut(), rank, size, &local, sel, sm, verbose)?;
 
@@ -924,11 +926,11 @@ impl Runtime {
     /// next collective tag ...
     pub fn start_cached(&mut self, s: &mut crate::coll::Schedule) {
         s.rearm();
-        s.set_tag(
-            self.pml
-                .coll
-                .next_tag(s.seq_key(), crate::coll::Space::Blocking),
-        );
+        s.set_tag(crate::coll::next_tag(
+            &mut self.pml,
+            s.seq_key(),
+            crate::coll::Space::Blocking,
+        ));
     }
 
     /// ... then advance it as far as it goes now; true once it is over (its error in

@@ -41,7 +41,7 @@ impl IbBtl {
             std::thread::sleep(std::time::Duration::from_secs(1));
         }
         let msg = format!("rank {}: {}: {}", self.rank, class.name(), e.message);
-        crate::runtime::abort_from_progress(class as i32, &msg)
+        super::fatal(class as i32, &msg)
     }
 }
 

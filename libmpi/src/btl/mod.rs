@@ -8,6 +8,38 @@ pub mod self_btl;
 pub mod sm;
 pub mod tcp;
 
+/// Which transport reaches a world rank, and the rank's index in that transport.
+#[derive(Clone, Copy, Debug)]
+pub struct Endpoint {
+    pub btl: usize,
+    pub peer: usize,
+}
+
+/// What a transport calls on an error the job cannot survive in its progress (a lost peer, a
+/// broken device): the runtime's, set at MPI_Init (it tells the launcher and exits), so that the
+/// transports import nothing above them.
+pub type FatalFn = fn(i32, &str) -> !;
+
+static FATAL: std::sync::OnceLock<FatalFn> = std::sync::OnceLock::new();
+
+/// Set what [`fatal`] calls (once per process; later calls change nothing).
+pub fn set_fatal(f: FatalFn) {
+    let _ = FATAL.set(f);
+}
+
+/// End the job from a transport's progress with error class `code` and `message`.
+#[cold]
+pub fn fatal(code: i32, message: &str) -> ! {
+    match FATAL.get() {
+        Some(f) => f(code, message),
+        // No runtime (a transport used on its own): say it and exit.
+        None => {
+            eprintln!("rmpi: {message}");
+            std::process::exit(if code == 0 { 1 } else { code })
+        }
+    }
+}
+
 /// Why a single-copy `get` could not be done; the pml then falls back to streaming.
 #[derive(Debug)]
 pub enum GetError {

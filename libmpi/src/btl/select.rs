@@ -7,10 +7,10 @@
 use btl_ib::{BtlSelection, IbTransport};
 use btl_tcp::TcpTransport;
 
+use super::Endpoint;
 use super::{ib::IbBtl, self_btl::SelfBtl, sm::SmBtl, tcp::TcpBtl, Btl};
 use crate::error::{Error, ErrorClass, Result};
 use crate::pmi::Pmi;
-use crate::pml::Endpoint;
 
 /// PMI values are at most 1024 bytes: longer ones go in numbered pieces.
 const PIECE: usize = 960;

@@ -18,9 +18,7 @@ pub mod schedule;
 pub mod stage;
 pub mod tune;
 
-use std::collections::HashMap;
-
-use crate::pml::{Pml, ReqId, Status};
+use crate::pml::{Pml, ReqId};
 pub use schedule::{At, Buf, Builder, Red, Schedule};
 
 /// A communicator's identity for collective sequence numbers: its collective context and a
@@ -52,41 +50,14 @@ pub enum Space {
     Nonblocking,
 }
 
-/// The schedules in flight and the per-communicator sequence numbers. Lives in the pml so that
-/// every progress call (wait, test, any blocking call) advances them.
-#[derive(Default)]
-pub struct Registry {
-    active: Vec<(ReqId, Schedule)>,
-    /// Per key, the next blocking and non-blocking sequence numbers. The keys are hashes
-    /// already: the pml's multiply hasher mixes them.
-    seq: HashMap<SeqKey, [u32; 2], std::hash::BuildHasherDefault<crate::pml::KeyHasher>>,
-}
-
-impl Registry {
-    /// The tag for the next collective of the communicator `key` names, in `space`.
-    pub fn next_tag(&mut self, key: SeqKey, space: Space) -> i32 {
-        let seqs = self.seq.entry(key).or_insert([0; 2]);
-        let (s, bit) = match space {
-            Space::Blocking => (&mut seqs[0], BLOCKING_BIT),
-            Space::Nonblocking => (&mut seqs[1], 0),
-        };
-        let t = TAG_BASE | bit | (*s & TAG_MASK);
-        *s = s.wrapping_add(1);
-        t as i32
-    }
-
-    pub fn is_idle(&self) -> bool {
-        self.active.is_empty()
-    }
-}
-
-fn status(error: i32) -> Status {
-    Status {
-        source: crate::pml::ANY_SOURCE,
-        tag: crate::pml::ANY_TAG,
-        error,
-        ..Status::default()
-    }
+/// The tag for the next collective of the communicator `key` names, in `space`, from the
+/// pml's sequences.
+pub fn next_tag(pml: &mut Pml, key: SeqKey, space: Space) -> i32 {
+    let (k, bit) = match space {
+        Space::Blocking => (0, BLOCKING_BIT),
+        Space::Nonblocking => (1, 0),
+    };
+    (TAG_BASE | bit | (pml.seqs.next(key, k) & TAG_MASK)) as i32
 }
 
 /// Start a blocking call's schedule (its caller waits for it before returning): `start_in`.
@@ -97,43 +68,18 @@ pub fn start_blocking(pml: &mut Pml, s: Schedule) -> ReqId {
 /// Start a schedule under the next tag of `space`: run what it can now; its request completes
 /// when the schedule does.
 pub fn start_in(pml: &mut Pml, s: Schedule, space: Space) -> ReqId {
-    let tag = pml.coll.next_tag(s.seq_key(), space);
+    let tag = next_tag(pml, s.seq_key(), space);
     start_tagged(pml, s, tag)
 }
 
 /// Take the next tag of the communicator `key` names for a persistent collective: every run
 /// uses it, so runs match by the order of the init calls, not of the starts (MPI-4).
 pub fn reserve_tag(pml: &mut Pml, key: SeqKey) -> i32 {
-    pml.coll.next_tag(key, Space::Nonblocking)
+    next_tag(pml, key, Space::Nonblocking)
 }
 
 /// `start` with a tag from `reserve_tag`.
 pub fn start_tagged(pml: &mut Pml, mut s: Schedule, tag: i32) -> ReqId {
     s.set_tag(tag);
-    let id = pml.pending_request();
-    if s.advance(pml) {
-        pml.complete_request(id, status(s.error));
-    } else {
-        pml.coll.active.push((id, s));
-    }
-    id
-}
-
-/// Advance every schedule in flight (called from `Pml::progress`); returns how many finished.
-pub fn progress(pml: &mut Pml) -> usize {
-    let mut active = std::mem::take(&mut pml.coll.active);
-    let mut done = 0;
-    active.retain_mut(|(id, s)| {
-        if s.advance(pml) {
-            pml.complete_request(*id, status(s.error));
-            done += 1;
-            false
-        } else {
-            true
-        }
-    });
-    // Nothing starts a schedule from inside progress, so the slot is still empty.
-    debug_assert!(pml.coll.active.is_empty());
-    pml.coll.active = active;
-    done
+    pml.start_driven(s)
 }

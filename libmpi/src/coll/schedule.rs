@@ -484,3 +484,24 @@ impl Schedule {
         }
     }
 }
+
+impl crate::pml::driven::Driven for Schedule {
+    #[inline]
+    fn advance(&mut self, pml: &mut Pml) -> bool {
+        Schedule::advance(self, pml)
+    }
+
+    fn error(&self) -> i32 {
+        self.error
+    }
+
+    fn release(&mut self) {
+        // Temporaries can be large (a big reduction's): not kept alive in a spare box.
+        self.steps = Vec::new();
+        self.ends = Vec::new();
+        self.pending = Vec::new();
+        self.tmp = Vec::new();
+        self.red = None;
+        self.scratch = Vec::new();
+    }
+}

@@ -3,6 +3,7 @@
 //! eager (MATCH + CONT fragments) up to the eager limit, rendezvous above it (RTS, then a
 //! single-copy get by the receiver and FIN; or CTS and streamed DATA when no single copy).
 
+pub mod driven;
 mod dynamic;
 mod group;
 mod onesided;
@@ -31,12 +32,7 @@ use wire::{MatchHdr, RtsHdr};
 pub const ANY_SOURCE: i32 = -1;
 pub const ANY_TAG: i32 = -2;
 
-/// Which transport reaches a world rank, and the rank's index in that transport.
-#[derive(Clone, Copy, Debug)]
-pub struct Endpoint {
-    pub btl: usize,
-    pub peer: usize,
-}
+pub use crate::btl::Endpoint;
 
 /// An operation either finished at once (no request needed) or is pending.
 #[derive(Debug)]
@@ -108,8 +104,11 @@ pub struct Pml {
     st: State,
     /// This rank's "waiting in MPI" word in a transport peers read (sm), if any.
     waiting: Option<*const AtomicU32>,
-    /// Collective schedules in flight, advanced by every `progress` call.
-    pub coll: crate::coll::Registry,
+    /// Operations of layers above (collective schedules) in flight, advanced by every
+    /// `progress` call (`driven.rs`).
+    driven: driven::DrivenOps,
+    /// Their sequence numbers (collective tags).
+    pub seqs: driven::Sequences,
     /// MPI_Isendrecv(_replace) requests in flight (`pair.rs`).
     pairs: Vec<pair::Pair>,
     /// Requests made of many parts (partitioned runs).
@@ -396,7 +395,8 @@ impl Pml {
                 big_posted: 0,
                 rndv_out: vec![0; n],
             },
-            coll: crate::coll::Registry::default(),
+            driven: driven::DrivenOps::default(),
+            seqs: driven::Sequences::default(),
             pairs: Vec::new(),
             groups: Vec::new(),
             watchers: Vec::new(),
@@ -870,8 +870,8 @@ impl Pml {
                 }
             }
         }
-        if !self.coll.is_idle() {
-            n += crate::coll::progress(self);
+        if !self.driven.is_idle() {
+            n += self.progress_driven();
         }
         if !self.pairs.is_empty() {
             n += self.progress_pairs();
@@ -1048,7 +1048,7 @@ impl Pml {
             || !st.gets.is_empty()
             || !st.puts.is_empty()
             || !st.delegated.is_empty()
-            || !self.coll.is_idle()
+            || !self.driven.is_idle()
             || !self.pairs.is_empty()
             || !self.groups.is_empty()
             || !self.watchers.is_empty()
