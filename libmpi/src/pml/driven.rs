@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::{KeyHasher, Pml, ReqId, Status, ANY_SOURCE, ANY_TAG};
+use super::{KeyHasher, Pml, ReqId, Status};
 
 /// An operation the pml advances until it is over; its request then completes.
 pub trait Driven: std::any::Any {
@@ -55,12 +55,11 @@ impl Sequences {
     }
 }
 
+/// An operation's request status: the empty status with its error class.
 fn status(error: i32) -> Status {
     Status {
-        source: ANY_SOURCE,
-        tag: ANY_TAG,
         error,
-        ..Status::default()
+        ..super::probe::empty_status()
     }
 }
 
