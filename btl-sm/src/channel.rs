@@ -102,8 +102,9 @@ const FREE_EVERY: u32 = 8;
 /// default 128-line ring) otherwise mostly takes the payload ring, as only one fits inline at a
 /// time; halves fit several. OSU osu_bw 4 KiB, 2 ranks, slow state: 2.2 GB/s through the
 /// payload ring, 2.9 inline in a ring four times its size.
+const SPLIT_FROM_CELLS: u32 = 66;
 pub fn split_range(cells: u32) -> Option<(usize, usize)> {
-    let lo = cells / 4 + 2;
+    let lo = (cells / 4 + 2).min(SPLIT_FROM_CELLS);
     let hi = (cells / 2 + 2).min(INLINE_CELLS_MAX);
     (lo < hi).then(|| {
         let bytes = |k: u32| k as usize * CELL - OFF_INLINE;

@@ -209,9 +209,8 @@ struct State {
     /// By world rank: the largest message `send_now` hands straight to the transport
     /// (the eager limit, or less where one fragment carries less).
     one_frag: Vec<usize>,
-    /// By world rank: eager messages of `(lo, hi]` bytes go as two halves (`Btl::eager_split`);
-    /// (0, 0) where none do.
-    split: Vec<(usize, usize)>,
+    /// By world rank: which eager messages go as two halves (`Btl::eager_split`).
+    split: Vec<Split>,
     queued: usize,
     gets: Vec<ReqId>,
     /// PUTs receivers asked of this rank's rendezvous sends (cooperative rendezvous).
@@ -288,23 +287,36 @@ fn send_whole_batched(btl: &mut dyn Btl, peer: usize, hdr: &MatchHdr, data: &[u8
     }
 }
 
+/// Eager messages of `(lo, hi]` bytes to a peer go as two halves, so the receiver copies out the
+/// first while the second is written (4 KiB one way 0.89 against 1.03 us), but only when that
+/// peer has started a message to us since our last send to it: a ping-pong. A window of sends
+/// goes whole: in a ring with room for several, halves only add fragments (osu_bw 4 KiB
+/// 7.1 against 8.9 GB/s, osu_bibw 10.4 against 12.8, 512-line ring, probe 134-143 ns).
+#[derive(Clone, Copy, Default)]
+struct Split {
+    lo: usize,
+    hi: usize,
+    /// A MATCH from that peer arrived after our last send to it.
+    replied: bool,
+}
+
 /// `Btl::eager_split`'s fragment sizes as message lengths, for a message sent whole behind the
 /// short match header.
-fn split_lens(btl: &dyn Btl) -> (usize, usize) {
-    btl.eager_split().map_or((0, 0), |(lo, hi)| {
-        (
-            lo.saturating_sub(wire::SHORT_LEN),
-            hi.saturating_sub(wire::SHORT_LEN),
-        )
-    })
+fn split_lens(btl: &dyn Btl) -> Split {
+    btl.eager_split()
+        .map_or(Split::default(), |(lo, hi)| Split {
+            lo: lo.saturating_sub(wire::SHORT_LEN),
+            hi: hi.saturating_sub(wire::SHORT_LEN),
+            replied: false,
+        })
 }
 
 impl State {
     /// Whether an eager message of `len` bytes to `dest` goes as two halves.
     #[inline(always)]
     fn splits(&self, dest: usize, len: usize) -> bool {
-        let (lo, hi) = self.split[dest];
-        lo < len && len <= hi
+        let sp = self.split[dest];
+        sp.replied && sp.lo < len && len <= sp.hi
     }
 }
 
@@ -545,6 +557,7 @@ impl Pml {
         if len > st.one_frag[dest] || !st.sendq[dest].is_empty() || st.splits(dest, len) {
             return false;
         }
+        st.split[dest].replied = false;
         let ep = st.endpoints[dest];
         let hdr = MatchHdr {
             ctx,
@@ -617,6 +630,7 @@ impl Pml {
                 if send_whole(&mut **btl, ep.peer, &hdr, unsafe {
                     m.slice(0, len, &mut st.scratch)
                 }) {
+                    st.split[dest].replied = false;
                     return Started::Done(Status::default());
                 }
             }
@@ -1106,7 +1120,6 @@ impl State {
         let btl = &mut btls[ep.btl];
         let maxf = btl.max_frag();
         let eagerf = btl.max_eager_frag();
-        let (split_lo, split_hi) = self.split[dest];
         while let Some(w) = self.sendq[dest].front_mut() {
             let done_req = match w {
                 SendWork::Eager {
@@ -1120,7 +1133,10 @@ impl State {
                     loop {
                         if !*started {
                             // The first half of a split message ends on a cache line.
-                            let n = if split_lo < len && len <= split_hi {
+                            let n = if self.split[dest].replied
+                                && self.split[dest].lo < len
+                                && len <= self.split[dest].hi
+                            {
                                 (len / 2).next_multiple_of(64)
                             } else {
                                 len
@@ -1138,6 +1154,7 @@ impl State {
                                 return;
                             }
                             *started = true;
+                            self.split[dest].replied = false;
                             *off = n;
                         } else {
                             let n = (len - *off).min(eagerf);
@@ -1367,6 +1384,7 @@ impl State {
     }
 
     fn on_match(&mut self, from: usize, h: MatchHdr, chunk: &[u8]) {
+        self.split[from].replied = true;
         let total = h.total as usize;
         let complete = chunk.len() == total;
         if self.direct.wants(&h) {
