@@ -31,6 +31,8 @@ pub mod xmem;
 pub use channel::{CELL as CHANNEL_CELL, INLINE_MAX};
 pub use fifo::FIFO_INLINE;
 pub use layout::{Breakdown, Layout};
-pub use params::{machine_line, Mode, ParamError, ParamInfo, Params, SingleCopy, PARAMS};
+pub use params::{
+    machine_line, EagerLimits, Mode, ParamError, ParamInfo, Params, SingleCopy, PARAMS,
+};
 pub use segment::{segment_size, Segment, SmError};
 pub use transport::{SmTransport, MAX_FRAG_CAP, POLL_BUDGET};

@@ -40,6 +40,11 @@ pub struct Params {
     pub eager_limit_far: usize,
     /// Largest one-way line transfer (ns) of a peer that still counts as near.
     pub near_ns: u32,
+    /// The eager limit of a stream of sends (`EagerLimits::stream`) toward a peer that is not
+    /// near but within `far_ns`.
+    pub eager_limit_stream: usize,
+    /// Largest one-way line transfer (ns) of a peer that still gets `eager_limit_stream`.
+    pub far_ns: u32,
     pub single_copy: SingleCopy,
     /// Smallest rendezvous message whose single copy the receiver shares with a waiting sender
     /// (it reads the first half, the sender writes the second); 0 = never.
@@ -67,6 +72,24 @@ pub struct Params {
     pub xmem: bool,
     /// Address space reserved for that source (sparse: only touched pages cost memory).
     pub xmem_size: usize,
+}
+
+/// Eager limits toward one peer: for a send that answers it (a message from it arrived after our
+/// last send to it: a ping-pong's latency) and for one that follows our own sends (a stream's
+/// bandwidth). `stream >= reply`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EagerLimits {
+    pub reply: usize,
+    pub stream: usize,
+}
+
+impl EagerLimits {
+    pub fn both(limit: usize) -> Self {
+        EagerLimits {
+            reply: limit,
+            stream: limit,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -103,6 +126,16 @@ pub const DEFAULT_EAGER_LIMIT: usize = 16384;
 pub const DEFAULT_EAGER_LIMIT_FAR: usize = 4096;
 /// Between the ~40 ns of ranks that share a cache and the 150-300 ns of other chiplets/sockets.
 pub const DEFAULT_NEAR_NS: u32 = 80;
+/// A stream of sends (a window of MPI_Isend) toward a peer between near and far: two copies
+/// that overlap (the sender's into the ring, the receiver's out of it) beat a CMA read per
+/// message and its handshake up to 8 KiB. Unmodified OSU 5.3, 2 ranks, probe 134-145 ns:
+/// osu_bw 8 KiB 15.0-15.4 GB/s eager against 10.4-11.8 by CMA (MPICH 11.3), osu_bibw 8 KiB
+/// 18.5-18.9 against 13.7-14.9; at 16 KiB CMA wins osu_bibw (23.0-24.8 against 21.2). A reply
+/// keeps the far limit: osu_latency 8 KiB 1.28-1.32 us by CMA against 1.50-1.53 eager.
+pub const DEFAULT_EAGER_LIMIT_STREAM: usize = 8192;
+/// Beyond this (the VM's slow state, other sockets) every message over the far limit takes CMA,
+/// as measured in the slow state (probe 227-254 ns, see `DEFAULT_EAGER_LIMIT_FAR`).
+pub const DEFAULT_FAR_NS: u32 = 200;
 /// Sharing the copy pays from here: measured 1.6x at 64 KiB, 2x from 256 KiB (two cores copy).
 pub const DEFAULT_COOP_COPY_MIN: usize = 32768;
 
@@ -165,6 +198,19 @@ pub const PARAMS: &[ParamInfo] = &[
         default: "80",
         meaning: "largest one-way cache-line transfer (ns) of a local peer that still counts \
                   as near (gets btl_sm_eager_limit)",
+    },
+    ParamInfo {
+        name: "btl_sm_eager_limit_stream",
+        default: "8192",
+        meaning: "eager limit toward a local peer the line probe finds neither near nor \
+                  beyond btl_sm_far_ns, for a send that follows other sends to it (a window \
+                  of sends); a send that answers the peer keeps btl_sm_eager_limit_far",
+    },
+    ParamInfo {
+        name: "btl_sm_far_ns",
+        default: "200",
+        meaning: "largest one-way cache-line transfer (ns) of a local peer that still gets \
+                  btl_sm_eager_limit_stream; beyond it every send takes btl_sm_eager_limit_far",
     },
     ParamInfo {
         name: "btl_sm_single_copy",
@@ -334,6 +380,24 @@ impl Params {
                 ))
             })?,
         };
+        let eager_limit_stream = match lookup("btl_sm_eager_limit_stream") {
+            None => DEFAULT_EAGER_LIMIT_STREAM,
+            Some(v) => parse_size(&v).ok_or_else(|| {
+                ParamError(format!(
+                    "invalid value {v:?} for MCA parameter btl_sm_eager_limit_stream: \
+                     expected a non-negative byte count (optional k/m/g suffix)"
+                ))
+            })?,
+        };
+        let far_ns = match lookup("btl_sm_far_ns") {
+            None => DEFAULT_FAR_NS,
+            Some(v) => v.trim().parse::<u32>().map_err(|_| {
+                ParamError(format!(
+                    "invalid value {v:?} for MCA parameter btl_sm_far_ns: expected a whole \
+                     number of nanoseconds"
+                ))
+            })?,
+        };
         let single_copy = match lookup("btl_sm_single_copy") {
             None => SingleCopy::Auto,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -443,6 +507,8 @@ impl Params {
             eager_limit,
             eager_limit_far,
             near_ns,
+            eager_limit_stream,
+            far_ns,
             single_copy,
             coop_copy_min,
             coop_window_min,
@@ -473,12 +539,23 @@ impl Params {
         self.eager_limit_far < self.eager_limit && self.mode() == Mode::Pairs && self.n_local > 1
     }
 
-    /// The eager limit toward a peer the probe measured at `one_way_ns` (None: unmeasured).
-    pub fn eager_limit_for(&self, one_way_ns: Option<u32>) -> usize {
+    /// The eager limits toward a peer the probe measured at `one_way_ns` (None: unmeasured,
+    /// or near).
+    pub fn eager_limits_for(&self, one_way_ns: Option<u32>) -> EagerLimits {
+        let far = self.eager_limit_far.min(self.eager_limit);
         match one_way_ns {
-            Some(ns) if ns > self.near_ns => self.eager_limit_far.min(self.eager_limit),
-            _ => self.eager_limit,
+            Some(ns) if ns > self.far_ns => EagerLimits::both(far),
+            Some(ns) if ns > self.near_ns => EagerLimits {
+                reply: far,
+                stream: self.eager_limit_stream.clamp(far, self.eager_limit),
+            },
+            _ => EagerLimits::both(self.eager_limit),
         }
+    }
+
+    /// The eager limits toward a peer known to be far without a probe (another L3).
+    pub fn eager_limits_far(&self) -> EagerLimits {
+        EagerLimits::both(self.eager_limit_far.min(self.eager_limit))
     }
 
     /// The tunables that size the segment in this mode, with their values (for messages).
@@ -588,6 +665,30 @@ mod tests {
     }
 
     #[test]
+    fn eager_limits_by_distance() {
+        let p = with(&[], 2).unwrap();
+        let near = EagerLimits::both(DEFAULT_EAGER_LIMIT);
+        assert_eq!(p.eager_limits_for(None), near);
+        assert_eq!(p.eager_limits_for(Some(DEFAULT_NEAR_NS)), near);
+        let mid = EagerLimits {
+            reply: DEFAULT_EAGER_LIMIT_FAR,
+            stream: DEFAULT_EAGER_LIMIT_STREAM,
+        };
+        assert_eq!(p.eager_limits_for(Some(DEFAULT_NEAR_NS + 1)), mid);
+        assert_eq!(p.eager_limits_for(Some(DEFAULT_FAR_NS)), mid);
+        let far = EagerLimits::both(DEFAULT_EAGER_LIMIT_FAR);
+        assert_eq!(p.eager_limits_for(Some(DEFAULT_FAR_NS + 1)), far);
+        assert_eq!(p.eager_limits_far(), far);
+        // The stream limit stays between the far limit and the eager limit.
+        let p = with(&[("btl_sm_eager_limit_stream", "64k")], 2).unwrap();
+        assert_eq!(p.eager_limits_for(Some(150)).stream, DEFAULT_EAGER_LIMIT);
+        let p = with(&[("btl_sm_eager_limit_stream", "0")], 2).unwrap();
+        assert_eq!(p.eager_limits_for(Some(150)), far);
+        assert!(with(&[("btl_sm_far_ns", "x")], 2).is_err());
+        assert!(with(&[("btl_sm_eager_limit_stream", "-1")], 2).is_err());
+    }
+
+    #[test]
     fn defaults() {
         let p = with(&[], 4).unwrap();
         assert_eq!(
@@ -599,6 +700,8 @@ mod tests {
                 eager_limit: DEFAULT_EAGER_LIMIT,
                 eager_limit_far: DEFAULT_EAGER_LIMIT_FAR,
                 near_ns: DEFAULT_NEAR_NS,
+                eager_limit_stream: DEFAULT_EAGER_LIMIT_STREAM,
+                far_ns: DEFAULT_FAR_NS,
                 single_copy: SingleCopy::Auto,
                 coop_copy_min: DEFAULT_COOP_COPY_MIN,
                 coop_window_min: default_coop_window_min(),

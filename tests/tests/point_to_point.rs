@@ -170,7 +170,9 @@ fn c_rendezvous_split_with_the_sender() {
 }
 
 /// The line probe at MPI_Init gives each local pair its own eager limit: every pair far
-/// (`btl_sm_near_ns 0`: 4 KiB, so 4-16 KiB messages go by rendezvous), every pair near, by
+/// (`btl_sm_near_ns 0`: 4 KiB, so 4-16 KiB messages go by rendezvous; with `btl_sm_far_ns`
+/// above the pair's figure a stream of sends is eager up to `btl_sm_eager_limit_stream`,
+/// below it not), every pair near, by
 /// default (either), and no probe when the far limit is not below the eager limit or ranks are
 /// oversubscribed. The blocking-receive
 /// program's messages (eager, multi-fragment, rendezvous) all arrive intact.
@@ -185,6 +187,22 @@ fn c_line_probe_chooses_eager_limit_per_pair() {
     let near_ns = |ns| ["--mca", "btl_sm_near_ns", ns];
     for (mca, expect) in [
         ([&far[..], &near_ns("0")].concat(), Some("eager 4096")),
+        // A mid-distance pair: replies eager up to 4 KiB, streams up to 8 KiB.
+        (
+            [
+                &far[..],
+                &near_ns("0"),
+                &["--mca", "btl_sm_far_ns", "100000000"],
+                &["--mca", "btl_sm_eager_limit_stream", "8k"],
+            ]
+            .concat(),
+            Some("eager 4096 (streams 8192)"),
+        ),
+        // A far pair: 4 KiB both ways.
+        (
+            [&far[..], &near_ns("0"), &["--mca", "btl_sm_far_ns", "0"]].concat(),
+            Some("eager 4096 (streams 4096)"),
+        ),
         (
             [&far[..], &near_ns("100000000")].concat(),
             Some("eager 16384"),

@@ -86,6 +86,12 @@ pub trait Btl {
     fn eager_limit(&self, _peer: usize) -> Option<usize> {
         None
     }
+    /// The eager limit toward `peer` for a send that follows other sends to it rather than
+    /// answering it (a window of sends: bandwidth rather than latency); at least
+    /// `eager_limit`'s.
+    fn eager_limit_stream(&self, peer: usize) -> Option<usize> {
+        self.eager_limit(peer)
+    }
     /// Fragment sizes `(lo, hi]` (header and data) that this transport moves faster as two
     /// fragments of half the size: the pml then sends such an eager message as its first half
     /// and a CONT. None: one fragment whenever it fits.

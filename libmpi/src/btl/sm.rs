@@ -20,8 +20,8 @@ pub struct SmBtl {
     verbose: bool,
     /// Rendezvous reads done by memcpy from a peer's shared source.
     xmem_reads: u64,
-    /// By local peer: the eager limit chosen from the line probe (empty: the job's).
-    eager: Vec<usize>,
+    /// By local peer: the eager limits chosen from the line probe (empty: the job's).
+    eager: Vec<btl_sm::EagerLimits>,
     /// Ring the receiver's doorbell after each fragment (the job runs async progress threads).
     doorbells: bool,
 }
@@ -54,7 +54,7 @@ impl SmBtl {
     }
 
     /// Per-peer eager limits (by local index), e.g. from `btl_sm::SmTransport::probe_peers`.
-    pub fn set_eager_limits(&mut self, eager: Vec<usize>) {
+    pub fn set_eager_limits(&mut self, eager: Vec<btl_sm::EagerLimits>) {
         self.eager = eager;
     }
 
@@ -101,7 +101,8 @@ impl SmBtl {
     }
 }
 
-/// Per-peer eager limits from the line probe (btl_sm_eager_limit_far, btl_sm_near_ns): every
+/// Per-peer eager limits from the line probe (btl_sm_eager_limit_far, btl_sm_near_ns,
+/// btl_sm_eager_limit_stream, btl_sm_far_ns): every
 /// local rank calls this at the same point of MPI_Init. None when there is nothing to choose,
 /// or when the ranks outnumber the cores (a preempted partner would make the figure a
 /// scheduling delay, not a distance).
@@ -116,7 +117,7 @@ pub fn probe_eager_limits(
     rank: i32,
     local_world: &[i32],
     verbose: bool,
-) -> Option<Vec<usize>> {
+) -> Option<Vec<btl_sm::EagerLimits>> {
     if oversubscribed || params.eager_limit_far >= params.eager_limit || local_world.len() < 2 {
         return None;
     }
@@ -124,17 +125,17 @@ pub fn probe_eager_limits(
         let table = crate::locality::l3_domains()?;
         let l3 = |w: i32| table.get(usize::try_from(w).ok()?).copied();
         let mine = l3(local_world[transport.me()])?;
-        let eager: Vec<usize> = local_world
+        let eager: Vec<btl_sm::EagerLimits> = local_world
             .iter()
             .map(|&w| match l3(w) {
-                Some(d) if d != mine => params.eager_limit_far,
-                _ => params.eager_limit,
+                Some(d) if d != mine => params.eager_limits_far(),
+                _ => params.eager_limits_for(None),
             })
             .collect();
         if verbose {
             let far = eager
                 .iter()
-                .filter(|&&e| e == params.eager_limit_far)
+                .filter(|&&e| e == params.eager_limits_far())
                 .count();
             eprintln!(
                 "rmpi: rank {rank}: btl sm: eager limits by L3 domain (no line probe in this layout): \
@@ -146,18 +147,22 @@ pub fn probe_eager_limits(
         return Some(eager);
     }
     let ns = transport.probe_peers(std::time::Duration::from_secs(2));
-    let eager: Vec<usize> = ns.iter().map(|&t| params.eager_limit_for(t)).collect();
+    let eager: Vec<btl_sm::EagerLimits> = ns.iter().map(|&t| params.eager_limits_for(t)).collect();
     if verbose {
         let each: Vec<String> = (0..ns.len())
             .filter(|&p| p != transport.me())
             .map(|p| match ns[p] {
-                Some(t) => format!("{p}: {t} ns, eager {}", eager[p]),
-                None => format!("{p}: not measured, eager {}", eager[p]),
+                Some(t) => format!(
+                    "{p}: {t} ns, eager {} (streams {})",
+                    eager[p].reply, eager[p].stream
+                ),
+                None => format!("{p}: not measured, eager {}", eager[p].reply),
             })
             .collect();
         eprintln!(
-            "rmpi: rank {rank}: btl sm: line probe (one way; near <= {} ns), local peer {}",
+            "rmpi: rank {rank}: btl sm: line probe (one way; near <= {} ns, far > {} ns), local peer {}",
             params.near_ns,
+            params.far_ns,
             each.join("; ")
         );
     }
@@ -175,7 +180,11 @@ impl Btl for SmBtl {
     }
 
     fn eager_limit(&self, peer: usize) -> Option<usize> {
-        self.eager.get(peer).copied()
+        self.eager.get(peer).map(|e| e.reply)
+    }
+
+    fn eager_limit_stream(&self, peer: usize) -> Option<usize> {
+        self.eager.get(peer).map(|e| e.stream)
     }
 
     fn eager_split(&self) -> Option<(usize, usize)> {

@@ -25,11 +25,7 @@ impl Pml {
         }
         v[peer] = world;
         let b = &self.btls[btl];
-        let eager = b.eager_limit(peer).unwrap_or(eager_limit);
-        st.eager.push(eager);
-        st.one_frag
-            .push(eager.min(b.max_eager_frag().saturating_sub(super::wire::MATCH_LEN)));
-        st.split.push(super::split_lens(&**b));
+        st.flow.push(super::Flow::new(&**b, peer, eager_limit));
         st.streams.push(None);
         st.match_placing.push(None);
         st.place_scratch.push(Vec::new());

@@ -206,11 +206,8 @@ struct State {
     /// one block (non-contiguous, or too small: it is then cut as usual).
     place_scratch: Vec<Vec<u8>>,
     sendq: Vec<VecDeque<SendWork>>,
-    /// By world rank: the largest message `send_now` hands straight to the transport
-    /// (the eager limit, or less where one fragment carries less).
-    one_frag: Vec<usize>,
-    /// By world rank: which eager messages go as two halves (`Btl::eager_split`).
-    split: Vec<Split>,
+    /// By world rank: how eager messages go to that peer.
+    flow: Vec<Flow>,
     queued: usize,
     gets: Vec<ReqId>,
     /// PUTs receivers asked of this rank's rendezvous sends (cooperative rendezvous).
@@ -224,9 +221,6 @@ struct State {
     /// The receive buffer of the last rendezvous read.
     last_get_buf: usize,
     stats: rndv::RndvStats,
-    /// By world rank: the largest message sent eagerly (the transport's choice for that peer,
-    /// e.g. sm's per-pair limit from the line probe, else the eager limit).
-    eager: Vec<usize>,
     /// The job's eager limit: a collective's sends are eager up to it at least (`isend_coll`).
     /// sm's smaller limit toward far peers wins bandwidth for a stream of large sends; a
     /// collective's tree instead waits at each level for a rendezvous handshake (measured on
@@ -287,37 +281,82 @@ fn send_whole_batched(btl: &mut dyn Btl, peer: usize, hdr: &MatchHdr, data: &[u8
     }
 }
 
-/// Eager messages of `(lo, hi]` bytes to a peer go as two halves, so the receiver copies out the
-/// first while the second is written (4 KiB one way 0.89 against 1.03 us), but only when that
-/// peer has started a message to us since our last send to it: a ping-pong. A window of sends
-/// goes whole: in a ring with room for several, halves only add fragments (osu_bw 4 KiB
-/// 7.1 against 8.9 GB/s, osu_bibw 10.4 against 12.8, 512-line ring, probe 134-143 ns).
+/// How eager messages go to one peer. A send that answers the peer (a MATCH from it arrived
+/// after our last send to it: a ping-pong) takes the latency choices, one that follows our own
+/// sends (a stream, e.g. a window of MPI_Isend) the bandwidth ones:
+/// - a reply of `(split_lo, split_hi]` bytes goes as two halves, so the receiver copies out the
+///   first while the second is written (4 KiB one way 0.89 against 1.03 us); a stream goes
+///   whole: in a ring with room for several, halves only add fragments (osu_bw 4 KiB 7.1
+///   against 8.9 GB/s, osu_bibw 10.4 against 12.8, 512-line ring, probe 134-143 ns);
+/// - the eager limits differ where the transport says so (`Btl::eager_limit_stream`: sm's
+///   mid-distance peers).
 #[derive(Clone, Copy, Default)]
-struct Split {
-    lo: usize,
-    hi: usize,
+struct Flow {
+    /// Largest eager message of a reply and of a stream (the transport's choice for that
+    /// peer, e.g. sm's per-pair limits from the line probe, else the job's eager limit).
+    eager: usize,
+    eager_stream: usize,
+    /// The largest message `send_now` hands straight to the transport: the eager limit, or
+    /// less where one fragment carries less.
+    one_frag: usize,
+    one_frag_stream: usize,
+    split_lo: usize,
+    split_hi: usize,
     /// A MATCH from that peer arrived after our last send to it.
     replied: bool,
 }
 
-/// `Btl::eager_split`'s fragment sizes as message lengths, for a message sent whole behind the
-/// short match header.
-fn split_lens(btl: &dyn Btl) -> Split {
-    btl.eager_split()
-        .map_or(Split::default(), |(lo, hi)| Split {
-            lo: lo.saturating_sub(wire::SHORT_LEN),
-            hi: hi.saturating_sub(wire::SHORT_LEN),
+impl Flow {
+    fn new(btl: &dyn Btl, peer: usize, eager_limit: usize) -> Flow {
+        let eager = btl.eager_limit(peer).unwrap_or(eager_limit);
+        let eager_stream = btl.eager_limit_stream(peer).unwrap_or(eager).max(eager);
+        let frag = btl.max_eager_frag().saturating_sub(wire::MATCH_LEN);
+        let (split_lo, split_hi) = split_lens(btl);
+        Flow {
+            eager,
+            eager_stream,
+            one_frag: eager.min(frag),
+            one_frag_stream: eager_stream.min(frag),
+            split_lo,
+            split_hi,
             replied: false,
-        })
+        }
+    }
+
+    #[inline(always)]
+    fn eager(&self) -> usize {
+        if self.replied {
+            self.eager
+        } else {
+            self.eager_stream
+        }
+    }
+
+    #[inline(always)]
+    fn one_frag(&self) -> usize {
+        if self.replied {
+            self.one_frag
+        } else {
+            self.one_frag_stream
+        }
+    }
+
+    /// Whether an eager message of `len` bytes goes as two halves.
+    #[inline(always)]
+    fn splits(&self, len: usize) -> bool {
+        self.replied && self.split_lo < len && len <= self.split_hi
+    }
 }
 
-impl State {
-    /// Whether an eager message of `len` bytes to `dest` goes as two halves.
-    #[inline(always)]
-    fn splits(&self, dest: usize, len: usize) -> bool {
-        let sp = self.split[dest];
-        sp.replied && sp.lo < len && len <= sp.hi
-    }
+/// `Btl::eager_split`'s fragment sizes as message lengths, for a message sent whole behind the
+/// short match header.
+fn split_lens(btl: &dyn Btl) -> (usize, usize) {
+    btl.eager_split().map_or((0, 0), |(lo, hi)| {
+        (
+            lo.saturating_sub(wire::SHORT_LEN),
+            hi.saturating_sub(wire::SHORT_LEN),
+        )
+    })
 }
 
 impl Pml {
@@ -340,24 +379,9 @@ impl Pml {
             v[ep.peer] = world;
         }
         let n = endpoints.len();
-        let eager: Vec<usize> = endpoints
+        let flow = endpoints
             .iter()
-            .map(|ep| btls[ep.btl].eager_limit(ep.peer).unwrap_or(eager_limit))
-            .collect();
-        let one_frag = endpoints
-            .iter()
-            .zip(&eager)
-            .map(|(ep, &e)| {
-                e.min(
-                    btls[ep.btl]
-                        .max_eager_frag()
-                        .saturating_sub(wire::MATCH_LEN),
-                )
-            })
-            .collect();
-        let split = endpoints
-            .iter()
-            .map(|ep| split_lens(&*btls[ep.btl]))
+            .map(|ep| Flow::new(&*btls[ep.btl], ep.peer, eager_limit))
             .collect();
         let waiting = btls.iter().find_map(|b| b.waiting_word());
         let mut btls = btls;
@@ -384,8 +408,7 @@ impl Pml {
                 match_placing: vec![None; n],
                 place_scratch: vec![Vec::new(); n],
                 sendq: (0..n).map(|_| VecDeque::new()).collect(),
-                one_frag,
-                split,
+                flow,
                 queued: 0,
                 gets: Vec::new(),
                 puts: Vec::new(),
@@ -394,7 +417,6 @@ impl Pml {
                 coop_window_min,
                 last_get_buf: 0,
                 stats: Default::default(),
-                eager,
                 eager_limit,
                 verbose: false,
                 scratch: Vec::new(),
@@ -487,7 +509,7 @@ impl Pml {
         src: i32,
         tag: i32,
     ) -> Started {
-        let limit = self.st.eager[dest];
+        let limit = self.st.flow[dest].eager();
         // SAFETY: forwarded contract.
         unsafe { self.isend_up_to(m, dest, ctx, src, tag, limit) }
     }
@@ -506,7 +528,7 @@ impl Pml {
         src: i32,
         tag: i32,
     ) -> Started {
-        let limit = self.st.eager[dest].max(self.st.eager_limit);
+        let limit = self.st.flow[dest].eager().max(self.st.eager_limit);
         // SAFETY: forwarded contract.
         unsafe { self.isend_up_to(m, dest, ctx, src, tag, limit) }
     }
@@ -554,10 +576,11 @@ impl Pml {
         batch: bool,
     ) -> bool {
         let st = &mut self.st;
-        if len > st.one_frag[dest] || !st.sendq[dest].is_empty() || st.splits(dest, len) {
+        let flow = &mut st.flow[dest];
+        if len > flow.one_frag() || flow.splits(len) || !st.sendq[dest].is_empty() {
             return false;
         }
-        st.split[dest].replied = false;
+        flow.replied = false;
         let ep = st.endpoints[dest];
         let hdr = MatchHdr {
             ctx,
@@ -593,7 +616,7 @@ impl Pml {
         tag: i32,
         sync: bool,
     ) -> Started {
-        let eager = (!sync).then(|| self.st.eager[dest]);
+        let eager = (!sync).then(|| self.st.flow[dest].eager());
         // SAFETY: forwarded contract.
         unsafe { self.isend_general(m, dest, ctx, src, tag, eager) }
     }
@@ -624,13 +647,13 @@ impl Pml {
             let btl = &mut self.btls[ep.btl];
             if st.sendq[dest].is_empty()
                 && wire::MATCH_LEN + len <= btl.max_eager_frag()
-                && !st.splits(dest, len)
+                && !st.flow[dest].splits(len)
             {
                 // SAFETY: the caller's contract on `m`; the btl copies it before returning.
                 if send_whole(&mut **btl, ep.peer, &hdr, unsafe {
                     m.slice(0, len, &mut st.scratch)
                 }) {
-                    st.split[dest].replied = false;
+                    st.flow[dest].replied = false;
                     return Started::Done(Status::default());
                 }
             }
@@ -648,6 +671,7 @@ impl Pml {
                 },
             );
             st.push_queue(&mut self.btls, dest);
+            st.flow[dest].replied = false;
             Started::Pending(req)
         } else {
             // A non-contiguous buffer cannot be read with a single copy: address 0 asks the
@@ -673,6 +697,7 @@ impl Pml {
             st.rndv_out[dest] += 1;
             st.enqueue(dest, SendWork::Rts { hdr });
             st.push_queue(&mut self.btls, dest);
+            st.flow[dest].replied = false;
             Started::Pending(req)
         }
     }
@@ -1133,10 +1158,7 @@ impl State {
                     loop {
                         if !*started {
                             // The first half of a split message ends on a cache line.
-                            let n = if self.split[dest].replied
-                                && self.split[dest].lo < len
-                                && len <= self.split[dest].hi
-                            {
+                            let n = if self.flow[dest].splits(len) {
                                 (len / 2).next_multiple_of(64)
                             } else {
                                 len
@@ -1154,7 +1176,6 @@ impl State {
                                 return;
                             }
                             *started = true;
-                            self.split[dest].replied = false;
                             *off = n;
                         } else {
                             let n = (len - *off).min(eagerf);
@@ -1295,6 +1316,7 @@ impl State {
             wire::MATCH => self.on_match(from, MatchHdr::decode(frag), &frag[wire::MATCH_LEN..]),
             wire::CONT => self.on_cont(from, frag),
             wire::RTS => {
+                self.flow[from].replied = true;
                 let h = RtsHdr::decode(frag);
                 if self.direct.wants(&h.m) {
                     self.direct.state = DirectState::Blocked;
@@ -1384,7 +1406,7 @@ impl State {
     }
 
     fn on_match(&mut self, from: usize, h: MatchHdr, chunk: &[u8]) {
-        self.split[from].replied = true;
+        self.flow[from].replied = true;
         let total = h.total as usize;
         let complete = chunk.len() == total;
         if self.direct.wants(&h) {

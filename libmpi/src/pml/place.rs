@@ -82,7 +82,7 @@ impl State {
         first: &[u8],
         rest: usize,
     ) -> Option<*mut u8> {
-        self.split[from].replied = true;
+        self.flow[from].replied = true;
         let total = first.len() + rest;
         if h.total != total as u64 {
             return None;
