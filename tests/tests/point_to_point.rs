@@ -119,6 +119,26 @@ fn c_rendezvous_paths_streamed() {
     }
 }
 
+/// Windows of rendezvous receives (read in one single-copy call per sender by btl sm): every
+/// byte intact at np 2 and 3, near and far pairs (4-16 KiB by rendezvous), by CMA or streamed.
+#[test]
+fn c_rendezvous_windows_read_together() {
+    let p = c_program("tests/c/p2p_rndv_window.c");
+    let prog = p.to_str().expect("utf-8 path");
+    for (np, mca) in [
+        ("2", &[][..]),
+        ("3", &[][..]),
+        ("2", &["--mca", "btl_sm_near_ns", "0"][..]),
+        ("2", &["--mca", "btl_sm_coop_window_min", "0"][..]),
+        ("3", &["--mca", "btl_sm_single_copy", "none"][..]),
+    ] {
+        let mut args = vec!["-np", np, "--oversubscribe"];
+        args.extend_from_slice(mca);
+        args.push(prog);
+        mpirun(&args).assert_no_errors(&format!("np {np} {mca:?}"));
+    }
+}
+
 /// MPI_Recv's latency path (waiting without a request) keeps the general path's order and
 /// statuses: long messages (rendezvous, several eager fragments, multi-cell inline) that arrive
 /// while the receive waits are not overtaken by a short one behind them.

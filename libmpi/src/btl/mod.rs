@@ -73,6 +73,16 @@ pub trait Sink {
 }
 
 /// A transport. Peers are named by the transport's own index (`Endpoint::peer`).
+/// One read of [`Btl::get_many`]: `len` bytes at `remote` in the peer (exposed under `key`)
+/// into `local`.
+#[derive(Clone, Copy, Debug)]
+pub struct GetPart {
+    pub remote: usize,
+    pub key: u64,
+    pub local: *mut u8,
+    pub len: usize,
+}
+
 pub trait Btl {
     fn name(&self) -> &'static str;
     /// Largest `hdr.len() + data.len()` one fragment may carry.
@@ -120,6 +130,20 @@ pub trait Btl {
         key: u64,
         local: &mut [u8],
     ) -> Result<(), GetError>;
+    /// [`Btl::get`] of several parts from one peer (a window of rendezvous reads), in order;
+    /// stops at the first failure, the parts before it read.
+    ///
+    /// # Safety
+    /// Each part's `local` is valid for writes of `len` bytes and not otherwise accessed during
+    /// the call (parts may overlap one another).
+    unsafe fn get_many(&mut self, peer: usize, parts: &[GetPart]) -> Result<(), GetError> {
+        for p in parts {
+            // SAFETY: the caller's contract on this part.
+            let local = unsafe { std::slice::from_raw_parts_mut(p.local, p.len) };
+            self.get(peer, p.remote, p.key, local)?;
+        }
+        Ok(())
+    }
     /// Makes `[addr, addr + len)` readable by `peer`'s `get` until [`Btl::unexpose`]; the key
     /// the rendezvous header carries, or None when it cannot (the receiver then gets it streamed).
     fn expose(&mut self, _peer: usize, _addr: usize, _len: usize) -> Option<u64> {

@@ -1,6 +1,6 @@
 //! The `sm` transport: btl-sm's channels to the other ranks of the node, and CMA single copy.
 
-use super::{Btl, CoopOpen, GetError};
+use super::{Btl, CoopOpen, GetError, GetPart};
 
 pub struct SmBtl {
     transport: btl_sm::SmTransport,
@@ -231,6 +231,36 @@ impl Btl for SmBtl {
             self.coop = false;
             GetError::Unsupported(format!("process_vm_readv from pid {pid}: {e}"))
         })
+    }
+
+    unsafe fn get_many(&mut self, peer: usize, parts: &[GetPart]) -> Result<(), GetError> {
+        // Shared-source reads are a memcpy each; only CMA reads gain from one call.
+        if !self.cma || parts.iter().any(|p| p.key != 0) {
+            for p in parts {
+                // SAFETY: the caller's contract on this part.
+                let local = unsafe { std::slice::from_raw_parts_mut(p.local, p.len) };
+                self.get(peer, p.remote, p.key, local)?;
+            }
+            return Ok(());
+        }
+        let pid = self.pid(peer)?;
+        for chunk in parts.chunks(btl_sm::cma::READ_MANY_MAX) {
+            let cma: Vec<btl_sm::cma::Part> = chunk
+                .iter()
+                .map(|p| btl_sm::cma::Part {
+                    remote: p.remote,
+                    local: p.local,
+                    len: p.len,
+                })
+                .collect();
+            // SAFETY: the caller's contract on every part.
+            unsafe { btl_sm::cma::read_many(pid, &cma) }.map_err(|e| {
+                self.cma = false;
+                self.coop = false;
+                GetError::Unsupported(format!("process_vm_readv from pid {pid}: {e}"))
+            })?;
+        }
+        Ok(())
     }
 
     fn expose(&mut self, _peer: usize, addr: usize, len: usize) -> Option<u64> {

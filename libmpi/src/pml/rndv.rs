@@ -11,7 +11,7 @@
 use super::request::{Coop, Head};
 use super::wire;
 use super::{Kind, ReqId, Request, Rndv, State};
-use crate::btl::{Btl, CoopOpen, GetError};
+use crate::btl::{Btl, CoopOpen, GetError, GetPart};
 use crate::datatype::segment;
 
 /// A PUT this rank (the sender) was asked to do: write `[off, off + len)` of send `sreq` at
@@ -50,6 +50,14 @@ const DELEGATE_WAIT: std::time::Duration = std::time::Duration::from_micros(30);
 /// PUT_FIN's result word.
 const PUT_DONE: u64 = 0;
 const PUT_REFUSED: u64 = 1;
+
+/// A whole rendezvous read waiting in `run_gets` for the others of its peer.
+struct Batched {
+    req: ReqId,
+    r: Rndv,
+    buf: *mut u8,
+    n: usize,
+}
 
 impl State {
     /// Single-copy read of `n` contiguous bytes at `addr` in `peer` into a receive laid out by
@@ -100,6 +108,8 @@ impl State {
     /// here than waking the thread would.
     fn run_gets_but(&mut self, btls: &mut [Box<dyn Btl>], later: &mut Vec<ReqId>) {
         let mut gets = std::mem::take(&mut self.gets).into_iter();
+        // Whole reads from one peer, made in one call (`read_batch`).
+        let mut batch: Vec<Batched> = Vec::new();
         while let Some(req) = gets.next() {
             let Some(Request {
                 kind:
@@ -157,6 +167,7 @@ impl State {
                             // window of receives is split throughout rather than 13 of them.
                             self.gets.push(req);
                             self.gets.extend(gets);
+                            self.read_batch(btls, &mut batch);
                             return;
                         }
                         CoopOpen::Ticket(ticket) => {
@@ -191,6 +202,13 @@ impl State {
                 _ => (0, n, None),
             };
             self.last_get_buf = buf as usize;
+            if coop.is_none() && from == 0 && r.coop == Coop::Off {
+                if batch.first().is_some_and(|b| b.r.peer != r.peer) {
+                    self.read_batch(btls, &mut batch);
+                }
+                batch.push(Batched { req, r, buf, n: to });
+                continue;
+            }
             let mut head = self.read(btls, &r, buf, from, to);
             if let Some((split, ticket)) = coop {
                 if !btls[ep.btl].coop_claim(ep.peer, ticket, false) {
@@ -215,6 +233,42 @@ impl State {
                 self.stats.gets += 1;
             }
             self.end_read(req, &r, head);
+        }
+        self.read_batch(btls, &mut batch);
+    }
+
+    /// Make the whole reads in `batch` (all from one peer) in one `Btl::get_many`, and end
+    /// them; if it fails, each one again on its own, so that each gets its own outcome.
+    fn read_batch(&mut self, btls: &mut [Box<dyn Btl>], batch: &mut Vec<Batched>) {
+        let ok = match batch.as_slice() {
+            [] => return,
+            [_] => false,
+            [first, ..] => {
+                let ep = self.endpoints[first.r.peer];
+                let parts: Vec<GetPart> = batch
+                    .iter()
+                    .map(|b| GetPart {
+                        remote: b.r.addr as usize,
+                        key: b.r.key,
+                        local: b.buf,
+                        len: b.n,
+                    })
+                    .collect();
+                // SAFETY: irecv's contract: each `buf` has `cap` >= n writable bytes owned by
+                // its pending request; no sender writes into any of them (no split here).
+                unsafe { btls[ep.btl].get_many(ep.peer, &parts) }.is_ok()
+            }
+        };
+        for b in std::mem::take(batch) {
+            let head = if ok {
+                Head::Read
+            } else {
+                self.read(btls, &b.r, b.buf, 0, b.n)
+            };
+            if head == Head::Read {
+                self.stats.gets += 1;
+            }
+            self.end_read(b.req, &b.r, head);
         }
     }
 
