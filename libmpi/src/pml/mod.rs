@@ -210,6 +210,9 @@ struct State {
     flow: Vec<Flow>,
     queued: usize,
     gets: Vec<ReqId>,
+    /// `run_gets`'s whole reads from one peer, made in one call (kept for its capacity: a
+    /// ping-pong's one read a turn then allocates nothing).
+    batch: Vec<rndv::Batched>,
     /// PUTs receivers asked of this rank's rendezvous sends (cooperative rendezvous).
     puts: Vec<rndv::PutWork>,
     /// Claim tickets of split receives that are over: (btl, ticket), closed after delivery.
@@ -411,6 +414,7 @@ impl Pml {
                 flow,
                 queued: 0,
                 gets: Vec::new(),
+                batch: Vec::new(),
                 puts: Vec::new(),
                 coop_closed: Vec::new(),
                 coop_min: if coop_min == 0 { usize::MAX } else { coop_min },

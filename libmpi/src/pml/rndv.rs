@@ -52,7 +52,7 @@ const PUT_DONE: u64 = 0;
 const PUT_REFUSED: u64 = 1;
 
 /// A whole rendezvous read waiting in `run_gets` for the others of its peer.
-struct Batched {
+pub(super) struct Batched {
     req: ReqId,
     r: Rndv,
     buf: *mut u8,
@@ -107,9 +107,11 @@ impl State {
     /// application call with a progress thread), which go to `later`: smaller ones cost less
     /// here than waking the thread would.
     fn run_gets_but(&mut self, btls: &mut [Box<dyn Btl>], later: &mut Vec<ReqId>) {
-        let mut gets = std::mem::take(&mut self.gets).into_iter();
-        // Whole reads from one peer, made in one call (`read_batch`).
-        let mut batch: Vec<Batched> = Vec::new();
+        // Drained rather than consumed, so its capacity comes back (one read a turn then
+        // allocates nothing).
+        let mut taken = std::mem::take(&mut self.gets);
+        let mut gets = taken.drain(..);
+        let mut batch = std::mem::take(&mut self.batch);
         while let Some(req) = gets.next() {
             let Some(Request {
                 kind:
@@ -168,6 +170,7 @@ impl State {
                             self.gets.push(req);
                             self.gets.extend(gets);
                             self.read_batch(btls, &mut batch);
+                            self.batch = batch;
                             return;
                         }
                         CoopOpen::Ticket(ticket) => {
@@ -235,6 +238,11 @@ impl State {
             self.end_read(req, &r, head);
         }
         self.read_batch(btls, &mut batch);
+        self.batch = batch;
+        drop(gets);
+        if self.gets.is_empty() {
+            self.gets = taken;
+        }
     }
 
     /// Make the whole reads in `batch` (all from one peer) in one `Btl::get_many`, and end
@@ -259,7 +267,7 @@ impl State {
                 unsafe { btls[ep.btl].get_many(ep.peer, &parts) }.is_ok()
             }
         };
-        for b in std::mem::take(batch) {
+        for b in batch.drain(..) {
             let head = if ok {
                 Head::Read
             } else {
