@@ -52,9 +52,10 @@ const PUT_DONE: u64 = 0;
 const PUT_REFUSED: u64 = 1;
 
 /// Whole reads up to this size wait for the others of their peer's window (`read_batch`):
-/// beyond it one call's fixed cost is under 2 % of the copy, and a read deferred to the end of
-/// the turn costs more: osu_bw 1 MiB, where a sender not yet waiting leaves some messages whole
-/// among the split ones, fell from 46-48 to 25-31 GB/s with those reads batched.
+/// beyond it one call's fixed cost is under 2 % of the copy, and deferring a read to the end
+/// of the turn can cost more: in osu_bw 1 MiB (a window mixing split and whole reads: a sender
+/// not yet waiting is not asked to split) runs with those reads batched gave 25-31 GB/s where
+/// the unbatched build gave 46-48 (both builds vary between such levels at 1 MiB).
 const BATCH_MAX: usize = 512 << 10;
 
 /// A whole rendezvous read waiting in `run_gets` for the others of its peer.
