@@ -284,13 +284,13 @@ fn send_whole_batched(btl: &mut dyn Btl, peer: usize, hdr: &MatchHdr, data: &[u8
     }
 }
 
-/// How eager messages go to one peer. A send that answers the peer (a MATCH from it arrived
-/// after our last send to it: a ping-pong) takes the latency choices, one that follows our own
-/// sends (a stream, e.g. a window of MPI_Isend) the bandwidth ones:
+/// How eager messages go to one peer. A send that answers the peer (a MATCH or RTS from it
+/// arrived after our last send to it: a ping-pong) takes the latency choices, one that follows
+/// our own sends (a stream, e.g. a window of MPI_Isend) the bandwidth ones:
 /// - a reply of `(split_lo, split_hi]` bytes goes as two halves, so the receiver copies out the
-///   first while the second is written (4 KiB one way 0.89 against 1.03 us); a stream goes
-///   whole: in a ring with room for several, halves only add fragments (osu_bw 4 KiB 7.1
-///   against 8.9 GB/s, osu_bibw 10.4 against 12.8, 512-line ring, probe 134-143 ns);
+///   first while the second is written (4 KiB one way 0.87 against 1.03 us whole); a stream
+///   goes whole: halves only add fragments there (osu_bw 4 KiB 9.6-9.7 against 7.3-8.4 GB/s
+///   split, osu_bibw 9.5-12.0 against 8.1-8.4, probe 123-160 ns);
 /// - the eager limits differ where the transport says so (`Btl::eager_limit_stream`: sm's
 ///   mid-distance peers).
 #[derive(Clone, Copy, Default)]
@@ -305,7 +305,7 @@ struct Flow {
     one_frag_stream: usize,
     split_lo: usize,
     split_hi: usize,
-    /// A MATCH from that peer arrived after our last send to it.
+    /// A MATCH or RTS from that peer arrived after our last send to it.
     replied: bool,
 }
 
