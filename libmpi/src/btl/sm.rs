@@ -24,6 +24,10 @@ pub struct SmBtl {
     eager: Vec<btl_sm::EagerLimits>,
     /// Ring the receiver's doorbell after each fragment (the job runs async progress threads).
     doorbells: bool,
+    /// By local peer: its pid once read (0: not yet). The pid shares the peer's slot line with
+    /// its "waiting in MPI" word, which the peer writes at every blocking wait: reading it per
+    /// rendezvous read cost a line transfer on the latency path.
+    pids: Vec<i32>,
 }
 
 impl SmBtl {
@@ -33,7 +37,6 @@ impl SmBtl {
         }
         let slots = transport.coop_slots();
         SmBtl {
-            transport,
             cma,
             coop: coop && cma && slots > 0,
             coop_free: ((1u64 << slots) - 1) as u32,
@@ -44,6 +47,8 @@ impl SmBtl {
             xmem_reads: 0,
             eager: Vec::new(),
             doorbells: false,
+            pids: vec![0; transport.n()],
+            transport,
         }
     }
 
@@ -94,10 +99,15 @@ impl SmBtl {
         }
     }
 
-    fn pid(&self, peer: usize) -> Result<i32, GetError> {
-        self.transport
-            .peer_pid(peer)
-            .ok_or_else(|| GetError::Unsupported(format!("local peer {peer} has not attached")))
+    fn pid(&mut self, peer: usize) -> Result<i32, GetError> {
+        if self.pids[peer] != 0 {
+            return Ok(self.pids[peer]);
+        }
+        let pid = self.transport.peer_pid(peer).ok_or_else(|| {
+            GetError::Unsupported(format!("local peer {peer} has not attached"))
+        })?;
+        self.pids[peer] = pid;
+        Ok(pid)
     }
 }
 
