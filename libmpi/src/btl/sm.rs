@@ -103,9 +103,10 @@ impl SmBtl {
         if self.pids[peer] != 0 {
             return Ok(self.pids[peer]);
         }
-        let pid = self.transport.peer_pid(peer).ok_or_else(|| {
-            GetError::Unsupported(format!("local peer {peer} has not attached"))
-        })?;
+        let pid = self
+            .transport
+            .peer_pid(peer)
+            .ok_or_else(|| GetError::Unsupported(format!("local peer {peer} has not attached")))?;
         self.pids[peer] = pid;
         Ok(pid)
     }
