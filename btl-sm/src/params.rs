@@ -353,51 +353,30 @@ impl Params {
                 PAYLOAD_BYTES_MAX,
             )?,
         };
-        let eager_limit = match lookup("btl_sm_eager_limit") {
-            None => DEFAULT_EAGER_LIMIT,
+        // A byte count (k/m/g suffixes) or a whole number of nanoseconds, else its default.
+        let bytes = |name: &str, default: usize| match lookup(name) {
+            None => Ok(default),
             Some(v) => parse_size(&v).ok_or_else(|| {
                 ParamError(format!(
-                    "invalid value {v:?} for MCA parameter btl_sm_eager_limit: \
+                    "invalid value {v:?} for MCA parameter {name}: \
                      expected a non-negative byte count (optional k/m/g suffix)"
                 ))
-            })?,
+            }),
         };
-        let eager_limit_far = match lookup("btl_sm_eager_limit_far") {
-            None => DEFAULT_EAGER_LIMIT_FAR,
-            Some(v) => parse_size(&v).ok_or_else(|| {
-                ParamError(format!(
-                    "invalid value {v:?} for MCA parameter btl_sm_eager_limit_far: \
-                     expected a non-negative byte count (optional k/m/g suffix)"
-                ))
-            })?,
-        };
-        let near_ns = match lookup("btl_sm_near_ns") {
-            None => DEFAULT_NEAR_NS,
+        let nanos = |name: &str, default: u32| match lookup(name) {
+            None => Ok(default),
             Some(v) => v.trim().parse::<u32>().map_err(|_| {
                 ParamError(format!(
-                    "invalid value {v:?} for MCA parameter btl_sm_near_ns: expected a whole \
+                    "invalid value {v:?} for MCA parameter {name}: expected a whole \
                      number of nanoseconds"
                 ))
-            })?,
+            }),
         };
-        let eager_limit_stream = match lookup("btl_sm_eager_limit_stream") {
-            None => DEFAULT_EAGER_LIMIT_STREAM,
-            Some(v) => parse_size(&v).ok_or_else(|| {
-                ParamError(format!(
-                    "invalid value {v:?} for MCA parameter btl_sm_eager_limit_stream: \
-                     expected a non-negative byte count (optional k/m/g suffix)"
-                ))
-            })?,
-        };
-        let far_ns = match lookup("btl_sm_far_ns") {
-            None => DEFAULT_FAR_NS,
-            Some(v) => v.trim().parse::<u32>().map_err(|_| {
-                ParamError(format!(
-                    "invalid value {v:?} for MCA parameter btl_sm_far_ns: expected a whole \
-                     number of nanoseconds"
-                ))
-            })?,
-        };
+        let eager_limit = bytes("btl_sm_eager_limit", DEFAULT_EAGER_LIMIT)?;
+        let eager_limit_far = bytes("btl_sm_eager_limit_far", DEFAULT_EAGER_LIMIT_FAR)?;
+        let near_ns = nanos("btl_sm_near_ns", DEFAULT_NEAR_NS)?;
+        let eager_limit_stream = bytes("btl_sm_eager_limit_stream", DEFAULT_EAGER_LIMIT_STREAM)?;
+        let far_ns = nanos("btl_sm_far_ns", DEFAULT_FAR_NS)?;
         let single_copy = match lookup("btl_sm_single_copy") {
             None => SingleCopy::Auto,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
