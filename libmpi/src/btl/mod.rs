@@ -83,6 +83,24 @@ pub struct GetPart {
     pub len: usize,
 }
 
+/// [`Btl::get_many`] as one [`Btl::get`] per part (the default, and a transport's fallback).
+///
+/// # Safety
+/// As [`Btl::get_many`].
+pub unsafe fn get_each<B: Btl + ?Sized>(
+    btl: &mut B,
+    peer: usize,
+    parts: &[GetPart],
+) -> Result<(), GetError> {
+    for p in parts {
+        // SAFETY: the caller's contract on this part; one slice lives at a time, so parts
+        // that overlap never alias.
+        let local = unsafe { std::slice::from_raw_parts_mut(p.local, p.len) };
+        btl.get(peer, p.remote, p.key, local)?;
+    }
+    Ok(())
+}
+
 pub trait Btl {
     fn name(&self) -> &'static str;
     /// Largest `hdr.len() + data.len()` one fragment may carry.
@@ -137,12 +155,8 @@ pub trait Btl {
     /// Each part's `local` is valid for writes of `len` bytes and not otherwise accessed during
     /// the call (parts may overlap one another).
     unsafe fn get_many(&mut self, peer: usize, parts: &[GetPart]) -> Result<(), GetError> {
-        for p in parts {
-            // SAFETY: the caller's contract on this part.
-            let local = unsafe { std::slice::from_raw_parts_mut(p.local, p.len) };
-            self.get(peer, p.remote, p.key, local)?;
-        }
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { get_each(self, peer, parts) }
     }
     /// Makes `[addr, addr + len)` readable by `peer`'s `get` until [`Btl::unexpose`]; the key
     /// the rendezvous header carries, or None when it cannot (the receiver then gets it streamed).

@@ -99,6 +99,14 @@ impl SmBtl {
         }
     }
 
+    /// A CMA read from `pid` failed: refused once means refused for good (ptrace policy), so
+    /// stop trying; the pml streams instead.
+    fn cma_refused(&mut self, pid: i32, e: std::io::Error) -> GetError {
+        self.cma = false;
+        self.coop = false;
+        GetError::Unsupported(format!("process_vm_readv from pid {pid}: {e}"))
+    }
+
     fn pid(&mut self, peer: usize) -> Result<i32, GetError> {
         if self.pids[peer] != 0 {
             return Ok(self.pids[peer]);
@@ -236,23 +244,14 @@ impl Btl for SmBtl {
             ));
         }
         let pid = self.pid(peer)?;
-        btl_sm::cma::read(pid, remote, local).map_err(|e| {
-            // Refused once means refused for good (ptrace policy): stop trying.
-            self.cma = false;
-            self.coop = false;
-            GetError::Unsupported(format!("process_vm_readv from pid {pid}: {e}"))
-        })
+        btl_sm::cma::read(pid, remote, local).map_err(|e| self.cma_refused(pid, e))
     }
 
     unsafe fn get_many(&mut self, peer: usize, parts: &[GetPart]) -> Result<(), GetError> {
         // Shared-source reads are a memcpy each; only CMA reads gain from one call.
         if !self.cma || parts.iter().any(|p| p.key != 0) {
-            for p in parts {
-                // SAFETY: the caller's contract on this part.
-                let local = unsafe { std::slice::from_raw_parts_mut(p.local, p.len) };
-                self.get(peer, p.remote, p.key, local)?;
-            }
-            return Ok(());
+            // SAFETY: forwarded contract.
+            return unsafe { super::get_each(self, peer, parts) };
         }
         let pid = self.pid(peer)?;
         for chunk in parts.chunks(btl_sm::cma::READ_MANY_MAX) {
@@ -265,11 +264,7 @@ impl Btl for SmBtl {
                 })
                 .collect();
             // SAFETY: the caller's contract on every part.
-            unsafe { btl_sm::cma::read_many(pid, &cma) }.map_err(|e| {
-                self.cma = false;
-                self.coop = false;
-                GetError::Unsupported(format!("process_vm_readv from pid {pid}: {e}"))
-            })?;
+            unsafe { btl_sm::cma::read_many(pid, &cma) }.map_err(|e| self.cma_refused(pid, e))?;
         }
         Ok(())
     }
