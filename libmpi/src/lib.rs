@@ -21,6 +21,7 @@ mod errhandler;
 pub mod error;
 mod foreign_launcher;
 mod group;
+mod handle_epoch;
 mod info;
 mod inter_agree;
 mod io;

@@ -150,7 +150,7 @@ pub fn free(h: usize) -> Result<()> {
             Some(slot @ Some(_)) => {
                 *slot = None;
                 // The handle may come back as another op: no cached schedule may use it.
-                crate::coll::cache::invalidate();
+                crate::handle_epoch::bump();
                 Ok(())
             }
             _ => err(ErrorClass::Op, format!("{h:#x} is not a user operation")),

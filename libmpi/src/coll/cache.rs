@@ -5,24 +5,13 @@
 //!
 //! A schedule depends only on the call's arguments (buffer addresses, counts, handles, root)
 //! and on the communicator. Handles keep their meaning until freed, so a datatype or operation
-//! freed anywhere ([`invalidate`]) empties every cache; the communicator is compared by its
+//! freed anywhere (`crate::handle_epoch`) empties every cache; the communicator is compared by its
 //! collective context and group ([`super::seq_key`]), rank and local context, so a slot reused
 //! by another communicator does not match. Collectives with array arguments (the v and w
 //! forms, whose counts may change behind the same pointer) and neighbourhood collectives are
 //! never cached.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::Schedule;
-
-/// Bumped whenever a handle may change meaning (a datatype or operation freed).
-static EPOCH: AtomicU64 = AtomicU64::new(0);
-
-/// Forget every cached schedule: a datatype or operation handle was freed, so a later one may
-/// reuse its value with another meaning.
-pub fn invalidate() {
-    EPOCH.fetch_add(1, Ordering::Relaxed);
-}
 
 /// Arguments of a blocking collective call, as one comparable value. `None` from an argument
 /// (an array) makes the call uncacheable.
@@ -101,7 +90,7 @@ impl Key {
             name: name.as_ptr() as usize,
             comm,
             args: a,
-            epoch: EPOCH.load(Ordering::Relaxed),
+            epoch: crate::handle_epoch::current(),
         })
     }
 }

@@ -147,7 +147,7 @@ pub fn free(h: usize) -> Result<()> {
             t.slots[i] = None;
             t.free.push(i);
             // The handle may come back as another type: no cached schedule may use it.
-            crate::coll::cache::invalidate();
+            crate::handle_epoch::bump();
             Ok(())
         }
         _ => Err(invalid(h)),
