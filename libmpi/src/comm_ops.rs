@@ -472,11 +472,14 @@ pub(crate) fn disconnect(comm: usize) -> Result<()> {
             "MPI_COMM_WORLD and MPI_COMM_SELF cannot be disconnected",
         );
     }
-    runtime::with(|rt| {
-        rt.comm(comm)?;
-        rt.bsend_flush();
-        Ok(())
-    })?;
+    runtime::with_ready(
+        |rt| rt.bsend_flushed(),
+        |rt| {
+            rt.comm(comm)?;
+            rt.bsend_flush();
+            Ok(())
+        },
+    )?;
     runtime::with_ready(
         |rt| rt.pml.queued() == 0 && rt.pml.btls_flushed(),
         |rt| {

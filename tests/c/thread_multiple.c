@@ -1,7 +1,7 @@
 /* MPI_THREAD_MULTIPLE: threads call MPI at once, every value checked.
  *
  * Phases (all by default; argv[1] picks one: p2p, any, mprobe, comm, collp2p, dupfree,
- * group):
+ * group, bsend):
  *   p2p      NT threads x every peer (and self): tagged messages of 0 B to 96 KiB (eager and
  *            rendezvous) by Send/Recv, Isend/Irecv/Waitall, Sendrecv, Ssend; every byte checked.
  *   any      every thread of every rank sends K messages to every rank; at each rank NT threads
@@ -24,6 +24,11 @@
  *            R times, odd ranks' threads in the reverse order (only the group's members call,
  *            so nothing orders one process's threads against another's). Also: MPI_T and a
  *            session made without a thread_level hint provide MULTIPLE.
+ *   bsend    one thread buffers a rendezvous-sized message to the right neighbour and waits
+ *            for it to leave the buffer (MPI_Buffer_detach, then a communicator's buffer with
+ *            MPI_Comm_flush_buffer) while another thread sends the token that the neighbour's
+ *            other thread waits for before it receives that message: the flush must wait
+ *            without keeping the process's other threads out of MPI.
  * Rank 0 prints " No Errors" when every rank found none. */
 #include <mpi.h>
 #include <pthread.h>
@@ -447,6 +452,57 @@ static void *collp2p_thread(void *arg) {
     return NULL;
 }
 
+/* ---- bsend: a flush waits while another thread of the process still has to call MPI ---- */
+#define BS_LEN 98304
+static int bs_started;
+
+static void *bsend_thread(void *arg) {
+    int t = (int)(long)arg;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int round = 0; round < 2; round++) {
+        if (t == 0) {
+            int bsize = BS_LEN + MPI_BSEND_OVERHEAD;
+            char *buf = malloc(bsize);
+            unsigned char *out = malloc(BS_LEN);
+            fill(out, BS_LEN, rank, 20 + round, 0);
+            if (round == 0)
+                MPI_Buffer_attach(buf, bsize);
+            else
+                MPI_Comm_attach_buffer(tcomm[0], buf, bsize);
+            MPI_Bsend(out, BS_LEN, MPI_BYTE, right, 20 + round, tcomm[0]);
+            __atomic_store_n(&bs_started, round + 1, __ATOMIC_RELEASE);
+            void *back;
+            int n;
+            if (round == 0) {
+                MPI_Buffer_detach(&back, &n);
+            } else {
+                MPI_Comm_flush_buffer(tcomm[0]);
+                MPI_Comm_detach_buffer(tcomm[0], &back, &n);
+            }
+            CHECK(back == buf && n == bsize, "bsend round %d: detach gave %p %d", round, back, n);
+            free(buf);
+            free(out);
+        } else if (t == 1) {
+            while (__atomic_load_n(&bs_started, __ATOMIC_ACQUIRE) != round + 1)
+                usleep(1000);
+            usleep(20000); /* thread 0 is in its flush by now */
+            int token = rank, got = -1;
+            MPI_Sendrecv(&token, 1, MPI_INT, right, 30 + round, &got, 1, MPI_INT, left, 30 + round,
+                         tcomm[1], MPI_STATUS_IGNORE);
+            CHECK(got == left, "bsend round %d: token %d from %d", round, got, left);
+            unsigned char *in = malloc(BS_LEN);
+            MPI_Status st;
+            MPI_Recv(in, BS_LEN, MPI_BYTE, left, 20 + round, tcomm[0], &st);
+            int cnt;
+            MPI_Get_count(&st, MPI_BYTE, &cnt);
+            CHECK(cnt == BS_LEN && !bad_bytes(in, BS_LEN, left, 20 + round, 0),
+                  "bsend round %d: %d bytes, or bad ones", round, cnt);
+            free(in);
+        }
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : "";
     int provided = -1, flag;
@@ -486,6 +542,9 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (!*only || !strcmp(only, "group"))
         group_phase();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!*only || !strcmp(only, "bsend"))
+        run_threads(bsend_thread);
 
     for (int t = 0; t < NT; t++)
         MPI_Comm_free(&tcomm[t]);

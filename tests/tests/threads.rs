@@ -58,7 +58,8 @@ fn c_overlapping_calls_under_serialized_are_an_error() {
 /// tagged point-to-point with every byte checked, ANY_SOURCE/ANY_TAG and Mprobe/Mrecv races,
 /// concurrent dup/split on different communicators in opposite orders at odd and even ranks,
 /// collectives beside point-to-point, MPI_Comm_create_group and MPI_Comm_create_from_group
-/// among a group's members from several threads), oversubscribed on this 2-core machine, repeated.
+/// among a group's members from several threads, a buffered send's flush while another thread
+/// still has to send what the receiver waits for), oversubscribed on this 2-core machine, repeated.
 #[test]
 fn c_threads_call_at_once_under_multiple() {
     let p = c_program("tests/c/thread_multiple.c");
@@ -148,7 +149,7 @@ fn c_mixed_thread_levels_in_one_job() {
 fn c_multiple_phases_alone() {
     let p = c_program("tests/c/thread_multiple.c");
     for phase in [
-        "p2p", "any", "mprobe", "comm", "collp2p", "dupfree", "group",
+        "p2p", "any", "mprobe", "comm", "collp2p", "dupfree", "group", "bsend",
     ] {
         let r = mpirun_np(2, &p, &[phase]);
         assert!(

@@ -24,7 +24,9 @@ pub fn attach_buffer(mut buf: Vec<u8>) -> Result<AttachedBuffer> {
 impl AttachedBuffer {
     /// Wait until every buffered message has left the buffer, detach it and return it.
     pub fn detach(mut self) -> Result<Vec<u8>> {
-        runtime::with(|rt| rt.buffer_detach())?;
+        // Under MULTIPLE the wait is outside the runtime: the receive it needs may be another
+        // thread's.
+        runtime::with_ready(|rt| rt.bsend_flushed(), |rt| rt.buffer_detach())?;
         Ok(self.buf.take().expect("attached until detached"))
     }
 }
@@ -33,7 +35,7 @@ impl Drop for AttachedBuffer {
     fn drop(&mut self) {
         if self.buf.is_some() {
             // Without a runtime (finalized) nothing uses the buffer any more.
-            let _ = runtime::with(|rt| rt.buffer_detach());
+            let _ = runtime::with_ready(|rt| rt.bsend_flushed(), |rt| rt.buffer_detach());
         }
     }
 }

@@ -13,7 +13,7 @@ const BUFFER_AUTOMATIC: usize = 2;
 
 mpi_fn! {
     fn MPI_Buffer_flush / PMPI_Buffer_flush() -> c_int {
-        call("MPI_Buffer_flush", crate::comm::WORLD, |rt| {
+        call_ready("MPI_Buffer_flush", crate::comm::WORLD, |rt| rt.bsend_flushed_one(None), |rt| {
             rt.bsend_flush_one(None);
             Ok(())
         })
@@ -78,7 +78,9 @@ fn comm_detach(
     store: impl FnOnce(usize),
 ) -> c_int {
     let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
-    call(name, ci, |rt| {
+    let flushed =
+        |rt: &mut Runtime| comm_index(comm).map_or(true, |c| rt.bsend_flushed_one(Some(c)));
+    call_ready(name, ci, flushed, |rt| {
         let c = comm_index(comm)?;
         rt.comm(c)?;
         if buffer_addr.is_null() {
@@ -136,7 +138,8 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Comm_flush_buffer / PMPI_Comm_flush_buffer(comm: Handle) -> c_int {
         let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
-        call("MPI_Comm_flush_buffer", ci, |rt| {
+        let flushed = |rt: &mut Runtime| comm_index(comm).map_or(true, |c| rt.bsend_flushed_one(Some(c)));
+        call_ready("MPI_Comm_flush_buffer", ci, flushed, |rt| {
             let c = comm_index(comm)?;
             rt.comm(c)?;
             rt.bsend_flush_one(Some(c));

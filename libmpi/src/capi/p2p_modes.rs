@@ -226,30 +226,35 @@ fn buffer_detach(
     size_max: usize,
     store: impl FnOnce(usize),
 ) -> c_int {
-    call(name, crate::comm::WORLD, |rt| {
-        if buffer_addr.is_null() {
-            return Err(Error::new(
-                ErrorClass::Arg,
-                "buffer address or size pointer is NULL",
-            ));
-        }
-        if rt.bsend.size() > size_max {
-            return Err(Error::new(ErrorClass::Count, format!(
+    call_ready(
+        name,
+        crate::comm::WORLD,
+        |rt| rt.bsend_flushed(),
+        |rt| {
+            if buffer_addr.is_null() {
+                return Err(Error::new(
+                    ErrorClass::Arg,
+                    "buffer address or size pointer is NULL",
+                ));
+            }
+            if rt.bsend.size() > size_max {
+                return Err(Error::new(ErrorClass::Count, format!(
                 "the attached buffer's {} bytes do not fit the size argument (at most {size_max}); use MPI_Buffer_detach_c",
                 rt.bsend.size())));
-        }
-        let automatic = rt.bsend.is_automatic();
-        let (base, n) = rt.buffer_detach()?;
-        let base = if automatic {
-            BUFFER_AUTOMATIC as *mut c_void
-        } else {
-            base.cast()
-        };
-        // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
-        unsafe { buffer_addr.cast::<*mut c_void>().write(base) };
-        store(n);
-        Ok(())
-    })
+            }
+            let automatic = rt.bsend.is_automatic();
+            let (base, n) = rt.buffer_detach()?;
+            let base = if automatic {
+                BUFFER_AUTOMATIC as *mut c_void
+            } else {
+                base.cast()
+            };
+            // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
+            unsafe { buffer_addr.cast::<*mut c_void>().write(base) };
+            store(n);
+            Ok(())
+        },
+    )
 }
 
 mpi_fn! {

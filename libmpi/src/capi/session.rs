@@ -211,6 +211,28 @@ fn scall(name: &str, h: Handle, f: impl FnOnce(&mut Runtime, usize) -> Result<()
     }
 }
 
+/// `scall` of a body that may wait: under MULTIPLE it runs once `ready` (`runtime::with_ready`).
+fn scall_ready(
+    name: &str,
+    h: Handle,
+    mut ready: impl FnMut(&mut Runtime, usize) -> bool,
+    f: impl FnOnce(&mut Runtime, usize) -> Result<()>,
+) -> c_int {
+    let id = match session_index(h) {
+        Ok(id) => id,
+        Err(e) => return session_fail(name, None, e.code(), &e),
+    };
+    match runtime::with_ready(|rt| ready(rt, id), |rt| f(rt, id)) {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => session_fail(name, Some(id), e.code(), &e),
+    }
+}
+
+/// Whether session `id`'s buffer (if any) has no buffered send in flight.
+fn flushed(rt: &mut Runtime, id: usize) -> bool {
+    rt.bsend_flushed_one(Some(buffer_key(id)))
+}
+
 fn out<T>(p: *mut T, what: &str) -> Result<()> {
     if p.is_null() {
         return Err(Error::new(
@@ -534,7 +556,7 @@ fn detach(
     size_max: usize,
     store: impl FnOnce(usize),
 ) -> c_int {
-    scall(name, session, |rt, id| {
+    scall_ready(name, session, flushed, |rt, id| {
         out(buffer_addr, "buffer_addr")?;
         let key = buffer_key(id);
         let Some(b) = rt.bsend.comm(key) else {
@@ -601,7 +623,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(session: Handle) -> c_int {
-        scall("MPI_Session_flush_buffer", session, |rt, id| {
+        scall_ready("MPI_Session_flush_buffer", session, flushed, |rt, id| {
             rt.bsend_flush_one(Some(buffer_key(id)));
             Ok(())
         })
