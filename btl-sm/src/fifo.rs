@@ -385,7 +385,7 @@ fn drain(
             )
         };
         assert!(
-            src < pools.len() && only.map_or(true, |o| o == src),
+            src < pools.len() && only.is_none_or(|o| o == src),
             "btl-sm: corrupt FIFO cell (sender {src})"
         );
         if frag == NO_FRAG {

@@ -173,14 +173,12 @@ fn take_waiting(me: usize) -> Result<Taken> {
     let mut tries = 0u32;
     let r = loop {
         match SLOT.owner.load(Ordering::Relaxed) {
-            FREE => {
-                if SLOT
-                    .owner
-                    .compare_exchange(FREE, me, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    break Ok(Taken);
-                }
+            FREE if SLOT
+                .owner
+                .compare_exchange(FREE, me, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok() =>
+            {
+                break Ok(Taken);
             }
             // Finalized (or never started) meanwhile: nothing to wait for.
             0 => break err(ErrorClass::Other, not_running_reason()),
@@ -615,7 +613,7 @@ fn mca(name: &str) -> Option<String> {
 /// receiver's process_vm_readv of its pages by 3 % (osu_bw 128 KiB); 64 turns are 1-3 us.
 #[inline]
 fn idle_yield(idle: u32, always: bool) -> bool {
-    always || (idle > 2000 && idle % 64 == 0)
+    always || (idle > 2000 && idle.is_multiple_of(64))
 }
 
 /// Whether waiting ranks should yield the CPU at once: asked for (`mpi_yield_when_idle`), told

@@ -26,6 +26,9 @@ impl Status {
     /// Elements of `T` received; None when the byte count is not a whole number of them.
     pub fn count<T: Equivalence>(&self) -> Option<usize> {
         let size = std::mem::size_of::<T>();
-        (self.0.count % size == 0).then_some(self.0.count / size)
+        self.0
+            .count
+            .is_multiple_of(size)
+            .then_some(self.0.count / size)
     }
 }

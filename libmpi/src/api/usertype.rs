@@ -418,7 +418,7 @@ impl Status {
     pub fn count_of(&self, ty: &UserDatatype) -> Option<usize> {
         match ty.size() {
             0 => Some(0),
-            s => (self.0.count % s == 0).then_some(self.0.count / s),
+            s => self.0.count.is_multiple_of(s).then_some(self.0.count / s),
         }
     }
 }

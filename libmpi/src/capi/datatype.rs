@@ -727,7 +727,7 @@ mpi_fn! {
 /// `m`'s bytes are readable; `out` has `outsize` writable bytes.
 unsafe fn pack(m: &Msg, out: *mut c_void, outsize: usize, pos: Count) -> Result<Count> {
     let pos = nonneg(pos, "position")?;
-    if pos.checked_add(m.len).map_or(true, |e| e > outsize) {
+    if pos.checked_add(m.len).is_none_or(|e| e > outsize) {
         return err(
             ErrorClass::Truncate,
             format!(
@@ -755,7 +755,7 @@ unsafe fn pack(m: &Msg, out: *mut c_void, outsize: usize, pos: Count) -> Result<
 /// `m`'s bytes are writable; `inp` has `insize` readable bytes.
 unsafe fn unpack(m: &Msg, inp: *const c_void, insize: usize, pos: Count) -> Result<Count> {
     let pos = nonneg(pos, "position")?;
-    if pos.checked_add(m.len).map_or(true, |e| e > insize) {
+    if pos.checked_add(m.len).is_none_or(|e| e > insize) {
         return err(
             ErrorClass::Truncate,
             format!(

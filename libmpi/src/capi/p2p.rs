@@ -512,7 +512,7 @@ mpi_fn! {
             let bytes = (*status).count();
             *count = if size == 0 {
                 0
-            } else if bytes % size != 0 || bytes / size > c_int::MAX as usize {
+            } else if !bytes.is_multiple_of(size) || bytes / size > c_int::MAX as usize {
                 MPI_UNDEFINED
             } else {
                 (bytes / size) as c_int

@@ -343,7 +343,7 @@ impl Layout {
             if sizes[d] == 0
                 || starts[d]
                     .checked_add(subsizes[d])
-                    .map_or(true, |e| e > sizes[d])
+                    .is_none_or(|e| e > sizes[d])
             {
                 return err(
                     ErrorClass::Arg,

@@ -23,7 +23,13 @@ fn main() {
     let types: Vec<&UserDatatype> = (0..n)
         .map(|j| if j % 2 == 0 { &u32t } else { &pair })
         .collect();
-    let elems = |j: usize| if j % 2 == 0 { j + 1 } else { 2 * (j + 1) };
+    let elems = |j: usize| {
+        if j.is_multiple_of(2) {
+            j + 1
+        } else {
+            2 * (j + 1)
+        }
+    };
     let mut send = Vec::new();
     let mut sends = Vec::new();
     for j in 0..n {
