@@ -6,10 +6,8 @@
 
 use std::ffi::{c_int, c_void};
 
+use super::p2p_modes::{hand_back, BUFFER_AUTOMATIC};
 use super::*;
-
-/// MPI_BUFFER_AUTOMATIC of the ABI.
-const BUFFER_AUTOMATIC: usize = 2;
 
 mpi_fn! {
     fn MPI_Buffer_flush / PMPI_Buffer_flush() -> c_int {
@@ -103,14 +101,8 @@ fn comm_detach(
         let automatic = b.is_automatic();
         rt.bsend_flush_one(Some(c));
         let (base, n) = rt.bsend.comm_detach(c)?;
-        let base = if automatic {
-            BUFFER_AUTOMATIC as *mut c_void
-        } else {
-            base.cast()
-        };
-        // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
-        unsafe { buffer_addr.cast::<*mut c_void>().write(base) };
-        store(n);
+        // SAFETY: buffer_addr checked non-NULL above.
+        unsafe { hand_back(buffer_addr, automatic, base, n, store) };
         Ok(())
     })
 }

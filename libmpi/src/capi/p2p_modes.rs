@@ -8,7 +8,30 @@ use super::*;
 use crate::pml::request::{PersistentOp, SendMode};
 
 /// MPI_BUFFER_AUTOMATIC as the ABI defines it.
-const BUFFER_AUTOMATIC: usize = 2;
+pub(super) const BUFFER_AUTOMATIC: usize = 2;
+
+/// A detached buffer goes back to the caller of a detach call (process, communicator or
+/// session): its address at `buffer_addr` (MPI_BUFFER_AUTOMATIC for an automatic one) and its
+/// size through `store`.
+///
+/// # Safety
+/// `buffer_addr` is non-NULL: the address of the caller's `void *`, as MPI passes it.
+pub(super) unsafe fn hand_back(
+    buffer_addr: *mut c_void,
+    automatic: bool,
+    base: *mut u8,
+    size: usize,
+    store: impl FnOnce(usize),
+) {
+    let base = if automatic {
+        BUFFER_AUTOMATIC as *mut c_void
+    } else {
+        base.cast()
+    };
+    // SAFETY: the caller's contract.
+    unsafe { buffer_addr.cast::<*mut c_void>().write(base) };
+    store(size);
+}
 
 fn write_request(request: *mut Handle, id: pml::ReqId) -> Result<()> {
     if request.is_null() {
@@ -244,14 +267,8 @@ fn buffer_detach(
             }
             let automatic = rt.bsend.is_automatic();
             let (base, n) = rt.buffer_detach()?;
-            let base = if automatic {
-                BUFFER_AUTOMATIC as *mut c_void
-            } else {
-                base.cast()
-            };
-            // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
-            unsafe { buffer_addr.cast::<*mut c_void>().write(base) };
-            store(n);
+            // SAFETY: buffer_addr checked non-NULL above.
+            unsafe { hand_back(buffer_addr, automatic, base, n, store) };
             Ok(())
         },
     )

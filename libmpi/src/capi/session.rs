@@ -12,6 +12,7 @@ use std::ffi::{c_char, c_int, CStr};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
+use super::p2p_modes::{hand_back, BUFFER_AUTOMATIC};
 use super::*;
 use crate::errhandler::ErrFn;
 use crate::group::Group;
@@ -488,9 +489,6 @@ mpi_fn! {
 // buffered sends on a communicator made from the session's group (MPI_Comm_create_from_group)
 // use it unless the communicator has one of its own.
 
-/// MPI_BUFFER_AUTOMATIC of the ABI.
-const BUFFER_AUTOMATIC: usize = 2;
-
 /// The buffer key of session `id`: above every communicator index.
 fn buffer_key(id: usize) -> usize {
     (1 << 48) + id
@@ -577,14 +575,8 @@ fn detach(
         let automatic = b.is_automatic();
         rt.bsend_flush_one(Some(key));
         let (base, n) = rt.bsend.comm_detach(key)?;
-        let base = if automatic {
-            BUFFER_AUTOMATIC as *mut std::ffi::c_void
-        } else {
-            base.cast()
-        };
-        // SAFETY: checked non-NULL; MPI passes the address of a `void *` as buffer_addr.
-        unsafe { buffer_addr.cast::<*mut std::ffi::c_void>().write(base) };
-        store(n);
+        // SAFETY: buffer_addr checked non-NULL above (`out`).
+        unsafe { hand_back(buffer_addr, automatic, base, n, store) };
         Ok(())
     })
 }
