@@ -66,6 +66,12 @@ mpi_fn! {
     }
 }
 
+/// Whether `comm`'s own buffer has no buffered send in flight (also when it has none, or the
+/// handle is bad: the call then reports that).
+fn comm_flushed(rt: &mut Runtime, comm: Handle) -> bool {
+    comm_index(comm).map_or(true, |c| rt.bsend_flushed_one(Some(c)))
+}
+
 /// MPI_Comm_detach_buffer(_c): flush, then hand back the buffer; `store` writes the size in
 /// the call's width (the int form refuses a size an int cannot hold, leaving it attached).
 fn comm_detach(
@@ -76,35 +82,38 @@ fn comm_detach(
     store: impl FnOnce(usize),
 ) -> c_int {
     let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
-    let flushed =
-        |rt: &mut Runtime| comm_index(comm).map_or(true, |c| rt.bsend_flushed_one(Some(c)));
-    call_ready(name, ci, flushed, |rt| {
-        let c = comm_index(comm)?;
-        rt.comm(c)?;
-        if buffer_addr.is_null() {
-            return Err(Error::new(
-                ErrorClass::Arg,
-                "buffer address or size pointer is NULL",
-            ));
-        }
-        let Some(b) = rt.bsend.comm(c) else {
-            return Err(Error::new(
-                ErrorClass::Buffer,
-                "the communicator has no buffer attached",
-            ));
-        };
-        if b.size() > size_max {
-            return Err(Error::new(ErrorClass::Count, format!(
+    call_ready(
+        name,
+        ci,
+        |rt| comm_flushed(rt, comm),
+        |rt| {
+            let c = comm_index(comm)?;
+            rt.comm(c)?;
+            if buffer_addr.is_null() {
+                return Err(Error::new(
+                    ErrorClass::Arg,
+                    "buffer address or size pointer is NULL",
+                ));
+            }
+            let Some(b) = rt.bsend.comm(c) else {
+                return Err(Error::new(
+                    ErrorClass::Buffer,
+                    "the communicator has no buffer attached",
+                ));
+            };
+            if b.size() > size_max {
+                return Err(Error::new(ErrorClass::Count, format!(
                 "the attached buffer's {} bytes do not fit the size argument (at most {size_max}); use {name}_c",
                 b.size())));
-        }
-        let automatic = b.is_automatic();
-        rt.bsend_flush_one(Some(c));
-        let (base, n) = rt.bsend.comm_detach(c)?;
-        // SAFETY: buffer_addr checked non-NULL above.
-        unsafe { hand_back(buffer_addr, automatic, base, n, store) };
-        Ok(())
-    })
+            }
+            let automatic = b.is_automatic();
+            rt.bsend_flush_one(Some(c));
+            let (base, n) = rt.bsend.comm_detach(c)?;
+            // SAFETY: buffer_addr checked non-NULL above.
+            unsafe { hand_back(buffer_addr, automatic, base, n, store) };
+            Ok(())
+        },
+    )
 }
 
 mpi_fn! {
@@ -130,8 +139,7 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Comm_flush_buffer / PMPI_Comm_flush_buffer(comm: Handle) -> c_int {
         let ci = comm_index(comm).unwrap_or(crate::comm::WORLD);
-        let flushed = |rt: &mut Runtime| comm_index(comm).map_or(true, |c| rt.bsend_flushed_one(Some(c)));
-        call_ready("MPI_Comm_flush_buffer", ci, flushed, |rt| {
+        call_ready("MPI_Comm_flush_buffer", ci, |rt| comm_flushed(rt, comm), |rt| {
             let c = comm_index(comm)?;
             rt.comm(c)?;
             rt.bsend_flush_one(Some(c));
