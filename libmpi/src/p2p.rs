@@ -137,25 +137,16 @@ impl Runtime {
     /// `comm`'s own (true when it has none): what a flush waits for, which under MULTIPLE it
     /// waits for outside the runtime (`runtime::with_ready`), since the receive it needs may be
     /// another thread's call.
-    pub fn bsend_flushed_one(&mut self, comm: Option<usize>) -> bool {
-        let b = match comm {
-            None => &mut self.bsend,
-            Some(c) => match self.bsend.comm(c) {
-                Some(b) => b,
-                None => return true,
-            },
-        };
-        b.pending() == 0 || crate::p2p::Bsend::all_complete(&b.busy(), &self.pml)
+    pub fn bsend_flushed_one(&self, comm: Option<usize>) -> bool {
+        match comm {
+            None => self.bsend.flushed(&self.pml),
+            Some(c) => self.bsend.comm_flushed(c, &self.pml),
+        }
     }
 
     /// `bsend_flushed_one` of the process's buffer and every communicator's own.
-    pub fn bsend_flushed(&mut self) -> bool {
-        self.bsend_flushed_one(None)
-            && self
-                .bsend
-                .comm_indices()
-                .into_iter()
-                .all(|c| self.bsend_flushed_one(Some(c)))
+    pub fn bsend_flushed(&self) -> bool {
+        self.bsend.all_flushed(&self.pml)
     }
 
     /// Wait for every buffered send to leave the process's buffer (None) or communicator

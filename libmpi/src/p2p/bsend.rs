@@ -126,6 +126,21 @@ impl Bsend {
             .all(|(_, r, _)| r.is_some_and(|r| pml.is_complete(r)))
     }
 
+    /// Whether a flush of this buffer has nothing left to wait for.
+    pub fn flushed(&self, pml: &Pml) -> bool {
+        self.pending() == 0 || Bsend::all_complete(&self.busy, pml)
+    }
+
+    /// `flushed` of communicator `comm`'s own buffer (true when it has none).
+    pub fn comm_flushed(&self, comm: usize, pml: &Pml) -> bool {
+        self.comms.get(&comm).is_none_or(|b| b.flushed(pml))
+    }
+
+    /// `flushed` of this buffer and of every communicator's own.
+    pub fn all_flushed(&self, pml: &Pml) -> bool {
+        self.flushed(pml) && self.comms.values().all(|b| b.flushed(pml))
+    }
+
     /// The list of messages in flight, for `all_complete` inside a progress loop.
     pub fn busy(&self) -> Rc<RefCell<Busy>> {
         self.busy.clone()
