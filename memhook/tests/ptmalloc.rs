@@ -156,7 +156,8 @@ mod suite {
 
     /// Another thread's frees reach their live owner: batched in the freeing thread's outbox,
     /// a partial last batch handed over at the latest when that thread exits. The owner's next
-    /// allocation drains its queue, and the blocks those frees emptied go back to the source.
+    /// allocation that finds its block's free list empty (here: all of it was handed out) drains its
+    /// queue, and the blocks those frees emptied go back to the source.
     fn remote_frees_go_home() {
         use std::sync::mpsc;
         const SIZE: usize = 4000; // the 4 KiB class: ~511 a block
@@ -718,7 +719,8 @@ mod numa_child {
         }
     }
 
-    /// A malloc and free of the test's class: the heap drains its remote-free queue.
+    /// A malloc and free of the test's class: its block's free list is empty (every object went
+    /// to the other thread), so the heap drains its remote-free queue.
     fn drain() {
         // SAFETY: malloc then free of our own block.
         unsafe { libc::free(libc::malloc(SIZE)) };

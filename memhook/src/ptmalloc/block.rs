@@ -215,6 +215,31 @@ impl Block {
         }
     }
 
+    /// An object from the free list, if it has one. Owner thread only.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<*mut u8> {
+        let o = self.free;
+        if o.is_null() {
+            return None;
+        }
+        // SAFETY: free-list entries are objects of this block holding a FreeObj.
+        self.free = unsafe { (*o).next };
+        self.used += 1;
+        Some(o.cast::<u8>())
+    }
+
+    /// An object never handed out yet, if the block has one. Owner thread only.
+    #[inline(always)]
+    pub fn bump_take(&mut self) -> Option<*mut u8> {
+        if self.bump >= self.capacity {
+            return None;
+        }
+        let o = self.first() + self.bump as usize * self.obj_size;
+        self.bump += 1;
+        self.used += 1;
+        Some(o as *mut u8)
+    }
+
     /// An object, if the block has one free. Owner thread only.
     #[inline]
     pub fn take(&mut self) -> Option<*mut u8> {

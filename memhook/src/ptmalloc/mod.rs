@@ -45,8 +45,9 @@ fn set_errno(e: i32) {
     unsafe { *libc::__errno_location() = e };
 }
 
-/// malloc(3). The fast path is a table lookup and a pop from the current block of this
-/// thread's heap; everything else (a first call, remote frees to drain, a full block, large
+/// malloc(3). The fast path is a pop from the current block of this thread's heap, found (up to
+/// 1 KiB) in the heap's direct table by the size in words; everything else (a first call, an
+/// empty free list with remote frees to drain, a full block, large
 /// sizes, the spy) is malloc_slow's.
 #[inline(always)]
 pub fn malloc(size: usize) -> *mut u8 {
@@ -54,7 +55,13 @@ pub fn malloc(size: usize) -> *mut u8 {
         let h = heap::mine_if_any();
         if !h.is_null() {
             // SAFETY: the calling thread's own heap (heaps are never freed), on its thread.
-            let p = unsafe { (*h).alloc_fast(block::class_of(size)) };
+            let p = unsafe {
+                if size <= heap::DIRECT_MAX {
+                    (*h).alloc_direct(size)
+                } else {
+                    (*h).alloc_fast(block::class_of(size))
+                }
+            };
             if !p.is_null() {
                 return p;
             }
@@ -63,9 +70,11 @@ pub fn malloc(size: usize) -> *mut u8 {
     malloc_slow(size)
 }
 
+// `extern "C"`, so calls to it cannot unwind: malloc's exported wrapper then needs no landing
+// pad around the call and jumps to it as a tail call, with no stack frame on the fast path.
 #[cold]
 #[inline(never)]
-fn malloc_slow(size: usize) -> *mut u8 {
+extern "C" fn malloc_slow(size: usize) -> *mut u8 {
     let p = alloc(size);
     if p.is_null() {
         set_errno(libc::ENOMEM);
@@ -162,9 +171,6 @@ pub unsafe fn free(p: *mut u8) {
         unsafe {
             let h = &*me;
             h.free_local(b, p as usize);
-            if h.has_remote() {
-                h.drain_remote();
-            }
         }
         return;
     }
@@ -178,7 +184,7 @@ pub unsafe fn free(p: *mut u8) {
 /// As free; `b` is `p`'s header.
 #[cold]
 #[inline(never)]
-unsafe fn free_other(b: *mut Block, p: *mut u8) {
+unsafe extern "C" fn free_other(b: *mut Block, p: *mut u8) {
     // SAFETY: every pointer we hand out has its block header there.
     let magic = unsafe { (*b).magic };
     if magic == MAGIC_HUGE {
