@@ -131,5 +131,5 @@ print("|---" * (len(allocs) + 2) + "|")
 for t in tests:
     v = {a: med(t, a, "rss_kib") for a in allocs}
     ratio = f"{v['ours'] / v['glibc']:.2f}×" if v.get("ours") and v.get("glibc") else ""
-    print(f"| {t} | " + " | ".join("fail" if v[a] is None else f"{v[a] / 1024:.0f}" for a in allocs) + f" | {ratio} |")
+    print(f"| {t} | " + " | ".join("fail" if v[a] is None else f"{v[a] / 1024:.1f}" for a in allocs) + f" | {ratio} |")
 PY
