@@ -243,20 +243,7 @@ impl Block {
     /// An object, if the block has one free. Owner thread only.
     #[inline]
     pub fn take(&mut self) -> Option<*mut u8> {
-        let p = if !self.free.is_null() {
-            let o = self.free;
-            // SAFETY: free-list entries are objects of this block holding a FreeObj.
-            self.free = unsafe { (*o).next };
-            o.cast::<u8>()
-        } else if self.bump < self.capacity {
-            let o = self.first() + self.bump as usize * self.obj_size;
-            self.bump += 1;
-            o as *mut u8
-        } else {
-            return None;
-        };
-        self.used += 1;
-        Some(p)
+        self.pop().or_else(|| self.bump_take())
     }
 
     /// Puts an object back. Owner thread only.

@@ -252,8 +252,9 @@ impl Heap {
     }
 
     /// malloc's fast path: an object of class `c` from the current block, or null when that
-    /// needs more (no current block, a full one, or remote frees waiting: the caller's slow path
-    /// calls [`Heap::alloc`]). No atomic read-modify-write, no lock, no call.
+    /// needs more (no current block, a full one, or an empty free list with remote frees
+    /// waiting: the caller's slow path calls [`Heap::alloc`]). No atomic read-modify-write, no
+    /// lock, no call.
     ///
     /// # Safety
     /// Called by the heap's own thread.
