@@ -859,21 +859,26 @@ mod warm_child {
     const BLOCK: usize = 2 << 20;
     const SIZES: [usize; 3] = [64, 4096, 65536];
 
-    /// Allocates and frees one object of each size; returns their blocks.
+    /// Allocates one object of each size, then frees them; returns their blocks. (All live
+    /// at once: a class whose block is idle when another needs a new one gives it back.)
     fn cycle() -> Vec<usize> {
-        SIZES
+        let ps: Vec<*mut u8> = SIZES
             .iter()
             .map(|&n| {
-                // SAFETY: malloc, fill and free of our own object.
+                // SAFETY: malloc and fill of our own object.
                 unsafe {
                     let p = libc::malloc(n).cast::<u8>();
                     assert!(!p.is_null());
                     std::ptr::write_bytes(p, 0x5a, n);
-                    libc::free(p.cast());
-                    p as usize & !(BLOCK - 1)
+                    p
                 }
             })
-            .collect()
+            .collect();
+        for &p in &ps {
+            // SAFETY: ours, freed once.
+            unsafe { libc::free(p.cast()) };
+        }
+        ps.iter().map(|&p| p as usize & !(BLOCK - 1)).collect()
     }
 
     fn taken() -> u64 {

@@ -274,6 +274,18 @@ fn trim() {
 /// the OS. Only that node's kept blocks are taken: a block kept by another node has its pages
 /// there.
 pub fn get_block(node: usize) -> Option<(*mut Block, bool)> {
+    if let Some(b) = take_kept(node) {
+        return Some((b, false));
+    }
+    let node = node.min(MAX_NODES - 1);
+    let a = map_aligned(BLOCK)?;
+    numa::bind(a, BLOCK, node);
+    NODE_COUNTERS[node].fresh.fetch_add(1, Ordering::Relaxed);
+    Some((Block::at(a), true))
+}
+
+/// A block node `node`'s source keeps, if it keeps one (no fresh mapping).
+pub fn take_kept(node: usize) -> Option<*mut Block> {
     let node = node.min(MAX_NODES - 1);
     let cached = KEPT[node].lock(|k| {
         let b = k.blocks;
@@ -284,20 +296,23 @@ pub fn get_block(node: usize) -> Option<(*mut Block, bool)> {
         }
         b
     });
-    if !cached.is_null() {
-        HELD.fetch_sub(BLOCK, Ordering::Relaxed);
-        NODE_COUNTERS[node].reused.fetch_add(1, Ordering::Relaxed);
-        return Some((cached, false));
+    if cached.is_null() {
+        return None;
     }
-    let a = map_aligned(BLOCK)?;
-    numa::bind(a, BLOCK, node);
-    NODE_COUNTERS[node].fresh.fetch_add(1, Ordering::Relaxed);
-    Some((Block::at(a), true))
+    HELD.fetch_sub(BLOCK, Ordering::Relaxed);
+    NODE_COUNTERS[node].reused.fetch_add(1, Ordering::Relaxed);
+    Some(cached)
 }
 
 /// A heap's empty block comes back to its home node's source (from its header, whoever frees
 /// it): kept or unmapped, as the policy says (`keep_blocks` per node).
 pub fn put_block(b: *mut Block) {
+    put_block_warm(b, KEEP_WARM);
+}
+
+/// `put_block` for a block whose pages beyond its first `warm` bytes are not worth keeping
+/// resident if it is kept ([`KEEP_WARM`] for an ordinary return).
+pub fn put_block_warm(b: *mut Block, warm: usize) {
     let keep = match policy() {
         Policy::Retain => usize::MAX,
         Policy::Release { .. } if pressed() => 0,
@@ -308,7 +323,7 @@ pub fn put_block(b: *mut Block) {
     NODE_COUNTERS[node].returned.fetch_add(1, Ordering::Relaxed);
     if keep > 0 && keep != usize::MAX && KEPT[node].lock(|k| k.nblocks < keep) {
         // Likely kept: first give its cold pages back (the block is still ours alone).
-        cool(b);
+        cool(b, warm);
     }
     let kept = KEPT[node].lock(|k| {
         if k.nblocks < keep {
@@ -348,17 +363,18 @@ pub const KEEP_WARM: usize = 64 << 10;
 /// costs no mmap, only the faults of the pages its next class touches). Without this a kept
 /// block holds on to whatever its last class touched, up to 2 MiB for one object of a large
 /// class, in the process's footprint (mimalloc-bench's mstressN: 16.9 MiB against glibc's 11).
-fn cool(b: *mut Block) {
+fn cool(b: *mut Block, warm: usize) {
+    debug_assert!(warm.is_multiple_of(4096) && warm > 0);
     let base = Block::base(b);
     // SAFETY: the block is ours and empty; its header is intact.
     let touched = unsafe { (*b).touched() };
-    if touched <= KEEP_WARM {
+    if touched <= warm {
         return;
     }
-    // Page-aligned: blocks are, and so is KEEP_WARM; the rounding stays inside the block.
+    // Page-aligned: blocks are, and so is `warm`; the rounding stays inside the block.
     let (from, len) = (
-        base + KEEP_WARM,
-        (touched.min(BLOCK) - KEEP_WARM).next_multiple_of(4096),
+        base + warm,
+        (touched.min(BLOCK) - warm).next_multiple_of(4096),
     );
     notify(Source::Allocator, from, len);
     // SAFETY: pages of our own block that nothing uses; the mapping stays.
