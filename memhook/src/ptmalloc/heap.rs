@@ -37,10 +37,9 @@ struct Local {
     partial: [*mut Block; NCLASSES],
     /// This thread's frees of other heaps' objects, waiting to be handed over (outbox.rs).
     out: Outbox,
-    /// Classes (bit per class) whose idle current block [`Heap::return_idle`] gave back.
+    /// Classes (bit per class) whose idle current block [`Heap::return_idle`] gave back; it
+    /// gives back none of theirs again.
     returned: u64,
-    /// Classes that needed a block again after that: their blocks are not given back again.
-    sticky: u64,
 }
 
 const _: () = assert!(NCLASSES <= 64);
@@ -212,7 +211,6 @@ fn new_for_thread() -> Option<*mut Heap> {
                     partial: [null_mut(); NCLASSES],
                     out: Outbox::new(),
                     returned: 0,
-                    sticky: 0,
                 }),
                 rfq: AtomicPtr::new(null_mut()),
                 dead: AtomicBool::new(false),
@@ -355,11 +353,6 @@ impl Heap {
                 }
                 // The node of the CPU we run on now: checked per new block, not per malloc.
                 let node = numa::current();
-                let bit = 1u64 << c;
-                if (*l).returned & bit != 0 {
-                    // Given back while idle, and wanted again: this class comes and goes.
-                    (*l).sticky |= bit;
-                }
                 let (nb, fresh) = match source::take_kept(node) {
                     Some(b) => (b, false),
                     None => {
@@ -509,9 +502,9 @@ impl Heap {
 
     /// Gives the current blocks of classes other than `c` that hold nothing live back to the
     /// source, cold but for their first page. Called only when class `c` needs a new block and
-    /// the source keeps none, and a class loses its block this way once: one that wants a block
-    /// again afterwards is `sticky` (espresso's classes come and go: without that, 115 000
-    /// blocks went round the source, 3 % of its time).
+    /// the source keeps none, and a class loses its block this way once (espresso's classes
+    /// come and go: giving theirs back each time sent 115 000 blocks round the source, 3 % of
+    /// its time).
     ///
     /// # Safety
     /// As free_local.
@@ -525,7 +518,7 @@ impl Heap {
                 if k == c
                     || b.is_null()
                     || (*b).used != 0
-                    || (*l).sticky & (1 << k) != 0
+                    || (*l).returned & (1 << k) != 0
                     || (*b).touched() <= IDLE_WARM
                 {
                     continue;
