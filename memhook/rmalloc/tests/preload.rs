@@ -122,6 +122,62 @@ fn needs_only_libc() {
     }
 }
 
+/// The code every program runs lies together, ahead of the standard library's cold code
+/// (build.rs): the entry points, the allocator's slow path, the PLT stubs (`__cxa_finalize` at
+/// exit goes through one), and no `pthread_atfork` stub linked in at the far end.
+#[test]
+fn hot_code_together() {
+    let o = Command::new("readelf")
+        .args(["-SW", "-s"])
+        .arg(lib())
+        .output()
+        .expect("run readelf");
+    assert!(o.status.success(), "readelf -SW -s librmalloc.so");
+    let out = stdout(&o);
+    // Section headers: "[Nr] Name Type Address Off Size ...".
+    let section = |name: &str| -> Option<(u64, u64)> {
+        out.lines().find_map(|l| {
+            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
+            (f.first() == Some(&name)).then(|| {
+                let hex = |s: &str| u64::from_str_radix(s, 16).unwrap();
+                (hex(f[2]), hex(f[4]))
+            })
+        })
+    };
+    let (lo, size) = section(".text.rmalloc_hot").expect("a .text.rmalloc_hot section");
+    assert!(
+        section(".plt").is_none(),
+        "the PLT stubs are not in .text.rmalloc_hot"
+    );
+    // Symbols: "Num: Value Size Type Bind Vis Ndx Name".
+    let symbols: Vec<(u64, &str)> = out
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 8 && f[3] == "FUNC")
+                .then(|| Some((u64::from_str_radix(f[1], 16).ok()?, f[7])))?
+        })
+        .collect();
+    let inside = |name: &str| {
+        symbols
+            .iter()
+            .any(|&(a, n)| n.split('@').next() == Some(name) && a >= lo && a < lo + size)
+    };
+    for f in ["malloc", "free", "calloc", "realloc", "_Znwm", "_ZdlPv"] {
+        assert!(inside(f), "{f} is not in .text.rmalloc_hot");
+    }
+    assert!(
+        symbols
+            .iter()
+            .any(|&(a, n)| n.contains("alloc_slow") && a >= lo && a < lo + size),
+        "the allocator's slow path is not in .text.rmalloc_hot"
+    );
+    assert!(
+        !symbols.iter().any(|&(_, n)| n == "pthread_atfork"),
+        "the pthread_atfork stub is linked in (fork.rs calls __register_atfork)"
+    );
+}
+
 #[test]
 fn python3() {
     python3_with(&[]);

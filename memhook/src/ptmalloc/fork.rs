@@ -19,6 +19,40 @@ pub fn register() {
         return;
     }
     // SAFETY: registering three extern "C" functions that take no arguments.
+    unsafe { atfork(prepare, parent, child) };
+}
+
+/// glibc's `pthread_atfork` is a static stub (libc_nonshared.a) that passes the calling
+/// object's `__dso_handle` to `__register_atfork`, so that unloading the object drops its
+/// handlers. Calling that directly does the same, and keeps the stub, linked at the far end of
+/// librmalloc's text, from making another 64 KiB of it resident at load (build.rs).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+unsafe fn atfork(prepare: extern "C" fn(), parent: extern "C" fn(), child: extern "C" fn()) {
+    extern "C" {
+        /// Defined by the C runtime's crtbeginS.o in every shared object (crtbegin.o in an
+        /// executable); its address names the object.
+        static __dso_handle: u8;
+        fn __register_atfork(
+            prepare: Option<extern "C" fn()>,
+            parent: Option<extern "C" fn()>,
+            child: Option<extern "C" fn()>,
+            dso_handle: *const u8,
+        ) -> libc::c_int;
+    }
+    // SAFETY: as pthread_atfork's own definition in glibc; only the static's address is taken.
+    unsafe {
+        __register_atfork(
+            Some(prepare),
+            Some(parent),
+            Some(child),
+            std::ptr::addr_of!(__dso_handle),
+        )
+    };
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+unsafe fn atfork(prepare: extern "C" fn(), parent: extern "C" fn(), child: extern "C" fn()) {
+    // SAFETY: registering three extern "C" functions that take no arguments.
     unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
 }
 
