@@ -160,8 +160,10 @@ mod suite {
     /// queue, and the blocks those frees emptied go back to the source.
     fn remote_frees_go_home() {
         use std::sync::mpsc;
-        const SIZE: usize = 4000; // the 4 KiB class: ~511 a block
-        const N: usize = 4087; // 8 blocks nearly full; not a whole number of batches
+        // The 3.5 KiB class, 584-585 a block (below 4 KiB, where a class's first objects come
+        // from span blocks).
+        const SIZE: usize = 3500;
+        const N: usize = 4663; // 8 blocks nearly full; not a whole number of batches
         let (cmd_tx, cmd_rx) = mpsc::channel::<()>();
         let (ptr_tx, ptr_rx) = mpsc::channel::<Vec<usize>>();
         let owner = std::thread::spawn(move || {
@@ -205,6 +207,92 @@ mod suite {
             "remote frees did not reach their owner: {back} of {} blocks back",
             blocks.len()
         );
+    }
+
+    /// Span blocks (span.rs): classes of 4 KiB and more with few live objects take them from
+    /// the heap's span blocks, where what one class frees serves the next at once (no block from
+    /// the source), each object's size is its class's, memalign may point inside one, and
+    /// another thread's frees come home through the owner's queue.
+    fn spans_share_blocks() {
+        use memhook::ptmalloc::node_stats;
+        std::thread::spawn(|| {
+            let taken = || {
+                let s = node_stats(0);
+                s.fresh + s.reused
+            };
+            // Six of 12 KiB, checked and freed; then eight of 8 KiB (less in all) and mixed
+            // sizes fit in the span blocks the heap already has.
+            let a: Vec<usize> = (0..6)
+                .map(|i| {
+                    let p = c_malloc(12288);
+                    fill(p, 12288, i as u8 + 1);
+                    p as usize
+                })
+                .collect();
+            let before = taken();
+            for (i, &p) in a.iter().enumerate() {
+                check(p as *const u8, 12288, i as u8 + 1, "span object");
+                // SAFETY: our own live object.
+                unsafe { libc::free(p as *mut libc::c_void) };
+            }
+            let b: Vec<(usize, usize)> = (0..8)
+                .map(|i| (8192, i))
+                .chain([(4096, 8), (5000, 9), (7000, 10)])
+                .map(|(n, i)| {
+                    let p = c_malloc(n);
+                    // SAFETY: a live object of ours.
+                    let usable = unsafe { libc::malloc_usable_size(p.cast()) };
+                    assert!(usable >= n && usable < n + 2048, "usable {usable} for {n}");
+                    fill(p, n, i as u8 + 1);
+                    (p as usize, n)
+                })
+                .collect();
+            assert!(
+                taken() <= before + 1,
+                "freed span objects did not serve the next class"
+            );
+            // An aligned pointer inside a span object.
+            // SAFETY: memalign of a power-of-two alignment.
+            let q = unsafe { libc::memalign(4096, 6000) }.cast::<u8>();
+            assert!(!q.is_null() && q as usize % 4096 == 0);
+            fill(q, 6000, 0x77);
+            for (i, &(p, n)) in b.iter().enumerate() {
+                check(
+                    p as *const u8,
+                    n,
+                    i as u8 + 1,
+                    "span object beside memalign",
+                );
+            }
+            // SAFETY: our own live objects.
+            unsafe {
+                assert!(libc::malloc_usable_size(q.cast()) >= 6000);
+                libc::free(q.cast());
+            }
+            // Freed by another thread: queued, then drained by the owner's next allocation.
+            std::thread::spawn(move || {
+                for (i, &(p, n)) in b.iter().enumerate() {
+                    check(p as *const u8, n, i as u8 + 1, "span object, remote free");
+                    // SAFETY: live objects handed over.
+                    unsafe { libc::free(p as *mut libc::c_void) };
+                }
+            })
+            .join()
+            .unwrap();
+            let before = taken();
+            let c: Vec<usize> = (0..6).map(|_| c_malloc(16384) as usize).collect();
+            assert!(
+                taken() <= before + 1,
+                "remotely freed span objects did not come home"
+            );
+            for p in c {
+                fill(p as *mut u8, 16384, 9);
+                // SAFETY: our own live object.
+                unsafe { libc::free(p as *mut libc::c_void) };
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     /// memalign's pointers inside objects share blocks with plain mallocs of the same class:
@@ -605,6 +693,8 @@ mod suite {
         alignments();
         println!("  memalign's interior pointers beside plain objects");
         interior_pointers_beside_plain_objects();
+        println!("  large classes with few objects share span blocks");
+        spans_share_blocks();
         println!("  thread churn (orphaned heaps adopted)");
         thread_churn(64);
         println!("  dead heaps keep warm blocks; kept blocks cool (child process)");
@@ -692,7 +782,9 @@ mod numa_child {
     }
 
     const N: usize = 2000;
-    const SIZE: usize = 4000; // the 4 KiB class: ~511 a block, so 4 blocks
+    // The 3.5 KiB class, 584-585 a block, so 4 blocks (below 4 KiB, where a class's first
+    // objects come from span blocks).
+    const SIZE: usize = 3500;
 
     /// N objects, each checked to come from `node`'s blocks.
     fn alloc_on(node: usize) -> Vec<usize> {
@@ -989,7 +1081,9 @@ mod warm_child {
                 }
             })
             .collect();
-        let full = ps[0] & !(BLOCK - 1);
+        // The class's first few objects come from a span block (span.rs): the middle one is in
+        // the class's first block of its own, full and no longer current.
+        let full = ps[ps.len() / 2] & !(BLOCK - 1);
         let kept_before = stats().held_free;
         for &p in ps.iter().filter(|&&p| p & !(BLOCK - 1) == full) {
             // SAFETY: our own live object.

@@ -21,6 +21,7 @@ use super::block::{class_of, Block, FreeObj, BLOCK, CLASS_SIZE, NCLASSES};
 use super::numa;
 use super::outbox::Outbox;
 use super::source;
+use super::span;
 use super::spin::Spin;
 use super::tls;
 use super::trace::{self, kind};
@@ -40,7 +41,17 @@ struct Local {
     /// Classes (bit per class) whose idle current block [`Heap::return_idle`] gave back; it
     /// gives back none of theirs again.
     returned: u64,
+    /// This heap's span blocks (span.rs), linked through their headers' `next` and `prev`.
+    spans: *mut Block,
+    /// The span block allocations try first: the last one that had room.
+    span_cur: *mut Block,
+    /// Live objects of each span class (less [`span::SPAN_MIN_CLASS`]) in span blocks. Past
+    /// [`SPAN_LIMIT`] a class gets a block of its own (see [`Heap::alloc`]).
+    span_live: [u16; span::NSPAN],
 }
+
+/// Live objects of one class in span blocks beyond which the class takes its own block.
+const SPAN_LIMIT: u16 = 8;
 
 const _: () = assert!(NCLASSES <= 64);
 
@@ -211,6 +222,9 @@ fn new_for_thread() -> Option<*mut Heap> {
                     partial: [null_mut(); NCLASSES],
                     out: Outbox::new(),
                     returned: 0,
+                    spans: null_mut(),
+                    span_cur: null_mut(),
+                    span_live: [0; span::NSPAN],
                 }),
                 rfq: AtomicPtr::new(null_mut()),
                 dead: AtomicBool::new(false),
@@ -315,10 +329,25 @@ impl Heap {
     ///
     /// # Safety
     /// Called by the heap's own thread.
+    ///
+    /// A class of 4 KiB and more with no block of its own and few live objects takes its
+    /// objects from span blocks (span.rs), where their pages serve other classes once freed;
+    /// past [`SPAN_LIMIT`] live objects it takes a block of its own, as smaller classes do,
+    /// whose fast path needs no search. A program whose large objects come a few of a size at a
+    /// time (espresso) then holds about the peak of their sum, and one that allocates many of
+    /// a size (rptestN) keeps the speed of class blocks.
     #[inline]
     pub unsafe fn alloc(&self, c: usize) -> Option<*mut u8> {
         // SAFETY: the owner's state, on the owner's thread.
         let b = unsafe { (*self.l()).current[c] };
+        if b.is_null()
+            && span::serves(c)
+            // SAFETY: as above.
+            && unsafe { (*self.l()).span_live[c - span::SPAN_MIN_CLASS] } < SPAN_LIMIT
+        {
+            // SAFETY: forwarded.
+            return unsafe { self.alloc_span(c) };
+        }
         if !b.is_null() {
             // SAFETY: current blocks are this heap's, used by this thread only.
             if let Some(p) = unsafe { (*b).take() } {
@@ -379,6 +408,122 @@ impl Heap {
         }
     }
 
+    /// An object of class `c` (`span::serves(c)`) from this heap's span blocks: the one that
+    /// had room last, else (after remote frees, which may make room) the first with room, else a
+    /// new one.
+    ///
+    /// # Safety
+    /// Called by the heap's own thread.
+    unsafe fn alloc_span(&self, c: usize) -> Option<*mut u8> {
+        // SAFETY: the owner's thread (the caller's contract) throughout: the heap's state and
+        // its span blocks are this thread's.
+        unsafe {
+            let l = self.l();
+            (*l).span_live[c - span::SPAN_MIN_CLASS] += 1;
+            let p = self.span_take(c);
+            if p.is_none() {
+                (*l).span_live[c - span::SPAN_MIN_CLASS] -= 1;
+            }
+            p
+        }
+    }
+
+    /// `alloc_span`'s search.
+    ///
+    /// # Safety
+    /// As alloc_span.
+    unsafe fn span_take(&self, c: usize) -> Option<*mut u8> {
+        // SAFETY: as alloc_span.
+        unsafe {
+            let l = self.l();
+            let cur = (*l).span_cur;
+            if !cur.is_null() {
+                if let Some(p) = span::take(cur, c) {
+                    return Some(p);
+                }
+            }
+            if self.has_remote() {
+                self.drain_remote();
+            }
+            let mut b = (*l).spans;
+            while !b.is_null() {
+                if let Some(p) = span::take(b, c) {
+                    (*l).span_cur = b;
+                    return Some(p);
+                }
+                b = (*b).next;
+            }
+            let node = numa::current();
+            let (nb, fresh) = match source::take_kept(node) {
+                Some(b) => (b, false),
+                None => {
+                    // As alloc_slow: idle class blocks go back before the process grows.
+                    self.return_idle(usize::MAX);
+                    source::get_block(node)?
+                }
+            };
+            span::init(nb, self as *const Heap as *mut Heap, node);
+            trace::rec(
+                kind::BLOCK_GET,
+                span::SPAN as u16,
+                self as *const Heap as usize,
+                nb as usize,
+                fresh as usize,
+                0,
+            );
+            (*nb).prev = null_mut();
+            (*nb).next = (*l).spans;
+            if !(*l).spans.is_null() {
+                (*(*l).spans).prev = nb;
+            }
+            (*l).spans = nb;
+            (*l).span_cur = nb;
+            span::take(nb, c)
+        }
+    }
+
+    /// Frees `p`, an object of our span block `b` (or a pointer memalign handed out inside
+    /// one); an emptied block other than the current one goes back to the source.
+    ///
+    /// # Safety
+    /// As free_local.
+    #[inline(never)]
+    unsafe fn free_span(&self, b: *mut Block, p: usize) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let (c, empty) = span::give(b, p);
+            let l = self.l();
+            (*l).span_live[c - span::SPAN_MIN_CLASS] -= 1;
+            if empty && (*l).span_cur != b {
+                self.drop_span(b);
+            }
+        }
+    }
+
+    /// Unlinks span block `b` (empty) and gives it back to the source.
+    ///
+    /// # Safety
+    /// As free_local; `b` is one of this heap's span blocks, empty.
+    unsafe fn drop_span(&self, b: *mut Block) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let l = self.l();
+            let (p, n) = ((*b).prev, (*b).next);
+            if p.is_null() {
+                (*l).spans = n;
+            } else {
+                (*p).next = n;
+            }
+            if !n.is_null() {
+                (*n).prev = p;
+            }
+            if (*l).span_cur == b {
+                (*l).span_cur = null_mut();
+            }
+            source::put_block(b);
+        }
+    }
+
     /// Frees an object of one of our blocks.
     ///
     /// # Safety
@@ -389,6 +534,9 @@ impl Heap {
         // SAFETY: the caller's contract.
         unsafe {
             let bb = &mut *b;
+            if span::is_span(bb) {
+                return self.free_span(b, p);
+            }
             bb.give(bb.obj_of(p));
             // A block's class is below NCLASSES (init_small): no bounds check on the fast path.
             if *(*self.l()).current.get_unchecked(bb.class) == b || (bb.listed && bb.used != 0) {
@@ -555,6 +703,19 @@ impl Heap {
                     self.set_current(c, null_mut());
                     source::put_block(b);
                 }
+            }
+            let mut b = (*l).spans;
+            while !b.is_null() {
+                let next = (*b).next;
+                if (*b).used == 0 {
+                    let t = (*b).touched();
+                    if keep_current && take_warm(t) {
+                        self.warm.set(self.warm.get() + t);
+                    } else {
+                        self.drop_span(b);
+                    }
+                }
+                b = next;
             }
         }
     }

@@ -17,6 +17,7 @@ mod outbox;
 mod pressure;
 mod shared;
 mod source;
+mod span;
 mod spin;
 mod tls;
 pub mod trace;
@@ -100,13 +101,14 @@ fn trace_malloc(p: *mut u8, size: usize) {
         );
     } else {
         let owner = b.owner() as usize;
+        let (class, real) = class_and_size(b, p as usize);
         trace::rec(
             trace::kind::MALLOC,
-            b.class as u16,
+            class as u16,
             owner,
             p as usize,
             size,
-            b.obj_size,
+            real,
         );
     }
 }
@@ -123,12 +125,23 @@ fn trace_free(p: *mut u8) {
         let remote = owner != heap::mine_if_any();
         trace::rec(
             trace::kind::FREE,
-            b.class as u16,
+            class_and_size(b, p as usize).0 as u16,
             owner as usize,
             p as usize,
             remote as usize,
             0,
         );
+    }
+}
+
+/// The size class and object size of `p`, a live object of small block `b` (class or span).
+fn class_and_size(b: &Block, p: usize) -> (usize, usize) {
+    if span::is_span(b) {
+        // SAFETY: `p` points into a live object of this span block.
+        let c = unsafe { span::object(b, p) }.1;
+        (c, block::CLASS_SIZE[c])
+    } else {
+        (b.class, b.obj_size)
     }
 }
 
@@ -231,6 +244,10 @@ pub unsafe fn usable_size(p: *const u8) -> usize {
     let bb = unsafe { &*b };
     if bb.magic == MAGIC_HUGE {
         bb.map_base + bb.map_len - p as usize
+    } else if span::is_span(bb) {
+        // SAFETY: `p` points into a live object of this span block.
+        let (start, c) = unsafe { span::object(b, p as usize) };
+        start + block::CLASS_SIZE[c] - p as usize
     } else {
         bb.obj_start(p as usize) + bb.obj_size - p as usize
     }
