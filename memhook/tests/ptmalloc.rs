@@ -254,7 +254,7 @@ mod suite {
             // An aligned pointer inside a span object.
             // SAFETY: memalign of a power-of-two alignment.
             let q = unsafe { libc::memalign(4096, 6000) }.cast::<u8>();
-            assert!(!q.is_null() && q as usize % 4096 == 0);
+            assert!(!q.is_null() && (q as usize).is_multiple_of(4096));
             fill(q, 6000, 0x77);
             for (i, &(p, n)) in b.iter().enumerate() {
                 check(

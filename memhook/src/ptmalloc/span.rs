@@ -293,7 +293,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 == 0 && !live.is_empty() {
+            if x.is_multiple_of(3) && !live.is_empty() {
                 let (g, n) = live.swap_remove((x >> 8) as usize % live.len());
                 set_bits(&mut b, g, n, false);
                 model[g..g + n].fill(false);
