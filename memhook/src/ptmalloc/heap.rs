@@ -327,15 +327,15 @@ impl Heap {
 
     /// An object of class `c`.
     ///
-    /// # Safety
-    /// Called by the heap's own thread.
-    ///
     /// A class of 4 KiB and more with no block of its own and few live objects takes its
     /// objects from span blocks (span.rs), where their pages serve other classes once freed;
     /// past [`SPAN_LIMIT`] live objects it takes a block of its own, as smaller classes do,
     /// whose fast path needs no search. A program whose large objects come a few of a size at a
     /// time (espresso) then holds about the peak of their sum, and one that allocates many of
     /// a size (rptestN) keeps the speed of class blocks.
+    ///
+    /// # Safety
+    /// Called by the heap's own thread.
     #[inline]
     pub unsafe fn alloc(&self, c: usize) -> Option<*mut u8> {
         // SAFETY: the owner's state, on the owner's thread.

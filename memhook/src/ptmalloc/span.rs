@@ -36,8 +36,8 @@ pub const SPAN_MIN_CLASS: usize = class_of_const(SPAN_MIN_SIZE);
 /// How many classes spans serve.
 pub const NSPAN: usize = CLASS_SIZE.len() - SPAN_MIN_CLASS;
 
-/// `Block::class` of a span block (no size class has this index).
-pub const SPAN: usize = u16::MAX as usize - 1;
+/// `Block::class` of a span block (no size class has this index; the spy's records use it).
+pub const SPAN: usize = super::trace::SPAN as usize;
 
 const fn class_of_const(size: usize) -> usize {
     let mut c = 0;

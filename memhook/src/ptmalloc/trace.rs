@@ -38,6 +38,8 @@ const _: () = assert!(REC_SIZE == 48);
 
 /// The class of large allocations.
 pub const HUGE: u16 = u16::MAX;
+/// The class of a span block's records (span.rs): its objects' records carry their own classes.
+pub const SPAN: u16 = u16::MAX - 1;
 
 /// Record kinds (a, b, c as noted).
 pub mod kind {

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use memhook::ptmalloc::trace::{kind, Rec, HUGE, REC_SIZE};
+use memhook::ptmalloc::trace::{kind, Rec, HUGE, REC_SIZE, SPAN};
 
 const BLOCK: i64 = 2 << 20;
 const HEADER: i64 = 128;
@@ -250,6 +250,9 @@ fn main() {
     for (c, k) in ks {
         let (name, virt) = if *c == HUGE {
             ("large".to_string(), src.huge_virtual)
+        } else if *c == SPAN {
+            // Blocks shared by the classes of 4 KiB and more (their objects count in theirs).
+            ("spans".to_string(), k.blocks * BLOCK)
         } else {
             (format!("{c}"), k.blocks * BLOCK)
         };
@@ -260,7 +263,7 @@ fn main() {
         };
         println!(
             "{name:<15} {:>10} {:>11} {:>10} {:>10} {:>9} {:>8} {:>5.1}%",
-            if *c == HUGE {
+            if *c == HUGE || *c == SPAN {
                 "-".into()
             } else {
                 k.size.to_string()
