@@ -11,7 +11,9 @@
 //!    the standard library's cold code (formatting, panics, backtraces: most of the 260 KiB).
 //!    The kernel maps file pages 64 KiB around each one touched (fault-around), so hot code spread
 //!    among cold code made about 180 KiB of the library resident in every program; together it
-//!    fits in two such windows. `INSERT BEFORE .text` adds the section to ld's default script
+//!    fits in two such windows. Each function in it starts on a 64-byte line (`SUBALIGN`): where
+//!    malloc's and free's branches fall moved glibc-simple's time by 5 % between builds.
+//!    `INSERT BEFORE .text` adds the section to ld's default script
 //!    rather than replacing it; rustc puts each function in its own `.text.<symbol>` section, so
 //!    the patterns below pick them by mangled name.
 fn main() {
@@ -32,7 +34,7 @@ fn main() {
 /// function every load runs.
 const HOT_TEXT: &str = "SECTIONS
 {
-  .text.rmalloc_hot :
+  .text.rmalloc_hot : SUBALIGN(64)
   {
     *(.plt) *(.iplt)
     *(.text.malloc .text.free .text.cfree .text.calloc .text.realloc .text.reallocarray)
