@@ -121,10 +121,10 @@ pub unsafe fn take(b: *mut Block, c: usize) -> Option<*mut u8> {
         if ((*b).capacity as usize) < n {
             return None;
         }
-        let m = &mut *meta(b);
-        let g = find_run(&m.used, n)?;
-        set_bits(&mut m.used, g, n, true);
-        m.class_at[g] = c as u8;
+        let m = meta(b);
+        let g = find_run(&(*m).used, n)?;
+        set_bits(&mut (*m).used, g, n, true);
+        (*m).class_at[g] = c as u8;
         (*b).capacity -= n as u32;
         (*b).used += 1;
         (*b).bump = (*b).bump.max((g + n) as u32);
@@ -140,13 +140,13 @@ pub unsafe fn take(b: *mut Block, c: usize) -> Option<*mut u8> {
 pub unsafe fn give(b: *mut Block, p: usize) -> (usize, bool) {
     // SAFETY: the caller's contract.
     unsafe {
-        let m = &mut *meta(b);
-        let g = start_granule(&*b, m, p);
-        let c = m.class_at[g] as usize;
+        let m = meta(b);
+        let g = start_granule(b, m, p);
+        let c = (*m).class_at[g] as usize;
         debug_assert!(serves(c), "free of a span object whose start is unknown");
         let n = CLASS_SIZE[c] / GRANULE;
-        set_bits(&mut m.used, g, n, false);
-        m.class_at[g] = 0;
+        set_bits(&mut (*m).used, g, n, false);
+        (*m).class_at[g] = 0;
         (*b).capacity += n as u32;
         (*b).used -= 1;
         (c, (*b).used == 0)
@@ -156,24 +156,31 @@ pub unsafe fn give(b: *mut Block, p: usize) -> (usize, bool) {
 /// The start and class of the live object of span block `b` that `p` points into.
 ///
 /// # Safety
-/// `p` points into a live object of `b` (the owner's or any thread's: the object's own entry
-/// does not change while it lives).
+/// `p` points into a live object of `b`. Any thread may ask: only the class bytes of that
+/// object's granules are read, which do not change while it lives (the owner writes other
+/// objects' bytes meanwhile, and no reference to the whole [`Meta`] is made).
 pub unsafe fn object(b: *const Block, p: usize) -> (usize, usize) {
     // SAFETY: the caller's contract.
     unsafe {
-        let m = &*meta(b);
-        let g = start_granule(&*b, m, p);
-        (Block::base(b) + g * GRANULE, m.class_at[g] as usize)
+        let m = meta(b);
+        let g = start_granule(b, m, p);
+        (Block::base(b) + g * GRANULE, (*m).class_at[g] as usize)
     }
 }
 
 /// The granule where the object holding `p` starts: `p`'s own, unless memalign handed out
 /// pointers inside objects (`interior`), then the nearest start at or before it.
-fn start_granule(b: &Block, m: &Meta, p: usize) -> usize {
+///
+/// # Safety
+/// As [`object`].
+unsafe fn start_granule(b: *const Block, m: *const Meta, p: usize) -> usize {
     let mut g = (p - Block::base(b)) / GRANULE;
-    if b.interior {
-        while m.class_at[g] == 0 {
-            g -= 1;
+    // SAFETY: the caller's contract: `b`'s header and the object's class bytes are stable.
+    unsafe {
+        if (*b).interior {
+            while (*m).class_at[g] == 0 {
+                g -= 1;
+            }
         }
     }
     g
