@@ -7,7 +7,8 @@
 //!    the system's, stands for `-lgcc_eh`; rustc's version script keeps the unwinder's symbols
 //!    local, so the program's own C++ exceptions still go through its libgcc_s.
 //! 2. The code every program runs (the malloc family, operator new and delete, the allocator
-//!    itself, std's load-time argv hook) goes into one output section ahead of `.text`, away from
+//!    itself, std's load-time argv hook, the PLT that `__cxa_finalize` goes through at exit)
+//!    goes into one output section ahead of `.text`, away from
 //!    the standard library's cold code (formatting, panics, backtraces: most of the 260 KiB).
 //!    The kernel maps file pages 64 KiB around each one touched (fault-around), so hot code spread
 //!    among cold code made about 180 KiB of the library resident in every program; together it
