@@ -380,20 +380,7 @@ impl Heap {
                     self.set_current(c, next);
                     continue;
                 }
-                // The node of the CPU we run on now: checked per new block, not per malloc.
-                let node = numa::current();
-                let (nb, fresh) = match source::take_kept(node) {
-                    Some(b) => (b, false),
-                    None => {
-                        // The process would grow by a block: first this heap's other
-                        // classes' current blocks with nothing live go back (their pages but
-                        // the first given back to the OS), and the source hands one straight
-                        // back. A program that moves from one size to another then holds
-                        // the larger of its classes' peaks, not their sum (glibc-simple).
-                        self.return_idle(c);
-                        source::get_block(node)?
-                    }
-                };
+                let (nb, fresh, node) = self.new_block(c)?;
                 Block::init_small(nb, c, self as *const Heap as *mut Heap, node);
                 trace::rec(
                     kind::BLOCK_GET,
@@ -408,6 +395,26 @@ impl Heap {
         }
     }
 
+    /// A block for class `c` (`usize::MAX`: for spans) from the source of the node we run on
+    /// now (checked per new block, not per malloc), whether it is fresh, and that node.
+    ///
+    /// # Safety
+    /// As free_local.
+    unsafe fn new_block(&self, c: usize) -> Option<(*mut Block, bool, usize)> {
+        let node = numa::current();
+        if let Some(b) = source::take_kept(node) {
+            return Some((b, false, node));
+        }
+        // The process would grow by a block: first this heap's other classes' current blocks
+        // with nothing live go back (their pages but the first given back to the OS), and the
+        // source hands one straight back. A program that moves from one size to another then
+        // holds the larger of its classes' peaks, not their sum (glibc-simple).
+        // SAFETY: the caller's contract.
+        unsafe { self.return_idle(c) };
+        let (b, fresh) = source::get_block(node)?;
+        Some((b, fresh, node))
+    }
+
     /// An object of class `c` (`span::serves(c)`) from this heap's span blocks: the one that
     /// had room last, else (after remote frees, which may make room) the first with room, else a
     /// new one.
@@ -418,13 +425,9 @@ impl Heap {
         // SAFETY: the owner's thread (the caller's contract) throughout: the heap's state and
         // its span blocks are this thread's.
         unsafe {
-            let l = self.l();
-            (*l).span_live[c - span::SPAN_MIN_CLASS] += 1;
-            let p = self.span_take(c);
-            if p.is_none() {
-                (*l).span_live[c - span::SPAN_MIN_CLASS] -= 1;
-            }
-            p
+            let p = self.span_take(c)?;
+            (*self.l()).span_live[c - span::SPAN_MIN_CLASS] += 1;
+            Some(p)
         }
     }
 
@@ -453,15 +456,7 @@ impl Heap {
                 }
                 b = (*b).next;
             }
-            let node = numa::current();
-            let (nb, fresh) = match source::take_kept(node) {
-                Some(b) => (b, false),
-                None => {
-                    // As alloc_slow: idle class blocks go back before the process grows.
-                    self.return_idle(usize::MAX);
-                    source::get_block(node)?
-                }
-            };
+            let (nb, fresh, node) = self.new_block(usize::MAX)?;
             span::init(nb, self as *const Heap as *mut Heap, node);
             trace::rec(
                 kind::BLOCK_GET,
