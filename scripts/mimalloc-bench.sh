@@ -26,7 +26,7 @@ declare -A lib=(
     [jemalloc]=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
     [mimalloc]=/usr/lib/x86_64-linux-gnu/libmimalloc.so.2
     [tcmalloc]=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
-    [ours]="$root/target/release/librmalloc.so"
+    [ours]="$root/target/rmalloc/librmalloc.so"
 )
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -44,7 +44,7 @@ done
 "$root/scripts/deps.sh" cmake make g++ time libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
 out="$root/target/mimalloc-bench"
 mkdir -p "$out/build"
-nice -n 19 cargo build --release -q -p memhook-rmalloc --manifest-path "$root/Cargo.toml"
+nice -n 19 cargo build --profile rmalloc -q -p memhook-rmalloc --manifest-path "$root/Cargo.toml"
 
 # The bench/ sources, less the two shbench programs whose sources are a separate download.
 rm -rf "$out/src" && cp -r "$src" "$out/src"

@@ -1,4 +1,4 @@
-//! Two link-time choices that keep the preloaded library's resident pages few.
+//! Three build choices that keep the preloaded library's resident pages few.
 //!
 //! 1. Rust's unwinder is linked statically (libgcc_eh.a) instead of libgcc_s.so.1, which the
 //!    standard library asks for with `-lgcc_s`: a preloaded allocator should load nothing but
@@ -18,7 +18,21 @@
 //!    rather than replacing it; rustc puts each function in its own `.text.<symbol>` section, so
 //!    the patterns below pick them by mangled name.
 fn main() {
+    // 3. Built with the `rmalloc` profile (panic=abort), the library is `no_std` (lib.rs):
+    //    without std's panic, formatting and backtrace machinery it is a fraction of its size,
+    //    and every program that preloads it maps that many fewer pages. Any other profile
+    //    unwinds (a no_std crate cannot), so it keeps std. Cargo tells a build script neither
+    //    the profile nor its panic strategy (CARGO_CFG_PANIC is the target's default), but
+    //    OUT_DIR is `<target>/[<triple>/]<profile>/build/<package>-<hash>/out`.
+    println!("cargo::rustc-check-cfg=cfg(rmalloc_nostd)");
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let profile = std::path::Path::new(&out)
+        .ancestors()
+        .nth(3)
+        .and_then(|p| p.file_name());
+    if profile.is_some_and(|p| p == "rmalloc") {
+        println!("cargo:rustc-cfg=rmalloc_nostd");
+    }
     std::fs::write(format!("{out}/libgcc_s.so"), "INPUT(-lgcc_eh)\n")
         .expect("write the libgcc_s.so linker script");
     println!("cargo:rustc-link-search=native={out}");

@@ -5,13 +5,16 @@
 //!
 //! Allocation failure keeps C++'s semantics by handing the request to the next definition
 //! (libstdc++'s, found with `dlsym(RTLD_NEXT)`): it calls the new-handler and our malloc again in
-//! its loop, then throws `std::bad_alloc` (or returns null for the nothrow forms). The exception
-//! unwinds through our frame, hence `C-unwind`.
+//! its loop, then throws `std::bad_alloc` (or returns null for the nothrow forms). The throwing
+//! forms jump to it with our frame already gone (a naked function, `throwing!`): the library may
+//! be built with panic=abort (`--profile rmalloc`), and there an exception unwinding through a
+//! Rust frame would abort the program instead of reaching its `catch`. The nothrow forms call it:
+//! libstdc++'s nothrow operators are `noexcept`, nothing unwinds out of them.
 
 use std::ffi::{c_void, CStr};
 
-use memhook::__libc as libc;
-use memhook::ptmalloc;
+use crate::__libc as libc;
+use crate::ptmalloc;
 
 /// The definition of the mangled operator `name` after ours.
 #[cold]
@@ -30,39 +33,6 @@ fn next(name: &CStr) -> *mut c_void {
     f
 }
 
-/// libstdc++'s `operator new(size)` or `new[](size)` (`name`): new-handler loop, then throws.
-#[cold]
-#[inline(never)]
-fn fail(name: &CStr, size: usize) -> *mut c_void {
-    // SAFETY: `name` names an operator of this signature.
-    let f: unsafe extern "C-unwind" fn(usize) -> *mut c_void =
-        unsafe { std::mem::transmute(next(name)) };
-    // SAFETY: calling libstdc++'s operator with its own arguments.
-    unsafe { f(size) }
-}
-
-/// As [`fail`], for the forms that also take an alignment or a `nothrow_t` (one more word).
-#[cold]
-#[inline(never)]
-fn fail2(name: &CStr, size: usize, arg: usize) -> *mut c_void {
-    // SAFETY: `name` names an operator of this signature.
-    let f: unsafe extern "C-unwind" fn(usize, usize) -> *mut c_void =
-        unsafe { std::mem::transmute(next(name)) };
-    // SAFETY: calling libstdc++'s operator with its own arguments.
-    unsafe { f(size, arg) }
-}
-
-/// As [`fail`], for the aligned nothrow forms.
-#[cold]
-#[inline(never)]
-fn fail3(name: &CStr, size: usize, align: usize, nt: usize) -> *mut c_void {
-    // SAFETY: `name` names an operator of this signature.
-    let f: unsafe extern "C-unwind" fn(usize, usize, usize) -> *mut c_void =
-        unsafe { std::mem::transmute(next(name)) };
-    // SAFETY: calling libstdc++'s operator with its own arguments.
-    unsafe { f(size, align, nt) }
-}
-
 /// The operator's own (mangled) name as a C string, for [`next`].
 macro_rules! name {
     ($name:ident) => {
@@ -71,12 +41,114 @@ macro_rules! name {
     };
 }
 
-// Every new form: `name(arguments) = allocation, the libstdc++ fallback taking the same
+/// The throwing forms, `name(size[, align]) = allocation;`: a naked entry that calls the
+/// allocation (`$name::alloc`, ordinary Rust) and returns its result, or, when it is null, restores
+/// the arguments and jumps to libstdc++'s operator (`$name::next`), which then runs as if the
+/// program had called it: whatever it throws unwinds straight to the program's frames. The stack
+/// stays 16-byte aligned at each call (the entry sees it 8 off, as every function does).
+macro_rules! throwing {
+    ($($name:ident($size:ident) = $alloc:expr;)*) => {$(
+        #[allow(non_snake_case)]
+        mod $name {
+            use super::*;
+            pub extern "C" fn alloc($size: usize) -> *mut c_void {
+                $alloc.cast()
+            }
+            #[cold]
+            pub extern "C" fn next() -> *mut c_void {
+                super::next(name!($name))
+            }
+        }
+        #[no_mangle]
+        #[unsafe(naked)]
+        pub extern "C" fn $name(size: usize) -> *mut c_void {
+            std::arch::naked_asm!(
+                "push rdi",
+                "call {alloc}",
+                "pop rdi",
+                "test rax, rax",
+                "jz 2f",
+                "ret",
+                "2:",
+                "push rdi",
+                "call {next}",
+                "pop rdi",
+                "jmp rax",
+                alloc = sym $name::alloc,
+                next = sym $name::next,
+            )
+        }
+    )*};
+    ($($name:ident($size:ident, $align:ident) = $alloc:expr;)*) => {$(
+        #[allow(non_snake_case)]
+        mod $name {
+            use super::*;
+            pub extern "C" fn alloc($size: usize, $align: usize) -> *mut c_void {
+                $alloc.cast()
+            }
+            #[cold]
+            pub extern "C" fn next() -> *mut c_void {
+                super::next(name!($name))
+            }
+        }
+        #[no_mangle]
+        #[unsafe(naked)]
+        pub extern "C" fn $name(size: usize, align: usize) -> *mut c_void {
+            std::arch::naked_asm!(
+                "push rdi",
+                "push rsi",
+                "sub rsp, 8",
+                "call {alloc}",
+                "add rsp, 8",
+                "pop rsi",
+                "pop rdi",
+                "test rax, rax",
+                "jz 2f",
+                "ret",
+                "2:",
+                "push rdi",
+                "push rsi",
+                "sub rsp, 8",
+                "call {next}",
+                "add rsp, 8",
+                "pop rsi",
+                "pop rdi",
+                "jmp rax",
+                alloc = sym $name::alloc,
+                next = sym $name::next,
+            )
+        }
+    )*};
+}
+
+/// libstdc++'s nothrow `operator new` (`name`), which returns null after the new-handler loop.
+#[cold]
+#[inline(never)]
+fn fail2(name: &CStr, size: usize, nt: usize) -> *mut c_void {
+    // SAFETY: `name` names an operator of this signature.
+    let f: unsafe extern "C" fn(usize, usize) -> *mut c_void =
+        unsafe { std::mem::transmute(next(name)) };
+    // SAFETY: calling libstdc++'s operator with its own arguments.
+    unsafe { f(size, nt) }
+}
+
+/// As [`fail2`], for the aligned nothrow forms.
+#[cold]
+#[inline(never)]
+fn fail3(name: &CStr, size: usize, align: usize, nt: usize) -> *mut c_void {
+    // SAFETY: `name` names an operator of this signature.
+    let f: unsafe extern "C" fn(usize, usize, usize) -> *mut c_void =
+        unsafe { std::mem::transmute(next(name)) };
+    // SAFETY: calling libstdc++'s operator with its own arguments.
+    unsafe { f(size, align, nt) }
+}
+
+// The nothrow forms: `name(arguments) = allocation, the libstdc++ fallback taking the same
 // arguments;` (the argument names are the caller's, so that the allocation can use them).
-macro_rules! new_ops {
+macro_rules! nothrow {
     ($($name:ident($size:ident $(, $arg:ident)*) = $alloc:expr, $fail:ident;)*) => {$(
         #[no_mangle]
-        pub extern "C-unwind" fn $name($size: usize $(, $arg: usize)*) -> *mut c_void {
+        pub extern "C" fn $name($size: usize $(, $arg: usize)*) -> *mut c_void {
             let p = $alloc;
             if p.is_null() {
                 return $fail(name!($name), $size $(, $arg)*);
@@ -100,13 +172,17 @@ macro_rules! delete {
     )*};
 }
 
-new_ops! {
-    _Znwm(size) = ptmalloc::malloc(size), fail;
-    _Znam(size) = ptmalloc::malloc(size), fail;
+throwing! {
+    _Znwm(size) = ptmalloc::malloc(size);
+    _Znam(size) = ptmalloc::malloc(size);
+}
+throwing! {
+    _ZnwmSt11align_val_t(size, align) = ptmalloc::memalign(align, size);
+    _ZnamSt11align_val_t(size, align) = ptmalloc::memalign(align, size);
+}
+nothrow! {
     _ZnwmRKSt9nothrow_t(size, nt) = ptmalloc::malloc(size), fail2;
     _ZnamRKSt9nothrow_t(size, nt) = ptmalloc::malloc(size), fail2;
-    _ZnwmSt11align_val_t(size, align) = ptmalloc::memalign(align, size), fail2;
-    _ZnamSt11align_val_t(size, align) = ptmalloc::memalign(align, size), fail2;
     _ZnwmSt11align_val_tRKSt9nothrow_t(size, align, nt) = ptmalloc::memalign(align, size), fail3;
     _ZnamSt11align_val_tRKSt9nothrow_t(size, align, nt) = ptmalloc::memalign(align, size), fail3;
 }

@@ -5,30 +5,36 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// target/<profile>/librmalloc.so, built once per test run (cargo does not build a cdylib for
-/// its package's integration tests).
+/// target/rmalloc/librmalloc.so, the library as users build it (`--profile rmalloc`: no_std,
+/// build.rs), built once per test run (cargo does not build a cdylib for its package's
+/// integration tests).
 fn lib() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
+            // This test binary is <target>/<profile>/deps/preload-<hash>.
             let exe = std::env::current_exe().unwrap();
-            let target = exe.parent().unwrap().parent().unwrap().to_path_buf();
+            let target = exe.ancestors().nth(3).unwrap().to_path_buf();
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let mut build = Command::new(cargo);
-            build.current_dir(env!("CARGO_MANIFEST_DIR")).args([
-                "build",
-                "-q",
-                "-p",
-                "memhook-rmalloc",
-            ]);
-            if target.file_name().is_some_and(|n| n == "release") {
-                build.arg("--release");
-            }
+            let status = Command::new(cargo)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .args([
+                    "build",
+                    "-q",
+                    "--profile",
+                    "rmalloc",
+                    "-p",
+                    "memhook-rmalloc",
+                ])
+                .arg("--target-dir")
+                .arg(&target)
+                .status()
+                .unwrap();
             assert!(
-                build.status().unwrap().success(),
-                "cargo build librmalloc.so"
+                status.success(),
+                "cargo build --profile rmalloc librmalloc.so"
             );
-            let l = target.join("librmalloc.so");
+            let l = target.join("rmalloc").join("librmalloc.so");
             assert!(l.exists(), "{} not built", l.display());
             l
         })
@@ -120,6 +126,37 @@ fn needs_only_libc() {
             "librmalloc.so needs {n} (all: {needed:?})"
         );
     }
+}
+
+/// The library links nothing of Rust's standard library (lib.rs: `no_std` under the rmalloc
+/// profile), so a program maps only the allocator's pages: no std symbol, and a small text.
+#[test]
+fn no_standard_library() {
+    let o = Command::new("readelf")
+        .args(["-SW", "-s"])
+        .arg(lib())
+        .output()
+        .expect("run readelf");
+    assert!(o.status.success(), "readelf -SW -s librmalloc.so");
+    let out = stdout(&o);
+    let std_syms: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(7))
+        .filter(|n| n.contains("3std") || n.contains("_ZN3std"))
+        .collect();
+    assert!(
+        std_syms.is_empty(),
+        "std is linked in: {:?}",
+        &std_syms[..std_syms.len().min(5)]
+    );
+    let text: u64 = out
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
+            (f.first()?.starts_with(".text")).then(|| u64::from_str_radix(f[4], 16).ok())?
+        })
+        .sum();
+    assert!(text > 0 && text < 96 << 10, "text is {text} bytes");
 }
 
 /// The code every program runs lies together, ahead of the standard library's cold code
