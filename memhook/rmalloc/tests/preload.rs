@@ -21,6 +21,7 @@ fn lib() -> PathBuf {
                 .args([
                     "build",
                     "-q",
+                    "--lib",
                     "--profile",
                     "rmalloc",
                     "-p",
