@@ -373,7 +373,7 @@ fn spy_trace() {
     let mut c = Command::new(&exe);
     c.env("MEMHOOK_PTMALLOC_TRACE", &trace);
     preloaded(c, "spy");
-    let spy = lib().parent().unwrap().join("ptmalloc-spy");
+    let spy = PathBuf::from(env!("CARGO_BIN_EXE_ptmalloc-spy"));
     let o = Command::new(&spy)
         .arg(&trace)
         .output()
@@ -417,7 +417,7 @@ fn footprint_target_gives_memory_back() {
         .status()
         .expect("run gcc");
     assert!(st.success(), "gcc large.c");
-    let spy = lib().parent().unwrap().join("ptmalloc-spy");
+    let spy = PathBuf::from(env!("CARGO_BIN_EXE_ptmalloc-spy"));
     let source_line = |target: Option<&str>| -> Vec<u64> {
         let trace = d.join("trace.bin");
         let mut c = Command::new(&exe);

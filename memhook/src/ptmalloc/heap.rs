@@ -179,9 +179,9 @@ pub fn my_trace_buf() -> Option<*const trace::Buf> {
 }
 
 /// The low bit of the thread's slot: its heap is traced (the spy is on), so malloc's and free's
-/// fast paths must not take it. They test the slot they load anyway (a traced heap looks like
-/// none to malloc, and like someone else's to free), instead of loading a global flag on every
-/// call: that load cost glibc-simple 2-3 % of its time.
+/// fast paths must not take it. They test the word they load anyway (a traced heap looks like
+/// none to malloc, and like someone else's to free) instead of loading a global flag on every
+/// call.
 const TRACED: usize = 1;
 
 /// The calling thread's heap if it has one (free() does not make one).
@@ -277,9 +277,13 @@ fn new_for_thread() -> Option<*mut Heap> {
         WARM_BYTES.fetch_sub(hh.warm.replace(0), Ordering::Relaxed);
         hh.tending.store(false, Ordering::Release);
     }
-    // Before the slot is set, which says whether the heap is traced. It does not allocate.
+    // Marked traced until the spy is decided (the environment read, the file opened: a call
+    // that comes back to malloc finds the heap through the slow paths), then as decided.
+    tls::set(h as usize | TRACED);
     trace::init();
-    tls::set(h as usize | if trace::on() { TRACED } else { 0 });
+    if !trace::on() {
+        tls::set(h as usize);
+    }
     // Outside our locks and with this thread's heap set: pthread_atfork may call malloc.
     super::fork::register();
     trace::rec(kind::HEAP_START, 0, h as usize, adopted as usize, 0, 0);
