@@ -257,3 +257,21 @@ pub fn fork_lock() {
 pub fn fork_unlock() {
     SHARED.release();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Buf;
+
+    /// A heap leaves its buffer to a fresh mapping's zero pages (heap.rs), so the empty buffer
+    /// must be all zero bytes.
+    #[test]
+    fn new_buf_is_zero_bytes() {
+        let b = Buf::new();
+        // SAFETY: reads the bytes of a struct of integers with no padding (Rec is repr(C),
+        // 48 bytes of fields).
+        let bytes = unsafe {
+            std::slice::from_raw_parts((&raw const b).cast::<u8>(), std::mem::size_of::<Buf>())
+        };
+        assert!(bytes.iter().all(|&x| x == 0));
+    }
+}
