@@ -164,7 +164,7 @@ unsafe extern "C" fn thread_exit(h: *mut libc::c_void) {
 /// The calling thread's heap, adopting an orphan or making one on first use.
 #[inline]
 pub fn mine() -> Option<*mut Heap> {
-    let h = mine_if_any();
+    let h = tls::get() as *mut Heap;
     if !h.is_null() {
         return Some(h);
     }
@@ -173,37 +173,15 @@ pub fn mine() -> Option<*mut Heap> {
 
 /// The calling thread's heap's trace buffer, if it has a heap.
 pub fn my_trace_buf() -> Option<*const trace::Buf> {
-    let h = mine_if_any();
+    let h = tls::get() as *const Heap;
     // SAFETY: heaps are never freed; only the address of the field is taken.
     (!h.is_null()).then(|| unsafe { &raw const (*h).trace })
 }
 
-/// The low bit of the thread's slot: its heap is traced (the spy is on), so malloc's and free's
-/// fast paths must not take it. They test the word they load anyway (a traced heap looks like
-/// none to malloc, and like someone else's to free) instead of loading a global flag on every
-/// call.
-const TRACED: usize = 1;
-
 /// The calling thread's heap if it has one (free() does not make one).
 #[inline]
 pub fn mine_if_any() -> *mut Heap {
-    (tls::get() & !TRACED) as *mut Heap
-}
-
-/// The calling thread's heap for malloc's and free's fast paths: null when it has none or
-/// when it is traced.
-#[inline(always)]
-pub fn mine_fast() -> *mut Heap {
-    let v = tls::get();
-    if v & TRACED != 0 {
-        return null_mut();
-    }
-    v as *mut Heap
-}
-
-/// In a forked child, where the spy is off (trace::after_fork_in_child): the fast paths again.
-pub(super) fn untrace_mine() {
-    tls::set(tls::get() & !TRACED);
+    tls::get() as *mut Heap
 }
 
 #[cold]
@@ -278,15 +256,10 @@ fn new_for_thread() -> Option<*mut Heap> {
         WARM_BYTES.fetch_sub(hh.warm.replace(0), Ordering::Relaxed);
         hh.tending.store(false, Ordering::Release);
     }
-    // Marked traced until the spy is decided (the environment read, the file opened: a call
-    // that comes back to malloc finds the heap through the slow paths), then as decided.
-    tls::set(h as usize | TRACED);
-    trace::init();
-    if !trace::on() {
-        tls::set(h as usize);
-    }
+    tls::set(h as usize);
     // Outside our locks and with this thread's heap set: pthread_atfork may call malloc.
     super::fork::register();
+    trace::init();
     trace::rec(kind::HEAP_START, 0, h as usize, adopted as usize, 0, 0);
     if let Some(k) = key {
         // SAFETY: a valid key; the value is only passed back to thread_exit.

@@ -52,8 +52,8 @@ fn set_errno(e: i32) {
 /// sizes, the spy) is malloc_slow's.
 #[inline(always)]
 pub fn malloc(size: usize) -> *mut u8 {
-    if size <= MAX_SMALL {
-        let h = heap::mine_fast();
+    if size <= MAX_SMALL && !trace::on() {
+        let h = heap::mine_if_any();
         if !h.is_null() {
             // SAFETY: the calling thread's own heap (heaps are never freed), on its thread.
             let p = unsafe {
@@ -172,8 +172,11 @@ pub unsafe fn free(p: *mut u8) {
     if p.is_null() {
         return;
     }
+    if trace::on() {
+        trace_free(p);
+    }
     let b = Block::of(p as usize);
-    let me = heap::mine_fast();
+    let me = heap::mine_if_any();
     // SAFETY: every pointer we hand out has its block header there (block.rs). A small block's
     // owner is a heap, a huge one's HUGE_OWNER: equal to ours only for our own small objects.
     if unsafe { (*b).owner() } == me {
@@ -195,17 +198,6 @@ pub unsafe fn free(p: *mut u8) {
 #[cold]
 #[inline(never)]
 unsafe extern "C" fn free_other(b: *mut Block, p: *mut u8) {
-    if trace::on() {
-        // Every free comes here while the spy is on (heap::mine_fast), our own objects too.
-        trace_free(p);
-        let me = heap::mine_if_any();
-        // SAFETY: as in free: a small block's owner is a heap, a huge one's never ours.
-        if !me.is_null() && unsafe { (*b).owner() } == me {
-            // SAFETY: our own heap, on its own thread; `p` is a live object of its block.
-            unsafe { (*me).free_local(b, p as usize) };
-            return;
-        }
-    }
     // SAFETY: every pointer we hand out has its block header there.
     let magic = unsafe { (*b).magic };
     if magic == MAGIC_HUGE {

@@ -156,9 +156,6 @@ pub fn init() {
         .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
         .is_err()
     {
-        // Decided, or being decided: by this thread (open or atexit came back to malloc) or by
-        // another. Not waiting keeps both from hanging; a heap made meanwhile stays untraced
-        // (heap.rs), which only a thread started before the process's first malloc could see.
         return;
     }
     // SAFETY: getenv reads the environment without allocating; the name is NUL-terminated.
@@ -239,7 +236,6 @@ extern "C" fn at_exit() {
 /// In a forked child (fork.rs): no more records (the parent writes its own).
 pub fn after_fork_in_child() {
     ON.store(false, Ordering::Relaxed);
-    super::heap::untrace_mine();
     // SAFETY: the child's only thread; the shared lock was free at fork (fork_lock).
     unsafe { SHARED_BUF.clear() };
     if let Some(b) = super::heap::my_trace_buf() {
