@@ -44,14 +44,16 @@ macro_rules! name {
 /// The throwing forms, `name(size[, align]) = allocation;`: a naked entry that calls the
 /// allocation (`$name::alloc`, ordinary Rust) and returns its result, or, when it is null, restores
 /// the arguments and jumps to libstdc++'s operator (`$name::next`), which then runs as if the
-/// program had called it: whatever it throws unwinds straight to the program's frames. The stack
-/// stays 16-byte aligned at each call (the entry sees it 8 off, as every function does).
+/// program had called it: whatever it throws unwinds straight to the program's frames. Both
+/// argument registers are kept whatever the form (a one-argument form's `rsi` is just carried),
+/// and the stack stays 16-byte aligned at each call (the entry sees it 8 off, as every function
+/// does).
 macro_rules! throwing {
-    ($($name:ident($size:ident) = $alloc:expr;)*) => {$(
+    ($($name:ident($($arg:ident),+) = $alloc:expr;)*) => {$(
         #[allow(non_snake_case)]
         mod $name {
             use super::*;
-            pub extern "C" fn alloc($size: usize) -> *mut c_void {
+            pub extern "C" fn alloc($($arg: usize),+) -> *mut c_void {
                 $alloc.cast()
             }
             #[cold]
@@ -61,39 +63,7 @@ macro_rules! throwing {
         }
         #[no_mangle]
         #[unsafe(naked)]
-        pub extern "C" fn $name(size: usize) -> *mut c_void {
-            std::arch::naked_asm!(
-                "push rdi",
-                "call {alloc}",
-                "pop rdi",
-                "test rax, rax",
-                "jz 2f",
-                "ret",
-                "2:",
-                "push rdi",
-                "call {next}",
-                "pop rdi",
-                "jmp rax",
-                alloc = sym $name::alloc,
-                next = sym $name::next,
-            )
-        }
-    )*};
-    ($($name:ident($size:ident, $align:ident) = $alloc:expr;)*) => {$(
-        #[allow(non_snake_case)]
-        mod $name {
-            use super::*;
-            pub extern "C" fn alloc($size: usize, $align: usize) -> *mut c_void {
-                $alloc.cast()
-            }
-            #[cold]
-            pub extern "C" fn next() -> *mut c_void {
-                super::next(name!($name))
-            }
-        }
-        #[no_mangle]
-        #[unsafe(naked)]
-        pub extern "C" fn $name(size: usize, align: usize) -> *mut c_void {
+        pub extern "C" fn $name($($arg: usize),+) -> *mut c_void {
             std::arch::naked_asm!(
                 "push rdi",
                 "push rsi",
@@ -175,8 +145,6 @@ macro_rules! delete {
 throwing! {
     _Znwm(size) = ptmalloc::malloc(size);
     _Znam(size) = ptmalloc::malloc(size);
-}
-throwing! {
     _ZnwmSt11align_val_t(size, align) = ptmalloc::memalign(align, size);
     _ZnamSt11align_val_t(size, align) = ptmalloc::memalign(align, size);
 }

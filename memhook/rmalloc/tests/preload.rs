@@ -129,17 +129,34 @@ fn needs_only_libc() {
     }
 }
 
-/// The library links nothing of Rust's standard library (lib.rs: `no_std` under the rmalloc
-/// profile), so a program maps only the allocator's pages: no std symbol, and a small text.
-#[test]
-fn no_standard_library() {
+/// `readelf -SW -s` of the library: its section headers, then its symbols.
+fn readelf_sections_symbols() -> String {
     let o = Command::new("readelf")
         .args(["-SW", "-s"])
         .arg(lib())
         .output()
         .expect("run readelf");
     assert!(o.status.success(), "readelf -SW -s librmalloc.so");
-    let out = stdout(&o);
+    stdout(&o)
+}
+
+/// The allocated sections in `readelf -SW` output: (name, address, size).
+fn sections(out: &str) -> Vec<(&str, u64, u64)> {
+    // Section headers: "[Nr] Name Type Address Off Size ...".
+    out.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
+            let hex = |s: &str| u64::from_str_radix(s, 16).ok();
+            Some((*f.first()?, hex(f.get(2)?)?, hex(f.get(4)?)?))
+        })
+        .collect()
+}
+
+/// The library links nothing of Rust's standard library (lib.rs: `no_std` under the rmalloc
+/// profile), so a program maps only the allocator's pages: no std symbol, and a small text.
+#[test]
+fn no_standard_library() {
+    let out = readelf_sections_symbols();
     let std_syms: Vec<&str> = out
         .lines()
         .filter_map(|l| l.split_whitespace().nth(7))
@@ -150,12 +167,10 @@ fn no_standard_library() {
         "std is linked in: {:?}",
         &std_syms[..std_syms.len().min(5)]
     );
-    let text: u64 = out
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
-            (f.first()?.starts_with(".text")).then(|| u64::from_str_radix(f[4], 16).ok())?
-        })
+    let text: u64 = sections(&out)
+        .iter()
+        .filter(|(name, _, _)| name.starts_with(".text"))
+        .map(|&(_, _, size)| size)
         .sum();
     assert!(text > 0 && text < 96 << 10, "text is {text} bytes");
 }
@@ -165,22 +180,13 @@ fn no_standard_library() {
 /// exit goes through one), and no `pthread_atfork` stub linked in at the far end.
 #[test]
 fn hot_code_together() {
-    let o = Command::new("readelf")
-        .args(["-SW", "-s"])
-        .arg(lib())
-        .output()
-        .expect("run readelf");
-    assert!(o.status.success(), "readelf -SW -s librmalloc.so");
-    let out = stdout(&o);
-    // Section headers: "[Nr] Name Type Address Off Size ...".
+    let out = readelf_sections_symbols();
+    let sections = sections(&out);
     let section = |name: &str| -> Option<(u64, u64)> {
-        out.lines().find_map(|l| {
-            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
-            (f.first() == Some(&name)).then(|| {
-                let hex = |s: &str| u64::from_str_radix(s, 16).unwrap();
-                (hex(f[2]), hex(f[4]))
-            })
-        })
+        sections
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|&(_, addr, size)| (addr, size))
     };
     let (lo, size) = section(".text.rmalloc_hot").expect("a .text.rmalloc_hot section");
     assert!(
