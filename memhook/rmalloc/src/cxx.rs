@@ -61,6 +61,9 @@ macro_rules! throwing {
                 super::next(name!($name))
             }
         }
+        // SAFETY (of the naked body): it keeps the C ABI. It touches only rdi, rsi and rax
+        // (caller-saved) and its own pushes, which it pops before returning or jumping, and
+        // calls with the stack 16-byte aligned; the jump goes to a function of this signature.
         #[no_mangle]
         #[unsafe(naked)]
         pub extern "C" fn $name($($arg: usize),+) -> *mut c_void {
