@@ -17,13 +17,13 @@
 //!    `INSERT BEFORE .text` adds the section to ld's default script
 //!    rather than replacing it; rustc puts each function in its own `.text.<symbol>` section, so
 //!    the patterns below pick them by mangled name.
+//! 3. Built with the `rmalloc` profile (panic=abort), the library is `no_std` (lib.rs): without
+//!    std's panic, formatting and backtrace code it has 35 KiB of text instead of 290, and a
+//!    program maps 13 of its pages instead of 35 (then 1 and 2 matter only for std builds). Any
+//!    other profile unwinds, which a `no_std` crate cannot, so it keeps std. Cargo tells a build
+//!    script neither the profile nor its panic strategy (CARGO_CFG_PANIC is the target's
+//!    default), but OUT_DIR is `<target>/[<triple>/]<profile>/build/<package>-<hash>/out`.
 fn main() {
-    // 3. Built with the `rmalloc` profile (panic=abort), the library is `no_std` (lib.rs):
-    //    without std's panic, formatting and backtrace machinery it is a fraction of its size,
-    //    and every program that preloads it maps that many fewer pages. Any other profile
-    //    unwinds (a no_std crate cannot), so it keeps std. Cargo tells a build script neither
-    //    the profile nor its panic strategy (CARGO_CFG_PANIC is the target's default), but
-    //    OUT_DIR is `<target>/[<triple>/]<profile>/build/<package>-<hash>/out`.
     println!("cargo::rustc-check-cfg=cfg(rmalloc_nostd)");
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let profile = std::path::Path::new(&out)
