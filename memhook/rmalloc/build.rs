@@ -19,7 +19,7 @@
 //!    the patterns below pick them by mangled name.
 //! 3. Built with the `rmalloc` profile (panic=abort), the library is `no_std` (lib.rs): without
 //!    std's panic, formatting and backtrace code it has 35 KiB of text instead of 290, and a
-//!    program maps 13 of its pages instead of 35 (then 1 and 2 matter only for std builds). Any
+//!    program maps 13 of its pages instead of 35 (1 then matters only to std builds). Any
 //!    other profile unwinds, which a `no_std` crate cannot, so it keeps std. Cargo tells a build
 //!    script neither the profile nor its panic strategy (CARGO_CFG_PANIC is the target's
 //!    default), but OUT_DIR is `<target>/[<triple>/]<profile>/build/<package>-<hash>/out`.
