@@ -223,8 +223,15 @@ fn c_line_probe_chooses_eager_limit_per_pair() {
             [&far[..], &near_ns("0"), &["--mca", "btl_sm_far_ns", "0"]].concat(),
             Some("eager 4096 (streams 4096)"),
         ),
+        // Every pair near: both thresholds above any figure, so that a slow VM state (a
+        // 270 ns line) or a preempted partner (milliseconds) does not make the pair far.
         (
-            [&far[..], &near_ns("100000000")].concat(),
+            [
+                &far[..],
+                &near_ns("100000000"),
+                &["--mca", "btl_sm_far_ns", "100000000"],
+            ]
+            .concat(),
             Some("eager 16384"),
         ),
         (vec![], Some("eager ")),
