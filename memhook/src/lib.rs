@@ -151,16 +151,6 @@ macro_rules! export_malloc {
     () => {};
 }
 
-/// In librmalloc.so (memhook/rmalloc, built with memhook's `allocator` feature): exports the
-/// ptmalloc allocator's malloc family whatever the provider, without interposing munmap & co.
-#[cfg(feature = "allocator")]
-#[macro_export]
-macro_rules! export_allocator {
-    () => {
-        $crate::__memhook_export_malloc_family!();
-    };
-}
-
 /// The ptmalloc provider's node-shared range of huge allocations, as (memfd, base, length):
 /// peers of an MPI job may map it to read large malloc'd buffers by memcpy. Made on first use;
 /// None for other providers or when it is off (`MEMHOOK_PTMALLOC_SHARED=0`).
