@@ -23,6 +23,13 @@ pub const GENERAL: &[(&str, &str, &str)] = &[
         "1: waiting ranks yield the CPU at once (on by default when oversubscribed)",
     ),
     (
+        "mpi_thread_level",
+        "funneled",
+        "the level MPI_Init asks for, as MPI_Init_thread's required: single, funneled, \
+         serialized or multiple (or 0-3), e.g. to run a single-threaded program under \
+         MULTIPLE's locking; as Open MPI's OMPI_MPI_THREAD_LEVEL",
+    ),
+    (
         "mpi_async_progress",
         "0",
         "1: a progress thread in each rank advances non-blocking operations (rendezvous, \

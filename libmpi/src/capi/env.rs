@@ -43,9 +43,42 @@ fn init_or_fail(call: &str, level: c_int) -> c_int {
     }
 }
 
+/// The level MPI_Init asks for: `mpi_thread_level`, FUNNELED when unset.
+fn init_level() -> Result<c_int> {
+    let Ok(v) = std::env::var("RMPI_MCA_mpi_thread_level") else {
+        return Ok(THREAD_FUNNELED);
+    };
+    match v
+        .trim()
+        .to_ascii_lowercase()
+        .trim_start_matches("mpi_thread_")
+    {
+        "single" | "0" => Ok(0),
+        "funneled" | "1" => Ok(THREAD_FUNNELED),
+        "serialized" | "2" => Ok(THREAD_SERIALIZED),
+        "multiple" | "3" => Ok(THREAD_MULTIPLE),
+        _ => Err(Error::new(
+            ErrorClass::Arg,
+            format!(
+                "invalid value {v:?} for MCA parameter mpi_thread_level: expected single, \
+                 funneled, serialized or multiple (or 0-3)"
+            ),
+        )),
+    }
+}
+
 mpi_fn! {
     fn MPI_Init / PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
-        init_or_fail("MPI_Init", THREAD_FUNNELED)
+        let level = match init_level() {
+            Ok(l) => l,
+            Err(e) => runtime::fail_init(e.code(), &format!("MPI_Init: {e}")),
+        };
+        let rc = init_or_fail("MPI_Init", level);
+        if rc == MPI_SUCCESS {
+            // MPI_Query_thread reports what the asked-for level gave.
+            PROVIDED.store(super::session::provided_level(level), std::sync::atomic::Ordering::Relaxed);
+        }
+        rc
     }
 }
 

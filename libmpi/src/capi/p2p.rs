@@ -283,17 +283,22 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Waitall / PMPI_Waitall(count: c_int, requests: *mut Handle, statuses: *mut MpiStatus) -> c_int {
-        let ready = |rt: &mut Runtime| {
+        // Under MULTIPLE it is asked at every progress turn: it resumes at the first request it
+        // found incomplete (a complete one stays so until this call retires it), so a window
+        // of 64 is not read again per turn.
+        let mut first = 0;
+        let ready = move |rt: &mut Runtime| {
             if count <= 0 || requests.is_null() {
                 return true;
             }
-            (0..count as usize).all(|i| {
+            while first < count as usize {
                 // SAFETY: the caller passes `count` requests.
-                match request_id(unsafe { *requests.add(i) }) {
-                    Ok(Some(id)) => request_ready(rt, id),
-                    _ => true,
+                match request_id(unsafe { *requests.add(first) }) {
+                    Ok(Some(id)) if !request_ready(rt, id) => return false,
+                    _ => first += 1,
                 }
-            })
+            }
+            true
         };
         call_ready("MPI_Waitall", crate::comm::WORLD, ready, |rt| {
             if count < 0 {
