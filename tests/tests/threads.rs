@@ -70,6 +70,66 @@ fn c_threads_call_at_once_under_multiple() {
     }
 }
 
+/// Biased MULTIPLE (runtime.rs `BIAS`): the initialising thread calls alone without a lock
+/// (windows of Isend/Irecv, Sendrecv, a window's fence and put), then a second thread's first
+/// call, after a random delay, takes the runtime away while the first loops on calls and then
+/// waits for a reply that needs the second's messages; both then exchange at once
+/// (tests/c/thread_bias.c, every byte checked). Seeds vary where the revocation lands.
+#[test]
+fn c_second_thread_revokes_the_bias() {
+    let p = c_program("tests/c/thread_bias.c");
+    for (np, seeds) in [(2, 1..7), (3, 7..11)] {
+        for seed in seeds {
+            let seed = seed.to_string();
+            no_errors(np, "60", &p, &[&seed], &format!("np {np} seed {seed}"));
+        }
+    }
+}
+
+/// `--mca mpi_thread_level` makes MPI_Init ask for that level (tests/c/thread_level.c); a
+/// value that names no level stops MPI_Init with a message naming the parameter.
+#[test]
+fn c_mpi_thread_level_sets_what_mpi_init_asks_for() {
+    let p = c_program("tests/c/thread_level.c");
+    let prog = p.to_str().expect("utf-8 path");
+    for (v, want) in [
+        (None, "funneled"),
+        (Some("multiple"), "multiple"),
+        (Some("MPI_THREAD_SERIALIZED"), "serialized"),
+        (Some("0"), "single"),
+    ] {
+        let mut args = vec!["--timeout", "30", "-np", "2"];
+        if let Some(v) = v {
+            args.extend(["--mca", "mpi_thread_level", v]);
+        }
+        args.push(prog);
+        let r = mpirun(&args);
+        r.assert_ok();
+        assert!(
+            r.stdout.contains(&format!("provided {want}")),
+            "{v:?}:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+    let r = mpirun(&[
+        "--timeout",
+        "30",
+        "-np",
+        "2",
+        "--mca",
+        "mpi_thread_level",
+        "many",
+        prog,
+    ]);
+    assert!(!r.ok(), "the job should fail:\n{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("mpi_thread_level") && r.stderr.contains("\"many\""),
+        "{}",
+        r.stderr
+    );
+}
+
 /// `prog args` at `np` ranks, oversubscribed, bounded by `timeout` seconds: it must end well and
 /// print " No Errors".
 fn no_errors(np: usize, timeout: &str, prog: &std::path::Path, args: &[&str], what: &str) {
