@@ -1270,7 +1270,7 @@ impl Runtime {
     ///
     /// # Safety
     /// As `recv_now`.
-    #[inline(never)]
+    #[inline]
     pub unsafe fn recv_now_yielding(
         &mut self,
         comm: usize,
@@ -1283,6 +1283,9 @@ impl Runtime {
         // give it up before anything was written.
         if !unsafe { self.recv_direct_begin(comm, buf, cap, src, tag) } {
             return None;
+        }
+        if !self.pml.recv_direct_waiting() {
+            return self.pml.recv_direct_end();
         }
         // As `progress_until`; the word goes back to what the other threads' waits say.
         self.pml.set_waiting(true);

@@ -60,18 +60,21 @@ fn recv(
     // (errors included) takes the general path below.
     if let (Some(n), Ok(c)) = (plain_bytes(buf, count, datatype), comm_index(comm)) {
         let mut got = None;
-        // SAFETY: MPI_Recv's contract: buf has room for count elements, n bytes.
-        let fast = runtime::try_with(|rt| {
-            got = unsafe { rt.recv_now(c, buf.cast(), n, source, tag) };
-            got.is_some()
-        }) || (runtime::is_multiple()
+        let fast = if runtime::is_multiple() {
             // Under MULTIPLE (where `try_with` steps aside): a direct receive that gives the
             // runtime up to any other thread before a message matches.
-            && runtime::try_with_nowait(|rt| {
-                // SAFETY: as above.
+            runtime::try_with_nowait(|rt| {
+                // SAFETY: MPI_Recv's contract: buf has room for count elements, n bytes.
                 got = unsafe { rt.recv_now_yielding(c, buf.cast(), n, source, tag) };
                 got.is_some()
-            }));
+            })
+        } else {
+            runtime::try_with(|rt| {
+                // SAFETY: as above.
+                got = unsafe { rt.recv_now(c, buf.cast(), n, source, tag) };
+                got.is_some()
+            })
+        };
         if fast {
             let st = got.expect("set when try_with says so");
             // SAFETY: status is MPI_STATUS_IGNORE or writable, per the standard.
