@@ -9,7 +9,7 @@
 //! takes no lock at all.
 
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{compiler_fence, AtomicBool, AtomicI32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicI32, AtomicU8, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::btl::sm::SmBtl;
@@ -52,11 +52,14 @@ struct Slot {
     /// the whole run; under SERIALIZED and MULTIPLE the one inside a call, else `FREE`. 0 while
     /// MPI is not running.
     owner: AtomicUsize,
-    /// Written by the owner only: true while a call runs, so that a call from inside a
-    /// callback is refused; read by a thread revoking the bias, which waits for it to clear.
-    busy: AtomicBool,
-    /// Written by the biased owner only: true while it runs `held` between calls.
-    holding: AtomicBool,
+    /// Written by the owner only: its id while a call runs, else 0, so that a call from inside
+    /// a callback is refused and code inside a call knows it is (`held`); read by a thread
+    /// revoking the bias, which waits for it to clear.
+    busy: AtomicUsize,
+    /// Written by the biased owner only: its id while it runs `held` between calls, else 0.
+    /// Until it ends, the runtime stays that thread's even if the bias is being revoked (a
+    /// runtime call inside `held` enters on it).
+    holding: AtomicUsize,
     /// Owner-only.
     rt: UnsafeCell<Option<Runtime>>,
 }
@@ -74,8 +77,8 @@ unsafe impl Sync for Slot {}
 
 static SLOT: Slot = Slot {
     owner: AtomicUsize::new(0),
-    busy: AtomicBool::new(false),
-    holding: AtomicBool::new(false),
+    busy: AtomicUsize::new(0),
+    holding: AtomicUsize::new(0),
     rt: UnsafeCell::new(None),
 };
 
@@ -176,7 +179,10 @@ impl Drop for Taken {
 fn take() -> Result<Taken> {
     let me = this_thread();
     // The biased owner: no read-modify-write (`enter` checks again once `busy` is set).
-    if SLOT.owner.load(Ordering::Acquire) == me && BIAS.load(Ordering::Relaxed) == BIASED {
+    if (SLOT.owner.load(Ordering::Acquire) == me && BIAS.load(Ordering::Relaxed) == BIASED)
+        || SLOT.holding.load(Ordering::Relaxed) == me
+        || SLOT.busy.load(Ordering::Relaxed) == me
+    {
         return Ok(Taken { give_back: false });
     }
     match SLOT
@@ -196,15 +202,15 @@ fn take() -> Result<Taken> {
 /// under it, and the second load costs an L1 hit.
 #[inline(always)]
 fn enter(me: usize) -> bool {
-    SLOT.busy.store(true, Ordering::Relaxed);
+    SLOT.busy.store(me, Ordering::Relaxed);
     // Only the compiler may not reorder here: `revoke_bias`'s membarrier puts a full barrier
     // into this thread wherever it runs, so either the revoker sees `busy` set or this load
     // sees `owner` revoked.
     compiler_fence(Ordering::SeqCst);
-    if SLOT.owner.load(Ordering::Relaxed) == me {
+    if SLOT.owner.load(Ordering::Relaxed) == me || SLOT.holding.load(Ordering::Relaxed) == me {
         return true;
     }
-    SLOT.busy.store(false, Ordering::Release);
+    SLOT.busy.store(0, Ordering::Release);
     false
 }
 
@@ -253,7 +259,7 @@ fn revoke_bias() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     let mut tries = 0u32;
-    while SLOT.busy.load(Ordering::Acquire) || SLOT.holding.load(Ordering::Acquire) {
+    while SLOT.busy.load(Ordering::Acquire) != 0 || SLOT.holding.load(Ordering::Acquire) != 0 {
         tries += 1;
         if tries < 64 {
             std::hint::spin_loop();
@@ -323,7 +329,7 @@ pub fn try_with(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
 /// `try_with`'s body, on the thread that owns the runtime now.
 #[inline(always)]
 fn run_try(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
-    if SLOT.busy.load(Ordering::Relaxed) || !enter(this_thread()) {
+    if SLOT.busy.load(Ordering::Relaxed) != 0 || !enter(this_thread()) {
         return false;
     }
     let _busy = Busy;
@@ -381,7 +387,7 @@ impl Drop for Busy {
     #[inline(always)]
     fn drop(&mut self) {
         // Release: a revoking thread that sees it clear sees the call's work.
-        SLOT.busy.store(false, Ordering::Release);
+        SLOT.busy.store(0, Ordering::Release);
     }
 }
 
@@ -448,7 +454,7 @@ fn run_owned<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
 /// `run_owned`, for an application call (`app`) or the async progress thread's turn.
 #[inline(always)]
 fn run_owned_by<R>(app: bool, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
-    if SLOT.busy.load(Ordering::Relaxed) {
+    if SLOT.busy.load(Ordering::Relaxed) != 0 {
         return err(
             ErrorClass::Other,
             "MPI called re-entrantly (from inside an MPI callback)",
@@ -460,7 +466,7 @@ fn run_owned_by<R>(app: bool, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Resu
     }
     let _busy = Busy;
     // SAFETY: we are the owner thread (checked by the caller) and no other borrow of the
-    // runtime is live (`busy` was false); `owner` is set only while `rt` holds a runtime.
+    // runtime is live (`busy` was clear); `owner` is set only while `rt` holds a runtime.
     match unsafe { &mut *SLOT.rt.get() } {
         Some(rt) => {
             let watched = app && crate::async_progress::on();
@@ -666,10 +672,12 @@ pub fn poll_outside<R>(mut attempt: impl FnMut(&mut Runtime) -> Result<Option<R>
 /// owner thread, this is one load; otherwise as `with`.
 #[inline]
 pub fn held<R>(f: impl FnOnce() -> R) -> Result<R> {
-    if SLOT.owner.load(Ordering::Acquire) == this_thread()
-        && (BIAS.load(Ordering::Relaxed) == UNBIASED
-            || SLOT.busy.load(Ordering::Relaxed)
-            || SLOT.holding.load(Ordering::Relaxed))
+    let me = this_thread();
+    // Inside a call of this thread (`busy`; `owner` may read REVOKED there while the bias is
+    // being revoked), inside its `held`, or the owner of an unbiased runtime.
+    if SLOT.busy.load(Ordering::Relaxed) == me
+        || SLOT.holding.load(Ordering::Relaxed) == me
+        || (SLOT.owner.load(Ordering::Acquire) == me && BIAS.load(Ordering::Relaxed) == UNBIASED)
     {
         return Ok(f());
     }
@@ -684,11 +692,12 @@ fn held_taken<R>(f: impl FnOnce() -> R) -> Result<R> {
     if taken.give_back {
         return Ok(f());
     }
-    SLOT.holding.store(true, Ordering::Relaxed);
+    let me = this_thread();
+    SLOT.holding.store(me, Ordering::Relaxed);
     // As in `enter`.
     compiler_fence(Ordering::SeqCst);
     let holding = Holding;
-    if SLOT.owner.load(Ordering::Relaxed) == this_thread() {
+    if SLOT.owner.load(Ordering::Relaxed) == me {
         return Ok(f());
     }
     drop(holding);
@@ -702,7 +711,7 @@ struct Holding;
 
 impl Drop for Holding {
     fn drop(&mut self) {
-        SLOT.holding.store(false, Ordering::Release);
+        SLOT.holding.store(0, Ordering::Release);
     }
 }
 
@@ -1499,7 +1508,7 @@ pub fn finalize() -> Result<()> {
     } else {
         None
     };
-    if SLOT.busy.load(Ordering::Relaxed) {
+    if SLOT.busy.load(Ordering::Relaxed) != 0 {
         return err(
             ErrorClass::Other,
             "MPI_Finalize called from inside an MPI callback",

@@ -3,7 +3,7 @@
  *
  * 1. alone: the main thread exchanges windows of Isend/Irecv with both neighbours, Sendrecv,
  *    an Iprobe, a window's fence and put (a table reached between calls, `runtime::held`), all
- *    without a lock, every byte checked;
+ *    without a lock, every byte checked; the window lives on, so progress visits its table;
  * 2. revoked while busy: a second thread starts after a random delay (argv[1] selects the
  *    seed) while the main thread loops on MPI_Iprobe and MPI_Comm_rank and then waits in
  *    MPI_Recv for a reply that the right neighbour's second thread sends only after a token
@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
     MPI_Put(&rank, 1, MPI_INT, right, 0, 1, MPI_INT, win);
     MPI_Win_fence(0, win);
     if (*base != left && errs++ < 5) fprintf(stderr, "rank %d: put gave %d\n", rank, *base);
-    MPI_Win_free(&win);
+    /* The window stays: every progress turn then visits the window table (`held` from
+     * inside a call), also while the bias is being revoked. */
 
     /* 2. revoked while busy */
     unsigned seed = argc > 1 ? (unsigned)atoi(argv[1]) : 1;
@@ -108,6 +109,7 @@ int main(int argc, char **argv) {
     for (int r = 0; r < 20; r++) exchange(cb, 200, r);
     pthread_join(t, NULL);
     for (int r = 0; r < 20; r++) exchange(MPI_COMM_WORLD, 300, r);
+    MPI_Win_free(&win);
 
     MPI_Comm_free(&ca);
     MPI_Comm_free(&cb);
