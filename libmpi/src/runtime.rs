@@ -202,6 +202,11 @@ fn take() -> Result<Taken> {
 /// under it, and the second load costs an L1 hit.
 #[inline(always)]
 fn enter(me: usize) -> bool {
+    // Another thread inside: this thread's `owner` check was read before a revocation that
+    // has completed since (the new owner is in a call).
+    if SLOT.busy.load(Ordering::Relaxed) != 0 {
+        return false;
+    }
     SLOT.busy.store(me, Ordering::Relaxed);
     // Only the compiler may not reorder here: `revoke_bias`'s membarrier puts a full barrier
     // into this thread wherever it runs, so either the revoker sees `busy` set or this load
@@ -329,7 +334,7 @@ pub fn try_with(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
 /// `try_with`'s body, on the thread that owns the runtime now.
 #[inline(always)]
 fn run_try(f: impl FnOnce(&mut Runtime) -> bool) -> bool {
-    if SLOT.busy.load(Ordering::Relaxed) != 0 || !enter(this_thread()) {
+    if !enter(this_thread()) {
         return false;
     }
     let _busy = Busy;
@@ -454,13 +459,14 @@ fn run_owned<R>(f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
 /// `run_owned`, for an application call (`app`) or the async progress thread's turn.
 #[inline(always)]
 fn run_owned_by<R>(app: bool, f: impl FnOnce(&mut Runtime) -> Result<R>) -> Result<R> {
-    if SLOT.busy.load(Ordering::Relaxed) != 0 {
+    let me = this_thread();
+    if SLOT.busy.load(Ordering::Relaxed) == me {
         return err(
             ErrorClass::Other,
             "MPI called re-entrantly (from inside an MPI callback)",
         );
     }
-    if !enter(this_thread()) {
+    if !enter(me) {
         // The bias was revoked between the caller's check and now.
         return with_taken(f);
     }
@@ -1508,7 +1514,7 @@ pub fn finalize() -> Result<()> {
     } else {
         None
     };
-    if SLOT.busy.load(Ordering::Relaxed) != 0 {
+    if SLOT.busy.load(Ordering::Relaxed) == this_thread() {
         return err(
             ErrorClass::Other,
             "MPI_Finalize called from inside an MPI callback",
