@@ -6,9 +6,15 @@ use crate::foreign::running::Found;
 use crate::signals::signal_name;
 
 /// Prints one diagnostic line to stderr. Unlike eprintln!, never panics when stderr is gone
-/// (`mpirun ... 2>&1 | head`): the teardown must still happen.
+/// (`mpirun ... 2>&1 | head`): the teardown must still happen. One write, newline included:
+/// `writeln!` on the unbuffered stderr writes the text and the newline apart, and the daemons
+/// of a multi-host job share mpirun's stderr, so another host's line could land in between
+/// (`--report-bindings` lines ran together that way).
 pub fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
+    let mut s = String::with_capacity(line.len() + 1);
+    s.push_str(line);
+    s.push('\n');
+    let _ = std::io::stderr().write_all(s.as_bytes());
 }
 
 /// Exit code when the job timed out (as timeout(1)).
