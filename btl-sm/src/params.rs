@@ -76,7 +76,7 @@ pub struct Params {
 
 /// Eager limits toward one peer: for a send that answers it (a message from it arrived after our
 /// last send to it: a ping-pong's latency) and for one that follows our own sends (a stream's
-/// bandwidth). `stream >= reply`.
+/// bandwidth).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EagerLimits {
     pub reply: usize,
@@ -117,24 +117,28 @@ pub const PAYLOAD_BYTES_MAX: usize = 1 << 30;
 /// (`channel::split_range`).
 pub const DEFAULT_FIFO_CELLS: usize = 128;
 pub const DEFAULT_PAYLOAD_BYTES: usize = 64 << 10;
-pub const DEFAULT_EAGER_LIMIT: usize = 16384;
-/// Far peers: an eager message crosses between the cores twice, a CMA read once. Measured with
-/// unmodified OSU 5.3 in the VM's slow state (probe 227-254 ns), 3 interleaved rounds: osu_bw
-/// 8/16 KiB 2088-2125/2210 MB/s eager, 3754-3774/5726-5829 by CMA (Open MPI 3389-3448/
-/// 5267-5418); osu_latency 8/16 KiB 4.64-4.79/8.68-8.98 us eager, 2.98-3.07/3.62-3.66 by CMA
-/// (Open MPI 3.11/3.78). Near pairs keep 16 KiB: eager wins there (osu_bw 8 KiB 23352 MB/s).
-pub const DEFAULT_EAGER_LIMIT_FAR: usize = 4096;
+/// Largest eager message of a stream of sends (a window of MPI_Isend), and of every send where
+/// the payload rings are small. Beyond it a window's messages go by rendezvous: two rings of 1
+/// MiB filled both ways by 32 KiB messages left osu_bibw 32 KiB at 11-23 GB/s eager against
+/// 25-29 by CMA in both VM states (unmodified OSU 5.3, 2 ranks, probe 54-60 and 250-270 ns).
+pub const DEFAULT_EAGER_LIMIT_STREAM: usize = 16384;
+/// Largest eager message that answers its peer (a ping-pong) where the payload rings are
+/// large (`EAGER_REPLY_MIN_PAYLOAD`). Unmodified OSU 5.3, 2 ranks, 3 interleaved rounds:
+/// osu_latency 32 KiB 0.84 us eager against 2.92 by CMA (probe 54-60 ns), 2.48-2.51 against
+/// 4.13-4.16 (probe 250-270 ns).
+pub const DEFAULT_EAGER_LIMIT: usize = 32768;
+/// Payload rings (bytes per ordered pair) from which replies are eager up to
+/// `DEFAULT_EAGER_LIMIT` by default: a 32 KiB message then takes at most a quarter of one.
+pub const EAGER_REPLY_MIN_PAYLOAD: usize = 128 << 10;
+/// Far peers (`btl_sm_eager_limit_far`): by default the eager limits themselves, so MPI_Init
+/// runs no line probe. The far limit of 4 KiB was measured when an eager message's copies cost
+/// more; with today's rings eager wins in every VM state (unmodified OSU 5.3, probe 250-270 ns:
+/// osu_latency 8/16 KiB 1.12/1.58 us eager against 2.66/3.32 by CMA, osu_bw 8/16 KiB 17.8/24.6
+/// GB/s against 9.1/12.1).
 /// Between the ~40 ns of ranks that share a cache and the 150-300 ns of other chiplets/sockets.
 pub const DEFAULT_NEAR_NS: u32 = 80;
-/// A stream of sends (a window of MPI_Isend) toward a peer between near and far: two copies
-/// that overlap (the sender's into the ring, the receiver's out of it) beat a CMA read per
-/// message and its handshake up to 8 KiB. Unmodified OSU 5.3, 2 ranks, probe 134-145 ns:
-/// osu_bw 8 KiB 15.0-15.4 GB/s eager against 10.4-11.8 by CMA (MPICH 11.3), osu_bibw 8 KiB
-/// 18.5-18.9 against 13.7-14.9; at 16 KiB CMA wins osu_bibw (23.0-24.8 against 21.2). A reply
-/// keeps the far limit: osu_latency 8 KiB 1.28-1.32 us by CMA against 1.50-1.53 eager.
-pub const DEFAULT_EAGER_LIMIT_STREAM: usize = 8192;
-/// Beyond this (the VM's slow state, other sockets) every message over the far limit takes CMA,
-/// as measured in the slow state (probe 227-254 ns, see `DEFAULT_EAGER_LIMIT_FAR`).
+/// Beyond this a peer gets the far limit for every send; between `near_ns` and this, replies
+/// get it and streams `eager_limit_stream` (no effect unless `btl_sm_eager_limit_far` is set).
 pub const DEFAULT_FAR_NS: u32 = 200;
 /// Sharing the copy pays from here: measured 1.6x at 64 KiB, 2x from 256 KiB (two cores copy).
 pub const DEFAULT_COOP_COPY_MIN: usize = 32768;
@@ -182,13 +186,16 @@ pub struct ParamInfo {
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "btl_sm_eager_limit",
-        default: "16384",
-        meaning: "largest message sent eagerly (bytes); larger ones use rendezvous",
+        default: "32768",
+        meaning: "largest message sent eagerly (bytes); larger ones use rendezvous. By \
+                  default 32768 for a send that answers its peer (a ping-pong) when the \
+                  payload rings are 128 KiB or more (up to 16 local ranks), else 16384; see \
+                  btl_sm_eager_limit_stream",
     },
     ParamInfo {
         name: "btl_sm_eager_limit_far",
-        default: "4096",
-        meaning: "eager limit toward a local peer that the line probe at MPI_Init finds far \
+        default: "32768",
+        meaning: "(default: btl_sm_eager_limit, so no probe runs) eager limit toward a local peer that the line probe at MPI_Init finds far \
                   (one-way cache-line transfer above btl_sm_near_ns: another chiplet or \
                   socket); the probe runs only when this is below btl_sm_eager_limit, with \
                   per-pair channels, and when no rank is oversubscribed",
@@ -201,10 +208,11 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "btl_sm_eager_limit_stream",
-        default: "8192",
-        meaning: "eager limit toward a local peer the line probe finds neither near nor \
-                  beyond btl_sm_far_ns, for a send that follows other sends to it (a window \
-                  of sends); a send that answers the peer keeps btl_sm_eager_limit_far",
+        default: "16384",
+        meaning: "eager limit of a send that follows other sends to the same peer (a window \
+                  of sends), at most btl_sm_eager_limit; btl_sm_eager_limit when that is \
+                  given alone. Toward a peer the line probe finds between btl_sm_near_ns and \
+                  btl_sm_far_ns it applies while replies keep btl_sm_eager_limit_far",
     },
     ParamInfo {
         name: "btl_sm_far_ns",
@@ -372,11 +380,6 @@ impl Params {
                 ))
             }),
         };
-        let eager_limit = bytes("btl_sm_eager_limit", DEFAULT_EAGER_LIMIT)?;
-        let eager_limit_far = bytes("btl_sm_eager_limit_far", DEFAULT_EAGER_LIMIT_FAR)?;
-        let near_ns = nanos("btl_sm_near_ns", DEFAULT_NEAR_NS)?;
-        let eager_limit_stream = bytes("btl_sm_eager_limit_stream", DEFAULT_EAGER_LIMIT_STREAM)?;
-        let far_ns = nanos("btl_sm_far_ns", DEFAULT_FAR_NS)?;
         let single_copy = match lookup("btl_sm_single_copy") {
             None => SingleCopy::Auto,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -479,6 +482,26 @@ impl Params {
             1 << 20,
             1 << 46,
         )?;
+        // Replies eager up to 32 KiB only where a payload ring holds four such messages (few
+        // ranks; the FIFO layout's fragments are smaller). A limit the user gives is every
+        // send's limit unless btl_sm_eager_limit_stream is given too.
+        let pairs = n_local <= fastbox_max_procs;
+        let auto_eager = if pairs && payload_bytes >= EAGER_REPLY_MIN_PAYLOAD {
+            DEFAULT_EAGER_LIMIT
+        } else {
+            DEFAULT_EAGER_LIMIT_STREAM
+        };
+        let eager_given = lookup("btl_sm_eager_limit").is_some();
+        let eager_limit = bytes("btl_sm_eager_limit", auto_eager)?;
+        let stream_default = if eager_given {
+            eager_limit
+        } else {
+            DEFAULT_EAGER_LIMIT_STREAM.min(eager_limit)
+        };
+        let eager_limit_stream = bytes("btl_sm_eager_limit_stream", stream_default)?;
+        let eager_limit_far = bytes("btl_sm_eager_limit_far", eager_limit)?;
+        let near_ns = nanos("btl_sm_near_ns", DEFAULT_NEAR_NS)?;
+        let far_ns = nanos("btl_sm_far_ns", DEFAULT_FAR_NS)?;
         let p = Params {
             n_local,
             fifo_cells,
@@ -519,22 +542,32 @@ impl Params {
     }
 
     /// The eager limits toward a peer the probe measured at `one_way_ns` (None: unmeasured,
-    /// or near).
+    /// or near): replies up to `eager_limit`, streams up to `eager_limit_stream`; a far peer
+    /// gets `eager_limit_far` for both, a mid-distance one (between `near_ns` and `far_ns`)
+    /// for replies.
     pub fn eager_limits_for(&self, one_way_ns: Option<u32>) -> EagerLimits {
         let far = self.eager_limit_far.min(self.eager_limit);
+        let stream = self.eager_limit_stream.min(self.eager_limit);
         match one_way_ns {
-            Some(ns) if ns > self.far_ns => EagerLimits::both(far),
+            Some(ns) if ns > self.far_ns => self.eager_limits_far(),
             Some(ns) if ns > self.near_ns => EagerLimits {
                 reply: far,
-                stream: self.eager_limit_stream.clamp(far, self.eager_limit),
+                stream: stream.max(far),
             },
-            _ => EagerLimits::both(self.eager_limit),
+            _ => EagerLimits {
+                reply: self.eager_limit,
+                stream,
+            },
         }
     }
 
     /// The eager limits toward a peer known to be far without a probe (another L3).
     pub fn eager_limits_far(&self) -> EagerLimits {
-        EagerLimits::both(self.eager_limit_far.min(self.eager_limit))
+        let far = self.eager_limit_far.min(self.eager_limit);
+        EagerLimits {
+            reply: far,
+            stream: far.min(self.eager_limit_stream),
+        }
     }
 
     /// The tunables that size the segment in this mode, with their values (for messages).
@@ -645,26 +678,74 @@ mod tests {
 
     #[test]
     fn eager_limits_by_distance() {
+        // By default every peer gets the same limits and no probe runs.
         let p = with(&[], 2).unwrap();
-        let near = EagerLimits::both(DEFAULT_EAGER_LIMIT);
+        let near = EagerLimits {
+            reply: DEFAULT_EAGER_LIMIT,
+            stream: DEFAULT_EAGER_LIMIT_STREAM,
+        };
+        assert!(!p.probes_peers());
         assert_eq!(p.eager_limits_for(None), near);
+        assert_eq!(p.eager_limits_for(Some(DEFAULT_FAR_NS + 1)), near);
+        // With a far limit: mid-distance replies and every far send take it.
+        let p = with(&[("btl_sm_eager_limit_far", "4k")], 2).unwrap();
+        assert!(p.probes_peers());
         assert_eq!(p.eager_limits_for(Some(DEFAULT_NEAR_NS)), near);
         let mid = EagerLimits {
-            reply: DEFAULT_EAGER_LIMIT_FAR,
+            reply: 4096,
             stream: DEFAULT_EAGER_LIMIT_STREAM,
         };
         assert_eq!(p.eager_limits_for(Some(DEFAULT_NEAR_NS + 1)), mid);
         assert_eq!(p.eager_limits_for(Some(DEFAULT_FAR_NS)), mid);
-        let far = EagerLimits::both(DEFAULT_EAGER_LIMIT_FAR);
+        let far = EagerLimits::both(4096);
         assert_eq!(p.eager_limits_for(Some(DEFAULT_FAR_NS + 1)), far);
         assert_eq!(p.eager_limits_far(), far);
         // The stream limit stays between the far limit and the eager limit.
-        let p = with(&[("btl_sm_eager_limit_stream", "64k")], 2).unwrap();
+        let p = with(
+            &[
+                ("btl_sm_eager_limit_far", "4k"),
+                ("btl_sm_eager_limit_stream", "64k"),
+            ],
+            2,
+        )
+        .unwrap();
         assert_eq!(p.eager_limits_for(Some(150)).stream, DEFAULT_EAGER_LIMIT);
-        let p = with(&[("btl_sm_eager_limit_stream", "0")], 2).unwrap();
+        let p = with(
+            &[
+                ("btl_sm_eager_limit_far", "4k"),
+                ("btl_sm_eager_limit_stream", "0"),
+            ],
+            2,
+        )
+        .unwrap();
         assert_eq!(p.eager_limits_for(Some(150)), far);
         assert!(with(&[("btl_sm_far_ns", "x")], 2).is_err());
         assert!(with(&[("btl_sm_eager_limit_stream", "-1")], 2).is_err());
+    }
+
+    /// Replies go eager up to 32 KiB only with large payload rings; a given eager limit is
+    /// every send's.
+    #[test]
+    fn eager_limit_auto_and_given() {
+        let p = with(&[], 64).unwrap();
+        assert!(p.payload_bytes < EAGER_REPLY_MIN_PAYLOAD);
+        assert_eq!(p.eager_limit, DEFAULT_EAGER_LIMIT_STREAM);
+        assert_eq!(p.eager_limit_stream, DEFAULT_EAGER_LIMIT_STREAM);
+        let p = with(&[("btl_sm_fastbox_max_procs", "1")], 2).unwrap();
+        assert_eq!(p.eager_limit, DEFAULT_EAGER_LIMIT_STREAM);
+        let p = with(&[("btl_sm_eager_limit", "64k")], 2).unwrap();
+        assert_eq!(p.eager_limits_for(None), EagerLimits::both(65536));
+        let p = with(&[("btl_sm_eager_limit", "4k")], 2).unwrap();
+        assert_eq!(p.eager_limits_for(None), EagerLimits::both(4096));
+        let p = with(
+            &[
+                ("btl_sm_eager_limit", "4k"),
+                ("btl_sm_eager_limit_stream", "8k"),
+            ],
+            2,
+        )
+        .unwrap();
+        assert_eq!(p.eager_limits_for(None), EagerLimits::both(4096));
     }
 
     #[test]
@@ -677,7 +758,7 @@ mod tests {
                 fifo_cells: DEFAULT_FIFO_CELLS,
                 payload_bytes: BOOST_PAYLOAD_MAX,
                 eager_limit: DEFAULT_EAGER_LIMIT,
-                eager_limit_far: DEFAULT_EAGER_LIMIT_FAR,
+                eager_limit_far: DEFAULT_EAGER_LIMIT,
                 near_ns: DEFAULT_NEAR_NS,
                 eager_limit_stream: DEFAULT_EAGER_LIMIT_STREAM,
                 far_ns: DEFAULT_FAR_NS,

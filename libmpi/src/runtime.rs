@@ -920,8 +920,9 @@ impl Runtime {
                 };
                 // A descheduled sender would stall the receiver that asked it for help.
                 let coop = params.coop_copy_min > 0 && !yield_when_idle;
-                // Far peers get a smaller eager limit (btl_sm_eager_limit_far),
-                // measured per pair (btl/sm.rs).
+                // Every peer gets the same limits unless btl_sm_eager_limit_far asks for a
+                // line probe of each pair (btl/sm.rs).
+                let n_sm = transport.n();
                 let eager = crate::btl::sm::probe_eager_limits(
                     &transport,
                     &params,
@@ -937,9 +938,9 @@ impl Runtime {
                 if doorbells {
                     sm.enable_doorbells();
                 }
-                if let Some(eager) = eager {
-                    sm.set_eager_limits(eager);
-                }
+                sm.set_eager_limits(
+                    eager.unwrap_or_else(|| vec![params.eager_limits_for(None); n_sm]),
+                );
                 // MPI_Alloc_mem from a memfd the peers map: their reads of it are a memcpy.
                 if params.xmem && cma {
                     if let Err(e) = crate::xmem::start(params.xmem_size) {

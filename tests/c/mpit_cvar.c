@@ -13,7 +13,7 @@ static int errs = 0;
 
 int main(int argc, char **argv) {
     int provided, n, ncat, rank = 0;
-    unsigned long want = argc > 1 ? strtoul(argv[1], NULL, 10) : 16384;
+    unsigned long want = argc > 1 ? strtoul(argv[1], NULL, 10) : 32768;
     CHECK(MPI_T_cvar_get_num(&n) == MPI_T_ERR_NOT_INITIALIZED, "get_num before init_thread");
     CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS, "init_thread");
     CHECK(MPI_T_cvar_get_num(&n) == MPI_SUCCESS && n > 10, "cvar_get_num %d", n);

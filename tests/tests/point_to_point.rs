@@ -128,7 +128,17 @@ fn c_rendezvous_windows_read_together() {
     for (np, mca) in [
         ("2", &[][..]),
         ("3", &[][..]),
-        ("2", &["--mca", "btl_sm_near_ns", "0"][..]),
+        (
+            "2",
+            &[
+                "--mca",
+                "btl_sm_eager_limit_far",
+                "4k",
+                "--mca",
+                "btl_sm_near_ns",
+                "0",
+            ][..],
+        ),
         ("2", &["--mca", "btl_sm_coop_window_min", "0"][..]),
         ("3", &["--mca", "btl_sm_single_copy", "none"][..]),
     ] {
@@ -189,12 +199,12 @@ fn c_rendezvous_split_with_the_sender() {
     }
 }
 
-/// The line probe at MPI_Init gives each local pair its own eager limit: every pair far
-/// (`btl_sm_near_ns 0`: 4 KiB, so 4-16 KiB messages go by rendezvous; with `btl_sm_far_ns`
-/// above the pair's figure a stream of sends is eager up to `btl_sm_eager_limit_stream`,
-/// below it not), every pair near, by
-/// default (either), and no probe when the far limit is not below the eager limit or ranks are
-/// oversubscribed. The blocking-receive
+/// With `btl_sm_eager_limit_far` below the eager limit, the line probe at MPI_Init gives each
+/// local pair its own eager limits: every pair far (`btl_sm_near_ns 0`: 4 KiB, so 4-32 KiB
+/// messages go by rendezvous; with `btl_sm_far_ns` above the pair's figure a stream of sends
+/// is eager up to `btl_sm_eager_limit_stream`, below it not), every pair near (replies up to
+/// the eager limit, streams up to the stream limit); and no probe by default, when the far
+/// limit is not below the eager limit, or when ranks are oversubscribed. The blocking-receive
 /// program's messages (eager, multi-fragment, rendezvous) all arrive intact.
 #[test]
 fn c_line_probe_chooses_eager_limit_per_pair() {
@@ -232,10 +242,10 @@ fn c_line_probe_chooses_eager_limit_per_pair() {
                 &["--mca", "btl_sm_far_ns", "100000000"],
             ]
             .concat(),
-            Some("eager 16384"),
+            Some("eager 32768 (streams 16384)"),
         ),
-        (vec![], Some("eager ")),
-        (vec!["--mca", "btl_sm_eager_limit_far", "16k"], None),
+        (vec![], None),
+        (vec!["--mca", "btl_sm_eager_limit_far", "32k"], None),
         (
             [&far[..], &["--mca", "btl_sm_eager_limit", "4096"]].concat(),
             None,

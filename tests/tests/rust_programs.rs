@@ -27,9 +27,11 @@ fn ring_at_1_2_4_8() {
     }
 }
 
-/// Sizes around the inline limit (48), 4 KiB, the default eager limit (16384), 1 MiB, 16 MiB.
-const SIZES: [&str; 12] = [
-    "0", "1", "47", "48", "4095", "4096", "4097", "16383", "16384", "16385", "1048576", "16777216",
+/// Sizes around the inline limit (48), 4 KiB, the default eager limits (16384 for a stream,
+/// 32768 for a reply), 1 MiB, 16 MiB.
+const SIZES: [&str; 15] = [
+    "0", "1", "47", "48", "4095", "4096", "4097", "16383", "16384", "16385", "32767", "32768",
+    "32769", "1048576", "16777216",
 ];
 
 #[test]

@@ -312,7 +312,7 @@ struct Flow {
 impl Flow {
     fn new(btl: &dyn Btl, peer: usize, eager_limit: usize) -> Flow {
         let eager = btl.eager_limit(peer).unwrap_or(eager_limit);
-        let eager_stream = btl.eager_limit_stream(peer).unwrap_or(eager).max(eager);
+        let eager_stream = btl.eager_limit_stream(peer).unwrap_or(eager);
         let frag = btl.max_eager_frag().saturating_sub(wire::MATCH_LEN);
         let (split_lo, split_hi) = split_lens(btl);
         Flow {
