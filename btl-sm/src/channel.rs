@@ -3,7 +3,7 @@
 //! Header cell (32 B, half a cache line):
 //! ```text
 //! +0 stamp: u32   absolute cell index + 1 (wrapping); stored last, Release — the publication point
-//! +4 len: u16     fragment bytes (hdr + data) of an inline fragment (at most 132 cells' worth)
+//! +4 len: u16     fragment bytes (hdr + data) of an inline fragment (at most 66 cells' worth)
 //! +6 tag: u8
 //! +7 kind: u8     KIND_CELLS: the bytes follow at +8 (len <= 24: this cell only; longer: on
 //!                 into the next cells, contiguous); KIND_PAYLOAD: in the payload ring
@@ -58,12 +58,16 @@ const KIND_PAYLOAD: u8 = 1;
 /// No fragment: the cells from here to the ring's end are skipped (an inline span that would
 /// wrap starts again at cell 0).
 const KIND_PAD: u8 = 2;
-/// Most cells one inline fragment spans: 66 lines carry a 4144-byte fragment (a 4 KiB message
-/// with its match header). Inline beats the payload ring by about 0.1 µs of one-way latency
-/// from 0.5 to 4 KiB (the receiver fetches one contiguous run of lines it starts prefetching as
-/// soon as it sees the stamp). A span also takes at most half the ring give or take two cells
-/// (`inline_ok`), so that a ring of a few spans never stalls on the padding at its end.
-pub const INLINE_CELLS_MAX: u32 = 132;
+/// Most cells one inline fragment spans: 33 lines carry a 2104-byte fragment (a 2 KiB message
+/// with its match header; a 4 KiB reply goes as two such halves, `split_range`). Inline beats
+/// the payload ring by about 0.1 µs of one-way latency from 0.5 to 4 KiB (the receiver fetches
+/// one contiguous run of lines it starts prefetching as soon as it sees the stamp). A window of
+/// whole 4 KiB messages moves faster through the payload ring, leaving the cells to the
+/// messages around it (unmodified OSU 5.3, 2 ranks, probe 55-60 ns, 3 interleaved rounds:
+/// osu_bw 4 KiB 36.2 against 31.8 GB/s with 132-cell spans, osu_bibw 35.9 against 32.2). A span also
+/// takes at most half the ring give or take two cells (`inline_ok`), so that a ring of a few
+/// spans never stalls on the padding at its end.
+pub const INLINE_CELLS_MAX: u32 = 66;
 
 /// One atomic no-op per page of a header ring (`cell_mask + 1` cells at `cells`), on the stamp
 /// words every process accesses only atomically: maps those pages here (`Tx::prefault`,
@@ -98,7 +102,7 @@ const FREE_EVERY: u32 = 8;
 
 /// Fragment sizes (bytes, exclusive lower and inclusive upper bound) that move faster as two
 /// fragments of half the size in a ring of `cells` cells: those over a quarter of the ring (and
-/// two cells), or over 66 cells, that could still travel inline in it. The pml splits only a
+/// two cells), or over 66 cells, whose halves could still travel inline in it. The pml splits only a
 /// message that answers its peer (a ping-pong); a window goes whole. A window of such messages (4 KiB in the
 /// default 128-line ring) otherwise mostly takes the payload ring, as only one fits inline at a
 /// time; halves fit several. OSU osu_bw 4 KiB, 2 ranks, slow state: 2.2 GB/s through the
@@ -107,17 +111,17 @@ const FREE_EVERY: u32 = 8;
 const SPLIT_FROM_CELLS: u32 = 66;
 pub fn split_range(cells: u32) -> Option<(usize, usize)> {
     let lo = (cells / 4 + 2).min(SPLIT_FROM_CELLS);
-    let hi = (cells / 2 + 2).min(INLINE_CELLS_MAX);
+    let hi = (cells / 2 + 2).min(2 * INLINE_CELLS_MAX);
     (lo < hi).then(|| {
         let bytes = |k: u32| k as usize * CELL - OFF_INLINE;
         (bytes(lo), bytes(hi))
     })
 }
 
-/// Whether a fragment of `k` cells may travel inline in a ring of `cells` cells: at most half
-/// of it, and two cells more, which lets a 4 KiB message (130 cells) travel inline in the
-/// default 128-line ring when that is empty (a ping-pong: 0.61 us one way in the fast state
-/// against 0.66 through the payload ring).
+/// Whether a fragment of `k` cells may travel inline in a ring of `cells` cells: at most
+/// `INLINE_CELLS_MAX`, and half of the ring and two cells more (in a small ring a span as large
+/// as that is still faster than the payload ring for a ping-pong: 0.61 us one way at 4 KiB in
+/// the fast state against 0.66).
 #[inline(always)]
 fn inline_ok(k: u32, cells: u32) -> bool {
     k <= INLINE_CELLS_MAX && 2 * k <= cells + 4

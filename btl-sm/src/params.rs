@@ -172,6 +172,17 @@ pub const AUTO_BUDGET: usize = 256 << 20;
 /// ring's bandwidth, unmodified OSU, in both VM states); pages nobody writes cost nothing.
 pub const BOOST_BUDGET: usize = 32 << 20;
 pub const BOOST_PAYLOAD_MAX: usize = 1 << 20;
+/// With few ranks, header rings grow up to BOOST_CELLS_MAX lines (16 KiB) while all of them stay
+/// within BOOST_CELLS_BUDGET (up to 16 ranks): a window of 128-byte messages then fits inline,
+/// and more of 256 B-2 KiB. Unmodified OSU 5.3, 2 ranks, 6 interleaved rounds, against 128 lines
+/// (and 132-cell spans) at probe 250-280 ns: osu_bibw 128 B-4 KiB +8-26 %, osu_bw 512 B-2 KiB
+/// +3-8 %, osu_latency 2/4 KiB 0.62/1.02 against 0.65/1.10 us, but 1 KiB 0.54 against 0.49 and
+/// osu_bw 1-16 B -3-6 %; at probe 55-60 ns osu_bibw 128 B-1 KiB +11-25 %, osu_bw 512 B-1 KiB
+/// +15-20 %. 512 lines won more in windows (osu_bibw 512 B +41 % slow, +35 % fast) but lost
+/// osu_latency 1/2 KiB (0.62/0.72 us slow) and osu_bw 1-16 B (-5-11 % slow): a ring that large
+/// leaves the L1 of two ranks sharing a core, and costs the slow state more per line.
+pub const BOOST_CELLS_BUDGET: usize = 4 << 20;
+pub const BOOST_CELLS_MAX: usize = 256;
 /// Hard ceiling on a segment, to turn absurd explicit settings into an error instead of ENOMEM later.
 pub const SEGMENT_MAX: usize = 1 << 40;
 
@@ -633,9 +644,12 @@ pub(crate) fn auto_size(n: usize) -> (usize, usize) {
         cells = (cells / 2).max(FIFO_CELLS_MIN);
         payload = (payload / 2).max(PAYLOAD_BYTES_MIN);
     }
-    // Few ranks: larger payload rings, within BOOST_BUDGET for all pairs together.
+    // Few ranks: larger rings, within the boost budgets for all pairs together.
     while payload < BOOST_PAYLOAD_MAX && pairs.saturating_mul(payload * 2) <= BOOST_BUDGET {
         payload *= 2;
+    }
+    while cells < BOOST_CELLS_MAX && pairs.saturating_mul(cells * 2 * 64) <= BOOST_CELLS_BUDGET {
+        cells *= 2;
     }
     (cells, payload)
 }
@@ -755,7 +769,7 @@ mod tests {
             p,
             Params {
                 n_local: 4,
-                fifo_cells: DEFAULT_FIFO_CELLS,
+                fifo_cells: BOOST_CELLS_MAX,
                 payload_bytes: BOOST_PAYLOAD_MAX,
                 eager_limit: DEFAULT_EAGER_LIMIT,
                 eager_limit_far: DEFAULT_EAGER_LIMIT,
@@ -777,7 +791,7 @@ mod tests {
                 xmem_size: crate::xmem::DEFAULT_SIZE,
             }
         );
-        assert_eq!(with(&[], 1).unwrap().fifo_cells, DEFAULT_FIFO_CELLS);
+        assert_eq!(with(&[], 1).unwrap().fifo_cells, BOOST_CELLS_MAX);
     }
 
     #[test]
@@ -785,7 +799,8 @@ mod tests {
         let mut last = (usize::MAX, usize::MAX);
         for n in 1..=1024 {
             let (c, b) = auto_size(n);
-            assert!(c.is_power_of_two() && (FIFO_CELLS_MIN..=DEFAULT_FIFO_CELLS).contains(&c));
+            assert!(c.is_power_of_two() && (FIFO_CELLS_MIN..=BOOST_CELLS_MAX).contains(&c));
+            assert!(c <= DEFAULT_FIFO_CELLS || n * (n - 1) * c * 64 <= BOOST_CELLS_BUDGET);
             assert!(b.is_power_of_two() && (PAYLOAD_BYTES_MIN..=BOOST_PAYLOAD_MAX).contains(&b));
             assert!(b <= DEFAULT_PAYLOAD_BYTES || n * (n - 1) * b <= BOOST_BUDGET);
             assert!(c <= last.0 && b <= last.1, "monotone in n");
@@ -796,10 +811,11 @@ mod tests {
             );
             last = (c, b);
         }
-        assert_eq!(auto_size(2), (128, 1 << 20));
-        assert_eq!(auto_size(6), (128, 1 << 20));
-        assert_eq!(auto_size(8), (128, 512 << 10));
-        assert_eq!(auto_size(16), (128, 128 << 10));
+        assert_eq!(auto_size(2), (256, 1 << 20));
+        assert_eq!(auto_size(6), (256, 1 << 20));
+        assert_eq!(auto_size(8), (256, 512 << 10));
+        assert_eq!(auto_size(16), (256, 128 << 10));
+        assert_eq!(auto_size(17), (128, 65536));
         assert_eq!(auto_size(32), (128, 65536));
         assert_eq!(auto_size(64), (64, 32768));
         assert_eq!(auto_size(1024), (4, 1024));
