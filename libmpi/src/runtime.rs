@@ -258,10 +258,16 @@ fn revoke_bias() {
     let held = SLOT.owner.swap(REVOKED, Ordering::AcqRel);
     // SAFETY: membarrier takes plain integers and touches no memory of ours.
     let barrier = |cmd: libc::c_int| unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0, 0) } == 0;
-    // Registered at init; the global command (slower) covers a kernel that refuses anyway.
+    // Registered at init (no bias otherwise); the global command (slower) covers a kernel
+    // that refuses anyway. Without either, no wait would order the owner's plain stores
+    // against the swap: end the process rather than let two threads into the runtime.
     if !barrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) && !barrier(MEMBARRIER_CMD_GLOBAL) {
-        // No barrier at all: wait long enough for any store in flight to drain instead.
-        std::thread::sleep(std::time::Duration::from_millis(10));
+        eprintln!(
+            "rmpi: MPI_THREAD_MULTIPLE: membarrier(2) failed after it was registered ({}); \
+             aborting rather than run two threads in the library at once",
+            std::io::Error::last_os_error()
+        );
+        std::process::abort();
     }
     let mut tries = 0u32;
     while SLOT.busy.load(Ordering::Acquire) != 0 || SLOT.holding.load(Ordering::Acquire) != 0 {
@@ -635,6 +641,14 @@ fn with_poll_taken<R>(
     with_taken(f)
 }
 
+/// Under MULTIPLE, whether a wait inside the runtime gives it up: another thread waits for it
+/// (`WAITERS`), ranks are oversubscribed, or 2000 turns in a row moved nothing. One rule for
+/// `poll_outside`, `Runtime::spin_until` and `Runtime::recv_now_yielding`.
+#[inline(always)]
+fn leave_runtime(yield_when_idle: bool, idle: u32) -> bool {
+    WAITERS.load(Ordering::Relaxed) > 0 || yield_when_idle || idle > 2000
+}
+
 /// How a thread waits under MULTIPLE: `attempt` runs under the runtime, then (if it gave
 /// nothing) a progress turn and `attempt` again, and so on while no other thread waits for the
 /// runtime; the runtime is given back as soon as one does (`WAITERS`), so every thread's call
@@ -662,7 +676,7 @@ pub fn poll_outside<R>(mut attempt: impl FnMut(&mut Runtime) -> Result<Option<R>
             } else {
                 idle = idle.saturating_add(1);
             }
-            if WAITERS.load(Ordering::Relaxed) > 0 || rt.yield_when_idle || idle > 2000 {
+            if leave_runtime(rt.yield_when_idle, idle) {
                 return Ok(None);
             }
         })?;
@@ -1087,7 +1101,7 @@ impl Runtime {
         self.pml.set_waiting(true);
         let mut idle = 0u32;
         let done = loop {
-            if WAITERS.load(Ordering::Relaxed) > 0 || self.yield_when_idle || idle > 2000 {
+            if leave_runtime(self.yield_when_idle, idle) {
                 break false;
             }
             if self.pml.progress() > 0 {
@@ -1339,8 +1353,7 @@ impl Runtime {
         self.pml.set_waiting(true);
         let mut idle = 0u32;
         while self.pml.recv_direct_waiting() {
-            let others = WAITERS.load(Ordering::Relaxed) > 0;
-            if (others || self.yield_when_idle || idle > 2000) && self.pml.recv_direct_abandon() {
+            if leave_runtime(self.yield_when_idle, idle) && self.pml.recv_direct_abandon() {
                 break;
             }
             if self.pml.progress() > 0 {
