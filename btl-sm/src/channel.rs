@@ -102,12 +102,10 @@ const FREE_EVERY: u32 = 8;
 
 /// Fragment sizes (bytes, exclusive lower and inclusive upper bound) that move faster as two
 /// fragments of half the size in a ring of `cells` cells: those over a quarter of the ring (and
-/// two cells), or over 66 cells, whose halves could still travel inline in it. The pml splits only a
-/// message that answers its peer (a ping-pong); a window goes whole. A window of such messages (4 KiB in the
-/// default 128-line ring) otherwise mostly takes the payload ring, as only one fits inline at a
-/// time; halves fit several. OSU osu_bw 4 KiB, 2 ranks, slow state: 2.2 GB/s through the
-/// payload ring, 2.9 inline in a ring four times its size.
-/// Splitting pays from here in any ring (a ping-pong's 2.1 KiB, see `split_range`).
+/// two cells), or over 66 cells, whose halves could still travel inline in it. The pml splits
+/// only a message that answers its peer (a ping-pong: the receiver copies out the first half
+/// while the second is written); a window goes whole, through the payload ring beyond
+/// `INLINE_CELLS_MAX`. Splitting pays from here in any ring (a ping-pong's 2.1 KiB).
 const SPLIT_FROM_CELLS: u32 = 66;
 pub fn split_range(cells: u32) -> Option<(usize, usize)> {
     let lo = (cells / 4 + 2).min(SPLIT_FROM_CELLS);
