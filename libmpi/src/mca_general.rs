@@ -15,7 +15,8 @@ pub const GENERAL: &[(&str, &str, &str)] = &[
         "btl_base_verbose",
         "0",
         "1: each rank names its transports (and why ib is not used), the line probe's \
-         figures, and rendezvous counts at finalize",
+         figures, rendezvous counts at finalize, and under MPI_THREAD_MULTIPLE whether the \
+         runtime is biased to the initialising thread and when another thread ends that",
     ),
     (
         "mpi_yield_when_idle",

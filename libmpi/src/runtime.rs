@@ -9,7 +9,7 @@
 //! takes no lock at all.
 
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{compiler_fence, AtomicI32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicI32, AtomicU8, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::btl::sm::SmBtl;
@@ -44,6 +44,8 @@ const UNBIASED: u8 = 0;
 const BIASED: u8 = 1;
 const REVOKING: u8 = 2;
 static BIAS: AtomicU8 = AtomicU8::new(UNBIASED);
+/// `btl_base_verbose`: say when the bias is taken and revoked (stderr).
+static BIAS_VERBOSE: AtomicBool = AtomicBool::new(false);
 
 /// The runtime. A process-wide slot with an owner check rather than a `thread_local!`: in a
 /// shared library every thread-local access is a `__tls_get_addr` call, paid on every MPI call.
@@ -284,6 +286,13 @@ fn revoke_bias() {
         .owner
         .compare_exchange(REVOKED, next, Ordering::Release, Ordering::Relaxed);
     BIAS.store(UNBIASED, Ordering::Release);
+    if BIAS_VERBOSE.load(Ordering::Relaxed) {
+        eprintln!(
+            "rmpi: pid {}: MPI_THREAD_MULTIPLE: another thread called MPI; the runtime is no \
+             longer biased to the initialising thread",
+            std::process::id()
+        );
+    }
 }
 
 /// MULTIPLE: another thread is inside a call. Spin a little (calls are short), then yield the
@@ -857,6 +866,19 @@ pub fn init(level: Level) -> Result<()> {
             MAIN.store(this_thread(), Ordering::Release);
             if biased {
                 BIAS.store(BIASED, Ordering::Release);
+            }
+            if level == Level::Multiple && mca("btl_base_verbose").is_some_and(|v| v != "0") {
+                BIAS_VERBOSE.store(true, Ordering::Relaxed);
+                eprintln!(
+                    "rmpi: pid {}: MPI_THREAD_MULTIPLE: {}",
+                    std::process::id(),
+                    if biased {
+                        "the runtime is biased to the initialising thread until another \
+                         thread calls MPI"
+                    } else {
+                        "not biased (async progress thread, or no membarrier(2))"
+                    }
+                );
             }
             SLOT.owner.store(this_thread(), Ordering::Release);
             // A spawned process joins its parents before MPI_Init returns.

@@ -84,6 +84,28 @@ fn c_second_thread_revokes_the_bias() {
             no_errors(np, "60", &p, &[&seed], &format!("np {np} seed {seed}"));
         }
     }
+    // Each rank says it started biased and that a second thread revoked it.
+    let r = mpirun(&[
+        "--timeout",
+        "60",
+        "-np",
+        "2",
+        "--oversubscribe",
+        "--mca",
+        "btl_base_verbose",
+        "1",
+        p.to_str().expect("utf-8 path"),
+        "3",
+    ]);
+    assert!(
+        r.ok() && r.stdout.contains(" No Errors"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    for what in ["is biased to the initialising thread", "no longer biased"] {
+        assert_eq!(r.stderr.matches(what).count(), 2, "{what}:\n{}", r.stderr);
+    }
 }
 
 /// `--mca mpi_thread_level` makes MPI_Init ask for that level (tests/c/thread_level.c); a
