@@ -130,11 +130,12 @@ pub const DEFAULT_EAGER_LIMIT: usize = 32768;
 /// Payload rings (bytes per ordered pair) from which replies are eager up to
 /// `DEFAULT_EAGER_LIMIT` by default: a 32 KiB message then takes at most a quarter of one.
 pub const EAGER_REPLY_MIN_PAYLOAD: usize = 128 << 10;
-/// Far peers (`btl_sm_eager_limit_far`): by default the eager limits themselves, so MPI_Init
-/// runs no line probe. The far limit of 4 KiB was measured when an eager message's copies cost
-/// more; with today's rings eager wins in every VM state (unmodified OSU 5.3, probe 250-270 ns:
-/// osu_latency 8/16 KiB 1.12/1.58 us eager against 2.66/3.32 by CMA, osu_bw 8/16 KiB 17.8/24.6
-/// GB/s against 9.1/12.1).
+// Far peers (`btl_sm_eager_limit_far`): by default the eager limit itself, so MPI_Init runs no
+// line probe. The far limit of 4 KiB was measured when an eager message's copies cost more;
+// with today's rings eager wins in the fast and the slow VM state (unmodified OSU 5.3, probe
+// 250-270 ns: osu_latency 8/16 KiB 1.12/1.58 us eager against 2.66/3.32 by CMA, osu_bw 8/16
+// KiB 17.8/24.6 GB/s against 9.1/12.1); the middle state (120-200 ns) was not measured again.
+
 /// Between the ~40 ns of ranks that share a cache and the 150-300 ns of other chiplets/sockets.
 pub const DEFAULT_NEAR_NS: u32 = 80;
 /// Beyond this a peer gets the far limit for every send; between `near_ns` and this, replies
@@ -206,10 +207,11 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "btl_sm_eager_limit_far",
         default: "32768",
-        meaning: "(default: btl_sm_eager_limit, so no probe runs) eager limit toward a local peer that the line probe at MPI_Init finds far \
-                  (one-way cache-line transfer above btl_sm_near_ns: another chiplet or \
+        meaning: "eager limit toward a local peer that the line probe at MPI_Init finds \
+                  far (one-way cache-line transfer above btl_sm_near_ns: another chiplet or \
                   socket); the probe runs only when this is below btl_sm_eager_limit, with \
-                  per-pair channels, and when no rank is oversubscribed",
+                  per-pair channels, and when no rank is oversubscribed. Default: \
+                  btl_sm_eager_limit, so no probe runs",
     },
     ParamInfo {
         name: "btl_sm_near_ns",
