@@ -97,12 +97,7 @@ fn c_second_thread_revokes_the_bias() {
         p.to_str().expect("utf-8 path"),
         "3",
     ]);
-    assert!(
-        r.ok() && r.stdout.contains(" No Errors"),
-        "{}{}",
-        r.stdout,
-        r.stderr
-    );
+    r.assert_no_errors("np 2 seed 3, btl_base_verbose 1");
     for what in ["is biased to the initialising thread", "no longer biased"] {
         assert_eq!(r.stderr.matches(what).count(), 2, "{what}:\n{}", r.stderr);
     }
@@ -395,11 +390,6 @@ fn c_async_progress_thread_beside_application_threads() {
             "300000",
             "2100000",
         ]);
-        assert!(
-            r.ok() && r.stdout.contains(" No Errors"),
-            "{mode}:\n{}{}",
-            r.stdout,
-            r.stderr
-        );
+        r.assert_no_errors(mode);
     }
 }
