@@ -797,6 +797,11 @@ pub struct Runtime {
     waiting_marked: bool,
 }
 
+/// `btl_base_verbose` set to anything but 0.
+fn base_verbose() -> bool {
+    mca("btl_base_verbose").is_some_and(|v| v != "0")
+}
+
 fn mca(name: &str) -> Option<String> {
     std::env::var(format!("RMPI_MCA_{name}")).ok()
 }
@@ -867,7 +872,7 @@ pub fn init(level: Level) -> Result<()> {
             if biased {
                 BIAS.store(BIASED, Ordering::Release);
             }
-            if level == Level::Multiple && mca("btl_base_verbose").is_some_and(|v| v != "0") {
+            if level == Level::Multiple && base_verbose() {
                 BIAS_VERBOSE.store(true, Ordering::Relaxed);
                 eprintln!(
                     "rmpi: pid {}: MPI_THREAD_MULTIPLE: {}",
@@ -935,7 +940,7 @@ impl Runtime {
             ),
             None => None,
         };
-        let verbose = mca("btl_base_verbose").is_some_and(|v| v != "0");
+        let verbose = base_verbose();
         let sel = btl_ib::BtlSelection::from_env().map_err(other)?;
         let params = btl_sm::Params::from_env(local.len()).map_err(|e| other(e.to_string()))?;
         let seg = match pmi.as_mut() {
@@ -1491,7 +1496,7 @@ impl Runtime {
         // After the barrier: its own last sends may still wait in a transport (a tcp
         // connection still opening), and a peer waits for them in its barrier.
         self.progress_until(|p| p.queued() == 0 && p.btls_flushed());
-        if mca("btl_base_verbose").is_some_and(|v| v != "0") {
+        if base_verbose() {
             let s = self.pml.rndv_stats();
             eprintln!(
                 "rmpi: rank {}: rendezvous receives: {} read by single copy, {} split with the sender ({} of them left whole to it, {} read whole after all: the sender was late), {} streamed; {} single-copy reads by memcpy from the peer's shared source",
