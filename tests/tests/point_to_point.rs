@@ -71,6 +71,13 @@ fn c_request_free_while_active() {
     }
 }
 
+/// Small sends that complete at once share one request (`pml::SEND_DONE`): each handle still
+/// behaves as its own completed send in every completion, query, free and cancel call.
+#[test]
+fn c_sends_done_at_once_share_a_request() {
+    c_at_1_to_8("p2p_send_done");
+}
+
 #[test]
 fn c_thousands_of_requests() {
     c_at_1_to_8("p2p_many");

@@ -134,16 +134,15 @@ fn istart(
         // SAFETY: MPI_Isend's / MPI_Irecv's contract: buf holds count elements (n bytes) and
         // stays valid (for a receive: writable and untouched) until the request completes.
         let fast = runtime::try_with_nowait(|rt| unsafe {
-            let started = if send {
-                if rt.send_now(c, buf.cast(), n, peer, tag, false) {
-                    Some(pml::Started::Done(pml::Status::default()))
-                } else {
-                    None
-                }
+            id = if send {
+                // Gone whole: the shared completed request, no slot of its own.
+                rt.send_now(c, buf.cast(), n, peer, tag, false)
+                    .then_some(pml::SEND_DONE)
             } else {
-                rt.start_recv(c, buf.cast_mut().cast(), n, peer, tag).ok()
+                rt.start_recv(c, buf.cast_mut().cast(), n, peer, tag)
+                    .ok()
+                    .map(|s| rt.pml.request_for(s))
             };
-            id = started.map(|s| rt.pml.request_for(s));
             id.is_some()
         });
         if fast {

@@ -26,7 +26,7 @@ use crate::datatype::segment::{self, Msg};
 use crate::datatype::Layout;
 use crate::error::ErrorClass;
 use request::{Coop, Kind, Request, Requests, Rndv};
-pub use request::{ReqId, Status};
+pub use request::{ReqId, Status, SEND_DONE};
 use wire::{MatchHdr, RtsHdr};
 
 pub const ANY_SOURCE: i32 = -1;
