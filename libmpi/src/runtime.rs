@@ -1410,8 +1410,60 @@ impl Runtime {
         src: i32,
         tag: i32,
     ) -> Result<Started> {
+        Ok(match self.recv_ctx(comm, src, tag)? {
+            None => Started::Done(Self::proc_null_status()),
+            // SAFETY: forwarded from this function's contract.
+            Some(ctx) => match unsafe { self.pml.post_recv(buf, cap, ctx, src, tag) } {
+                Some(req) => Started::Pending(req),
+                // SAFETY: as above.
+                None => unsafe { self.pml.irecv_msg(Msg::bytes(buf, cap), ctx, src, tag) },
+            },
+        })
+    }
+
+    /// `start_recv` when it can post at once (no error, not MPI_PROC_NULL, no message waiting
+    /// unexpected): the new request's id, else None. MPI_Irecv's fast path: an id comes back
+    /// in a register, where a `Result<Started>` went through memory and stalled on store
+    /// forwarding.
+    ///
+    /// # Safety
+    /// As `start_recv`.
+    #[inline]
+    pub unsafe fn post_recv(
+        &mut self,
+        comm: usize,
+        buf: *mut u8,
+        cap: usize,
+        src: i32,
+        tag: i32,
+    ) -> Option<ReqId> {
+        let ctx = self.recv_ctx(comm, src, tag).ok()??;
         // SAFETY: forwarded from this function's contract.
-        unsafe { self.start_recv_msg(comm, Msg::bytes(buf, cap), src, tag) }
+        unsafe { self.pml.post_recv(buf, cap, ctx, src, tag) }
+    }
+
+    /// The context a receive from `src` on `comm` matches in, after checking the tag and the
+    /// rank; None for MPI_PROC_NULL.
+    #[inline]
+    fn recv_ctx(&self, comm: usize, src: i32, tag: i32) -> Result<Option<u32>> {
+        Self::check_tag(tag, true)?;
+        let c = self.comm(comm)?;
+        if src == PROC_NULL {
+            return Ok(None);
+        }
+        if src != crate::pml::ANY_SOURCE {
+            c.world_of(src)?;
+        }
+        Ok(Some(c.ctx))
+    }
+
+    /// What a receive from MPI_PROC_NULL completes with.
+    fn proc_null_status() -> Status {
+        Status {
+            source: PROC_NULL,
+            tag: crate::pml::ANY_TAG,
+            ..Status::default()
+        }
     }
 
     /// Start a receive into message `m` from communicator rank `src` (or ANY_SOURCE).
@@ -1427,21 +1479,11 @@ impl Runtime {
         src: i32,
         tag: i32,
     ) -> Result<Started> {
-        Self::check_tag(tag, true)?;
-        let c = self.comm(comm)?;
-        if src == PROC_NULL {
-            return Ok(Started::Done(Status {
-                source: PROC_NULL,
-                tag: crate::pml::ANY_TAG,
-                ..Status::default()
-            }));
-        }
-        if src != crate::pml::ANY_SOURCE {
-            c.world_of(src)?;
-        }
-        let ctx = c.ctx;
-        // SAFETY: forwarded from this function's contract.
-        Ok(unsafe { self.pml.irecv_msg(m, ctx, src, tag) })
+        Ok(match self.recv_ctx(comm, src, tag)? {
+            None => Started::Done(Self::proc_null_status()),
+            // SAFETY: forwarded from this function's contract.
+            Some(ctx) => unsafe { self.pml.irecv_msg(m, ctx, src, tag) },
+        })
     }
 
     /// Dissemination barrier over the communicator's collective context: ceil(log2 n) rounds.

@@ -69,6 +69,12 @@ fn run_free(free: Option<FreeFn>, extra: usize) -> c_int {
     free.map_or(MPI_SUCCESS, |f| unsafe { f(extra as *mut c_void) })
 }
 
+/// No generalized request exists (`finish` and `query` then return the status as it is).
+#[inline]
+pub(super) fn none_live() -> bool {
+    LIVE.load(Ordering::Relaxed) == 0
+}
+
 /// A completion call retired request `id` with status `st`: if it was a generalized request,
 /// its query_fn gives the status and its free_fn runs.
 #[inline]

@@ -790,6 +790,32 @@ impl Pml {
     /// # Safety
     /// Every byte `m` maps to must stay writable, and not be otherwise accessed, until the
     /// receive completes.
+    /// Post a receive of `cap` contiguous bytes at `buf` when no message waits unexpected (the
+    /// message-rate path, a window of MPI_Irecv): its request, or None (`irecv_msg` then).
+    /// Scalars in, an id out: a `Msg` or `Started` passed through memory stalled on store
+    /// forwarding.
+    ///
+    /// # Safety
+    /// As `irecv`.
+    #[inline]
+    pub unsafe fn post_recv(
+        &mut self,
+        buf: *mut u8,
+        cap: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+    ) -> Option<ReqId> {
+        let st = &mut self.st;
+        if !st.unexpected.is_empty() {
+            return None;
+        }
+        let req = st.reqs.insert_recv(buf, cap, ctx, src, tag, None);
+        st.posted.push(req, ctx, src, tag);
+        st.big_posted += (cap >= BIG_RECV) as usize;
+        Some(req)
+    }
+
     pub unsafe fn irecv_msg(&mut self, m: Msg, ctx: u32, src: i32, tag: i32) -> Started {
         let (buf, cap, layout) = (m.ptr, m.len, m.layout);
         let st = &mut self.st;
@@ -951,6 +977,12 @@ impl Pml {
     #[inline]
     pub fn take_if_complete(&mut self, req: ReqId) -> Option<Status> {
         self.st.reqs.take_complete(req)
+    }
+
+    /// `take_if_complete`, handing the status to `f` where it lies (`Requests::take_complete_with`).
+    #[inline(always)]
+    pub fn take_complete_with<R>(&mut self, req: ReqId, f: impl FnOnce(&Status) -> R) -> Option<R> {
+        self.st.reqs.take_complete_with(req, f)
     }
 
     /// Remove a completed request and return its status.

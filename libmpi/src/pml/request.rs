@@ -427,6 +427,24 @@ impl Requests {
         Some(status)
     }
 
+    /// `take_complete`, handing the status to `f` where it lies instead of returning it (a
+    /// returned status goes through the stack: see MPI_Waitall).
+    #[inline(always)]
+    pub fn take_complete_with<R>(&mut self, id: ReqId, f: impl FnOnce(&Status) -> R) -> Option<R> {
+        let Some(slot) = self.slots.get_mut(id as usize) else {
+            return (id == SEND_DONE).then(|| f(&self.send_done.status));
+        };
+        let r = slot.as_ref()?;
+        if !r.complete || matches!(r.kind, Kind::Persistent { .. }) {
+            return None;
+        }
+        let out = f(&r.status);
+        *slot = None;
+        self.free.push(id);
+        self.live -= 1;
+        Some(out)
+    }
+
     /// How many requests exist (pending or completed but not yet freed).
     #[cfg(test)]
     pub fn live(&self) -> usize {
