@@ -237,7 +237,22 @@ mpi_fn! {
                 return Err(Error::new(ErrorClass::Request, "request pointer is NULL"));
             }
             // SAFETY: checked non-NULL; points to the caller's MPI_Request.
-            let st = match request_id(unsafe { *request })? {
+            let id = request_id(unsafe { *request })?;
+            // Complete already: the status goes to the caller from the request, as in
+            // MPI_Waitall.
+            if let Some(id) = id.filter(|_| super::grequest::none_live()) {
+                // SAFETY: status is MPI_STATUS_IGNORE or writable.
+                let done = rt.pml.take_complete_with(id, |st| unsafe {
+                    store_status(status, st);
+                    super::status_error(st)
+                });
+                if let Some(r) = done {
+                    // SAFETY: checked non-NULL.
+                    unsafe { *request = REQUEST_NULL as Handle };
+                    return r;
+                }
+            }
+            let st = match id {
                 None => empty_status(),
                 Some(id) => {
                     let st = super::grequest::finish(id, rt.wait(id)?);
