@@ -72,6 +72,8 @@ pub struct Params {
     pub xmem: bool,
     /// Address space reserved for that source (sparse: only touched pages cost memory).
     pub xmem_size: usize,
+    /// A window of MPI_Isend publishes its short fragments together (`channel::Tx::try_send_held`).
+    pub coalesce: bool,
 }
 
 /// Eager limits toward one peer: for a send that answers it (a message from it arrived after our
@@ -318,6 +320,13 @@ pub const PARAMS: &[ParamInfo] = &[
                   buffers use CMA; 0 = off (needs single copy: not with btl_sm_single_copy=none)",
     },
     ParamInfo {
+        name: "btl_sm_coalesce",
+        default: "1",
+        meaning: "in a window of MPI_Isend, messages of up to one header line are published \
+                  together, up to 16 at a time or at the next MPI call that waits or polls, so \
+                  the receiver reads lines the sender is done with; 0 = each at once",
+    },
+    ParamInfo {
         name: "btl_sm_xmem_size",
         default: "16g",
         meaning: "address space of that memfd (sparse: only touched pages are memory); \
@@ -477,18 +486,18 @@ impl Params {
             // 64 at least: the info line and the slot lines hold 64 bytes of fields.
             Some(v) => parse_pow2("btl_sm_cacheline_size", &v, 64, 4096)?,
         };
-        let xmem = match lookup("btl_sm_xmem") {
-            None => true,
+        let flag = |name: &str, default: bool| match lookup(name) {
+            None => Ok(default),
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "1" | "true" | "on" | "yes" => true,
-                "0" | "false" | "off" | "no" => false,
-                _ => {
-                    return Err(ParamError(format!(
-                        "invalid value {v:?} for MCA parameter btl_sm_xmem: expected 0 or 1"
-                    )))
-                }
+                "1" | "true" | "on" | "yes" => Ok(true),
+                "0" | "false" | "off" | "no" => Ok(false),
+                _ => Err(ParamError(format!(
+                    "invalid value {v:?} for MCA parameter {name}: expected 0 or 1"
+                ))),
             },
         };
+        let xmem = flag("btl_sm_xmem", true)?;
+        let coalesce = flag("btl_sm_coalesce", true)?;
         let xmem_size = count(
             "btl_sm_xmem_size",
             crate::xmem::DEFAULT_SIZE,
@@ -537,6 +546,7 @@ impl Params {
             line,
             xmem,
             xmem_size,
+            coalesce,
         };
         match Layout::try_new(&p) {
             Some(l) if l.total <= SEGMENT_MAX => Ok(p),
@@ -791,6 +801,7 @@ mod tests {
                 line: machine_line(),
                 xmem: true,
                 xmem_size: crate::xmem::DEFAULT_SIZE,
+                coalesce: true,
             }
         );
         assert_eq!(with(&[], 1).unwrap().fifo_cells, BOOST_CELLS_MAX);

@@ -49,6 +49,8 @@ pub struct SmTransport {
     split: Option<(usize, usize)>,
     /// Where the next poll starts (after the last peer that delivered).
     next_rx: usize,
+    /// Peers whose channel held a fragment back (`try_send_held`) since the last `flush_held`.
+    held: Vec<usize>,
     seg: Segment,
 }
 
@@ -159,6 +161,7 @@ impl SmTransport {
                 populate: false,
                 split: None,
                 next_rx: 0,
+                held: Vec::new(),
                 seg,
             });
         }
@@ -208,6 +211,7 @@ impl SmTransport {
                 (p.fifo_cells * crate::layout::CELL / crate::channel::CELL) as u32,
             ),
             next_rx: if me + 1 == l.n { 0 } else { me + 1 },
+            held: Vec::new(),
             seg,
         })
     }
@@ -399,6 +403,37 @@ impl SmTransport {
                 };
                 f.tx.try_send(&q, tag, hdr, data)
             }
+        }
+    }
+
+    /// `try_send` of a fragment that more will follow soon: the channel may hold it back
+    /// (`channel::Tx::try_send_held`) until the next fragment to `peer` or `flush_held`. The
+    /// Fifo layout sends it at once.
+    #[inline]
+    pub fn try_send_held(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        if self.fifo.is_some() || hdr.len() + data.len() > self.max_frag || peer == self.me {
+            return self.try_send(peer, tag, hdr, data);
+        }
+        let tx = &mut self.tx[peer];
+        let was = tx.holds();
+        let sent = tx.try_send_held(tag, hdr, data);
+        if !was && tx.holds() {
+            self.held.push(peer);
+        }
+        sent
+    }
+
+    /// Whether some channel may hold a fragment back (also true after a channel published its
+    /// held ones with a later fragment, until `flush_held`).
+    #[inline]
+    pub fn holds(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Publish every fragment `try_send_held` holds.
+    pub fn flush_held(&mut self) {
+        for peer in self.held.drain(..) {
+            self.tx[peer].flush();
         }
     }
 

@@ -979,6 +979,7 @@ impl Runtime {
                 if doorbells {
                     sm.enable_doorbells();
                 }
+                sm.set_coalesce(params.coalesce && !doorbells);
                 sm.set_eager_limits(
                     eager.unwrap_or_else(|| vec![params.eager_limits_for(None); n_sm]),
                 );

@@ -1,7 +1,8 @@
 /* Small MPI_Isends that complete at once share one completed request (as MPICH's lightweight
  * request): every completion, query, free and cancel call must treat each such handle as its
  * own completed send, alone and mixed with pending receives in arrays, and the message must
- * arrive whole. Ranks pair up (0-1, 2-3, ...); an odd last rank only checks its own calls. */
+ * arrive whole, also when the transport held it back to publish with the next ones (btl sm's
+ * coalescing). Ranks pair up (0-1, 2-3, ...); an odd last rank only checks its own calls. */
 #include "p2p_common.h"
 
 #define N 8
@@ -119,6 +120,30 @@ int main(int argc, char **argv) {
         if (peer != MPI_PROC_NULL)
             for (int i = 0; i < N; i++)
                 CHECK(in[i] == peer * 1000 + N + i, "round %d: message %d: %d", round, i, in[i]);
+    }
+
+    /* A small MPI_Isend that the transport may hold back to publish with the next ones must
+     * still go when the sender next waits or polls for anything: a blocking receive of the
+     * answer, or MPI_Iprobe in a loop. */
+    if (peer != MPI_PROC_NULL) {
+        int x = rank, y = -1;
+        for (int round = 0; round < 2; round++) {
+            if (rank < peer) {
+                MPI_Isend(&x, 1, MPI_INT, peer, 400, MPI_COMM_WORLD, &r);
+                if (round == 0) {
+                    MPI_Recv(&y, 1, MPI_INT, peer, 401, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else {
+                    flag = 0;
+                    while (!flag) MPI_Iprobe(peer, 401, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+                    MPI_Recv(&y, 1, MPI_INT, peer, 401, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                }
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(&y, 1, MPI_INT, peer, 400, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(&x, 1, MPI_INT, peer, 401, MPI_COMM_WORLD);
+            }
+            CHECK(y == peer, "round %d: answer %d from %d", round, y, peer);
+        }
     }
 
     /* Many outstanding at once, all retired by one Waitall after the receiver's answer. */

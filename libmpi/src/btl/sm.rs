@@ -24,6 +24,8 @@ pub struct SmBtl {
     eager: Vec<btl_sm::EagerLimits>,
     /// Ring the receiver's doorbell after each fragment (the job runs async progress threads).
     doorbells: bool,
+    /// `btl_sm_coalesce`: MPI_Isend's short fragments may wait to be published together.
+    coalesce: bool,
     /// By local peer: its pid once read (0: not yet). The pid shares the peer's slot line with
     /// its "waiting in MPI" word, which the peer writes at every blocking wait: reading it per
     /// rendezvous read cost a line transfer on the latency path.
@@ -47,6 +49,7 @@ impl SmBtl {
             xmem_reads: 0,
             eager: Vec::new(),
             doorbells: false,
+            coalesce: false,
             pids: vec![0; transport.n()],
             transport,
         }
@@ -56,6 +59,12 @@ impl SmBtl {
     /// sleep on them (`mpi_async_progress`, set for the whole job).
     pub fn enable_doorbells(&mut self) {
         self.doorbells = true;
+    }
+
+    /// Let MPI_Isend's short fragments wait to be published together (`btl_sm_coalesce`; not
+    /// with doorbells, whose ring follows each fragment).
+    pub fn set_coalesce(&mut self, on: bool) {
+        self.coalesce = on;
     }
 
     /// Per-peer eager limits (by local index), e.g. from `btl_sm::SmTransport::probe_peers`.
@@ -225,7 +234,23 @@ impl Btl for SmBtl {
 
     #[inline]
     fn progress(&mut self, f: &mut dyn FnMut(usize, u8, &[u8])) -> usize {
+        if self.transport.holds() {
+            self.transport.flush_held();
+        }
         self.transport.poll(f)
+    }
+
+    fn coalesces(&self) -> bool {
+        self.coalesce
+    }
+
+    #[inline]
+    fn try_send_batched(&mut self, peer: usize, tag: u8, hdr: &[u8], data: &[u8]) -> bool {
+        self.transport.try_send_held(peer, tag, hdr, data)
+    }
+
+    fn end_bursts(&mut self) {
+        self.transport.flush_held();
     }
 
     fn get(
