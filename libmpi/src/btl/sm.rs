@@ -253,6 +253,11 @@ impl Btl for SmBtl {
         self.transport.flush_held();
     }
 
+    /// Held fragments are still ours: MPI_Finalize's wait makes a progress turn for them.
+    fn flushed(&self) -> bool {
+        !self.transport.holds()
+    }
+
     fn get(
         &mut self,
         peer: usize,
