@@ -810,10 +810,7 @@ impl Pml {
         if !st.unexpected.is_empty() {
             return None;
         }
-        let req = st.reqs.insert_recv(buf, cap, ctx, src, tag, None);
-        st.posted.push(req, ctx, src, tag);
-        st.big_posted += (cap >= BIG_RECV) as usize;
-        Some(req)
+        Some(st.post(buf, cap, ctx, src, tag, None))
     }
 
     pub unsafe fn irecv_msg(&mut self, m: Msg, ctx: u32, src: i32, tag: i32) -> Started {
@@ -827,10 +824,7 @@ impl Pml {
                 .position(|u| matches(ctx, src, tag, &u.hdr))
         };
         let Some(i) = found else {
-            let req = st.reqs.insert_recv(buf, cap, ctx, src, tag, layout);
-            st.posted.push(req, ctx, src, tag);
-            st.big_posted += (cap >= BIG_RECV) as usize;
-            return Started::Pending(req);
+            return Started::Pending(st.post(buf, cap, ctx, src, tag, layout));
         };
         let u = st.unexpected.remove(i).expect("position found it");
         // SAFETY: forwarded contract.
@@ -1152,6 +1146,23 @@ fn recv_status(h: &MatchHdr, total: usize, cap: usize, layout: Option<&Layout>) 
 }
 
 impl State {
+    /// A new posted receive: its request, in the posted queue.
+    #[inline(always)]
+    fn post(
+        &mut self,
+        buf: *mut u8,
+        cap: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+        layout: Option<Arc<Layout>>,
+    ) -> ReqId {
+        let req = self.reqs.insert_recv(buf, cap, ctx, src, tag, layout);
+        self.posted.push(req, ctx, src, tag);
+        self.big_posted += (cap >= BIG_RECV) as usize;
+        req
+    }
+
     fn enqueue(&mut self, dest: usize, w: SendWork) {
         self.sendq[dest].push_back(w);
         self.queued += 1;
