@@ -172,6 +172,14 @@ impl Request {
         }
     }
 
+    /// What `SEND_DONE` reads as: a completed send with an empty status.
+    fn send_done() -> Request {
+        Request {
+            complete: true,
+            ..Request::send(std::ptr::null(), 0)
+        }
+    }
+
     /// An inactive persistent request.
     pub fn persistent(op: PersistentOp) -> Request {
         Request {
@@ -245,10 +253,7 @@ impl Default for Requests {
             slots: Vec::new(),
             free: Vec::new(),
             live: 0,
-            send_done: Request {
-                complete: true,
-                ..Request::send(std::ptr::null(), 0)
-            },
+            send_done: Request::send_done(),
         }
     }
 }
@@ -384,10 +389,7 @@ impl Requests {
 
     pub fn remove(&mut self, id: ReqId) -> Option<Request> {
         let Some(slot) = self.slots.get_mut(id as usize) else {
-            return (id == SEND_DONE).then(|| Request {
-                complete: true,
-                ..Request::send(std::ptr::null(), 0)
-            });
+            return (id == SEND_DONE).then(Request::send_done);
         };
         let r = slot.take()?;
         self.free.push(id);
@@ -413,18 +415,7 @@ impl Requests {
     /// wait path of a request that finished already).
     #[inline]
     pub fn take_complete(&mut self, id: ReqId) -> Option<Status> {
-        let Some(slot) = self.slots.get_mut(id as usize) else {
-            return (id == SEND_DONE).then(Status::default);
-        };
-        let r = slot.as_ref()?;
-        if !r.complete || matches!(r.kind, Kind::Persistent { .. }) {
-            return None;
-        }
-        let status = r.status;
-        *slot = None;
-        self.free.push(id);
-        self.live -= 1;
-        Some(status)
+        self.take_complete_with(id, |st| *st)
     }
 
     /// `take_complete`, handing the status to `f` where it lies instead of returning it (a
