@@ -42,9 +42,9 @@ int main(int argc, char **argv) {
         CHECK(r != MPI_REQUEST_NULL, "get_status freed the request");
     }
     flag = 0;
+    /* (MPI_Test sets no MPI_ERROR: the single-completion calls leave that field alone.) */
     CHECK(MPI_Test(&r, &flag, &st) == MPI_SUCCESS && flag && r == MPI_REQUEST_NULL,
           "Test of a completed send: flag %d", flag);
-    CHECK(st.MPI_ERROR == MPI_SUCCESS || st.MPI_ERROR == 0, "send status error %d", st.MPI_ERROR);
     flag = 1;
     MPI_Test_cancelled(&st, &flag);
     CHECK(!flag, "a completed send reads as cancelled");
